@@ -1,0 +1,16 @@
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY config config
+COPY projects projects
+COPY annotation annotation
+COPY agreement agreement
+COPY llm_judges llm_judges
+RUN pip install --no-cache-dir .
+COPY . .
+RUN DJANGO_DEBUG=false DJANGO_SECRET_KEY=build-only python manage.py collectstatic --noinput
+RUN useradd --create-home concord
+USER concord
+EXPOSE 8000
+CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]

@@ -1,0 +1,35 @@
+# The two commands: `make run` (demo on 127.0.0.1:8000) and `make test` (the whole suite).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install run test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Embedded SQLite and in-process Celery, whatever the shell has in DATABASE_URL / REDIS_URL.
+run: install
+	env -u DATABASE_URL -u REDIS_URL $(BIN)/python manage.py migrate --noinput
+	env -u DATABASE_URL -u REDIS_URL $(BIN)/python manage.py seed_demo
+	@echo "Concord runs on http://127.0.0.1:8000/ (log in with an account printed above)"
+	env -u DATABASE_URL -u REDIS_URL $(BIN)/python manage.py runserver 127.0.0.1:8000
+
+# Uses DATABASE_URL / REDIS_URL when set (CI: PostgreSQL and Redis), SQLite otherwise.
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check .
+
+bench: install
+	$(BIN)/python bench/import_speed.py
+
+clean:
+	rm -rf $(VENV) db.sqlite3* staticfiles .pytest_cache

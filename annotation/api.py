@@ -1,0 +1,107 @@
+"""Annotator API: next item, assignment, draft, submit, history.
+
+Security: every endpoint requires an authenticated user (session with CSRF, or token).
+Project endpoints resolve the project through ``projects.permissions.project_for`` with the
+annotator role (404 otherwise); assignment endpoints only ever load the caller's own assignment
+(``own_assignment``, 404 for anyone else's). Responses carry the item as the task type's
+``display()`` renders it: never gold, kind, group or other annotators' answers.
+"""
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.generics import ListAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors, services
+from annotation.serializers import DraftSerializer, HistoryEntrySerializer, SubmitSerializer
+from projects.permissions import IsProjectAnnotator
+
+STATUS_FOR_CODE = {
+    "invalid": status.HTTP_400_BAD_REQUEST,
+    "conflict": status.HTTP_409_CONFLICT,
+    "too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+}
+
+
+def _error(exc: services.WorkflowError) -> Response:
+    body = {"detail": exc.message}
+    if isinstance(exc, services.AnswerInvalid):
+        body["errors"] = exc.errors
+    return Response(body, status=STATUS_FOR_CODE.get(exc.code, 400))
+
+
+class NextItemView(APIView):
+    """Reserve (or return the open reservation of) the next item for the calling annotator.
+    204 when nothing is left for them."""
+
+    permission_classes = [IsProjectAnnotator]
+
+    @extend_schema(request=None, responses={200: dict, 204: OpenApiResponse(description="No item left")})
+    def post(self, request, slug):
+        assignment = services.assignment_next(project=self.project, annotator=request.user)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        data = selectors.assignment_view(assignment)
+        data["counts"] = selectors.annotator_counts(project=self.project, user=request.user)
+        return Response(data)
+
+
+class AssignmentView(APIView):
+    """One of the caller's own assignments (to reopen and revise earlier items)."""
+
+    @extend_schema(responses=dict)
+    def get(self, request, pk):
+        assignment = selectors.own_assignment(request.user, pk)
+        data = selectors.assignment_view(assignment)
+        data["counts"] = selectors.annotator_counts(project=assignment.project, user=request.user)
+        return Response(data)
+
+
+class DraftView(APIView):
+    """Autosave a partial answer on the caller's own assignment."""
+
+    @extend_schema(request=DraftSerializer, responses=dict)
+    def put(self, request, pk):
+        assignment = selectors.own_assignment(request.user, pk)
+        body = DraftSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            draft = services.draft_save(assignment=assignment, **body.validated_data)
+        except services.WorkflowError as exc:
+            return _error(exc)
+        return Response({"revision": draft.revision, "saved_at": draft.updated_at.isoformat()})
+
+
+class SubmitView(APIView):
+    """Submit (or revise) the answer of the caller's own assignment. Idempotent per
+    ``submission_id``; 201 when stored, 200 when it repeats what is stored."""
+
+    @extend_schema(request=SubmitSerializer, responses=dict)
+    def post(self, request, pk):
+        assignment = selectors.own_assignment(request.user, pk)
+        body = SubmitSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            annotation, created = services.annotation_submit(
+                assignment=assignment,
+                answer=body.validated_data["answer"],
+                time_spent_ms=body.validated_data["time_spent_ms"],
+                submission_id=body.validated_data.get("submission_id"),
+            )
+        except services.WorkflowError as exc:
+            return _error(exc)
+        return Response(
+            {"annotation": annotation.id, "version": annotation.version, "answer": annotation.answer},
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
+
+
+class HistoryView(ListAPIView):
+    """The caller's own assignments in a project, newest first (paginated)."""
+
+    permission_classes = [IsProjectAnnotator]
+    serializer_class = HistoryEntrySerializer
+
+    def get_queryset(self):
+        return selectors.annotator_history(project=self.project, user=self.request.user)

@@ -1,0 +1,128 @@
+"""Items, the work assigned on them, and the answers annotators give.
+
+Rules the services rely on:
+- ``Item.assigned_count`` counts live assignments (reserved and not yet reclaimed, or submitted).
+  It changes only inside a transaction that holds the item's row lock, which is what makes
+  "exactly N distinct annotators per item" safe under concurrent requests.
+- ``Annotation`` rows are versions: a revision adds a row and flips ``is_current``; nothing is
+  overwritten. A partial unique constraint keeps one current version per assignment.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Item(models.Model):
+    class Kind(models.TextChoices):
+        REGULAR = "regular", "Regular"
+        CONTROL = "control", "Control"
+        QUALIFICATION = "qualification", "Qualification"
+
+    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=255)
+    payload = models.JSONField(help_text="The record as imported (validated by the task type).")
+    prepared = models.JSONField(
+        default=dict, help_text="Derived once at import (sentences, masked explanation…)."
+    )
+    gold = models.JSONField(null=True, blank=True, help_text="Never sent to annotators.")
+    kind = models.CharField(max_length=14, choices=Kind.choices, default=Kind.REGULAR)
+    group = models.CharField(max_length=200, blank=True, default="")
+    position = models.PositiveIntegerField(default=0, help_text="Queue order within the project.")
+    assigned_count = models.PositiveSmallIntegerField(default=0, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="item_unique_external_id")
+        ]
+        indexes = [
+            models.Index(fields=["project", "kind", "position"], name="item_queue_idx")
+        ]
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Assignment(models.Model):
+    """One annotator's turn on one item. Unique per (item, annotator): nobody sees an item twice."""
+
+    class State(models.TextChoices):
+        RESERVED = "reserved", "Reserved"
+        SUBMITTED = "submitted", "Submitted"
+        EXPIRED = "expired", "Expired"
+
+    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="+")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.RESERVED)
+    reserved_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    sequence = models.PositiveIntegerField(
+        default=0, help_text="1-based order in which this annotator received items of the project."
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_annotator")
+        ]
+        indexes = [
+            models.Index(fields=["project", "annotator", "state"], name="assignment_annotator_idx"),
+            models.Index(fields=["project", "state", "expires_at"], name="assignment_expiry_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} → {self.annotator_id} ({self.state})"
+
+
+class Draft(models.Model):
+    """Server-side autosave of unfinished work; ``revision`` only moves forward, so a late,
+    older autosave can never overwrite a newer one."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="draft")
+    answer = models.JSONField(default=dict)
+    time_spent_ms = models.PositiveBigIntegerField(default=0)
+    revision = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"draft of assignment {self.assignment_id} (revision {self.revision})"
+
+
+class Annotation(models.Model):
+    """One submitted version of a human answer."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="annotations")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations"
+    )
+    answer = models.JSONField()
+    version = models.PositiveIntegerField(default=1)
+    is_current = models.BooleanField(default=True)
+    submission_id = models.UUIDField(default=uuid.uuid4, help_text="Client key for idempotent submits.")
+    time_spent_ms = models.PositiveBigIntegerField(default=0, help_text="Active time on this version.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment"], condition=Q(is_current=True), name="annotation_one_current"
+            ),
+            models.UniqueConstraint(
+                fields=["assignment", "submission_id"], name="annotation_unique_submission"
+            ),
+            models.UniqueConstraint(fields=["assignment", "version"], name="annotation_unique_version"),
+        ]
+        indexes = [models.Index(fields=["item", "is_current"], name="annotation_item_idx")]
+        ordering = ["assignment_id", "version"]
+
+    def __str__(self) -> str:
+        return f"annotation {self.pk} v{self.version}"

@@ -1,0 +1,65 @@
+"""Reads for the annotator workflow. Nothing here returns gold or another annotator's work."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from annotation import task_types
+from annotation.models import Annotation, Assignment, Draft, Item
+
+
+def own_assignment(user, assignment_id: int) -> Assignment:
+    """The user's own assignment with its item and project; 404 for anyone else's."""
+    assignment = (
+        Assignment.objects.select_related("item", "project")
+        .filter(pk=assignment_id, annotator=user)
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def assignment_view(assignment: Assignment) -> dict:
+    """Everything the annotation page needs for one assignment, from a fixed number of queries:
+    the item as the task type displays it (no gold), the saved draft and the current answer."""
+    item: Item = assignment.item
+    project = assignment.project
+    task_type = task_types.get(project.task_type)
+    draft = Draft.objects.filter(assignment=assignment).first()
+    current = Annotation.objects.filter(assignment=assignment, is_current=True).first()
+    return {
+        "id": assignment.id,
+        "sequence": assignment.sequence,
+        "state": assignment.state,
+        "expires_at": assignment.expires_at.isoformat(),
+        "task_type": project.task_type,
+        "item": task_type.display(item),
+        "draft": None
+        if draft is None
+        else {"answer": draft.answer, "time_spent_ms": draft.time_spent_ms, "revision": draft.revision},
+        "answer": None
+        if current is None
+        else {"answer": current.answer, "version": current.version, "time_spent_ms": current.time_spent_ms},
+    }
+
+
+def annotator_history(*, project, user) -> QuerySet[Assignment]:
+    return (
+        Assignment.objects.filter(project=project, annotator=user)
+        .order_by("-sequence")
+        .only("id", "sequence", "state", "reserved_at", "submitted_at")
+    )
+
+
+def annotator_counts(*, project, user) -> dict:
+    """Item k of n: k is the next sequence number, n the number of regular items in the project."""
+    from django.db.models import Count, Q
+
+    stats = Assignment.objects.filter(project=project, annotator=user).aggregate(
+        submitted=Count("id", filter=Q(state=Assignment.State.SUBMITTED)),
+        total=Count("id"),
+    )
+    stats["items"] = Item.objects.filter(project=project, kind=Item.Kind.REGULAR).count()
+    return stats

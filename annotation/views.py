@@ -1,0 +1,31 @@
+"""The annotation page.
+
+Security: login required; the project must be one where the caller is an annotator
+(``project_for`` → 404 otherwise). The page itself carries no item data: the task's JS module
+fetches the caller's own assignments from the annotator API, which never returns gold.
+"""
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from annotation import task_types
+from projects.permissions import ANNOTATE_ROLES, project_for
+
+
+@login_required
+@require_GET
+def annotate(request, slug):
+    project = project_for(request.user, slug, ANNOTATE_ROLES)
+    task_type = task_types.get(project.task_type)
+    config = task_type.validate_config(project.config)
+    return render(
+        request,
+        task_type.template_name,
+        {
+            "project": project,
+            "task_type": task_type,
+            "task_config": dict(config),
+            "reopen": request.GET.get("assignment", ""),
+        },
+    )

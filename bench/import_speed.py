@@ -1,0 +1,148 @@
+"""Import speed and memory: synthetic citation-recovery items into SQLite and PostgreSQL.
+
+    .venv/bin/python bench/import_speed.py [--sizes 10000 100000] [--quick]
+
+Each (database, size) runs in a fresh subprocess so peak memory (ru_maxrss) is its own. The
+baseline measured in the same run is reading + JSON-parsing the same file; the report prints
+items/s, time relative to that baseline, and peak memory relative to the smallest size (flat
+memory means the ratio stays near 1 while the file grows). Target from the issue: 100k items in
+under 60 s on a 2-core machine. PostgreSQL is used when reachable at $BENCH_POSTGRES_URL
+(default postgres://postgres@127.0.0.1:5432/postgres); it creates and drops a scratch database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+WORDS = (
+    "the claim report evidence state budget percent million voters policy official data study "
+    "county tax federal program health school rate year said according shows increase"
+).split()
+
+
+def sentence(rng: random.Random, cite: list[int]) -> str:
+    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 22)))
+    markers = "".join(f"[{c}]" for c in cite)
+    return f"{words.capitalize()}{markers}." if rng.random() < 0.5 else f"{words.capitalize()} {markers}."
+
+
+def record(n: int, rng: random.Random) -> dict:
+    count = rng.randint(4, 10)
+    evidence = [{"id": i, "text": " ".join(rng.choice(WORDS) for _ in range(15))} for i in range(12)]
+    sentences = [sentence(rng, rng.sample(range(12), rng.randint(0, 2))) for _ in range(count)]
+    sentences[0] = sentence(rng, [rng.randrange(12)])
+    return {
+        "id": f"synthetic-{n}",
+        "claim": sentence(rng, []),
+        "label": rng.choice(["true", "false", "half-true"]),
+        "evidence": evidence,
+        "explanation": " ".join(sentences),  # raw text: the import splits it with spaCy
+        "generator": rng.choice(["gpt4", "gpt35", "llama2-70b"]),
+    }
+
+
+def write_file(path: Path, size: int) -> None:
+    rng = random.Random(size)
+    with path.open("w") as out:
+        for n in range(size):
+            out.write(json.dumps(record(n, rng)) + "\n")
+
+
+def worker(database_url: str, path: str) -> None:
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.pop("REDIS_URL", None)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    sys.path.insert(0, str(REPO))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from projects.models import Project
+    from projects.services.imports import import_items
+
+    project = Project.objects.create(slug="bench", name="bench", task_type="citation_recovery")
+    from annotation.text import split_sentences
+
+    split_sentences("Warm up the pipeline [1].")
+    started = time.perf_counter()
+    with open(path, "rb") as stream:
+        report = import_items(project=project, stream=stream, fmt="jsonl")
+    seconds = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": seconds, "items": report.created, "peak_mb": peak_mb}))
+
+
+def baseline(path: Path) -> float:
+    started = time.perf_counter()
+    with path.open() as stream:
+        for line in stream:
+            json.loads(line)
+    return time.perf_counter() - started
+
+
+def postgres_url() -> str | None:
+    admin = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    try:
+        import psycopg2
+
+        connection = psycopg2.connect(admin, connect_timeout=3)
+    except Exception:
+        return None
+    connection.autocommit = True
+    with connection.cursor() as cursor:
+        cursor.execute("DROP DATABASE IF EXISTS concord_bench")
+        cursor.execute("CREATE DATABASE concord_bench")
+    connection.close()
+    return admin.rsplit("/", 1)[0] + "/concord_bench"
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(sys.argv[2], sys.argv[3])
+        return
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--quick", action="store_true", help="1k and 5k items only")
+    args = parser.parse_args()
+    sizes = [1_000, 5_000] if args.quick else args.sizes
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            path = Path(tmp) / f"items-{size}.jsonl"
+            write_file(path, size)
+            base = baseline(path)
+            targets = [("sqlite", f"sqlite:///{tmp}/bench-{size}.sqlite3")]
+            pg = postgres_url()
+            if pg:
+                targets.append(("postgresql", pg))
+            for name, url in targets:
+                out = subprocess.run(
+                    [sys.executable, __file__, "--worker", url, str(path)],
+                    capture_output=True, text=True, check=True, cwd=REPO,
+                )
+                result = json.loads(out.stdout.strip().splitlines()[-1])
+                rows.append((name, size, result, base, path.stat().st_size / 1e6))
+    smallest = {name: r["peak_mb"] for name, s, r, _, _ in rows if s == sizes[0]}
+    print(f"{'database':<11}{'items':>9}{'file MB':>9}{'seconds':>9}{'items/s':>10}"
+          f"{'x parse':>9}{'peak MB':>9}{'mem ratio':>10}")
+    for name, size, r, base, megabytes in rows:
+        print(f"{name:<11}{size:>9}{megabytes:>9.1f}{r['seconds']:>9.1f}{r['items'] / r['seconds']:>10.0f}"
+              f"{r['seconds'] / base:>9.1f}{r['peak_mb']:>9.0f}{r['peak_mb'] / smallest[name]:>10.2f}")
+    print("x parse: import time / time to read and JSON-parse the same file (baseline, same run).")
+    print("mem ratio: peak memory / peak memory at the smallest size (flat memory stays near 1).")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from annotation import api as annotation_api
+from annotation import views as annotation_views
+from projects import api as projects_api
+from projects import views as projects_views
+from projects.auth import LoginView, TokenView
+
+api = [
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/auth/token/", TokenView.as_view(), name="api-token"),
+    path("api/projects/", projects_api.ProjectListView.as_view(), name="api-projects"),
+    path("api/projects/<slug:slug>/items/", projects_api.ItemListView.as_view(), name="api-items"),
+    path("api/projects/<slug:slug>/progress/", projects_api.ProgressView.as_view(), name="api-progress"),
+    path("api/projects/<slug:slug>/import/", projects_api.ImportView.as_view(), name="api-import"),
+    path("api/projects/<slug:slug>/export/", projects_api.ExportView.as_view(), name="api-export"),
+    path("api/projects/<slug:slug>/next/", annotation_api.NextItemView.as_view(), name="api-next"),
+    path("api/projects/<slug:slug>/history/", annotation_api.HistoryView.as_view(), name="api-history"),
+    path("api/assignments/<int:pk>/", annotation_api.AssignmentView.as_view(), name="api-assignment"),
+    path("api/assignments/<int:pk>/draft/", annotation_api.DraftView.as_view(), name="api-draft"),
+    path("api/assignments/<int:pk>/submit/", annotation_api.SubmitView.as_view(), name="api-submit"),
+]
+
+pages = [
+    path("healthz", projects_views.healthz, name="healthz"),
+    path("", projects_views.home, name="home"),
+    path("login/", LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("p/<slug:slug>/", projects_views.project_detail, name="project-detail"),
+    path("p/<slug:slug>/export/<str:fmt>/", projects_views.project_export, name="project-export"),
+    path("p/<slug:slug>/annotate/", annotation_views.annotate, name="annotate"),
+    path("admin/", admin.site.urls),
+]
+
+urlpatterns = api + pages

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class LlmJudgesConfig(AppConfig):
+    name = "llm_judges"
+    verbose_name = "Judges"

@@ -1,0 +1,67 @@
+from django.contrib import admin
+from django.db.models import Count, Q
+from django.urls import reverse
+from django.utils.html import format_html
+
+from annotation.models import Assignment
+from projects.models import Membership, Project
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 1
+    autocomplete_fields = ["user"]
+    readonly_fields = ["pseudonym"]
+    fields = ["user", "role", "qualification", "pseudonym"]
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "task_type", "status", "annotators_per_item", "item_count", "progress", "page"]
+    list_filter = ["task_type", "status"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [MembershipInline]
+
+    def get_queryset(self, request):
+        # Counts in the list query itself: no query per row.
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                _items=Count("items", filter=Q(items__kind="regular"), distinct=True),
+                _submitted=Count(
+                    "items__assignments",
+                    filter=Q(items__assignments__state=Assignment.State.SUBMITTED),
+                    distinct=True,
+                ),
+            )
+        )
+
+    @admin.display(description="Items", ordering="_items")
+    def item_count(self, obj):
+        return obj._items
+
+    @admin.display(description="Progress")
+    def progress(self, obj):
+        needed = obj._items * obj.annotators_per_item
+        percent = 100 * obj._submitted / needed if needed else 0
+        return f"{obj._submitted} / {needed} answers ({percent:.0f} %)"
+
+    @admin.display(description="Dashboard")
+    def page(self, obj):
+        return format_html('<a href="{}">open</a>', reverse("project-detail", args=[obj.slug]))
+
+    def save_model(self, request, obj, form, change):
+        if not change and obj.created_by_id is None:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "project", "role", "qualification", "pseudonym"]
+    list_filter = ["role", "qualification", "project"]
+    search_fields = ["user__username", "project__slug", "pseudonym"]
+    list_select_related = ["user", "project"]
+    autocomplete_fields = ["user", "project"]

@@ -1,0 +1,37 @@
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from projects.models import Project
+from projects.services.imports import ImportFailed, ImportReport, import_items
+
+
+class Command(BaseCommand):
+    help = "Import items into a project from a JSONL, CSV or task-specific file (all or nothing)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file")
+        parser.add_argument("--project", required=True, help="Project slug")
+        parser.add_argument("--format", required=True, dest="fmt", help="jsonl, csv or a task-specific format")
+        parser.add_argument("--update", action="store_true", help="Replace items whose external id exists")
+
+    def handle(self, *args, file, project, fmt, update, **options):
+        try:
+            target = Project.objects.get(slug=project)
+        except Project.DoesNotExist:
+            raise CommandError(f"No project with slug {project!r}.") from None
+
+        def progress(report: ImportReport) -> None:
+            sys.stderr.write(f"\r  {report.records:>8} records read · {report.created:>8} items created")
+            sys.stderr.flush()
+
+        try:
+            with open(file, "rb") as stream:
+                report = import_items(project=target, stream=stream, fmt=fmt, update=update, progress=progress)
+        except FileNotFoundError:
+            raise CommandError(f"No such file: {file}") from None
+        except ImportFailed as exc:
+            sys.stderr.write("\n")
+            raise CommandError(str(exc)) from None
+        sys.stderr.write("\n")
+        self.stdout.write(self.style.SUCCESS(report.summary()))

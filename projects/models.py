@@ -1,0 +1,79 @@
+"""Projects and who works on them."""
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+
+class Project(models.Model):
+    """One annotation study: a task type, its configuration, guidelines and items."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        ACTIVE = "active", "Active"
+        PAUSED = "paused", "Paused"
+        ARCHIVED = "archived", "Archived"
+
+    slug = models.SlugField(unique=True, max_length=80)
+    name = models.CharField(max_length=200)
+    task_type = models.CharField(
+        max_length=50, help_text="Key of a registered task type, e.g. citation_recovery."
+    )
+    config = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Task-type settings (masking mode, seed, labels, criteria…); validated by the task type.",
+    )
+    guidelines = models.TextField(blank=True, help_text="Markdown shown to annotators.")
+    annotators_per_item = models.PositiveSmallIntegerField(default=3)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _new_pseudonym() -> str:
+    return "ann-" + secrets.token_hex(5)
+
+
+class Membership(models.Model):
+    """A user's role in one project. Annotators appear in exports only by ``pseudonym``."""
+
+    class Role(models.TextChoices):
+        RESEARCHER = "researcher", "Researcher"
+        REVIEWER = "reviewer", "Reviewer"
+        ANNOTATOR = "annotator", "Annotator"
+
+    class Qualification(models.TextChoices):
+        NOT_REQUIRED = "not_required", "Not required"
+        PENDING = "pending", "Pending"
+        QUALIFIED = "qualified", "Qualified"
+        DISQUALIFIED = "disqualified", "Disqualified"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=12, choices=Role.choices, default=Role.ANNOTATOR)
+    qualification = models.CharField(
+        max_length=14, choices=Qualification.choices, default=Qualification.NOT_REQUIRED
+    )
+    pseudonym = models.CharField(max_length=20, unique=True, default=_new_pseudonym, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="membership_unique_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.role} · {self.project.slug}"

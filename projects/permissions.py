@@ -1,0 +1,60 @@
+"""Who may do what in a project: the one place where roles are checked.
+
+Every view that touches a project goes through ``project_for`` (pages and API alike). A user who
+is not a member with a suitable role gets 404, not 403, so project slugs do not leak. Superusers
+act as researchers everywhere.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404
+from rest_framework.permissions import BasePermission
+
+from projects.models import Membership, Project
+
+Role = Membership.Role
+RESEARCH_ROLES = (Role.RESEARCHER,)
+REVIEW_ROLES = (Role.RESEARCHER, Role.REVIEWER)
+ANNOTATE_ROLES = (Role.ANNOTATOR,)
+
+
+def membership_for(user, project: Project) -> Membership | None:
+    if not user.is_authenticated:
+        return None
+    return Membership.objects.filter(project=project, user=user).first()
+
+
+def has_role(user, project: Project, roles: tuple[str, ...]) -> bool:
+    if not user.is_authenticated:
+        return False
+    if user.is_superuser and Role.RESEARCHER in roles:
+        return True
+    return Membership.objects.filter(project=project, user=user, role__in=roles).exists()
+
+
+def project_for(user, slug: str, roles: tuple[str, ...]) -> Project:
+    """The project ``slug`` if ``user`` holds one of ``roles`` in it; otherwise 404."""
+    if not user.is_authenticated:
+        raise Http404("No such project.")
+    project = Project.objects.filter(slug=slug).first()
+    if project is None or not has_role(user, project, roles):
+        raise Http404("No such project.")
+    return project
+
+
+class IsProjectResearcher(BasePermission):
+    """DRF permission for views with a ``slug`` URL kwarg: researchers of that project only."""
+
+    def has_permission(self, request, view) -> bool:
+        if not request.user.is_authenticated:
+            return False  # 401/403 from DRF, before any project lookup
+        view.project = project_for(request.user, view.kwargs["slug"], RESEARCH_ROLES)
+        return True
+
+
+class IsProjectAnnotator(BasePermission):
+    def has_permission(self, request, view) -> bool:
+        if not request.user.is_authenticated:
+            return False
+        view.project = project_for(request.user, view.kwargs["slug"], ANNOTATE_ROLES)
+        return True

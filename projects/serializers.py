@@ -1,0 +1,39 @@
+from rest_framework import serializers
+
+from annotation.models import Item
+from projects.models import Project
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    role = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Project
+        fields = ["slug", "name", "task_type", "status", "annotators_per_item", "role"]
+
+    def get_role(self, project) -> str:
+        roles = self.context.get("roles", {})
+        return roles.get(project.id, "researcher")
+
+
+class ItemSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Item
+        fields = [
+            "id",
+            "external_id",
+            "kind",
+            "group",
+            "position",
+            "payload",
+            "prepared",
+            "gold",
+            "assigned_count",
+            "created_at",
+        ]
+
+
+class ImportSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    format = serializers.CharField()
+    update = serializers.BooleanField(default=False)

@@ -1,0 +1,284 @@
+/* Concord annotation page: the workflow shared by every task type.
+ *
+ * - Talks only to the annotator API (next item, assignment, draft, submit, history).
+ * - Work is never lost: every change is written to localStorage first, then autosaved to the
+ *   server as a draft; a submit stays in a localStorage outbox until the server confirms it, and
+ *   the outbox is retried on reconnect and on the next page load.
+ * - Time counts only while the page is visible (visibility-aware active time).
+ * - A task type registers a module in Concord.tasks[slug] with:
+ *     mount(root, item, answer, config, onChange)  render the item, restore an answer
+ *     answer()                                      the current answer object
+ *     problem()                                     null, or a message saying what is missing
+ *     key(event)                                    optional keyboard handling; true if handled
+ *   Modules must render data with textContent only (dataset text is never HTML).
+ */
+(function () {
+  "use strict";
+
+  const cfg = window.CONCORD;
+  const store = window.localStorage;
+  const OUTBOX = "concord:outbox:";
+  const DRAFT = "concord:draft:";
+
+  const $ = (id) => document.getElementById(id);
+
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  async function api(method, url, body) {
+    const response = await fetch(url, {
+      method,
+      credentials: "same-origin",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json",
+        "X-CSRFToken": csrfToken(),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    let data = null;
+    if (response.status !== 204) {
+      try { data = await response.json(); } catch (e) { data = null; }
+    }
+    return { status: response.status, ok: response.ok, data };
+  }
+
+  function uuid() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    return "10000000-1000-4000-8000-100000000000".replace(/[018]/g, (c) =>
+      (c ^ (Math.random() * 16) >> (c / 4)).toString(16));
+  }
+
+  // --- active time -------------------------------------------------------------------------
+  const clock = {
+    base: 0, since: null,
+    start(base) { this.base = base || 0; this.since = document.hidden ? null : performance.now(); },
+    pause() { if (this.since !== null) { this.base += performance.now() - this.since; this.since = null; } },
+    resume() { if (this.since === null && !document.hidden) this.since = performance.now(); },
+    ms() { return Math.round(this.base + (this.since === null ? 0 : performance.now() - this.since)); },
+  };
+  document.addEventListener("visibilitychange", () => (document.hidden ? clock.pause() : clock.resume()));
+
+  // --- state -------------------------------------------------------------------------------
+  const state = { assignment: null, module: null, revision: 0, saveTimer: null, submitting: false };
+  const config = JSON.parse($("task-config").textContent);
+
+  function setSaveState(text, kind) {
+    const el = $("save-state");
+    el.textContent = text;
+    el.className = "save-state " + (kind || "");
+  }
+
+  function banner(text, kind) {
+    const el = $("banner");
+    if (!text) { el.hidden = true; return; }
+    el.textContent = text;
+    el.className = "banner " + (kind || "");
+    el.hidden = false;
+  }
+
+  function showValidation() {
+    const problem = state.module ? state.module.problem() : null;
+    $("validation").textContent = problem || "Ready to submit.";
+    $("validation").className = "validation " + (problem ? "" : "ok");
+    $("submit").disabled = !!problem;
+    return problem;
+  }
+
+  // --- drafts ------------------------------------------------------------------------------
+  function onChange() {
+    const a = state.assignment;
+    if (!a) return;
+    state.revision += 1;
+    const draft = { answer: state.module.answer(), time_spent_ms: clock.ms(), revision: state.revision };
+    store.setItem(DRAFT + a.id, JSON.stringify(draft));
+    setSaveState("Saving…");
+    showValidation();
+    clearTimeout(state.saveTimer);
+    state.saveTimer = setTimeout(() => saveDraft(a.id), 600);
+  }
+
+  async function saveDraft(id) {
+    const raw = store.getItem(DRAFT + id);
+    if (!raw) return;
+    const draft = JSON.parse(raw);
+    try {
+      const r = await api("PUT", `/api/assignments/${id}/draft/`, draft);
+      if (r.ok) {
+        const now = JSON.parse(store.getItem(DRAFT + id) || "null");
+        if (now && now.revision <= draft.revision) store.removeItem(DRAFT + id);
+        setSaveState("Draft saved", "ok");
+      } else {
+        setSaveState("Draft not saved (" + r.status + "); kept in this browser", "warn");
+      }
+    } catch (e) {
+      setSaveState("Offline: draft kept in this browser", "warn");
+    }
+  }
+
+  // --- outbox (submits waiting for the server) ---------------------------------------------
+  function outboxEntries() {
+    const entries = [];
+    for (let i = 0; i < store.length; i++) {
+      const key = store.key(i);
+      if (key && key.startsWith(OUTBOX)) entries.push([key, JSON.parse(store.getItem(key))]);
+    }
+    return entries;
+  }
+
+  async function flushOutbox() {
+    let pending = 0;
+    for (const [key, entry] of outboxEntries()) {
+      try {
+        const r = await api("POST", `/api/assignments/${entry.assignment}/submit/`, entry.body);
+        if (r.ok) store.removeItem(key);
+        else if (r.status >= 400 && r.status < 500) {
+          store.removeItem(key);
+          const detail = (r.data && r.data.detail) || "refused";
+          banner(`An answer saved in this browser was refused by the server: ${detail}`, "error");
+        } else pending += 1;
+      } catch (e) { pending += 1; }
+    }
+    return pending;
+  }
+  window.addEventListener("online", () => flushOutbox().then(refreshHistory));
+
+  // --- loading items -----------------------------------------------------------------------
+  function render(data) {
+    state.assignment = data;
+    const localDraft = JSON.parse(store.getItem(DRAFT + data.id) || "null");
+    const serverDraft = data.draft;
+    let answer = data.answer ? data.answer.answer : null;
+    let time = 0; // time is per version: a revision starts counting again
+    state.revision = 0;
+    // The newest unsent work wins: browser copy, then server draft, then the submitted answer.
+    for (const d of [serverDraft, localDraft]) {
+      if (d && d.revision >= state.revision) { answer = d.answer; time = d.time_spent_ms; state.revision = d.revision; }
+    }
+    const counts = data.counts || {};
+    $("position").textContent = `Item ${data.sequence} of ${counts.items || "?"}` +
+      (data.answer ? ` · submitted (version ${data.answer.version}) – you can revise it` : "");
+    $("task").hidden = false;
+    $("done").hidden = true;
+    $("submitbar").hidden = false;
+    state.module = Concord.tasks[cfg.taskType];
+    state.module.mount($("task"), data.item, answer, config, onChange);
+    clock.start(time);
+    setSaveState(localDraft ? "Restored unsaved work from this browser" : "");
+    if (localDraft) saveDraft(data.id);
+    showValidation();
+    window.scrollTo(0, 0);
+  }
+
+  async function loadNext() {
+    banner("");
+    const r = await api("POST", `/api/projects/${cfg.project}/next/`);
+    if (r.status === 204) {
+      state.assignment = null;
+      $("task").hidden = true;
+      $("submitbar").hidden = true;
+      $("done").hidden = false;
+      $("position").textContent = "No items left";
+      return;
+    }
+    if (!r.ok) { banner((r.data && r.data.detail) || `Could not load the next item (${r.status}).`, "error"); return; }
+    render(r.data);
+  }
+
+  async function open(id) {
+    const r = await api("GET", `/api/assignments/${id}/`);
+    if (!r.ok) { banner(`Could not open that item (${r.status}).`, "error"); return; }
+    render(r.data);
+  }
+
+  async function submit() {
+    if (!state.assignment || state.submitting) return;
+    const problem = showValidation();
+    if (problem) { banner(problem, "error"); return; }
+    state.submitting = true;
+    $("submit").disabled = true;
+    const a = state.assignment;
+    const body = { answer: state.module.answer(), time_spent_ms: clock.ms(), submission_id: uuid() };
+    const key = OUTBOX + a.id;
+    store.setItem(key, JSON.stringify({ assignment: a.id, body }));
+    clearTimeout(state.saveTimer);
+    try {
+      const r = await api("POST", `/api/assignments/${a.id}/submit/`, body);
+      if (r.ok) {
+        store.removeItem(key);
+        store.removeItem(DRAFT + a.id);
+        banner("");
+        setSaveState("Submitted", "ok");
+        await loadNext();
+        refreshHistory();
+      } else if (r.status >= 400 && r.status < 500) {
+        store.removeItem(key);
+        const errors = r.data && r.data.errors ? " " + JSON.stringify(r.data.errors) : "";
+        banner(((r.data && r.data.detail) || "The answer was refused.") + errors, "error");
+      } else {
+        banner("The server had a problem; your answer is kept in this browser and will be sent again.", "warn");
+        setTimeout(() => flushOutbox(), 5000);
+      }
+    } catch (e) {
+      banner("You seem to be offline. Your answer is kept in this browser and will be sent when the connection returns.", "warn");
+    } finally {
+      state.submitting = false;
+      showValidation();
+    }
+  }
+
+  async function refreshHistory() {
+    const r = await api("GET", `/api/projects/${cfg.project}/history/`);
+    if (!r.ok) return;
+    const list = $("history-list");
+    list.replaceChildren();
+    for (const entry of r.data.results) {
+      const li = document.createElement("li");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "link";
+      button.textContent = `Item ${entry.sequence} · ${entry.state}`;
+      button.addEventListener("click", () => open(entry.id));
+      li.appendChild(button);
+      list.appendChild(li);
+    }
+  }
+
+  function togglePanel(id, button) {
+    const panel = $(id);
+    panel.hidden = !panel.hidden;
+    if (button) button.setAttribute("aria-expanded", String(!panel.hidden));
+  }
+
+  function onKey(event) {
+    if (!state.assignment || !state.module) return;
+    const tag = (event.target.tagName || "").toLowerCase();
+    const typing = tag === "textarea" || (tag === "input" && !["range", "checkbox", "radio"].includes(event.target.type));
+    if (event.key === "Enter" && !typing && !event.shiftKey) {
+      event.preventDefault();
+      submit();
+      return;
+    }
+    if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (state.module.key && state.module.key(event)) event.preventDefault();
+  }
+
+  window.Concord = {
+    tasks: {},
+    onChange,
+    async start() {
+      $("submit").addEventListener("click", submit);
+      $("guidelines-toggle").addEventListener("click", (e) => togglePanel("guidelines", e.currentTarget));
+      $("history-toggle").addEventListener("click", (e) => { togglePanel("history", e.currentTarget); refreshHistory(); });
+      document.addEventListener("keydown", onKey);
+      window.addEventListener("beforeunload", () => { if (state.assignment) saveDraft(state.assignment.id); });
+      const pending = await flushOutbox().catch(() => 1);
+      if (pending) banner("Some answers are still waiting to be sent; they will be retried.", "warn");
+      if (cfg.reopen) await open(cfg.reopen); else await loadNext();
+    },
+    submit,
+    open,
+  };
+})();

@@ -1,0 +1,111 @@
+/* Citation recovery: choose the explanation sentences that should cite the highlighted evidence,
+ * or "none"; rate helpfulness 0–100 (the slider must be moved at least once).
+ * Keys: 1–9 toggle sentences, 0 toggles "none". All dataset text goes through textContent. */
+(function () {
+  "use strict";
+
+  let root, item, selected, none, helpfulness, touched, notify;
+
+  const el = (id) => document.getElementById(id);
+
+  function make(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function paint() {
+    el("cr-sentences").querySelectorAll("li").forEach((li) => {
+      const on = selected.has(Number(li.dataset.index));
+      li.classList.toggle("selected", on);
+      li.setAttribute("aria-checked", String(on));
+    });
+    el("cr-none").checked = none;
+    el("cr-sentences").classList.toggle("disabled", none);
+    const out = el("cr-helpfulness-value");
+    out.textContent = touched ? String(helpfulness) : "–";
+    out.classList.toggle("untouched", !touched);
+  }
+
+  function toggle(index) {
+    if (index < 0 || index >= item.sentences.length) return;
+    if (selected.has(index)) selected.delete(index); else selected.add(index);
+    if (selected.size) none = false;
+    paint();
+    notify();
+  }
+
+  function setNone(value) {
+    none = value;
+    if (none) selected.clear();
+    paint();
+    notify();
+  }
+
+  Concord.tasks.citation_recovery = {
+    mount(container, data, answer, config, onChange) {
+      root = container;
+      item = data;
+      notify = onChange;
+      selected = new Set(answer && answer.sentences ? answer.sentences : []);
+      none = !!(answer && answer.none);
+      touched = !!(answer && typeof answer.helpfulness === "number");
+      helpfulness = touched ? answer.helpfulness : 50;
+
+      el("cr-claim").textContent = data.claim;
+      el("cr-label").textContent = data.label;
+      el("cr-question").textContent = config.helpfulness_question;
+
+      const evidence = el("cr-evidence");
+      evidence.replaceChildren();
+      let target = null;
+      for (const e of data.evidence) {
+        const li = make("li", e.target ? "target" : "");
+        li.appendChild(make("span", "evidence-id", `[${e.id}]`));
+        li.appendChild(make("span", "evidence-text", e.text));
+        if (e.target) { li.setAttribute("aria-label", "Target evidence"); target = li; }
+        evidence.appendChild(li);
+      }
+
+      const list = el("cr-sentences");
+      list.replaceChildren();
+      data.sentences.forEach((text, index) => {
+        const li = make("li", "sentence");
+        li.dataset.index = String(index);
+        li.tabIndex = 0;
+        li.setAttribute("role", "checkbox");
+        li.appendChild(make("span", "number", String(index + 1)));
+        li.appendChild(make("span", "text", text));
+        li.addEventListener("click", () => toggle(index));
+        list.appendChild(li);
+      });
+
+      const noneBox = el("cr-none");
+      noneBox.onchange = () => setNone(noneBox.checked);
+      const slider = el("cr-helpfulness");
+      slider.value = String(helpfulness);
+      slider.oninput = () => { helpfulness = Number(slider.value); touched = true; paint(); notify(); };
+      paint();
+      if (target) target.scrollIntoView({ block: "center" });
+    },
+
+    answer() {
+      const answer = { sentences: Array.from(selected).sort((a, b) => a - b), none };
+      if (touched) answer.helpfulness = helpfulness;
+      return answer;
+    },
+
+    problem() {
+      if (!none && selected.size === 0) return "Select at least one sentence, or “No sentence should cite this evidence”.";
+      if (!touched) return "Move the helpfulness slider to give your rating.";
+      return null;
+    },
+
+    key(event) {
+      if (/^[1-9]$/.test(event.key)) { toggle(Number(event.key) - 1); return true; }
+      if (event.key === "0") { setNone(!none); return true; }
+      return false;
+    },
+  };
+})();

@@ -1,0 +1,185 @@
+"""The annotator workflow: next item, N annotators per item, drafts, submits and revisions."""
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation import services
+from annotation.models import Annotation, Assignment, Draft, Item
+from tests import factories
+
+ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
+
+
+def add_annotators(project, count):
+    users = []
+    for _ in range(count):
+        user = factories.UserFactory()
+        factories.MembershipFactory(project=project, user=user, role="annotator")
+        users.append(user)
+    return users
+
+
+def test_next_item_returns_the_open_reservation_until_it_is_submitted(project, annotator, items):
+    first = services.assignment_next(project=project, annotator=annotator)
+    again = services.assignment_next(project=project, annotator=annotator)
+    assert first.pk == again.pk
+    services.annotation_submit(assignment=first, answer=ANSWER)
+    following = services.assignment_next(project=project, annotator=annotator)
+    assert following.item_id != first.item_id
+    assert following.sequence == 2
+
+
+def test_each_item_gets_exactly_n_distinct_annotators(project, items):
+    project.annotators_per_item = 2
+    project.save()
+    annotators = add_annotators(project, 5)
+    seen = {}
+    for _round in range(len(items) + 1):
+        for annotator in annotators:
+            assignment = services.assignment_next(project=project, annotator=annotator)
+            if assignment is None:
+                continue
+            seen.setdefault(assignment.item_id, []).append(annotator.id)
+            services.annotation_submit(assignment=assignment, answer=ANSWER)
+    assert sorted(seen) == sorted(i.id for i in items)
+    for people in seen.values():
+        assert len(people) == 2
+        assert len(set(people)) == 2
+    assert all(services.assignment_next(project=project, annotator=a) is None for a in annotators)
+
+
+def test_nobody_sees_an_item_twice(project, annotator, items):
+    received = []
+    while (assignment := services.assignment_next(project=project, annotator=annotator)) is not None:
+        received.append(assignment.item_id)
+        services.annotation_submit(assignment=assignment, answer=ANSWER)
+    assert sorted(received) == sorted(i.id for i in items)
+
+
+def test_control_and_qualification_items_are_not_dealt_as_regular_work(project, annotator):
+    factories.make_items(project, 2, kind="control")
+    assert services.assignment_next(project=project, annotator=annotator) is None
+
+
+def test_expired_reservations_are_reclaimed_for_other_annotators(project, items):
+    project.annotators_per_item = 1
+    project.save()
+    slow, fast = add_annotators(project, 2)
+    taken = services.assignment_next(project=project, annotator=slow)
+    Assignment.objects.filter(pk=taken.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    got = []
+    while (assignment := services.assignment_next(project=project, annotator=fast)) is not None:
+        got.append(assignment.item_id)
+        services.annotation_submit(assignment=assignment, answer=ANSWER)
+    assert taken.item_id in got
+    taken.refresh_from_db()
+    assert taken.state == Assignment.State.EXPIRED
+    assert Item.objects.get(pk=taken.item_id).assigned_count == 1
+
+
+def test_late_submit_on_an_expired_reservation_is_refused_when_the_item_is_full(project, items):
+    project.annotators_per_item = 1
+    project.save()
+    slow, fast = add_annotators(project, 2)
+    taken = services.assignment_next(project=project, annotator=slow)
+    services.draft_save(assignment=taken, answer={"sentences": [0]}, time_spent_ms=500, revision=1)
+    Assignment.objects.filter(pk=taken.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    while (assignment := services.assignment_next(project=project, annotator=fast)) is not None:
+        services.annotation_submit(assignment=assignment, answer=ANSWER)
+    taken.refresh_from_db()
+    with pytest.raises(services.WorkflowError, match="expired"):
+        services.annotation_submit(assignment=taken, answer=ANSWER)
+    assert Draft.objects.get(assignment=taken).answer == {"sentences": [0]}
+
+
+def test_late_submit_on_an_expired_reservation_is_accepted_while_the_item_has_room(project, items):
+    slow = add_annotators(project, 1)[0]
+    taken = services.assignment_next(project=project, annotator=slow)
+    Assignment.objects.filter(pk=taken.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    services.reservations_reclaim(project_id=project.id)
+    taken.refresh_from_db()
+    annotation, created = services.annotation_submit(assignment=taken, answer=ANSWER)
+    assert created
+    assert Item.objects.get(pk=taken.item_id).assigned_count == 1
+
+
+def test_double_submission_of_the_same_answer_stores_one_annotation(project, annotator, items):
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    key = uuid.uuid4()
+    first, created_first = services.annotation_submit(assignment=assignment, answer=ANSWER, submission_id=key)
+    second, created_second = services.annotation_submit(assignment=assignment, answer=ANSWER, submission_id=key)
+    third, created_third = services.annotation_submit(assignment=assignment, answer=ANSWER)
+    assert (created_first, created_second, created_third) == (True, False, False)
+    assert first.pk == second.pk == third.pk
+    assert Annotation.objects.filter(assignment=assignment).count() == 1
+
+
+def test_a_revision_keeps_the_earlier_version(project, annotator, items):
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    services.annotation_submit(assignment=assignment, answer=ANSWER)
+    revised, created = services.annotation_submit(
+        assignment=assignment, answer={"sentences": [], "none": True, "helpfulness": 20}
+    )
+    assert created and revised.version == 2
+    versions = list(Annotation.objects.filter(assignment=assignment).order_by("version"))
+    assert [v.answer["none"] for v in versions] == [False, True]
+    assert [v.is_current for v in versions] == [False, True]
+
+
+def test_an_invalid_answer_is_refused_with_the_field_named(project, annotator, items):
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    with pytest.raises(services.AnswerInvalid) as caught:
+        services.annotation_submit(assignment=assignment, answer={"sentences": [99], "helpfulness": 5})
+    assert "sentences" in caught.value.errors
+    with pytest.raises(services.AnswerInvalid) as caught:
+        services.annotation_submit(assignment=assignment, answer={"sentences": [0]})
+    assert "helpfulness" in caught.value.errors
+    assert not Annotation.objects.exists()
+
+
+def test_an_older_autosave_never_overwrites_a_newer_draft(project, annotator, items):
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    services.draft_save(assignment=assignment, answer={"sentences": [0, 1]}, time_spent_ms=900, revision=5)
+    services.draft_save(assignment=assignment, answer={"sentences": [0]}, time_spent_ms=400, revision=3)
+    draft = Draft.objects.get(assignment=assignment)
+    assert draft.answer == {"sentences": [0, 1]} and draft.revision == 5
+
+
+def test_submitting_clears_the_draft_and_records_time(project, annotator, items):
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    services.draft_save(assignment=assignment, answer={"sentences": [1]}, time_spent_ms=900, revision=1)
+    annotation, _ = services.annotation_submit(assignment=assignment, answer=ANSWER, time_spent_ms=12_345)
+    assert annotation.time_spent_ms == 12_345
+    assert not Draft.objects.filter(assignment=assignment).exists()
+
+
+@pytest.mark.parametrize("count", [10, 10_000])
+def test_next_item_and_submit_run_a_constant_number_of_queries(
+    project, annotator, count, django_assert_max_num_queries
+):
+    factories.make_items(project, count)
+    other = add_annotators(project, 1)[0]
+    # Some history first, so the queries run against a project in use.
+    for _ in range(3):
+        done = services.assignment_next(project=project, annotator=other)
+        services.annotation_submit(assignment=done, answer=ANSWER)
+    with django_assert_max_num_queries(10):
+        assignment = services.assignment_next(project=project, annotator=annotator)
+    with django_assert_max_num_queries(10):
+        services.annotation_submit(assignment=assignment, answer=ANSWER)
+
+
+@pytest.mark.parametrize("count", [10, 10_000])
+def test_next_item_api_runs_a_constant_number_of_queries(project, annotator_client, count, django_assert_max_num_queries):
+    factories.make_items(project, count)
+    with django_assert_max_num_queries(14):
+        response = annotator_client.post(f"/api/projects/{project.slug}/next/")
+    assert response.status_code == 200
+    with django_assert_max_num_queries(12):
+        response = annotator_client.post(
+            f"/api/assignments/{response.data['id']}/submit/", {"answer": ANSWER}, format="json"
+        )
+    assert response.status_code == 201

@@ -1,0 +1,76 @@
+"""Exports: JSONL and CSV with pseudonymous annotators, gold and per-annotation scores."""
+
+import csv
+import io
+import json
+
+from django.core.management import call_command
+
+from annotation import services
+from projects.models import Membership
+from projects.services.exports import export_stream
+from tests import factories
+
+
+def annotate_all(project, annotator, answer):
+    while (assignment := services.assignment_next(project=project, annotator=annotator)) is not None:
+        services.annotation_submit(assignment=assignment, answer=answer, time_spent_ms=4200)
+
+
+def test_jsonl_export_carries_ids_pseudonyms_answers_gold_and_scores(project, annotator, items):
+    annotate_all(project, annotator, {"sentences": [0, 1], "none": False, "helpfulness": 64})
+    rows = [json.loads(line) for line in "".join(export_stream(project, "jsonl")).splitlines()]
+    assert len(rows) == len(items)
+    pseudonym = Membership.objects.get(project=project, user=annotator).pseudonym
+    row = rows[0]
+    assert row["annotator"] == pseudonym and annotator.username not in json.dumps(rows)
+    assert row["item_id"] == "claim-0" and row["group"] == "test-gen"
+    assert row["selected_sentences"] == [0, 1] and row["helpfulness"] == 64
+    assert row["gold_sentences"] == [1] and row["masked_evidence_id"] == 2
+    assert (row["precision"], row["recall"]) == (0.5, 1.0)
+    assert abs(row["f1"] - 2 / 3) < 1e-9
+    assert row["time_spent_s"] == 4.2 and row["submitted_at"] and row["reserved_at"]
+
+
+def test_csv_export_has_one_header_and_json_cells(project, annotator, items):
+    annotate_all(project, annotator, {"sentences": [], "none": True, "helpfulness": 10})
+    text = "".join(export_stream(project, "csv"))
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == len(items)
+    assert rows[0]["selected_sentences"] == "[]" and rows[0]["none"] == "True"
+    assert rows[0]["f1"] == "0.0"
+
+
+def test_only_the_current_version_is_exported(project, annotator, items):
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    services.annotation_submit(assignment=assignment, answer={"sentences": [0], "helpfulness": 5})
+    services.annotation_submit(assignment=assignment, answer={"sentences": [1], "helpfulness": 6})
+    rows = [json.loads(line) for line in "".join(export_stream(project, "jsonl")).splitlines()]
+    assert [(r["selected_sentences"], r["version"]) for r in rows] == [([1], 2)]
+
+
+def test_export_command_writes_a_file(project, annotator, items, tmp_path):
+    annotate_all(project, annotator, {"sentences": [1], "helpfulness": 50})
+    out = tmp_path / "out.jsonl"
+    call_command("export_annotations", project=project.slug, fmt="jsonl", out=str(out))
+    assert len(out.read_text().splitlines()) == len(items)
+
+
+def test_export_download_streams_for_researchers(client, researcher, project, annotator, items):
+    annotate_all(project, annotator, {"sentences": [1], "helpfulness": 50})
+    client.force_login(researcher)
+    response = client.get(f"/p/{project.slug}/export/csv/")
+    assert response.status_code == 200 and response.streaming
+    assert "attachment" in response["Content-Disposition"]
+    body = b"".join(response.streaming_content).decode()
+    assert body.count("\n") == len(items) + 1
+
+
+def test_export_reads_annotations_in_a_constant_number_of_queries(project, items, django_assert_max_num_queries):
+    for _ in range(3):
+        user = factories.UserFactory()
+        factories.MembershipFactory(project=project, user=user, role="annotator")
+        annotate_all(project, user, {"sentences": [1], "helpfulness": 50})
+    with django_assert_max_num_queries(4):
+        rows = list(export_stream(project, "jsonl"))
+    assert len(rows) == 2 * len(items)

@@ -1,0 +1,212 @@
+"""Importing items: real Transparent-FCExp data, generic JSONL/CSV, all-or-nothing errors."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation.models import Item
+from projects.services.imports import ImportFailed, import_items
+from tests import factories
+from tests.conftest import REPO
+
+GPT4_FILE = REPO / "data" / "transparent-fcexp" / "gpt4_full_data.json"
+SHARED = REPO.parent / "shared" / "datasets" / "transparent-fcexp"
+
+
+def jsonl(records) -> io.BytesIO:
+    return io.BytesIO("".join(json.dumps(r) + "\n" for r in records).encode())
+
+
+def test_importing_the_real_gpt4_file_yields_486_items_whose_gold_equals_ans_sens(project):
+    with open(GPT4_FILE, "rb") as stream:
+        report = import_items(project=project, stream=stream, fmt="transparent-fcexp")
+    source = json.loads(GPT4_FILE.read_text())
+    assert report.created == 486 and not report.skipped
+    items = {i.external_id: i for i in Item.objects.filter(project=project)}
+    assert len(items) == 486
+    for claim_id, record in source.items():
+        item = items[claim_id]
+        assert item.gold["sentences"] == record["ans_sens"]["gpt4"], claim_id
+        assert item.gold["evidence_id"] == record["masked_cit"]["gpt4"]
+        assert item.group == "gpt4"
+        # The masked evidence's markers are gone; the other markers stay.
+        masked = f"[{record['masked_cit']['gpt4']}]"
+        assert not any(masked in s for s in item.prepared["sentences"])
+
+
+@pytest.mark.parametrize("name", ["gpt35_full_data.json", "llama2-70b_full_data.json"])
+def test_the_other_generators_import_and_explanations_without_citations_are_reported(project, name):
+    path = SHARED / name
+    if not path.exists():
+        pytest.skip(f"{path} is not available")
+    with open(path, "rb") as stream:
+        report = import_items(project=project, stream=stream, fmt="transparent-fcexp")
+    source = json.loads(path.read_text())
+    assert report.created + len(report.skipped) == len(source)
+    model = name.removesuffix("_full_data.json")
+    chosen_by_us = 0
+    for item in Item.objects.filter(project=project):
+        record = source[item.external_id]
+        if model in record["ans_sens"]:
+            assert item.gold["sentences"] == record["ans_sens"][model]
+        else:  # the file names no masked citation: the seeded sample choice picks a cited one
+            chosen_by_us += 1
+            assert item.gold["sentences"]
+    assert chosen_by_us == sum(
+        1 for r in source.values() if model not in r["masked_cit"] and any(r["gen_cit"][model])
+    )
+    for location in report.skipped:
+        record = source[location.removeprefix("claim ")]
+        assert not any(record["gen_cit"][model]), location
+
+
+def test_a_file_with_a_malformed_line_3_imports_nothing_and_reports_line_3(project):
+    good = [factories.citation_payload(n) for n in range(5)]
+    body = "".join(json.dumps(r) + "\n" for r in good[:2]) + "{not json\n" + json.dumps(good[3]) + "\n"
+    with pytest.raises(ImportFailed, match="line 3"):
+        import_items(project=project, stream=io.BytesIO(body.encode()), fmt="jsonl")
+    assert not Item.objects.exists()
+
+
+def test_an_invalid_field_on_a_later_chunk_rolls_back_everything(project, monkeypatch):
+    monkeypatch.setattr("projects.services.imports.CHUNK_SIZE", 2)
+    records = [factories.citation_payload(n) for n in range(7)]
+    records[5]["evidence"] = [{"id": "x", "text": "no id"}]
+    with pytest.raises(ImportFailed) as caught:
+        import_items(project=project, stream=jsonl(records), fmt="jsonl")
+    message = str(caught.value)
+    assert "line 6" in message and "evidence" in message
+    assert not Item.objects.exists()
+
+
+def test_an_explanation_citing_unknown_evidence_names_the_line_and_field(project):
+    records = [factories.citation_payload(0), factories.citation_payload(1)]
+    records[1]["explanation"] = ["This cites a passage that does not exist [77]."]
+    records[1]["masked_evidence"] = None
+    with pytest.raises(ImportFailed, match=r"line 2.*explanation.*77"):
+        import_items(project=project, stream=jsonl(records), fmt="jsonl")
+    assert not Item.objects.exists()
+
+
+def test_reimporting_the_same_external_ids_is_refused_clearly(project):
+    records = [factories.citation_payload(n) for n in range(3)]
+    import_items(project=project, stream=jsonl(records), fmt="jsonl")
+    with pytest.raises(ImportFailed, match="already exists"):
+        import_items(project=project, stream=jsonl(records), fmt="jsonl")
+    assert Item.objects.count() == 3
+
+
+def test_reimporting_with_update_replaces_the_items(project):
+    records = [factories.citation_payload(n) for n in range(3)]
+    import_items(project=project, stream=jsonl(records), fmt="jsonl")
+    records[0]["claim"] = "A corrected claim."
+    report = import_items(project=project, stream=jsonl(records), fmt="jsonl", update=True)
+    assert (report.created, report.updated) == (0, 3)
+    assert Item.objects.get(external_id="claim-0").payload["claim"] == "A corrected claim."
+
+
+def test_duplicate_ids_inside_one_file_are_refused(project):
+    records = [factories.citation_payload(1), factories.citation_payload(1)]
+    with pytest.raises(ImportFailed, match="line 2.*appears twice"):
+        import_items(project=project, stream=jsonl(records), fmt="jsonl")
+
+
+def test_raw_text_explanations_are_split_into_sentences_at_import(project):
+    record = factories.citation_payload(1)
+    record["explanation"] = "The city added lanes [1]. It had 80 km before.[2] So it grew by half [1, 2]."
+    import_items(project=project, stream=jsonl([record]), fmt="jsonl")
+    item = Item.objects.get()
+    assert len(item.prepared["sentences"]) == 3
+    assert item.gold == {"evidence_id": 2, "sentences": [1, 2]}
+    assert "[1]" in item.prepared["sentences"][2] and "2]" not in item.prepared["sentences"][2]
+
+
+def test_full_masking_makes_one_item_per_cited_evidence(researcher):
+    project = factories.ProjectFactory(config={"masking": "full"})
+    record = factories.citation_payload(1, sentences=3)
+    del record["masked_evidence"]
+    report = import_items(project=project, stream=jsonl([record]), fmt="jsonl")
+    assert report.created == 3
+    golds = {i.external_id: i.gold for i in Item.objects.filter(project=project)}
+    assert golds == {
+        "claim-1#1": {"evidence_id": 1, "sentences": [0]},
+        "claim-1#2": {"evidence_id": 2, "sentences": [1]},
+        "claim-1#3": {"evidence_id": 3, "sentences": [2]},
+    }
+
+
+def test_csv_import_reads_json_cells_and_passage_lines(project):
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=["id", "claim", "label", "evidence", "explanation", "masked_evidence"])
+    writer.writeheader()
+    writer.writerow({
+        "id": "c1", "claim": "A claim.", "label": "false",
+        "evidence": "1: First passage.\n2: Second passage.",
+        "explanation": json.dumps(["One [1].", "Two [2].", "Both [1][2]."]),
+        "masked_evidence": "2",
+    })
+    writer.writerow({
+        "id": "c2", "claim": "Another.", "label": "true",
+        "evidence": json.dumps([{"id": 4, "text": "Only passage."}]),
+        "explanation": "It is true [4]. Nothing else.", "masked_evidence": "",
+    })
+    import_items(project=project, stream=io.BytesIO(buffer.getvalue().encode()), fmt="csv")
+    golds = dict(Item.objects.values_list("external_id", "gold"))
+    assert golds == {"c1": {"evidence_id": 2, "sentences": [1, 2]}, "c2": {"evidence_id": 4, "sentences": [0]}}
+
+
+def test_csv_with_a_bad_row_names_its_spreadsheet_line(project):
+    body = "id,claim,label,evidence,explanation\nc1,A,true,1: x,One [1].\nc2,B,true,not a passage,Two [1].\n"
+    with pytest.raises(ImportFailed, match="line 3.*passage"):
+        import_items(project=project, stream=io.BytesIO(body.encode()), fmt="csv")
+    assert not Item.objects.exists()
+
+
+def test_the_sample_choice_of_masked_evidence_is_seeded_and_order_independent(researcher):
+    records = [factories.citation_payload(n, sentences=5) for n in range(20)]
+    for r in records:
+        del r["masked_evidence"]
+    first = factories.ProjectFactory(config={"masking": "sample", "seed": 7})
+    second = factories.ProjectFactory(config={"masking": "sample", "seed": 7})
+    import_items(project=first, stream=jsonl(records), fmt="jsonl")
+    import_items(project=second, stream=jsonl(list(reversed(records))), fmt="jsonl")
+    pick = lambda p: dict(Item.objects.filter(project=p).values_list("external_id", "gold__evidence_id"))  # noqa: E731
+    assert pick(first) == pick(second)
+    assert len(set(pick(first).values())) > 1
+
+
+def test_the_import_command_reports_progress_and_errors(project, tmp_path, capsys):
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(factories.citation_payload(n)) + "\n" for n in range(3)))
+    call_command("import_items", str(path), project=project.slug, fmt="jsonl")
+    captured = capsys.readouterr()
+    assert "3 items created" in captured.out and "records read" in captured.err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(factories.citation_payload(9)) + "\n[1, 2]\n")
+    with pytest.raises(CommandError, match="line 2"):
+        call_command("import_items", str(bad), project=project.slug, fmt="jsonl")
+
+
+def test_the_upload_form_imports_and_shows_errors(client, researcher, project):
+    client.force_login(researcher)
+    good = io.BytesIO(b"".join((json.dumps(factories.citation_payload(n)) + "\n").encode() for n in range(2)))
+    good.name = "items.jsonl"
+    response = client.post(f"/p/{project.slug}/", {"file": good, "format": "jsonl"}, follow=True)
+    assert b"2 items created" in response.content
+    bad = io.BytesIO(b'{"id": "x"}\n')
+    bad.name = "bad.jsonl"
+    response = client.post(f"/p/{project.slug}/", {"file": bad, "format": "jsonl"}, follow=True)
+    assert b"line 1" in response.content and b"Nothing imported" in response.content
+    assert Item.objects.filter(project=project).count() == 2
+
+
+def test_the_import_api_returns_the_error_with_line_and_field(researcher_client, project):
+    body = io.BytesIO(b'{"id": "a", "claim": "c", "label": "true", "evidence": [], "explanation": "x [1]."}\n')
+    body.name = "items.jsonl"
+    response = researcher_client.post(f"/api/projects/{project.slug}/import/", {"file": body, "format": "jsonl"})
+    assert response.status_code == 400
+    assert "line 1" in response.data["detail"] and "evidence" in response.data["detail"]
