@@ -1,8 +1,10 @@
+from django import forms
 from django.contrib import admin
 from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.html import format_html
 
+from annotation import task_types
 from annotation.models import Assignment
 from projects.models import Membership, Project
 
@@ -15,8 +17,31 @@ class MembershipInline(admin.TabularInline):
     fields = ["user", "role", "qualification", "pseudonym"]
 
 
+class ProjectForm(forms.ModelForm):
+    """Task type chosen from the registry; config validated (and defaults filled) by it."""
+
+    task_type = forms.ChoiceField(choices=task_types.choices)
+
+    class Meta:
+        model = Project
+        fields = "__all__"
+
+    def clean(self):
+        cleaned = super().clean()
+        slug = cleaned.get("task_type")
+        if slug:
+            from rest_framework.exceptions import ValidationError
+
+            try:
+                cleaned["config"] = dict(task_types.get(slug).validate_config(cleaned.get("config") or {}))
+            except ValidationError as exc:
+                self.add_error("config", f"Invalid configuration for {slug}: {exc.detail}")
+        return cleaned
+
+
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
+    form = ProjectForm
     list_display = ["name", "slug", "task_type", "status", "annotators_per_item", "item_count", "progress", "page"]
     list_filter = ["task_type", "status"]
     search_fields = ["name", "slug"]

@@ -16,3 +16,18 @@ def test_seed_demo_creates_accounts_and_a_project_per_demo_and_is_idempotent(db,
     second = capsys.readouterr().out
     password_line = lambda text: next(line for line in text.splitlines() if "annotator1 " in line)  # noqa: E731
     assert password_line(first) != password_line(second)  # new passwords every run
+
+
+def test_the_admin_offers_registered_task_types_and_validates_config(admin_client):
+    page = admin_client.get("/admin/projects/project/add/")
+    assert b'value="citation_recovery"' in page.content
+    response = admin_client.post(
+        "/admin/projects/project/add/",
+        {
+            "slug": "p1", "name": "P1", "task_type": "citation_recovery",
+            "config": '{"masking": "everything"}', "guidelines": "", "annotators_per_item": 3,
+            "status": "active", "memberships-TOTAL_FORMS": 0, "memberships-INITIAL_FORMS": 0,
+        },
+    )
+    assert response.status_code == 200 and b"Invalid configuration" in response.content
+    assert not Project.objects.filter(slug="p1").exists()
