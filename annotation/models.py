@@ -6,8 +6,13 @@ Rules the services rely on:
   "exactly N distinct annotators per item" safe under concurrent requests.
 - ``Annotation`` rows are versions: a revision adds a row and flips ``is_current``; nothing is
   overwritten. A partial unique constraint keeps one current version per assignment.
+- Control and qualification items never count toward ``assigned_count``: every annotator may get
+  them (once each), so there is no place to take.
+- A ``Batch`` is a unit of work (a HIT) reserved and finished together; its assignments share its
+  deadline. An annotator has at most one open batch per project.
 """
 
+import secrets
 import uuid
 
 from django.conf import settings
@@ -40,12 +45,78 @@ class Item(models.Model):
             models.UniqueConstraint(fields=["project", "external_id"], name="item_unique_external_id")
         ]
         indexes = [
-            models.Index(fields=["project", "kind", "position"], name="item_queue_idx")
+            models.Index(fields=["project", "kind", "position"], name="item_queue_idx"),
+            # "fill the least annotated first"
+            models.Index(
+                fields=["project", "kind", "assigned_count", "position"], name="item_least_idx"
+            ),
         ]
         ordering = ["position", "id"]
 
     def __str__(self) -> str:
         return self.external_id
+
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are typed by hand
+
+
+def new_completion_code() -> str:
+    raw = "".join(secrets.choice(CODE_ALPHABET) for _ in range(10))
+    return f"{raw[:5]}-{raw[5:]}"
+
+
+class Batch(models.Model):
+    """Items reserved for one annotator as a unit (a HIT): k regular items plus controls in a
+    random order, or one qualification round. ``code`` is the completion code shown when it is
+    finished. ``external_ref`` ties it to a crowd-platform session (a Prolific session or an MTurk
+    assignment), so that one platform session gets exactly one batch."""
+
+    class Kind(models.TextChoices):
+        MAIN = "main", "Main items"
+        QUALIFICATION = "qualification", "Qualification round"
+
+    class State(models.TextChoices):
+        OPEN = "open", "Open"
+        FINISHED = "finished", "Finished"
+        STOPPED = "stopped", "Stopped by quality control"
+        ABANDONED = "abandoned", "Abandoned (expired)"
+
+    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="batches"
+    )
+    kind = models.CharField(max_length=14, choices=Kind.choices, default=Kind.MAIN)
+    number = models.PositiveIntegerField(help_text="1-based, per annotator, project and kind.")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    size = models.PositiveSmallIntegerField(default=0)
+    first_sequence = models.PositiveIntegerField(
+        default=1, help_text="Sequence of its first assignment; the rest follow without gaps."
+    )
+    code = models.CharField(max_length=16, unique=True, default=new_completion_code, editable=False)
+    external_ref = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "annotator", "kind", "number"], name="batch_unique_number"
+            ),
+            models.UniqueConstraint(
+                fields=["project", "annotator"],
+                condition=Q(state="open"),
+                name="batch_one_open_per_annotator",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["project", "annotator", "kind", "state"], name="batch_annotator_idx"),
+            models.Index(fields=["project", "state", "expires_at"], name="batch_expiry_idx"),
+        ]
+        verbose_name_plural = "batches"
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} batch {self.number} of {self.annotator_id} ({self.state})"
 
 
 class Assignment(models.Model):
@@ -67,6 +138,15 @@ class Assignment(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     sequence = models.PositiveIntegerField(
         default=0, help_text="1-based order in which this annotator received items of the project."
+    )
+    batch = models.ForeignKey(
+        Batch, null=True, blank=True, on_delete=models.SET_NULL, related_name="assignments"
+    )
+    correct = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="For control and qualification items: whether the current answer matches gold "
+        "(the task type's score()['correct']). Never shown to the annotator.",
     )
 
     class Meta:
@@ -126,3 +206,29 @@ class Annotation(models.Model):
 
     def __str__(self) -> str:
         return f"annotation {self.pk} v{self.version}"
+
+
+class Adjudication(models.Model):
+    """A reviewer's final answer for an item where annotators disagree. Versions like
+    ``Annotation``: a new decision adds a row and flips ``is_current``."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="adjudications")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    answer = models.JSONField()
+    note = models.TextField(blank=True)
+    version = models.PositiveIntegerField(default=1)
+    is_current = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item"], condition=Q(is_current=True), name="adjudication_one_current"
+            ),
+            models.UniqueConstraint(fields=["item", "version"], name="adjudication_unique_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"adjudication of item {self.item_id} v{self.version}"

@@ -6,13 +6,13 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from annotation import task_types
-from annotation.models import Annotation, Assignment, Draft, Item
+from annotation.models import Annotation, Assignment, Batch, Draft, Item
 
 
 def own_assignment(user, assignment_id: int) -> Assignment:
     """The user's own assignment with its item and project; 404 for anyone else's."""
     assignment = (
-        Assignment.objects.select_related("item", "project")
+        Assignment.objects.select_related("item", "project", "batch")
         .filter(pk=assignment_id, annotator=user)
         .first()
     )
@@ -23,7 +23,10 @@ def own_assignment(user, assignment_id: int) -> Assignment:
 
 def assignment_view(assignment: Assignment) -> dict:
     """Everything the annotation page needs for one assignment, from a fixed number of queries:
-    the item as the task type displays it (no gold), the saved draft and the current answer."""
+    the item as the task type displays it (no gold), the saved draft and the current answer.
+
+    Control items must be indistinguishable from regular ones: nothing here depends on the item's
+    kind, and the batch block (null outside batches) is the same for every item of a batch."""
     item: Item = assignment.item
     project = assignment.project
     task_type = task_types.get(project.task_type)
@@ -42,6 +45,20 @@ def assignment_view(assignment: Assignment) -> dict:
         "answer": None
         if current is None
         else {"answer": current.answer, "version": current.version, "time_spent_ms": current.time_spent_ms},
+        "batch": _batch_view(assignment),
+    }
+
+
+def _batch_view(assignment: Assignment) -> dict | None:
+    if assignment.batch_id is None:
+        return None
+    batch: Batch = assignment.batch  # select_related by the callers
+    return {
+        "kind": batch.kind,
+        "number": batch.number,
+        "position": assignment.sequence - batch.first_sequence + 1,
+        "size": batch.size,
+        "state": batch.state,
     }
 
 

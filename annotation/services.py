@@ -3,14 +3,18 @@
 Concurrency: ``assignment_next`` locks candidate item rows with ``SELECT … FOR UPDATE SKIP LOCKED``
 on PostgreSQL, so concurrent annotators never both take the last free place on an item; the
 ``assigned_count`` counter only changes while its row is locked. SQLite ignores row locks but
-serialises writers, which is enough for the embedded development database.
+serialises writers, which is enough for the embedded development database. Batch starts lock the
+project row instead (see ``_start_batch``).
+
+Quality control (control items, accuracy, qualification rounds) lives in ``annotation.quality``;
+the crowd settings it follows in ``projects.crowd``.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import uuid
-from collections import Counter
 from datetime import timedelta
 
 from django.conf import settings
@@ -18,8 +22,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from annotation import task_types
-from annotation.models import Annotation, Assignment, Draft, Item
+from annotation import quality, task_types
+from annotation.models import Annotation, Assignment, Batch, Draft, Item
+from projects.crowd import CrowdSettings, crowd_settings
+from projects.models import Membership, Project
 
 MAX_DRAFT_BYTES = 64 * 1024
 
@@ -44,43 +50,40 @@ def _reservation_window() -> timedelta:
 
 
 def reservations_reclaim(*, project_id: int) -> int:
-    """Expire reservations past their deadline and give their places back to the pool.
+    """Expire reservations past their deadline and give their places back to the pool; batches
+    left behind become abandoned.
 
     Expired assignments stay (the annotator keeps their draft and may still submit while the
     item has room), but they no longer count toward the item's N annotators.
     """
     with transaction.atomic():
-        return _reclaim(project_id)
+        return _reclaim(project_id, batches=True)
 
 
-def _reclaim(project_id: int) -> int:
-    expired = list(
-        Assignment.objects.select_for_update(skip_locked=True)
-        .filter(project_id=project_id, state=Assignment.State.RESERVED, expires_at__lt=timezone.now())
-        .values_list("id", "item_id")
-    )
-    if not expired:
-        return 0
-    Assignment.objects.filter(id__in=[a for a, _ in expired]).update(state=Assignment.State.EXPIRED)
-    # Decrement relative to the current value (F), grouped by how many places each item gets
-    # back, so the number of statements is bounded by N, not by the number of items.
-    per_item = Counter(item_id for _, item_id in expired)
-    by_amount: dict[int, list[int]] = {}
-    for item_id, amount in per_item.items():
-        by_amount.setdefault(amount, []).append(item_id)
-    for amount, item_ids in by_amount.items():
-        Item.objects.filter(id__in=item_ids).update(assigned_count=F("assigned_count") - amount)
-    return len(expired)
+def _reclaim(project_id: int, *, batches: bool) -> int:
+    now = timezone.now()
+    count = quality.expire_open_work(project_id=project_id, now=now)
+    if batches:
+        quality.abandon_expired_batches(project_id=project_id, now=now)
+    return count
 
 
-def assignment_next(*, project, annotator) -> Assignment | None:
+def assignment_next(
+    *, project, annotator, batch_ref: str = "", start_batch: bool = False
+) -> Assignment | None:
     """The annotator's open reservation in this project, or a newly reserved item, or None when
-    there is nothing left for them. An item is offered only while it has fewer than
-    ``project.annotators_per_item`` live assignments and never to someone who already had it.
-    The returned assignment has ``item`` and ``project`` loaded."""
+    there is nothing for them (``selectors.annotator_stop`` says why). An item is offered only
+    while it has fewer than ``project.annotators_per_item`` live assignments and never to someone
+    who already had it. The returned assignment has ``item`` and ``project`` loaded.
+
+    With the project's crowd settings (``projects.crowd``): disqualified members get nothing;
+    members who must qualify get a qualification round first; with batches, a whole batch is
+    reserved at once and the next one starts only with ``start_batch`` (after the completion code
+    was shown) or, for a crowd-platform session, once per ``batch_ref``; without batches,
+    controls are mixed in at ``control_rate``."""
     now = timezone.now()
     open_assignment = (
-        Assignment.objects.select_related("item", "project")
+        Assignment.objects.select_related("item", "project", "batch")
         .filter(
             project=project,
             annotator=annotator,
@@ -93,53 +96,76 @@ def assignment_next(*, project, annotator) -> Assignment | None:
     if open_assignment is not None:
         return open_assignment
 
+    crowd = crowd_settings(project)
+    membership = Membership.objects.filter(project=project, user=annotator).first()
+    if membership is None or membership.qualification == Membership.Qualification.DISQUALIFIED:
+        return None
+    if quality.needs_qualification(crowd, membership):
+        return _start_batch(project, annotator, crowd, now, kind=Batch.Kind.QUALIFICATION)
+    if crowd.batches:
+        return _start_batch(
+            project, annotator, crowd, now, kind=Batch.Kind.MAIN, ref=batch_ref, force=start_batch
+        )
+    return _next_single(project, annotator, crowd, now)
+
+
+def _next_single(project, annotator, crowd: CrowdSettings, now) -> Assignment | None:
     # Skip rows other requests hold; if that finds nothing although items with room remain (all
     # of them locked for an instant), wait for a lock instead of telling the annotator "done".
     for attempt, skip_locked in enumerate((True, False, False, False)):
         with transaction.atomic():
             if attempt == 0:
-                _reclaim(project.id)
-            item = _free_item_for_update(project, annotator, skip_locked=skip_locked)
+                _reclaim(project.id, batches=crowd.qualification_required)
+            sequence = _next_sequence(project, annotator)
+            if crowd.control_rate and _control_turn(project, annotator, sequence, crowd.control_rate):
+                control = _unseen(project, annotator, Item.Kind.CONTROL).order_by("?").first()
+                if control is not None:
+                    return _reserve(project, annotator, control, now, sequence=sequence)
+            item = (
+                _free_items(project, annotator, crowd)
+                .select_for_update(skip_locked=skip_locked)
+                .first()
+            )
             if item is not None:
-                return _reserve(project, annotator, item, now)
-        if not _free_item_exists(project, annotator):
+                return _reserve(project, annotator, item, now, sequence=sequence)
+        if not _free_items(project, annotator, crowd).exists():
             return None
     return None
 
 
-def _free_items(project, annotator):
+def _control_turn(project, annotator, sequence: int, rate: float) -> bool:
+    """Whether the annotator's ``sequence``-th item is a control: a draw seeded per project,
+    annotator and position, so the pattern is stable across retries yet differs between people
+    (no "every fourth item" rhythm to learn)."""
+    secret = f"{settings.SECRET_KEY}:{project.id}:{annotator.id}:{sequence}"
+    return random.Random(secret).random() < rate
+
+
+def _unseen(project, annotator, kind: str):
     seen = Assignment.objects.filter(project=project, annotator=annotator).values("item_id")
+    return Item.objects.filter(project=project, kind=kind).exclude(id__in=seen)
+
+
+def _free_items(project, annotator, crowd: CrowdSettings):
+    order = ("position", "id")
+    if crowd.assignment_strategy == "least_annotated":
+        order = ("assigned_count", "position", "id")
     return (
-        Item.objects.filter(
-            project=project,
-            kind=Item.Kind.REGULAR,
-            assigned_count__lt=project.annotators_per_item,
-        )
-        .exclude(id__in=seen)
-        .order_by("position", "id")
+        _unseen(project, annotator, Item.Kind.REGULAR)
+        .filter(assigned_count__lt=project.annotators_per_item)
+        .order_by(*order)
     )
 
 
-def _free_item_for_update(project, annotator, *, skip_locked: bool) -> Item | None:
-    return (
-        _free_items(project, annotator)
-        .select_for_update(skip_locked=skip_locked)
-        .first()
-    )
+def _next_sequence(project, annotator) -> int:
+    last = Assignment.objects.filter(project=project, annotator=annotator).aggregate(
+        last=Max("sequence")
+    )["last"]
+    return (last or 0) + 1
 
 
-def _free_item_exists(project, annotator) -> bool:
-    return _free_items(project, annotator).exists()
-
-
-def _reserve(project, annotator, item: Item, now) -> Assignment:
+def _reserve(project, annotator, item: Item, now, *, sequence: int) -> Assignment:
     """Create the assignment and take the place; the caller holds the item's row lock."""
-    sequence = (
-        Assignment.objects.filter(project=project, annotator=annotator).aggregate(last=Max("sequence"))[
-            "last"
-        ]
-        or 0
-    ) + 1
     assignment = Assignment.objects.create(
         project=project,
         item_id=item.id,
@@ -148,10 +174,106 @@ def _reserve(project, annotator, item: Item, now) -> Assignment:
         expires_at=now + _reservation_window(),
         sequence=sequence,
     )
-    Item.objects.filter(id=item.id).update(assigned_count=F("assigned_count") + 1)
+    if item.kind == Item.Kind.REGULAR:
+        Item.objects.filter(id=item.id).update(assigned_count=F("assigned_count") + 1)
     assignment.item = item
     assignment.project = project
     return assignment
+
+
+def _start_batch(
+    project, annotator, crowd: CrowdSettings, now, *, kind: str, ref: str = "", force: bool = False
+) -> Assignment | None:
+    """Reserve a whole batch and return its first assignment, or None when the annotator is not
+    due one (their batch for ``ref`` is finished; without ``ref`` and ``force``, a finished batch
+    waits for the annotator to ask for the next) or nothing is left.
+
+    Batch starts in a project are serialised by a lock on the project row: each sees the places
+    the previous one took, so batches are full and never exceed N annotators per item, and there
+    is no lock-order deadlock between two starts. An annotator has at most one open batch: a
+    second request that raced the first gets the batch the first one opened."""
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
+        _reclaim(project.id, batches=True)
+        current = (
+            Assignment.objects.select_related("item", "project", "batch")
+            .filter(
+                project=project,
+                annotator=annotator,
+                state=Assignment.State.RESERVED,
+                batch__state=Batch.State.OPEN,
+            )
+            .order_by("sequence")
+            .first()
+        )
+        if current is not None:
+            return current
+        if kind == Batch.Kind.MAIN:
+            done = Batch.objects.filter(
+                project=project, annotator=annotator, kind=kind, state=Batch.State.FINISHED
+            )
+            if ref:
+                done = done.filter(external_ref=ref)
+            if (ref or not force) and done.exists():
+                return None
+            regular = list(_free_items(project, annotator, crowd).select_for_update()[: crowd.batch_size])
+            if not regular:
+                return None
+            controls = []
+            if crowd.controls_per_batch:
+                controls = list(
+                    _unseen(project, annotator, Item.Kind.CONTROL).order_by("?")[: crowd.controls_per_batch]
+                )
+            chosen = regular + controls
+            random.SystemRandom().shuffle(chosen)  # where the controls sit must not be guessable
+        else:
+            pool = _unseen(project, annotator, Item.Kind.QUALIFICATION).order_by("position", "id")
+            chosen = list(pool[: crowd.qualification_size] if crowd.qualification_size else pool)
+            regular = []
+            if not chosen:
+                return None
+        number = (
+            Batch.objects.filter(project=project, annotator=annotator, kind=kind).aggregate(
+                last=Max("number")
+            )["last"]
+            or 0
+        ) + 1
+        expires_at = now + timedelta(minutes=crowd.batch_minutes)
+        first_sequence = _next_sequence(project, annotator)
+        batch = Batch.objects.create(
+            project=project,
+            annotator=annotator,
+            kind=kind,
+            number=number,
+            size=len(chosen),
+            external_ref=ref,
+            first_sequence=first_sequence,
+            created_at=now,
+            expires_at=expires_at,
+        )
+        assignments = Assignment.objects.bulk_create(
+            [
+                Assignment(
+                    project=project,
+                    item_id=item.id,
+                    annotator=annotator,
+                    reserved_at=now,
+                    expires_at=expires_at,
+                    sequence=first_sequence + offset,
+                    batch=batch,
+                )
+                for offset, item in enumerate(chosen)
+            ]
+        )
+        if regular:
+            Item.objects.filter(id__in=[i.id for i in regular]).update(
+                assigned_count=F("assigned_count") + 1
+            )
+    first = assignments[0]
+    first.item = chosen[0]
+    first.project = project
+    first.batch = batch
+    return first
 
 
 def draft_save(*, assignment: Assignment, answer: dict, time_spent_ms: int, revision: int) -> Draft:
@@ -185,19 +307,24 @@ def annotation_submit(
 
     Idempotent: the same ``submission_id`` (a retried request) or an answer identical to the
     current one returns the stored annotation. A different answer on an already submitted
-    assignment becomes a new version; earlier versions are kept.
+    assignment becomes a new version; earlier versions are kept. Answers on control and
+    qualification items are scored against gold, and quality control runs (``quality``) in the
+    same transaction.
     """
     item = assignment.item
-    task_type = task_types.get(assignment.project.task_type)
+    project = assignment.project
+    task_type = task_types.get(project.task_type)
     serializer = task_type.answer_serializer(data=answer, context={"item": item})
     if not serializer.is_valid():
         raise AnswerInvalid(serializer.errors)
     clean = serializer.validated_data
+    correct = quality.is_correct(task_type, item, clean)
     submission_id = submission_id or uuid.uuid4()
     now = timezone.now()
 
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        locked.project = project
         current = Annotation.objects.filter(assignment=locked, is_current=True).first()
         if current is not None and (current.submission_id == submission_id or current.answer == clean):
             return current, False
@@ -207,7 +334,7 @@ def annotation_submit(
                 return retried, False
 
         if locked.state == Assignment.State.EXPIRED:
-            _reactivate_expired(locked)
+            _reactivate_expired(locked, item)
 
         version = 1
         if current is not None:
@@ -226,18 +353,30 @@ def annotation_submit(
             )
         except IntegrityError:  # pragma: no cover - guarded by the row lock above
             raise WorkflowError("This answer was already recorded.", code="conflict") from None
+        changes = {"correct": correct}
         if locked.state != Assignment.State.SUBMITTED:
-            Assignment.objects.filter(pk=locked.pk).update(
-                state=Assignment.State.SUBMITTED, submitted_at=now
-            )
+            changes.update(state=Assignment.State.SUBMITTED, submitted_at=now)
+        Assignment.objects.filter(pk=locked.pk).update(**changes)
+        locked.state = Assignment.State.SUBMITTED
         Draft.objects.filter(assignment=locked).delete()
+        quality.after_submit(assignment=locked, project=project, item=item)
     assignment.state = Assignment.State.SUBMITTED
+    assignment.correct = correct
     return annotation, True
 
 
-def _reactivate_expired(assignment: Assignment) -> None:
+def _reactivate_expired(assignment: Assignment, item: Item) -> None:
     """Let a late annotator submit on an expired reservation if the item still has room; otherwise
-    refuse clearly (their draft stays on the server)."""
+    refuse clearly (their draft stays on the server). Control and qualification items always
+    have room. A disqualified annotator's expired work is closed."""
+    if Membership.objects.filter(
+        project_id=assignment.project_id,
+        user_id=assignment.annotator_id,
+        qualification=Membership.Qualification.DISQUALIFIED,
+    ).exists():
+        raise WorkflowError("This item is closed for you; your draft is kept.", code="conflict")
+    if item.kind != Item.Kind.REGULAR:
+        return
     item = Item.objects.select_for_update().get(pk=assignment.item_id)
     if item.assigned_count >= assignment.project.annotators_per_item:
         raise WorkflowError(

@@ -5,6 +5,8 @@ import secrets
 from django.conf import settings
 from django.db import models
 
+from projects.crowd import validate_crowd_settings
+
 
 class Project(models.Model):
     """One annotation study: a task type, its configuration, guidelines and items."""
@@ -27,6 +29,13 @@ class Project(models.Model):
     )
     guidelines = models.TextField(blank=True, help_text="Markdown shown to annotators.")
     annotators_per_item = models.PositiveSmallIntegerField(default=3)
+    crowd = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[validate_crowd_settings],
+        help_text="Crowd workflow: batches, control items, qualification, platforms "
+        "(see projects/crowd.py; {} switches it all off).",
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -46,7 +55,11 @@ def _new_pseudonym() -> str:
 
 
 class Membership(models.Model):
-    """A user's role in one project. Annotators appear in exports only by ``pseudonym``."""
+    """A user's role in one project. Annotators appear in exports only by ``pseudonym``.
+
+    ``qualification`` is the single source of truth for quality control: "disqualified" members
+    get no more items and their answers are excluded from agreement by default (kept, never
+    deleted; a researcher can reinstate them)."""
 
     class Role(models.TextChoices):
         RESEARCHER = "researcher", "Researcher"
@@ -59,6 +72,13 @@ class Membership(models.Model):
         QUALIFIED = "qualified", "Qualified"
         DISQUALIFIED = "disqualified", "Disqualified"
 
+    class QualificationReason(models.TextChoices):
+        QUALIFICATION_PASSED = "qualification_passed", "Passed the qualification round"
+        QUALIFICATION_RETRY = "qualification_retry", "Failed a round; another round is open"
+        QUALIFICATION_FAILED = "qualification_failed", "Failed the qualification"
+        CONTROL_ACCURACY = "control_accuracy", "Accuracy on control items below the threshold"
+        RESEARCHER = "researcher", "Decided by a researcher"
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
@@ -67,6 +87,19 @@ class Membership(models.Model):
     qualification = models.CharField(
         max_length=14, choices=Qualification.choices, default=Qualification.NOT_REQUIRED
     )
+    qualification_reason = models.CharField(
+        max_length=24,
+        choices=QualificationReason.choices,
+        blank=True,
+        default="",
+        help_text="Why the qualification state last changed.",
+    )
+    qualification_by_researcher = models.BooleanField(
+        default=False,
+        help_text="Set by hand: automatic quality control leaves this annotator's state alone.",
+    )
+    qualification_changed_at = models.DateTimeField(null=True, blank=True)
+    feedback = models.TextField(blank=True, help_text="Shown to the annotator on their page.")
     pseudonym = models.CharField(max_length=20, unique=True, default=_new_pseudonym, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 

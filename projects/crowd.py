@@ -1,0 +1,158 @@
+"""A project's crowd-workflow settings: batches, control items, qualification, platforms.
+
+They live in ``Project.crowd`` (JSON) rather than ``Project.config``, which belongs to the task
+type. An empty object switches everything off: items are dealt one at a time, no controls are
+mixed in and nobody needs to qualify, which is the behaviour of a plain project.
+
+Keys (all optional; defaults in brackets):
+
+- ``batch_size`` [0]: regular items per batch (a HIT). 0 deals items one at a time.
+- ``controls_per_batch`` [0]: control items mixed into each batch (needs ``batch_size``).
+- ``control_rate`` [0]: without batches, the share of dealt items that are controls (0–1).
+- ``accuracy_threshold`` [0.7] and ``min_controls`` [3]: an annotator whose accuracy on control
+  items falls below the threshold once they have answered at least ``min_controls`` is stopped.
+- ``qualification_required`` [false]: only annotators who passed a qualification round reach the
+  main items. ``qualification_size`` [0 = every qualification item] items per round,
+  ``qualification_pass_mark`` [0.8], ``qualification_min_seconds`` [0] of active time for the
+  whole round, ``qualification_rounds`` [1] rounds an annotator may take (each on items they have
+  not seen).
+- ``assignment_strategy`` ["in_order"]: "in_order" (import order) or "least_annotated" (items with
+  the fewest live assignments first, then import order).
+- ``batch_minutes`` [reservation window]: how long a batch stays reserved before it is abandoned
+  and its items return to the pool.
+- ``min_seconds_per_item`` [0]: annotators are warned before submitting faster than this, and the
+  researcher's quality view counts such answers.
+- ``prolific_completion_code`` / ``prolific_screened_out_code``: the study's codes on Prolific.
+- ``mturk_sandbox`` [true]: post finished HITs to the MTurk sandbox rather than production.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from rest_framework import serializers
+
+STRATEGIES = ("in_order", "least_annotated")
+MTURK_SUBMIT_URLS = {
+    True: "https://workersandbox.mturk.com/mturk/externalSubmit",
+    False: "https://www.mturk.com/mturk/externalSubmit",
+}
+PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+
+
+class CrowdSettingsSerializer(serializers.Serializer):
+    batch_size = serializers.IntegerField(min_value=0, max_value=500, default=0)
+    controls_per_batch = serializers.IntegerField(min_value=0, max_value=500, default=0)
+    control_rate = serializers.FloatField(min_value=0, max_value=1, default=0)
+    accuracy_threshold = serializers.FloatField(min_value=0, max_value=1, default=0.7)
+    min_controls = serializers.IntegerField(min_value=1, default=3)
+    qualification_required = serializers.BooleanField(default=False)
+    qualification_size = serializers.IntegerField(min_value=0, default=0)
+    qualification_pass_mark = serializers.FloatField(min_value=0, max_value=1, default=0.8)
+    qualification_min_seconds = serializers.IntegerField(min_value=0, default=0)
+    qualification_rounds = serializers.IntegerField(min_value=1, max_value=20, default=1)
+    assignment_strategy = serializers.ChoiceField(choices=STRATEGIES, default="in_order")
+    batch_minutes = serializers.IntegerField(min_value=1, required=False)
+    min_seconds_per_item = serializers.IntegerField(min_value=0, default=0)
+    prolific_completion_code = serializers.RegexField(
+        r"^[A-Za-z0-9_-]{0,64}$", allow_blank=True, default=""
+    )
+    prolific_screened_out_code = serializers.RegexField(
+        r"^[A-Za-z0-9_-]{0,64}$", allow_blank=True, default=""
+    )
+    mturk_sandbox = serializers.BooleanField(default=True)
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {unknown[0]: f"Unknown setting; known ones: {', '.join(self.fields)}."}
+                )
+        return super().to_internal_value(data)
+
+    def validate(self, attrs: dict) -> dict:
+        if attrs["controls_per_batch"] and not attrs["batch_size"]:
+            raise serializers.ValidationError(
+                {"controls_per_batch": "Controls per batch need batches: set batch_size too."}
+            )
+        if attrs["control_rate"] and attrs["batch_size"]:
+            raise serializers.ValidationError(
+                {"control_rate": "With batches, use controls_per_batch instead of control_rate."}
+            )
+        if attrs["control_rate"] >= 1:
+            raise serializers.ValidationError(
+                {"control_rate": "Must be below 1: some regular items must be dealt too."}
+            )
+        return attrs
+
+
+@dataclass(frozen=True)
+class CrowdSettings:
+    batch_size: int = 0
+    controls_per_batch: int = 0
+    control_rate: float = 0.0
+    accuracy_threshold: float = 0.7
+    min_controls: int = 3
+    qualification_required: bool = False
+    qualification_size: int = 0
+    qualification_pass_mark: float = 0.8
+    qualification_min_seconds: int = 0
+    qualification_rounds: int = 1
+    assignment_strategy: str = "in_order"
+    batch_minutes: int = 0
+    min_seconds_per_item: int = 0
+    prolific_completion_code: str = ""
+    prolific_screened_out_code: str = ""
+    mturk_sandbox: bool = True
+
+    @property
+    def batches(self) -> bool:
+        return self.batch_size > 0
+
+    @property
+    def controls(self) -> bool:
+        """Whether control items are mixed into the queue (and so accuracy is checked)."""
+        return self.controls_per_batch > 0 or self.control_rate > 0
+
+    @property
+    def mturk_submit_url(self) -> str:
+        return MTURK_SUBMIT_URLS[self.mturk_sandbox]
+
+    def prolific_complete_url(self, *, screened_out: bool = False) -> str:
+        code = self.prolific_screened_out_code if screened_out else self.prolific_completion_code
+        return PROLIFIC_COMPLETE_URL.format(code=code) if code else ""
+
+
+def parse_crowd_settings(data) -> CrowdSettings:
+    """Validated settings with defaults filled; raises DRF ``ValidationError`` on bad input."""
+    serializer = CrowdSettingsSerializer(data=data or {})
+    serializer.is_valid(raise_exception=True)
+    values = dict(serializer.validated_data)
+    values.setdefault("batch_minutes", settings.CONCORD_RESERVATION_MINUTES)
+    known = {f.name for f in fields(CrowdSettings)}
+    return CrowdSettings(**{k: v for k, v in values.items() if k in known})
+
+
+def validate_crowd_settings(value) -> None:
+    """Model-field validator for ``Project.crowd`` (so the admin form reports bad settings)."""
+    if not isinstance(value, dict):
+        raise ValidationError("Crowd settings must be a JSON object.")
+    try:
+        parse_crowd_settings(value)
+    except serializers.ValidationError as exc:
+        from annotation.task_types.base import first_error
+
+        field, message = first_error(exc.detail)
+        raise ValidationError(f"{field}: {message}" if field else message) from None
+
+
+def crowd_settings(project) -> CrowdSettings:
+    """The project's settings, parsed once per project instance."""
+    cached = getattr(project, "_crowd_settings", None)
+    if cached is None:
+        cached = parse_crowd_settings(project.crowd)
+        project._crowd_settings = cached
+    return cached
