@@ -6,9 +6,12 @@ one template and one JS module. Services call these hooks; they never branch on 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from rest_framework import serializers
 
 
 class PayloadError(ValueError):
@@ -49,7 +52,7 @@ class TaskType:
     config_serializer: type
     measures: Mapping[str, str]  # answer field -> agreement distance name
     prepare: Callable[..., list[PreparedItem]]  # (payload: dict, *, config: dict) -> [...]
-    display: Callable[[Any], dict]  # (item) -> what an annotator may see; never gold
+    display: Callable[..., dict]  # (item) -> what an annotator may see; never gold
     score: Callable[[dict, dict | None], dict]  # (answer, gold) -> scores
     export_row: Callable[[Any, Any], dict]  # (item, annotation) -> flat, JSON-able row
     demo_payload: Callable[[], dict]
@@ -58,18 +61,63 @@ class TaskType:
     #   line or record in error messages.
     csv_to_payload: Callable[[dict], dict] | None = None
     judge_prompt: str | None = None  # filled by llm_judges when the task type gets a judge
+    prepare_many: Callable[..., list] | None = None  # batched prepare; see prepare_batch
+    export_rows: Callable[[Any, Any], list[dict]] | None = None
+    # ^ optional (item, annotation) -> several rows (one per claim, per criterion and system…);
+    #   exports use it instead of export_row when set. Every row of a task type has the same keys.
+    display_per_assignment: bool = False
+    # ^ True when what an annotator sees depends on who they are (e.g. an order shuffled per
+    #   annotator): display is then called as display(item, assignment=…); see display_for.
+    private_config: frozenset[str] = frozenset()
+    # ^ config keys the annotation page must not carry (e.g. ranking's system names and seed).
 
     def validate_payload(self, data: Any) -> dict:
-        serializer = self.payload_serializer(data=data)
-        if not serializer.is_valid():
-            field_name, message = first_error(serializer.errors)
-            raise PayloadError(message, field=field_name)
-        return serializer.validated_data
+        # One serializer instance per thread, reused: building a DRF serializer deep-copies its
+        # fields, which dominated import time (100k records). run_validation keeps no state.
+        serializer = _reusable(self.payload_serializer)
+        try:
+            return serializer.run_validation(data)
+        except serializers.ValidationError as exc:
+            field_name, message = first_error(exc.detail)
+            raise PayloadError(message, field=field_name) from None
+
+    def prepare_batch(self, payloads: list[dict], *, config: dict) -> list[list[PreparedItem] | PayloadError]:
+        """``prepare`` over a chunk of validated payloads (task types may batch expensive work,
+        e.g. sentence splitting); a record's ``PayloadError`` is returned in its place."""
+        if self.prepare_many is not None:
+            return self.prepare_many(payloads, config=config)
+        results: list[list[PreparedItem] | PayloadError] = []
+        for payload in payloads:
+            try:
+                results.append(self.prepare(payload, config=config))
+            except PayloadError as exc:
+                results.append(exc)
+        return results
+
+    def display_for(self, item: Any, *, assignment: Any = None) -> dict:
+        """What the annotator of ``assignment`` sees of ``item`` (never gold)."""
+        if self.display_per_assignment:
+            return self.display(item, assignment=assignment)
+        return self.display(item)
+
+    def annotator_config(self, config: Mapping[str, Any]) -> dict:
+        """The validated config without the keys annotators must not see."""
+        return {k: v for k, v in config.items() if k not in self.private_config}
 
     def validate_config(self, data: Any) -> dict:
         serializer = self.config_serializer(data=data or {})
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
+
+
+_local = threading.local()
+
+
+def _reusable(serializer_class: type) -> Any:
+    cache = _local.__dict__.setdefault("serializers", {})
+    if serializer_class not in cache:
+        cache[serializer_class] = serializer_class()
+    return cache[serializer_class]
 
 
 def first_error(errors: Any, prefix: str = "") -> tuple[str, str]:

@@ -8,18 +8,22 @@ memory stays flat in the file size (only the set of seen external ids grows).
 from __future__ import annotations
 
 import csv
+import functools
+import inspect
 import io
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 from django.db import transaction
 from django.db.models import Max
+from rest_framework.exceptions import ValidationError
 
 from annotation import task_types
 from annotation.models import Annotation, Item
 from annotation.task_types import PayloadError, PreparedItem, TaskType
+from annotation.task_types.base import first_error
 
 CHUNK_SIZE = 1000
 GENERIC_FORMATS = ("jsonl", "csv")
@@ -78,35 +82,57 @@ def _csv_reader(task_type: TaskType) -> Callable[[IO[str]], Iterator[tuple[str, 
     return read
 
 
-def _reader_for(task_type: TaskType, fmt: str) -> Callable[[IO[str]], Iterator[tuple[str, dict]]]:
+def _reader_for(
+    task_type: TaskType, fmt: str, options: Mapping[str, Any] | None = None
+) -> Callable[[IO[str]], Iterator[tuple[str, dict]]]:
     if fmt == "jsonl":
-        return _read_jsonl
-    if fmt == "csv":
-        return _csv_reader(task_type)
-    if fmt in task_type.readers:
-        return task_type.readers[fmt]
-    raise ImportFailed(
-        f"Unknown format {fmt!r} for {task_type.name}; choose one of {', '.join(available_formats(task_type))}."
-    )
+        reader = _read_jsonl
+    elif fmt == "csv":
+        reader = _csv_reader(task_type)
+    elif fmt in task_type.readers:
+        reader = task_type.readers[fmt]
+    else:
+        raise ImportFailed(
+            f"Unknown format {fmt!r} for {task_type.name}; choose one of {', '.join(available_formats(task_type))}."
+        )
+    if not options:
+        return reader
+    accepted = inspect.signature(reader).parameters
+    for name in options:
+        if name not in accepted or name == "stream":
+            raise ImportFailed(f"Nothing imported. The {fmt} format takes no {name} option.")
+    return functools.partial(reader, **options)
 
 
 def _prepared_records(
     records: Iterable[tuple[str, dict]], task_type: TaskType, config: dict, report: ImportReport
 ) -> Iterator[tuple[str, PreparedItem]]:
+    """Validate record by record (so the first bad one stops the import at once), then prepare
+    in chunks so task types can batch expensive work such as sentence splitting."""
+    for chunk in _chunks(_validated(records, task_type, report), CHUNK_SIZE):
+        results = task_type.prepare_batch([payload for _, payload in chunk], config=config)
+        for (location, _), result in zip(chunk, results, strict=True):
+            if isinstance(result, PayloadError):
+                result.location = result.location or location
+                raise result
+            if not result:
+                report.skipped.append(location)
+            for item in result:
+                yield location, item
+
+
+def _validated(
+    records: Iterable[tuple[str, dict]], task_type: TaskType, report: ImportReport
+) -> Iterator[tuple[str, dict]]:
     for location, record in records:
         report.records += 1
         try:
-            # Keep fields the task type does not know (provenance such as article ids) next to the
-            # validated ones.
-            payload = {**record, **task_type.validate_payload(record)}
-            prepared = task_type.prepare(payload, config=config)
+            # Keep fields the task type does not know (provenance such as article ids) next to
+            # the validated ones.
+            yield location, {**record, **task_type.validate_payload(record)}
         except PayloadError as exc:
             exc.location = exc.location or location
             raise
-        if not prepared:
-            report.skipped.append(location)
-        for item in prepared:
-            yield location, item
 
 
 def _chunks(iterable: Iterable, size: int) -> Iterator[list]:
@@ -127,15 +153,23 @@ def import_items(
     fmt: str,
     update: bool = False,
     progress: Callable[[ImportReport], None] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> ImportReport:
     """Import a file into ``project``. Raises ``ImportFailed`` (and writes nothing) on the first
-    bad record, on an external id that already exists (unless ``update``), or on an update of an
-    item that already has annotations."""
+    bad record, on an external id that already exists (unless ``update``), on an update of an
+    item that already has annotations, or on an invalid project configuration. ``options`` go to
+    a task-specific reader as keyword arguments (e.g. ``mapping`` for ranking's ``reprohum``)."""
     task_type = task_types.get(project.task_type)
-    config = task_type.validate_config(project.config)
+    try:
+        config = task_type.validate_config(project.config)
+    except ValidationError as exc:
+        field_name, message = first_error(exc.detail)
+        raise ImportFailed(
+            f"Nothing imported. The project configuration is invalid: {field_name or 'config'}: {message}"
+        ) from None
     if isinstance(stream.read(0), bytes):
         stream = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
-    reader = _reader_for(task_type, fmt)
+    reader = _reader_for(task_type, fmt, options)
     report = ImportReport()
     seen: set[str] = set()
     try:

@@ -93,3 +93,15 @@ def test_the_answer_serializer_normalises_and_validates():
     assert not out_of_range.is_valid() and "does not exist" in str(out_of_range.errors)
     slider = TASK.answer_serializer(data={"sentences": [1], "helpfulness": 101}, context={"item": item})
     assert not slider.is_valid() and "helpfulness" in slider.errors
+
+
+def test_text_with_lone_surrogates_or_nul_is_refused_with_the_field_named():
+    payload = factories.citation_payload(1)
+    payload["evidence"][0]["text"] = "broken \ud800 text"
+    with pytest.raises(PayloadError) as caught:
+        TASK.validate_payload(payload)
+    assert caught.value.field == "evidence" and "surrogate" in caught.value.message
+    payload = factories.citation_payload(1)
+    payload["explanation"][0] = "nul \x00 here [1]."
+    with pytest.raises(PayloadError, match="NUL"):
+        TASK.validate_payload(payload)

@@ -14,8 +14,9 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="Project slug")
         parser.add_argument("--format", required=True, dest="fmt", help="jsonl, csv or a task-specific format")
         parser.add_argument("--update", action="store_true", help="Replace items whose external id exists")
+        parser.add_argument("--mapping", help="Mapping file some formats need (ranking's reprohum: column → system)")
 
-    def handle(self, *args, file, project, fmt, update, **options):
+    def handle(self, *args, file, project, fmt, update, mapping=None, **options):
         try:
             target = Project.objects.get(slug=project)
         except Project.DoesNotExist:
@@ -25,9 +26,18 @@ class Command(BaseCommand):
             sys.stderr.write(f"\r  {report.records:>8} records read · {report.created:>8} items created")
             sys.stderr.flush()
 
+        reader_options = {}
+        if mapping:
+            try:
+                with open(mapping, encoding="utf-8-sig", newline="") as handle:
+                    reader_options["mapping"] = handle.read()
+            except FileNotFoundError:
+                raise CommandError(f"No such mapping file: {mapping}") from None
         try:
             with open(file, "rb") as stream:
-                report = import_items(project=target, stream=stream, fmt=fmt, update=update, progress=progress)
+                report = import_items(
+                    project=target, stream=stream, fmt=fmt, update=update, progress=progress, options=reader_options
+                )
         except FileNotFoundError:
             raise CommandError(f"No such file: {file}") from None
         except ImportFailed as exc:
