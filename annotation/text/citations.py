@@ -37,7 +37,7 @@ _MARKER_RE = re.compile(MARKER_PATTERN)
 _ID_RE = re.compile(r"\d+")
 # A cluster is one or more markers separated by nothing but horizontal whitespace.
 _CLUSTER_RE = re.compile(
-    rf"(?P<lead>[ \t]*)(?P<cluster>{MARKER_PATTERN}(?:[ \t]*{MARKER_PATTERN})*)(?P<trail>[ \t]*)"
+    rf"(?P<lead>[ \t]*)(?P<cluster>{MARKER_PATTERN}(?:[ \t]*{MARKER_PATTERN})*)(?P<trail>\s*)"
 )
 # Characters that a removed cluster must not leave a space in front of.
 _CLOSING_PUNCT = ".,;:!?)]}\"”’'…"
@@ -89,7 +89,10 @@ def _rewrite_clusters(sentence: str, drop: Callable[[int], bool]) -> str:
         if start == 0 or sentence[start - 1] == "\n" or not next_char:
             # Cluster opens (or closes) the sentence or a line: its spacing goes with it.
             return ""
-        if next_char in _CLOSING_PUNCT or next_char == "\n":
+        if "\n" in trail:
+            # 'word [9]\nNext' -> 'word\nNext': the line break stays.
+            return trail.lstrip(" \t")
+        if next_char in _CLOSING_PUNCT:
             # 'receive [9].' -> 'receive.': no space may be left before the punctuation.
             return ""
         if lead or trail:

@@ -127,3 +127,11 @@ def test_remove_all_citations_strips_every_marker_and_tidies_whitespace():
 def test_remove_all_citations_leaves_sentences_without_markers_unchanged():
     sentence = "The claim that a photo shows CNN chyrons is false."
     assert remove_all_citations(sentence) == sentence
+
+
+def test_removing_a_marker_that_opens_a_paragraph_drops_the_line_break_after_it():
+    assert remove_citation("[37]\n\nTwo programs were created.", 37) == "Two programs were created."
+
+
+def test_removing_a_marker_before_a_line_break_keeps_the_line_break():
+    assert remove_citation("Sources: [1]\n[2] News.", 1) == "Sources:\n[2] News."

@@ -22,7 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from annotation.text import parse_citations, split_sentences_many
+from annotation.text import (
+    parse_citations,
+    remove_all_citations,
+    remove_citation,
+    split_sentences_many,
+)
 from annotation.text.citations import MARKER_PATTERN
 
 REPO = Path(__file__).resolve().parents[2]
@@ -124,3 +129,21 @@ def test_resplitting_never_breaks_or_loses_a_marker(model):
 def test_resplitting_keeps_every_character_but_whitespace(model):
     for (claim_id, sentences, _), got in zip(explanations(model), resplit(model), strict=True):
         assert "".join("".join(got).split()) == "".join("".join(sentences).split()), claim_id
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_removing_citations_from_real_sentences_leaves_tidy_text(model):
+    """No new space before punctuation, double space, or outer whitespace; nothing else lost."""
+    untidy = re.compile(r" [.,;:!?]|  |^\s|\s$")
+    for claim_id, sentences, _ in explanations(model):
+        for sentence in (s.strip() for s in sentences):
+            ids = parse_citations(sentence)
+            results = [(i, remove_citation(sentence, i)) for i in ids]
+            results.append((None, remove_all_citations(sentence)))
+            for removed, result in results:
+                assert len(untidy.findall(result)) <= len(untidy.findall(sentence)), (
+                    claim_id,
+                    sentence,
+                    removed,
+                )
+                assert parse_citations(result) == [i for i in ids if removed not in (None, i)]

@@ -1,12 +1,17 @@
 """Sentence splitting rules for generated explanations with inline citation markers."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotation.text import split_sentences, split_sentences_many
+from annotation.text.citations import MARKER_PATTERN
+from annotation.text.sentences import get_nlp
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -293,3 +298,84 @@ def test_text_package_does_not_import_django():
     code = "import sys, annotation.text; sys.exit('django' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True)
     assert result.returncode == 0, result.stderr.decode()
+
+
+def test_split_sentences_many_in_worker_processes_matches_one_process():
+    texts = [
+        f"Claim {i} is false [{i}]. Dr. Smith said so.[{i + 1}] Next one." for i in range(2500)
+    ]
+    assert split_sentences_many(texts, n_process=2) == split_sentences_many(texts)
+
+
+def test_doc_sents_of_the_shared_pipeline_follow_the_rules():
+    text = 'He may receive.[9] Such "vouchers." [3] Lt. Col. Vindman was not fired[27].'
+    doc = get_nlp()(text)
+    assert [sent.text.strip() for sent in doc.sents] == split_sentences(text)
+
+
+_ATOMS = [
+    "Dr.",
+    "U.S.",
+    "the",
+    "claim",
+    "is",
+    "False",
+    ".",
+    "!",
+    "?",
+    '"',
+    "“",
+    "”",
+    "(",
+    ")",
+    "[1]",
+    "[2, 3]",
+    "[ 4 ]",
+    "[5][6]",
+    "\n",
+    "\n\n",
+    "...",
+    "…",
+    "e.g.",
+    "No.",
+    "5",
+    "3.5",
+    "Fig.",
+    "J.",
+    "Such",
+    "However",
+    "et al.",
+    "[",
+    "]",
+    ",",
+    "'",
+    "’",
+    "*",
+    "$1.2",
+    "D.C.",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(_ATOMS), st.sampled_from(["", " ", " ", "  "])), max_size=30)
+)
+def test_splitting_keeps_all_text_and_every_marker_whole(pieces):
+    text = "".join(atom + space for atom, space in pieces)
+    sentences = split_sentences(text)
+    assert all(sentence and sentence == sentence.strip() for sentence in sentences)
+    assert "".join("".join(sentences).split()) == "".join(text.split())
+    marker = re.compile(MARKER_PATTERN)
+    assert [m for sentence in sentences for m in marker.findall(sentence)] == marker.findall(text)
+
+
+def test_long_runs_of_punctuation_split_in_linear_time():
+    # A nested quantifier once made '!!!...!x' take exponential time; a subprocess with a
+    # timeout turns such a regression into a failure instead of a hung test run.
+    code = (
+        "from annotation.text import split_sentences; "
+        "print(split_sentences('Wow' + '!' * 60 + 'x. Done.'))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr.decode()
+    assert "Done." in result.stdout.decode()
