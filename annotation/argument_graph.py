@@ -1,0 +1,522 @@
+"""Argument structures (CheckWhy): steps, the compact text form, the well-formedness check and
+the comparison metrics. Pure Python (no Django), so the answer serializer, the importer, exports
+and the agreement package (:mod:`agreement.argument_structure` re-exports the metrics) share one
+implementation; ``static/js/argument_graph.js`` mirrors the check and the parser for live feedback
+in the browser and is kept equal to this module by a parity test. It sits in ``annotation/``
+rather than ``annotation/task_types/`` because that package's ``__init__`` loads DRF (Django), and
+:mod:`agreement.argument_structure` must stay importable without Django.
+
+A structure is a list of steps ``{"premises": [ids], "conclusion": id or "claim"}``: the premises
+jointly support the conclusion. Nodes are evidence ids and the claim. Link types: one-to-one (a
+step with one premise), many-to-one (a step with several premises) and one-to-many (one statement
+used as a premise of several steps).
+
+Compact text form: chains separated by ``;``; in a chain, ``A -> B -> C`` is the steps A→B and
+B→C; a group ``(E1, E2)`` on the left of an arrow is a step's premises, on the right it gives one
+step per member (``E1 -> (E2, E3)`` is E1→E2 and E1→E3). ``claim`` is the claim (any case).
+Example: ``(E1, E2) -> E3 -> E6; (E5, E6) -> claim``. :func:`to_compact` writes the steps in their
+order and :func:`parse_compact` reads them back unchanged (a parity and round-trip test holds it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+CLAIM = "claim"
+ID_PATTERN = r"[A-Za-z0-9_]+(?:[.\-][A-Za-z0-9_]+)*"
+_ID_RE = re.compile(rf"^{ID_PATTERN}$")
+_TOKEN_RE = re.compile(rf"\s*(?:(?P<arrow>->)|(?P<id>{ID_PATTERN})|(?P<punct>[(),;])|(?P<bad>\S))")
+
+
+# --- steps ---------------------------------------------------------------------------------------
+
+
+def is_valid_id(value: str) -> bool:
+    """Whether ``value`` can name an evidence statement (letters, digits, ``_``, inner ``.``/``-``;
+    not ``claim``, which names the claim)."""
+    return bool(_ID_RE.match(value)) and value.lower() != CLAIM
+
+
+def _node(value: object) -> str:
+    text = str(value).strip()
+    return CLAIM if text.lower() == CLAIM else text
+
+
+def normalise_steps(steps: Iterable[Mapping]) -> list[dict]:
+    """Plain ``{"premises": [...], "conclusion": ...}`` steps with ids stripped, ``claim`` in lower
+    case and repeated premises of one step dropped (first occurrence kept)."""
+    result = []
+    for step in steps:
+        premises: list[str] = []
+        for premise in step.get("premises") or []:
+            node = _node(premise)
+            if node and node not in premises:
+                premises.append(node)
+        result.append({"premises": premises, "conclusion": _node(step.get("conclusion") or "")})
+    return result
+
+
+def edges(steps: Iterable[Mapping]) -> set[tuple[str, str]]:
+    """Support edges ``(premise, conclusion)``."""
+    return {(p, s["conclusion"]) for s in steps for p in s["premises"]}
+
+
+def leaves(steps: Iterable[Mapping]) -> set[str]:
+    """Leaf statements: premises that no step concludes."""
+    steps = list(steps)
+    concluded = {s["conclusion"] for s in steps}
+    return {p for s in steps for p in s["premises"] if p not in concluded}
+
+
+def step_keys(steps: Iterable[Mapping]) -> set[tuple[frozenset[str], str]]:
+    """Steps as comparable keys: premises as a set (their order does not matter)."""
+    return {(frozenset(s["premises"]), s["conclusion"]) for s in steps}
+
+
+# --- compact text form ---------------------------------------------------------------------------
+
+
+class StructureSyntaxError(ValueError):
+    """Compact text that cannot be read; ``column`` is 1-based."""
+
+    def __init__(self, message: str, column: int) -> None:
+        super().__init__(f"{message} (column {column})")
+        self.message = message
+        self.column = column
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    tokens = []
+    position = 0
+    while position < len(text):
+        match = _TOKEN_RE.match(text, position)
+        if match is None:  # only trailing whitespace is left
+            break
+        kind = match.lastgroup
+        value = match.group(kind)
+        column = match.start(kind) + 1
+        if kind == "bad":
+            raise StructureSyntaxError(f"unexpected character {value!r}", column)
+        tokens.append((kind, value, column))
+        position = match.end()
+    return tokens
+
+
+def parse_compact(text: str) -> list[dict]:
+    """Steps from the compact text form; raises :class:`StructureSyntaxError` with the column."""
+    tokens = _tokens(text)
+    end_column = len(text.rstrip()) + 1
+    steps: list[dict] = []
+    index = 0
+
+    def peek() -> tuple[str, str, int] | None:
+        return tokens[index] if index < len(tokens) else None
+
+    def group() -> list[str]:
+        nonlocal index
+        token = peek()
+        if token is None:
+            raise StructureSyntaxError("expected an evidence id, 'claim' or '('", end_column)
+        kind, value, column = token
+        if kind == "id":
+            index += 1
+            return [_node(value)]
+        if value != "(":
+            raise StructureSyntaxError(f"expected an evidence id, 'claim' or '(' but found {value!r}", column)
+        index += 1
+        members = []
+        while True:
+            token = peek()
+            if token is None or token[0] != "id":
+                found = "the end" if token is None else repr(token[1])
+                raise StructureSyntaxError(
+                    f"expected an evidence id inside '(' but found {found}",
+                    end_column if token is None else token[2],
+                )
+            members.append(_node(token[1]))
+            index += 1
+            token = peek()
+            if token is not None and token[1] == ",":
+                index += 1
+                continue
+            if token is not None and token[1] == ")":
+                index += 1
+                return members
+            found = "the end" if token is None else repr(token[1])
+            raise StructureSyntaxError(
+                f"expected ',' or ')' but found {found}", end_column if token is None else token[2]
+            )
+
+    if not tokens:
+        return []
+    while index < len(tokens):
+        chain_column = tokens[index][2]
+        left = group()
+        arrows = 0
+        while (token := peek()) is not None and token[0] == "arrow":
+            index += 1
+            right = group()
+            for conclusion in right:
+                steps.append({"premises": list(dict.fromkeys(left)), "conclusion": conclusion})
+            left = right
+            arrows += 1
+        token = peek()
+        if token is not None and token[1] != ";":
+            raise StructureSyntaxError(f"expected '->' or ';' but found {token[1]!r}", token[2])
+        if arrows == 0:
+            raise StructureSyntaxError("a part without '->' (write premises -> conclusion)", chain_column)
+        if token is None:
+            break
+        index += 1
+    return steps
+
+
+def _group_text(nodes: Sequence[str]) -> str:
+    return nodes[0] if len(nodes) == 1 else "(" + ", ".join(nodes) + ")"
+
+
+def to_compact(steps: Sequence[Mapping]) -> str:
+    """The compact text of ``steps``, in their order: a step continues the previous chain when
+    its only premise is the previous step's conclusion. Reading it back gives the same steps."""
+    chains: list[str] = []
+    previous: Mapping | None = None
+    for step in steps:
+        premises = list(step["premises"])
+        if previous is not None and premises == [previous["conclusion"]]:
+            chains[-1] += f" -> {step['conclusion']}"
+        else:
+            chains.append(f"{_group_text(premises)} -> {step['conclusion']}")
+        previous = step
+    return "; ".join(chains)
+
+
+# --- the well-formedness check -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a structure cannot be submitted; ``step`` is 0-based when the problem is in a
+    step, ``nodes`` the statements it concerns."""
+
+    code: str
+    message: str
+    step: int | None = None
+    nodes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict:
+        return {"code": self.code, "message": self.message, "step": self.step, "nodes": list(self.nodes)}
+
+
+def _join(nodes: Sequence[str]) -> str:
+    return ", ".join("the claim" if n == CLAIM else n for n in nodes)
+
+
+def check_structure(
+    evidence_ids: Sequence[str], steps: Sequence[Mapping], *, require_all_evidence: bool = True
+) -> list[Problem]:
+    """Every problem that keeps ``steps`` from being a well-formed argument for the claim, in a
+    fixed order (the browser shows the same list, from the mirrored JS check):
+
+    1. per step: no premises, the claim used as a premise, an unknown id, a missing conclusion,
+       a step that repeats an earlier one;
+    2. no steps at all, or no step concluding the claim;
+    3. cycles (a statement supporting itself, directly or through other steps);
+    4. parts not connected to the claim, evidence used in no step (when ``require_all_evidence``),
+       and statements connected to the claim that do not lead to it.
+    """
+    steps = normalise_steps(steps)
+    known = list(dict.fromkeys(evidence_ids))
+    known_set = set(known)
+    problems: list[Problem] = []
+
+    seen_steps: dict[tuple[frozenset[str], str], int] = {}
+    for i, step in enumerate(steps):
+        number = i + 1
+        premises, conclusion = step["premises"], step["conclusion"]
+        if not premises:
+            problems.append(
+                Problem(
+                    "no_premises",
+                    f"Step {number} has no premises: choose at least one statement that supports "
+                    "its conclusion.",
+                    i,
+                )
+            )
+        for premise in premises:
+            if premise == CLAIM:
+                problems.append(
+                    Problem(
+                        "claim_as_premise",
+                        f"Step {number} uses the claim as a premise; the claim can only be a "
+                        "conclusion.",
+                        i,
+                        (CLAIM,),
+                    )
+                )
+            elif premise not in known_set:
+                problems.append(
+                    Problem(
+                        "unknown_id",
+                        f"Step {number} uses {premise}, which is not an evidence id.",
+                        i,
+                        (premise,),
+                    )
+                )
+        if not conclusion:
+            problems.append(Problem("no_conclusion", f"Step {number} has no conclusion.", i))
+        elif conclusion != CLAIM and conclusion not in known_set:
+            problems.append(
+                Problem(
+                    "unknown_id",
+                    f"Step {number} concludes {conclusion}, which is not an evidence id.",
+                    i,
+                    (conclusion,),
+                )
+            )
+        key = (frozenset(premises), conclusion)
+        if premises and conclusion and key in seen_steps:
+            problems.append(
+                Problem("duplicate_step", f"Step {number} repeats step {seen_steps[key] + 1}.", i)
+            )
+        else:
+            seen_steps.setdefault(key, i)
+
+    if not steps:
+        problems.append(
+            Problem("empty", "The structure has no steps yet: link the evidence to the claim.")
+        )
+        return problems
+    if not any(s["conclusion"] == CLAIM for s in steps):
+        problems.append(
+            Problem(
+                "no_claim_step",
+                "No step concludes the claim yet: link the final statements to the claim.",
+            )
+        )
+
+    # Unknown ids (reported above) stay in the graph as nodes, so that a typo in one step does
+    # not also make the statements around it look disconnected; edges out of the claim are left
+    # out, as the claim-as-premise problem already names them.
+    unknown = [
+        node
+        for step in steps
+        for node in [*step["premises"], step["conclusion"]]
+        if node and node != CLAIM and node not in known_set
+    ]
+    order = [*known, *dict.fromkeys(unknown), CLAIM]
+    rank = {node: n for n, node in enumerate(order)}
+    successors: dict[str, set[str]] = {node: set() for node in order}
+    for step in steps:
+        conclusion = step["conclusion"]
+        if conclusion not in rank:
+            continue
+        for premise in step["premises"]:
+            if premise in rank and premise != CLAIM:
+                successors[premise].add(conclusion)
+    ordered = {node: sorted(successors[node], key=rank.__getitem__) for node in order}
+
+    for cycle in _cycles(order, ordered):
+        problems.append(
+            Problem(
+                "cycle",
+                f"Cycle: {' → '.join(cycle)}. A statement cannot support itself, even through "
+                "other steps.",
+                None,
+                tuple(cycle[:-1]),
+            )
+        )
+
+    used = {p for s in steps for p in s["premises"]} | {s["conclusion"] for s in steps}
+    nodes = [n for n in known if require_all_evidence or n in used]
+    component = _components([*nodes, CLAIM], ordered)
+    claim_part = component[CLAIM]
+    reaches = _reaching(CLAIM, ordered)
+    reported: set[int] = set()
+    for node in nodes:
+        part = component[node]
+        if part == claim_part or part in reported:
+            continue
+        reported.add(part)
+        members = [n for n in nodes if component[n] == part]
+        if len(members) == 1 and node not in used:
+            problems.append(
+                Problem(
+                    "unused",
+                    f"{node} is not used in any step: link it to the structure or delete it in "
+                    "stage 1.",
+                    None,
+                    (node,),
+                )
+            )
+        else:
+            problems.append(
+                Problem(
+                    "disconnected",
+                    f"{_join(members)} form a part that is not connected to the claim."
+                    if len(members) > 1
+                    else f"{node} is not connected to the claim.",
+                    None,
+                    tuple(members),
+                )
+            )
+    stranded = [n for n in nodes if component[n] == claim_part and n not in reaches]
+    for node in stranded:
+        problems.append(
+            Problem(
+                "not_reaching_claim",
+                f"{node} does not lead to the claim: use it as a premise of a step towards the "
+                "claim.",
+                None,
+                (node,),
+            )
+        )
+    return problems
+
+
+def _cycles(order: Sequence[str], successors: Mapping[str, Sequence[str]]) -> list[list[str]]:
+    """One shortest cycle per strongly connected component that has one, as a closed path
+    starting and ending at the component's first node in ``order``."""
+    cycles = []
+    done: set[str] = set()
+    for start in order:
+        if start in done:
+            continue
+        # Nodes on a cycle through `start` are those both reachable from it and reaching it.
+        forward = _reachable(start, successors)
+        if start not in forward:
+            continue
+        predecessors: dict[str, list[str]] = {n: [] for n in order}
+        for node in order:
+            for nxt in successors[node]:
+                predecessors[nxt].append(node)
+        backward = _reachable(start, predecessors)
+        members = forward & backward
+        done |= members
+        # Breadth-first from start back to start, inside the component, successors in order.
+        parent: dict[str, str] = {}
+        queue = deque([start])
+        found = None
+        while queue and found is None:
+            node = queue.popleft()
+            for nxt in successors[node]:
+                if nxt not in members:
+                    continue
+                if nxt == start:
+                    found = node
+                    break
+                if nxt not in parent:
+                    parent[nxt] = node
+                    queue.append(nxt)
+        path = [start]
+        node = found
+        while node != start:
+            path.append(node)
+            node = parent[node]
+        path.append(start)
+        cycles.append([path[0], *reversed(path[1:-1]), start])
+    return cycles
+
+
+def _reachable(start: str, successors: Mapping[str, Sequence[str]]) -> set[str]:
+    """Nodes reachable from ``start`` by one or more edges."""
+    seen: set[str] = set()
+    stack = list(successors[start])
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            stack.extend(successors[node])
+    return seen
+
+
+def _reaching(target: str, successors: Mapping[str, Sequence[str]]) -> set[str]:
+    """Nodes with a path to ``target``."""
+    predecessors: dict[str, list[str]] = {n: [] for n in successors}
+    for node, nexts in successors.items():
+        for nxt in nexts:
+            predecessors[nxt].append(node)
+    return _reachable(target, predecessors)
+
+
+def _components(nodes: Sequence[str], successors: Mapping[str, Sequence[str]]) -> dict[str, int]:
+    """Weakly connected component number of each node (numbered in ``nodes`` order)."""
+    neighbours: dict[str, set[str]] = {n: set() for n in successors}
+    for node, nexts in successors.items():
+        for nxt in nexts:
+            neighbours[node].add(nxt)
+            neighbours[nxt].add(node)
+    component: dict[str, int] = {}
+    for number, node in enumerate(nodes):
+        if node in component:
+            continue
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current in component:
+                continue
+            component[current] = number
+            stack.extend(neighbours[current])
+    return component
+
+
+def unknown_ids(evidence_ids: Iterable[str], steps: Iterable[Mapping]) -> list[tuple[int, str]]:
+    """``(0-based step, id)`` for every id a step names that is neither evidence nor the claim."""
+    known = set(evidence_ids) | {CLAIM}
+    found = []
+    for i, step in enumerate(steps):
+        for node in [*step["premises"], step["conclusion"]]:
+            if node and node not in known:
+                found.append((i, node))
+    return found
+
+
+# --- metrics against a reference structure -------------------------------------------------------
+
+
+def set_prf(predicted: set, reference: set) -> tuple[float, float, float]:
+    """Precision, recall and F1 of a predicted set against a reference set; two empty sets score
+    1/1/1, one empty set against a non-empty one 0/0/0."""
+    if not predicted and not reference:
+        return 1.0, 1.0, 1.0
+    hit = len(predicted & reference)
+    precision = hit / len(predicted) if predicted else 0.0
+    recall = hit / len(reference) if reference else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def _jaccard(a: set, b: set) -> float:
+    return 1.0 if not a and not b else len(a & b) / len(a | b)
+
+
+def structure_metrics(predicted: Sequence[Mapping], reference: Sequence[Mapping]) -> dict:
+    """Compare a structure with a reference (CheckWhy's automatic metrics).
+
+    - ``edge_similarity``: exact-match similarity over support edges, |E ∩ E'| / |E ∪ E'|;
+    - ``step_similarity``: the same over whole steps (premise set and conclusion must match);
+    - ``leaf_precision`` / ``leaf_recall`` / ``leaf_f1`` and ``leaf_all_correct``: the leaf
+      evidence (premises no step concludes) against the reference's leaves;
+    - ``step_precision`` / ``step_recall`` / ``step_f1`` and ``step_all_correct``: steps matched
+      exactly; all correct means the two structures have the same steps.
+    """
+    predicted = normalise_steps(predicted)
+    reference = normalise_steps(reference)
+    predicted_leaves, reference_leaves = leaves(predicted), leaves(reference)
+    predicted_steps, reference_steps = step_keys(predicted), step_keys(reference)
+    leaf_p, leaf_r, leaf_f = set_prf(predicted_leaves, reference_leaves)
+    step_p, step_r, step_f = set_prf(predicted_steps, reference_steps)
+    return {
+        "edge_similarity": _jaccard(edges(predicted), edges(reference)),
+        "step_similarity": _jaccard(predicted_steps, reference_steps),
+        "leaf_precision": leaf_p,
+        "leaf_recall": leaf_r,
+        "leaf_f1": leaf_f,
+        "leaf_all_correct": predicted_leaves == reference_leaves,
+        "step_precision": step_p,
+        "step_recall": step_r,
+        "step_f1": step_f,
+        "step_all_correct": predicted_steps == reference_steps,
+    }
