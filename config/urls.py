@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from annotation import api as annotation_api
@@ -33,6 +33,7 @@ pages = [
     path("p/<slug:slug>/", projects_views.project_detail, name="project-detail"),
     path("p/<slug:slug>/export/<str:fmt>/", projects_views.project_export, name="project-export"),
     path("p/<slug:slug>/annotate/", annotation_views.annotate, name="annotate"),
+    path("p/<slug:slug>/agreement/", include("agreement.urls")),
     path("admin/", admin.site.urls),
 ]
 

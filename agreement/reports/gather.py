@@ -1,0 +1,207 @@
+"""Selectors: a project's current answers as a :class:`ReportInput`, and its data version.
+
+A fixed number of queries whatever the number of annotations (memberships, items, current
+annotations, plus one for the items of a comparison project), so the reports layer has no N+1.
+
+Which answers count:
+
+* regular items only (control and qualification items check annotators, they are not data);
+* the current version of each human annotation;
+* coders as chosen by an :class:`AnnotatorFilter` (default: every annotator who answered, except
+  members whose qualification is "disqualified"). Coders are named by their pseudonym; answers of
+  a user who is no longer a member count as ``ann-removed-<user id>`` (as in exports);
+* judge answers from :func:`judge_answers`, added as coders ``judge:<key>`` when selected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from django.db.models import Count, Max
+
+from annotation import task_types
+from annotation.models import Annotation, Item
+from projects.models import Membership, Project
+
+from .build import REPORT_VERSION
+from .inputs import HUMAN, JUDGE, AnnotatorFilter, CoderInfo, ItemInfo, ReportInput, ReportOptions
+
+JUDGE_PREFIX = "judge:"
+
+
+# --- judge answers: the entry point for llm_judges -------------------------------------------
+
+
+def available_judges(project: Project) -> list[str]:
+    """Keys of the judges with answers in ``project``, for the dashboard's judge choice.
+
+    Entry point for ``llm_judges``: it has no selector for judge answers yet, so this returns
+    no judge; wire it to that selector when it lands (see :func:`judge_answers`).
+    """
+    return []
+
+
+def judge_answers(project: Project, keys: tuple[str, ...]) -> dict[str, dict[str, dict]]:
+    """``{judge key: {item external id: answer}}`` for the selected judges of ``project``.
+
+    Entry point for ``llm_judges`` (built in parallel; it exposes no selector yet): the answers
+    must be in the task type's answer format, one per item and judge (the latest successful
+    result of the judge's latest run). Until it is wired, no judge answers exist in the
+    database, and callers with judge answers from elsewhere pass them to :func:`gather` through
+    ``extra_judges``.
+    """
+    return {}
+
+
+def judges_version(project: Project) -> str:
+    """Changes whenever :func:`judge_answers` would return something else (cache key part)."""
+    return "none"
+
+
+# --- gathering -------------------------------------------------------------------------------
+
+
+def _members(project: Project) -> dict[int, dict]:
+    return {
+        m["user_id"]: m
+        for m in Membership.objects.filter(project=project).values(
+            "user_id", "pseudonym", "qualification", "role", "user__username"
+        )
+    }
+
+
+def shared_item_keys(project: Project, other_slug: str) -> set[str]:
+    """External ids of ``project``'s regular items that the project ``other_slug`` also has."""
+    return set(
+        Item.objects.filter(project__slug=other_slug, kind=Item.Kind.REGULAR).values_list(
+            "external_id", flat=True
+        )
+    )
+
+
+def gather(
+    *,
+    project: Project,
+    annotator_filter: AnnotatorFilter | None = None,
+    options: ReportOptions | None = None,
+    extra_judges: Mapping[str, Mapping[str, dict]] | None = None,
+) -> ReportInput:
+    """The project's answers, filtered to the coders that count, as plain structures.
+
+    ``extra_judges`` (``{judge key: {item external id: answer}}``) adds judge answers that do not
+    come from the database; they count when their key is in ``annotator_filter.judges``.
+    """
+    annotator_filter = annotator_filter or AnnotatorFilter()
+    options = options or ReportOptions()
+    task_type = task_types.get(project.task_type)
+    members = _members(project)
+
+    item_rows = Item.objects.filter(project=project, kind=Item.Kind.REGULAR).order_by(
+        "position", "id"
+    )
+    if options.shared_with:
+        keep = shared_item_keys(project, options.shared_with)
+        item_rows = item_rows.filter(external_id__in=keep) if len(keep) < 5000 else item_rows
+    else:
+        keep = None
+    items: dict[str, ItemInfo] = {}
+    key_of: dict[int, str] = {}
+    for pk, external_id, group, gold in item_rows.values_list("id", "external_id", "group", "gold"):
+        if keep is not None and external_id not in keep:
+            continue
+        items[external_id] = ItemInfo(key=external_id, group=group, gold=gold)
+        key_of[pk] = external_id
+
+    answers: dict[str, dict[str, dict]] = {}
+    labels: dict[str, str] = {}
+    qualification: dict[str, str] = {}
+    current = Annotation.objects.filter(
+        item__project=project, item__kind=Item.Kind.REGULAR, is_current=True
+    ).order_by("id")
+    for user_id, item_id, answer in current.values_list("annotator_id", "item_id", "answer"):
+        unit = key_of.get(item_id)
+        if unit is None:
+            continue
+        member = members.get(user_id)
+        coder = member["pseudonym"] if member else f"ann-removed-{user_id}"
+        if coder not in labels:
+            labels[coder] = member["user__username"] if member else coder
+            qualification[coder] = member["qualification"] if member else ""
+        answers.setdefault(coder, {})[unit] = answer
+
+    coders: list[CoderInfo] = []
+    excluded: list[dict] = []
+    wanted = set(annotator_filter.include) if annotator_filter.include is not None else None
+    for coder in sorted(answers, key=lambda c: labels[c]):
+        reason = ""
+        if wanted is not None:
+            if coder not in wanted:
+                reason = "not selected"
+        elif coder in annotator_filter.exclude:
+            reason = "excluded"
+        elif (
+            annotator_filter.exclude_disqualified
+            and qualification[coder] == Membership.Qualification.DISQUALIFIED
+        ):
+            reason = "disqualified"
+        if reason:
+            excluded.append({"id": coder, "label": labels[coder], "reason": reason})
+            del answers[coder]
+        else:
+            coders.append(CoderInfo(id=coder, kind=HUMAN, label=labels[coder]))
+
+    judges = dict(extra_judges or {})
+    wanted_judges = tuple(k for k in annotator_filter.judges if k not in judges)
+    if wanted_judges:
+        judges.update(judge_answers(project, wanted_judges))
+    for key in annotator_filter.judges:
+        if key not in judges:
+            continue
+        coder = f"{JUDGE_PREFIX}{key}"
+        coders.append(CoderInfo(id=coder, kind=JUDGE, label=key))
+        answers[coder] = {u: a for u, a in judges[key].items() if u in items}
+
+    return ReportInput(
+        task_type=project.task_type,
+        measures=dict(task_type.measures),
+        items=items,
+        coders=coders,
+        answers=answers,
+        config=dict(project.config or {}),
+        options=options,
+        excluded=excluded,
+        available_judges=sorted(set(available_judges(project)) | set(extra_judges or {})),
+    )
+
+
+def data_version(project: Project, options: ReportOptions | None = None) -> dict:
+    """What a report of ``project`` depends on, as a small dict (three or four queries).
+
+    Any new, revised or deleted annotation moves the annotation count or maximum id; a re-import
+    moves the items' latest ``updated_at``; a qualification change or a new member changes the
+    membership digest; a config change moves ``project.updated_at``.
+    """
+    options = options or ReportOptions()
+    annotations = Annotation.objects.filter(item__project=project).aggregate(
+        n=Count("id"), last=Max("id")
+    )
+    items = Item.objects.filter(project=project).aggregate(n=Count("id"), changed=Max("updated_at"))
+    members = sorted(
+        Membership.objects.filter(project=project).values_list("user_id", "qualification", "role")
+    )
+    version = {
+        "report": REPORT_VERSION,
+        "annotations": [annotations["n"], annotations["last"]],
+        "items": [items["n"], items["changed"].isoformat() if items["changed"] else None],
+        "members": [list(m) for m in members],
+        "project": project.updated_at.isoformat() if project.updated_at else None,
+        "judges": judges_version(project),
+    }
+    if options.shared_with:
+        other = Item.objects.filter(project__slug=options.shared_with).aggregate(
+            n=Count("id"), changed=Max("updated_at")
+        )
+        version["shared_with"] = [
+            other["n"], other["changed"].isoformat() if other["changed"] else None
+        ]
+    return version

@@ -1,0 +1,113 @@
+"""What a report is computed from: plain structures, no Django.
+
+:mod:`agreement.reports.gather` fills a :class:`ReportInput` from the database; tests, the bench
+and any other source (judge answers from a file, another platform's export) can build one by
+hand. Answers are ``{coder_id: {unit_id: answer}}`` with ``answer`` the task type's answer dict
+(``{"sentences": [0, 2], "none": False, "helpfulness": 70}`` for citation recovery); unit ids are
+item external ids, so two projects over the same items share unit ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+HUMAN = "human"
+JUDGE = "judge"
+
+# Fixed so that a report recomputed from the same data shows the same intervals.
+BOOTSTRAP_SEED = 13
+
+
+@dataclass(frozen=True)
+class AnnotatorFilter:
+    """Which coders count.
+
+    * ``include``: when given (even empty), exactly these human pseudonyms count, whatever their
+      qualification (an explicit choice overrides the disqualification default);
+    * otherwise every annotator who answered counts, minus ``exclude``, minus those whose
+      membership is disqualified when ``exclude_disqualified`` (the default);
+    * ``judges``: judge keys whose answers are added as coders (see
+      :func:`agreement.reports.gather.judge_answers`).
+    """
+
+    include: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] = ()
+    exclude_disqualified: bool = True
+    judges: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Canonical order, so that equal filters have equal cache keys.
+        if self.include is not None:
+            object.__setattr__(self, "include", tuple(sorted(set(self.include))))
+        object.__setattr__(self, "exclude", tuple(sorted(set(self.exclude))))
+        object.__setattr__(self, "judges", tuple(sorted(set(self.judges))))
+
+    @property
+    def is_default(self) -> bool:
+        return self == AnnotatorFilter()
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Computation settings that change figures (and therefore the cache key)."""
+
+    transparency_threshold: float = 0.6
+    n_boot: int = 1000
+    confidence: float = 0.95
+    shared_with: str = ""  # restrict to items whose external id is also in this project
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.transparency_threshold <= 1.0:
+            raise ValueError("the transparency threshold must lie between 0 and 1")
+        if not 1 <= self.n_boot <= 100_000:
+            raise ValueError("n_boot must lie between 1 and 100000")
+
+
+def filter_key(annotator_filter: AnnotatorFilter, options: ReportOptions) -> str:
+    """A stable digest of the filter and options (cache key part)."""
+    text = json.dumps({"filter": asdict(annotator_filter), "options": asdict(options)}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class ItemInfo:
+    """One unit: its external id, group (e.g. "gpt-4 / human"), kind and gold (may be None)."""
+
+    key: str
+    group: str = ""
+    gold: Any = None
+
+
+@dataclass(frozen=True)
+class CoderInfo:
+    """A coder: ``id`` is the pseudonym (humans) or ``judge:<key>``; ``label`` for display."""
+
+    id: str
+    kind: str = HUMAN
+    label: str = ""
+
+
+@dataclass
+class ReportInput:
+    """Everything a report needs, already filtered to the coders that count."""
+
+    task_type: str
+    measures: Mapping[str, str]
+    items: dict[str, ItemInfo]
+    coders: list[CoderInfo]
+    answers: dict[str, dict[str, dict]]
+    config: dict = field(default_factory=dict)
+    options: ReportOptions = field(default_factory=ReportOptions)
+    excluded: list[dict] = field(default_factory=list)  # [{"id", "label", "reason"}]
+    available_judges: list[str] = field(default_factory=list)
+
+    def coder_ids(self, kind: str | None = None) -> list[str]:
+        return [c.id for c in self.coders if kind is None or c.kind == kind]
+
+    def answers_of(self, kind: str) -> dict[str, dict[str, dict]]:
+        ids = set(self.coder_ids(kind))
+        return {c: a for c, a in self.answers.items() if c in ids}

@@ -1,0 +1,277 @@
+"""Small server-side SVG charts for the dashboard: no JavaScript, no chart library.
+
+:func:`render` turns a plot spec (as stored in a report) and its table into an SVG string. Every
+label passes through :func:`html.escape`, so dataset text (group names, system names) can never
+become markup. Charts carry ``role="img"``, a ``<title>`` and an ``aria-label`` for screen
+readers; every plotted number is also in a table on the same page and in its CSV download.
+
+Spec kinds:
+
+* ``bars``: one horizontal bar per row, ``label`` and ``value`` keys, optional whiskers from
+  ``lower``/``upper`` keys (a confidence interval) or ``sd`` (value ± sd), ``domain`` [lo, hi];
+* ``histogram``: vertical bars per row (bins), one colour per ``series`` key;
+* ``grouped``: horizontal bars grouped by row ``label``, one bar per ``series`` key (e.g. MAR
+  per system, one bar per annotator); optional ``domain``;
+* ``stacked``: one 100 % horizontal bar per row, segments from the ``series`` keys (shares).
+
+``series_labels`` (optional) maps series keys to the names shown in legends and tooltips.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from html import escape
+
+PALETTE = ("#2f5bd3", "#e07b39", "#3a9a6b", "#9b59b6", "#c0392b", "#7f8c8d", "#d4ac0d", "#16a085")
+INK = "#1d2330"
+MUTED = "#667085"
+GRID = "#e3e6ec"
+FONT = 'font-family="system-ui, sans-serif" font-size="12"'
+
+
+def _num(value) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _svg(width: int, height: int, title: str, body: list[str]) -> str:
+    t = escape(title)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'width="100%" style="max-width:{width}px" role="img" aria-label="{t}" {FONT}>'
+        f"<title>{t}</title>" + "".join(body) + "</svg>"
+    )
+
+
+def _truncate(text: str, limit: int = 22) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    span = hi - lo
+    if span <= 0:
+        return [lo]
+    raw = span / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    ticks = []
+    value = first
+    while value <= hi + 1e-9:
+        ticks.append(round(value, 10))
+        value += step
+    return ticks
+
+
+def _legend(series: Sequence[str], x: float, y: float, names: Mapping | None = None) -> list[str]:
+    out, offset = [], 0.0
+    for i, key in enumerate(series):
+        name = (names or {}).get(key, key)
+        colour = PALETTE[i % len(PALETTE)]
+        out.append(f'<rect x="{x + offset:.1f}" y="{y - 9}" width="10" height="10" fill="{colour}"/>')
+        label = escape(_truncate(str(name), 24))
+        out.append(f'<text x="{x + offset + 14:.1f}" y="{y}" fill="{INK}">{label}</text>')
+        offset += 24 + 7 * min(len(str(name)), 24)
+    return out
+
+
+def bars(rows: Sequence[Mapping], spec: Mapping) -> str:
+    """Horizontal bars with optional CI or ± SD whiskers."""
+    label_key, value_key = spec["label"], spec["value"]
+    points = []
+    for row in rows:
+        value = _num(row.get(value_key))
+        lo = hi = None
+        if spec.get("sd") and value is not None:
+            sd = _num(row.get(spec["sd"])) or 0.0
+            lo, hi = value - sd, value + sd
+        elif spec.get("lower") and spec.get("upper"):
+            lo, hi = _num(row.get(spec["lower"])), _num(row.get(spec["upper"]))
+        points.append((str(row.get(label_key, "")), value, lo, hi))
+    # A confidence interval widens the axis; a ± SD spread (descriptive, and often past a
+    # bounded scale such as F1's [0, 1]) is clipped to it instead.
+    widen = [p[1] for p in points] + ([] if spec.get("sd") else [v for p in points for v in p[2:]])
+    values = [v for v in widen if v is not None]
+    d_lo, d_hi = spec.get("domain") or [min(values or [0.0]), max(values or [1.0])]
+    d_lo = min([d_lo] + values)
+    d_hi = max([d_hi] + values)
+    if d_hi <= d_lo:
+        d_hi = d_lo + 1.0
+    label_w, plot_w, row_h, top = 150, 340, 30, 12
+    width = label_w + plot_w + 50
+    height = top + row_h * max(len(points), 2) + 34
+
+    def x(v: float) -> float:
+        return label_w + (v - d_lo) / (d_hi - d_lo) * plot_w
+
+    body = []
+    for tick in _ticks(d_lo, d_hi):
+        tx = x(tick)
+        body.append(f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 26}" '
+                    f'stroke="{GRID}"/>')
+        body.append(f'<text x="{tx:.1f}" y="{height - 10}" text-anchor="middle" '
+                    f'fill="{MUTED}">{tick:g}</text>')
+    zero = x(max(d_lo, min(0.0, d_hi)))
+    for i, (label, value, lo, hi) in enumerate(points):
+        y = top + i * row_h
+        body.append(f'<text x="{label_w - 8}" y="{y + row_h / 2 + 4:.1f}" text-anchor="end" '
+                    f'fill="{INK}"><title>{escape(label)}</title>{escape(_truncate(label))}</text>')
+        if value is None:
+            body.append(f'<text x="{label_w + 4}" y="{y + row_h / 2 + 4:.1f}" fill="{MUTED}">'
+                        "not defined</text>")
+            continue
+        x0, x1 = sorted((zero, x(value)))
+        body.append(f'<rect x="{x0:.1f}" y="{y + 5}" width="{max(x1 - x0, 1):.1f}" '
+                    f'height="{row_h - 10}" rx="2" fill="{PALETTE[0]}" fill-opacity="0.8"/>')
+        if lo is not None and hi is not None:
+            lx, hx, cy = x(max(lo, d_lo)), x(min(hi, d_hi)), y + row_h / 2
+            body.append(f'<line x1="{lx:.1f}" y1="{cy:.1f}" x2="{hx:.1f}" y2="{cy:.1f}" '
+                        f'stroke="{INK}" stroke-width="1.5"/>')
+            for wx in (lx, hx):
+                body.append(f'<line x1="{wx:.1f}" y1="{cy - 6:.1f}" x2="{wx:.1f}" '
+                            f'y2="{cy + 6:.1f}" stroke="{INK}" stroke-width="1.5"/>')
+        text_x = x(min(max(value, hi if hi is not None else value), d_hi)) + 6
+        body.append(f'<text x="{text_x:.1f}" y="{y + row_h / 2 + 4:.1f}" fill="{INK}">'
+                    f"{value:.2f}</text>")
+    body.append(f'<line x1="{zero:.1f}" y1="{top - 4}" x2="{zero:.1f}" y2="{height - 26}" '
+                f'stroke="{MUTED}"/>')
+    return _svg(width, height, spec.get("title", ""), body)
+
+
+def histogram(rows: Sequence[Mapping], spec: Mapping) -> str:
+    """Vertical bars per bin, one colour per series, side by side within a bin."""
+    series = list(spec["series"])
+    counts = [[_num(row.get(s)) or 0.0 for s in series] for row in rows]
+    peak = max([c for row in counts for c in row] + [1.0])
+    left, plot_w, plot_h, top = 46, 600, 200, 28
+    width, height = left + plot_w + 20, top + plot_h + 40
+    slot = plot_w / max(len(rows), 1)
+    bar_w = (slot - 6) / max(len(series), 1)
+    names = spec.get("series_labels") or {}
+    body = _legend(series, left, 14, names) if len(series) > 1 else []
+    for tick in _ticks(0.0, peak, 4):
+        ty = top + plot_h - tick / peak * plot_h
+        body.append(f'<line x1="{left}" y1="{ty:.1f}" x2="{left + plot_w}" y2="{ty:.1f}" '
+                    f'stroke="{GRID}"/>')
+        body.append(f'<text x="{left - 6}" y="{ty + 4:.1f}" text-anchor="end" fill="{MUTED}">'
+                    f"{tick:g}</text>")
+    for i, row in enumerate(rows):
+        x0 = left + i * slot + 3
+        for j, count in enumerate(counts[i]):
+            h = count / peak * plot_h
+            colour = PALETTE[j % len(PALETTE)]
+            body.append(
+                f'<rect x="{x0 + j * bar_w:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w:.1f}" '
+                f'height="{h:.1f}" fill="{colour}" fill-opacity="0.85">'
+                f"<title>{escape(str(names.get(series[j], series[j])))}: {count:g}</title></rect>"
+            )
+        label = escape(str(row.get(spec["label"], "")))
+        body.append(f'<text x="{x0 + (slot - 6) / 2:.1f}" y="{top + plot_h + 16}" '
+                    f'text-anchor="middle" fill="{MUTED}" font-size="10">{label}</text>')
+    body.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" '
+                f'y2="{top + plot_h}" stroke="{MUTED}"/>')
+    return _svg(width, height, spec.get("title", ""), body)
+
+
+def grouped(rows: Sequence[Mapping], spec: Mapping) -> str:
+    """Horizontal bars grouped by row label, one bar (colour) per series."""
+    series = list(spec["series"])
+    values = [_num(row.get(s)) for row in rows for s in series]
+    present = [v for v in values if v is not None]
+    d_lo, d_hi = spec.get("domain") or [min(present + [0.0]), max(present + [1.0])]
+    d_lo, d_hi = min([d_lo] + present), max([d_hi] + present)
+    if d_hi <= d_lo:
+        d_hi = d_lo + 1.0
+    label_w, plot_w, bar_h, gap, top = 200, 420, 14, 12, 30
+    group_h = bar_h * len(series) + gap
+    width = label_w + plot_w + 60
+    height = top + group_h * max(len(rows), 1) + 28
+    names = spec.get("series_labels") or {}
+
+    def x(v: float) -> float:
+        return label_w + (v - d_lo) / (d_hi - d_lo) * plot_w
+
+    body = _legend(series, label_w, 14, names)
+    for tick in _ticks(d_lo, d_hi):
+        tx = x(tick)
+        body.append(f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 24}" '
+                    f'stroke="{GRID}"/>')
+        body.append(f'<text x="{tx:.1f}" y="{height - 8}" text-anchor="middle" '
+                    f'fill="{MUTED}">{tick:g}</text>')
+    base = x(max(d_lo, min(0.0, d_hi)))
+    for i, row in enumerate(rows):
+        y0 = top + i * group_h
+        label = str(row.get(spec["label"], ""))
+        body.append(f'<text x="{label_w - 8}" y="{y0 + bar_h * len(series) / 2 + 4:.1f}" '
+                    f'text-anchor="end" fill="{INK}"><title>{escape(label)}</title>'
+                    f"{escape(_truncate(label, 28))}</text>")
+        for j, name in enumerate(series):
+            value = _num(row.get(name))
+            if value is None:
+                continue
+            x0, x1 = sorted((base, x(value)))
+            y = y0 + j * bar_h
+            body.append(
+                f'<rect x="{x0:.1f}" y="{y + 1}" width="{max(x1 - x0, 1):.1f}" '
+                f'height="{bar_h - 2}" fill="{PALETTE[j % len(PALETTE)]}" fill-opacity="0.85">'
+                f"<title>{escape(str(names.get(name, name)))}: {value:.3g}</title></rect>"
+            )
+            body.append(f'<text x="{x1 + 4:.1f}" y="{y + bar_h - 3}" fill="{MUTED}" '
+                        f'font-size="10">{value:.2f}</text>')
+    return _svg(width, height, spec.get("title", ""), body)
+
+
+def stacked(rows: Sequence[Mapping], spec: Mapping) -> str:
+    """One 100 % bar per row; segments are the row's shares of the series keys."""
+    series = list(spec["series"])
+    label_w, plot_w, row_h, top = 160, 460, 26, 30
+    width, height = label_w + plot_w + 20, top + row_h * max(len(rows), 1) + 10
+    names = spec.get("series_labels") or {}
+    body = _legend(series, label_w, 14, names)
+    for i, row in enumerate(rows):
+        y = top + i * row_h
+        label = str(row.get(spec["label"], ""))
+        body.append(f'<text x="{label_w - 8}" y="{y + row_h / 2 + 4:.1f}" text-anchor="end" '
+                    f'fill="{INK}">{escape(_truncate(label, 22))}</text>')
+        parts = [max(_num(row.get(s)) or 0.0, 0.0) for s in series]
+        total = sum(parts)
+        if total <= 0:
+            continue
+        x = float(label_w)
+        for j, part in enumerate(parts):
+            w = part / total * plot_w
+            if w <= 0:
+                continue
+            body.append(
+                f'<rect x="{x:.1f}" y="{y + 4}" width="{w:.1f}" height="{row_h - 8}" '
+                f'fill="{PALETTE[j % len(PALETTE)]}" fill-opacity="0.85">'
+                f"<title>{escape(str(names.get(series[j], series[j])))}: "
+                f"{100 * part / total:.1f} %</title></rect>"
+            )
+            if w > 34:
+                body.append(f'<text x="{x + w / 2:.1f}" y="{y + row_h / 2 + 4:.1f}" '
+                            f'text-anchor="middle" fill="#fff" font-size="10">'
+                            f"{100 * part / total:.0f} %</text>")
+            x += w
+    return _svg(width, height, spec.get("title", ""), body)
+
+
+KINDS = {"bars": bars, "histogram": histogram, "grouped": grouped, "stacked": stacked}
+
+
+def render(spec: Mapping, tables: Mapping[str, Mapping]) -> str:
+    """SVG markup for ``spec`` drawn from its table; empty string when there is nothing to draw."""
+    tbl = tables.get(spec.get("table", ""))
+    if not tbl or not tbl["rows"]:
+        return ""
+    try:
+        draw = KINDS[spec["kind"]]
+    except KeyError:
+        raise ValueError(f"unknown plot kind {spec.get('kind')!r}") from None
+    return draw(tbl["rows"], spec)

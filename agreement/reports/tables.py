@@ -1,0 +1,131 @@
+"""Report tables: plain, JSON-able rows with typed columns, rendered as HTML or CSV.
+
+A table is ``{"title", "columns": [{"key", "label", "fmt"}], "rows": [dict, ...], "note"}``. Rows
+are flat dicts of numbers and strings (``None`` for "not defined"; NaN never appears, because a
+snapshot is stored as JSON and PostgreSQL's jsonb refuses NaN). Composite formats read several
+row keys:
+
+* ``mean_sd``: ``<key>_mean`` and ``<key>_sd`` (shown "0.62 ± 0.29");
+* ``ci``: ``<key>``, ``<key>_lower`` and ``<key>_upper`` (shown "0.71 [0.65, 0.77]").
+
+CSV files carry every underlying key at full precision, one column each.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+FORMATS = ("text", "int", "num", "num1", "pct", "mean_sd", "ci")
+
+
+def column(key: str, label: str, fmt: str = "num") -> dict:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown column format {fmt!r}")
+    return {"key": key, "label": label, "fmt": fmt}
+
+
+def table(title: str, columns: Sequence[dict], rows: Iterable[Mapping], note: str = "") -> dict:
+    return {
+        "title": title,
+        "columns": list(columns),
+        "rows": [{k: clean(v) for k, v in row.items()} for row in rows],
+        "note": note,
+    }
+
+
+def clean(value: Any) -> Any:
+    """A JSON-safe scalar: NaN and infinities become None, NumPy numbers plain Python numbers."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, int):
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(number):
+        return None
+    if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu":
+        return int(value)
+    return number
+
+
+def csv_keys(columns: Sequence[Mapping]) -> list[str]:
+    """Row keys behind the columns, in CSV order."""
+    keys: list[str] = []
+    for col in columns:
+        key, fmt = col["key"], col["fmt"]
+        if fmt == "mean_sd":
+            keys += [f"{key}_mean", f"{key}_sd"]
+        elif fmt == "ci":
+            keys += [key, f"{key}_lower", f"{key}_upper"]
+        else:
+            keys.append(key)
+    return keys
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        # Dataset text (group names, item ids) must not run as a spreadsheet formula (OWASP).
+        return "'" + value
+    return value
+
+
+def to_csv(tbl: Mapping) -> str:
+    """The table as CSV text: a header of row keys, then one line per row (empty for None).
+
+    Numbers keep full precision; a text cell starting with ``= + - @`` or a tab gets a leading
+    apostrophe so that spreadsheets show it instead of evaluating it.
+    """
+    keys = csv_keys(tbl["columns"])
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(keys)
+    for row in tbl["rows"]:
+        writer.writerow([_csv_cell(row.get(k)) for k in keys])
+    return buffer.getvalue()
+
+
+def fmt_number(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "—"
+    return f"{value:.{digits}f}"
+
+
+def render_cell(row: Mapping, col: Mapping) -> str:
+    """Plain text for one cell (the template escapes it)."""
+    key, fmt = col["key"], col["fmt"]
+    if fmt == "mean_sd":
+        mean, sd = row.get(f"{key}_mean"), row.get(f"{key}_sd")
+        if mean is None:
+            return "—"
+        return f"{mean:.2f} ± {sd:.2f}" if sd is not None else f"{mean:.2f}"
+    if fmt == "ci":
+        value, lower, upper = row.get(key), row.get(f"{key}_lower"), row.get(f"{key}_upper")
+        if value is None:
+            return "—"
+        if lower is None or upper is None:
+            return f"{value:.3f}"
+        return f"{value:.3f} [{lower:.2f}, {upper:.2f}]"
+    value = row.get(key)
+    if value is None:
+        return "—"
+    if fmt == "int":
+        return f"{int(value):,}"
+    if fmt == "pct":
+        return f"{100 * value:.1f} %"
+    if fmt in ("num", "num1"):
+        digits = 1 if fmt == "num1" else 3
+        return fmt_number(value, digits) if isinstance(value, (int, float)) else str(value)
+    return str(value)

@@ -1,0 +1,237 @@
+"""Writes of the agreement app: request, compute and retry cached reports (snapshots).
+
+The caching rule: a report is identified by the project, a digest of the coder filter and
+options (``filter_key``) and a digest of that plus the project's data version (``key``; see
+:func:`agreement.reports.gather.data_version`). A request
+
+1. returns the done snapshot with the current key if there is one (fresh);
+2. otherwise joins the computation under way for this filter, if any (never a second one: the
+   partial unique constraint of :class:`AgreementSnapshot` allows one pending or running row per
+   project and filter), re-queueing it only when it is stale (queued or started longer ago than
+   the task's time limit: its worker died or its message was lost);
+3. otherwise creates a pending snapshot and computes it inline (small projects, the command) or
+   queues the Celery task after the transaction commits.
+
+Meanwhile the newest done snapshot of the same filter (an older data version) is still shown,
+marked as out of date. A worker claims a snapshot with a conditional UPDATE (pending → running),
+so a redelivered message (``acks_late``) never computes it twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from agreement.models import AgreementSnapshot
+from agreement.reports import build_report
+from agreement.reports.gather import data_version, gather
+from agreement.reports.inputs import AnnotatorFilter, ReportOptions, filter_key
+from projects.models import Project
+
+log = logging.getLogger(__name__)
+
+Status = AgreementSnapshot.Status
+
+# The Celery task's limits (agreement.celery_tasks); a snapshot queued or running for longer
+# than STALE_AFTER is considered abandoned.
+TIME_LIMIT_S = 600
+SOFT_TIME_LIMIT_S = 570
+STALE_AFTER = timedelta(seconds=TIME_LIMIT_S + 60)
+
+
+def inline_max_answers() -> int:
+    """Projects with at most this many annotation rows are computed inside the request."""
+    return int(getattr(settings, "CONCORD_AGREEMENT_INLINE_MAX_ANSWERS", 3000))
+
+
+@dataclass
+class SnapshotState:
+    """What the dashboard shows for one project and filter.
+
+    ``snapshot``: the newest done snapshot (``fresh`` when it matches the current data);
+    ``active``: the computation under way, if any; ``failed``: the failed snapshot of the current
+    data, if any (retry with :func:`snapshot_retry`).
+    """
+
+    snapshot: AgreementSnapshot | None
+    fresh: bool
+    active: AgreementSnapshot | None
+    failed: AgreementSnapshot | None
+    answers: int
+
+    @property
+    def report(self) -> dict | None:
+        return self.snapshot.result if self.snapshot is not None else None
+
+
+def _key(fkey: str, version: dict) -> str:
+    text = json.dumps({"filter": fkey, "data": version}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:48]
+
+
+def _state(project: Project, fkey: str, key: str, answers: int) -> SnapshotState:
+    rows = list(
+        AgreementSnapshot.objects.filter(project=project, filter_key=fkey)
+        .defer("result")
+        .order_by("-created_at", "-id")
+    )
+    current = next((s for s in rows if s.key == key), None)
+    active = next((s for s in rows if s.status in AgreementSnapshot.ACTIVE), None)
+    done = next((s for s in rows if s.status == Status.DONE), None)
+    if done is not None:
+        done = AgreementSnapshot.objects.get(pk=done.pk)  # with its result
+    return SnapshotState(
+        snapshot=done,
+        fresh=done is not None and done.key == key,
+        active=active,
+        failed=current if current is not None and current.status == Status.FAILED else None,
+        answers=answers,
+    )
+
+
+def snapshot_request(
+    *,
+    project: Project,
+    annotator_filter: AnnotatorFilter,
+    options: ReportOptions,
+    inline: bool | None = None,
+) -> SnapshotState:
+    """The dashboard's report for ``project``: cached, joined, or started (see module docstring).
+
+    ``inline`` forces (True) or forbids (False) computing inside this call; by default projects
+    with at most :func:`inline_max_answers` annotation rows compute inline.
+    """
+    fkey = filter_key(annotator_filter, options)
+    version = data_version(project, options)
+    key = _key(fkey, version)
+    answers = version["annotations"][0]
+    state = _state(project, fkey, key, answers)
+    if state.fresh or state.failed is not None:
+        return state
+    if state.active is not None:
+        _requeue_if_stale(state.active)
+        return state
+    try:
+        with transaction.atomic():
+            snapshot = AgreementSnapshot.objects.create(
+                project=project,
+                filter_key=fkey,
+                key=key,
+                annotator_filter=asdict(annotator_filter),
+                options=asdict(options),
+                data_version=version,
+                answers=answers,
+                status=Status.PENDING,
+                queued_at=timezone.now(),
+            )
+    except IntegrityError:
+        # Another request created this key or started a computation for this filter first.
+        return _state(project, fkey, key, answers)
+    if inline if inline is not None else answers <= inline_max_answers():
+        snapshot_compute(snapshot_id=snapshot.pk)
+    else:
+        _enqueue(snapshot.pk)
+    return _state(project, fkey, key, answers)
+
+
+def _enqueue(snapshot_id: int) -> None:
+    from agreement.celery_tasks import compute_snapshot
+
+    transaction.on_commit(lambda: compute_snapshot.delay(snapshot_id))
+
+
+def _requeue_if_stale(snapshot: AgreementSnapshot) -> bool:
+    """Queue an abandoned computation again; only one of several concurrent callers does."""
+    cutoff = timezone.now() - STALE_AFTER
+    revived = AgreementSnapshot.objects.filter(
+        Q(status=Status.PENDING, queued_at__lt=cutoff)
+        | Q(status=Status.RUNNING, started_at__lt=cutoff),
+        pk=snapshot.pk,
+    ).update(status=Status.PENDING, queued_at=timezone.now(), started_at=None)
+    if revived:
+        log.warning("agreement snapshot %s was abandoned; queued again", snapshot.pk)
+        _enqueue(snapshot.pk)
+    return bool(revived)
+
+
+def snapshot_retry(*, snapshot: AgreementSnapshot) -> bool:
+    """Queue a failed snapshot again. False if it is not failed or another computation for the
+    same filter is under way (the one-active constraint)."""
+    try:
+        with transaction.atomic():
+            revived = AgreementSnapshot.objects.filter(pk=snapshot.pk, status=Status.FAILED).update(
+                status=Status.PENDING, queued_at=timezone.now(), error="", started_at=None
+            )
+    except IntegrityError:
+        return False
+    if revived:
+        _enqueue(snapshot.pk)
+    return bool(revived)
+
+
+def snapshot_compute(*, snapshot_id: int) -> str:
+    """Compute a pending snapshot; returns "done", "failed" or "skipped" (already claimed).
+
+    The claim is a conditional UPDATE, so two workers (or a redelivered message) never compute
+    the same snapshot twice; a running snapshot older than STALE_AFTER may be claimed again.
+    """
+    now = timezone.now()
+    claimed = AgreementSnapshot.objects.filter(
+        Q(status=Status.PENDING) | Q(status=Status.RUNNING, started_at__lt=now - STALE_AFTER),
+        pk=snapshot_id,
+    ).update(status=Status.RUNNING, started_at=now)
+    if not claimed:
+        return "skipped"
+    snapshot = AgreementSnapshot.objects.select_related("project").get(pk=snapshot_id)
+    try:
+        annotator_filter = _filter_from_json(snapshot.annotator_filter)
+        options = ReportOptions(**snapshot.options)
+        report_input = gather(
+            project=snapshot.project, annotator_filter=annotator_filter, options=options
+        )
+        result = build_report(report_input, annotator_filter)
+    except Exception as exc:
+        # Deterministic failures (bad data) would fail again: record them instead of retrying.
+        log.exception("agreement snapshot %s failed", snapshot_id)
+        AgreementSnapshot.objects.filter(pk=snapshot_id, started_at=now).update(
+            status=Status.FAILED, error=_error_text(exc), finished_at=timezone.now()
+        )
+        return "failed"
+    finished = AgreementSnapshot.objects.filter(
+        pk=snapshot_id, status=Status.RUNNING, started_at=now
+    ).update(status=Status.DONE, result=result, finished_at=timezone.now(), error="")
+    if finished:
+        # Older reports of this filter are superseded; keep only the newest.
+        AgreementSnapshot.objects.filter(
+            project_id=snapshot.project_id,
+            filter_key=snapshot.filter_key,
+            status__in=(Status.DONE, Status.FAILED),
+            created_at__lte=snapshot.created_at,
+        ).exclude(pk=snapshot_id).delete()
+    return "done" if finished else "skipped"
+
+
+def _error_text(exc: Exception) -> str:
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    if isinstance(exc, SoftTimeLimitExceeded):
+        return f"The computation took longer than {SOFT_TIME_LIMIT_S} s and was stopped."
+    return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+def _filter_from_json(data: dict) -> AnnotatorFilter:
+    include = data.get("include")
+    return AnnotatorFilter(
+        include=tuple(include) if include is not None else None,
+        exclude=tuple(data.get("exclude", ())),
+        exclude_disqualified=bool(data.get("exclude_disqualified", True)),
+        judges=tuple(data.get("judges", ())),
+    )

@@ -1,0 +1,313 @@
+"""The researcher's agreement dashboard, its CSV downloads, and the comparison of two projects.
+
+Security: every view requires login and the researcher role in the project (``project_for``
+with ``RESEARCH_ROLES``: 404 for annotators, reviewers, non-members and unknown slugs alike, so
+slugs do not leak), because the pages show every annotator's answers aggregated against gold.
+The comparison requires the researcher role in both projects (404 otherwise). Annotators
+appear by username and pseudonym, as on the project page; CSV files name them by pseudonym only
+(through the report's coder ids) except the progress table, which mirrors the page. POST
+(retry) is CSRF-protected. Dataset text (group names, item ids) is escaped by the templates and
+by the SVG renderer, and text cells that a spreadsheet would run as formulas are neutralised in
+CSV files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET, require_http_methods
+
+from agreement import selectors, services
+from agreement.models import AgreementSnapshot
+from agreement.reports import AnnotatorFilter, ReportOptions, compare_reports
+from agreement.reports.plots import render as render_plot
+from agreement.reports.tables import column, render_cell, table, to_csv
+from annotation import task_types
+from projects.models import Membership
+from projects.permissions import RESEARCH_ROLES, project_for
+
+PREVIEW_ROWS = 15
+
+
+class BadQuery(ValueError):
+    pass
+
+
+@dataclass
+class Choice:
+    """The coder filter and options parsed from a query string."""
+
+    annotator_filter: AnnotatorFilter
+    options: ReportOptions
+
+
+def parse_choice(query: QueryDict, *, shared_with: str = "") -> Choice:
+    """Filter and options from GET parameters: ``select=1`` with ``include=<pseudonym>``…
+    (exactly these annotators), ``exclude=<pseudonym>``…, ``disqualified=include``,
+    ``judge=<key>``…, ``threshold=<0..1>``."""
+    include = tuple(query.getlist("include")) if query.get("select") else None
+    threshold_text = query.get("threshold", "").strip()
+    try:
+        threshold = float(threshold_text) if threshold_text else 0.6
+        options = ReportOptions(transparency_threshold=threshold, shared_with=shared_with)
+    except ValueError:
+        raise BadQuery(
+            f"threshold must be a number between 0 and 1, got {threshold_text!r}"
+        ) from None
+    return Choice(
+        AnnotatorFilter(
+            include=include,
+            exclude=tuple(query.getlist("exclude")),
+            exclude_disqualified=query.get("disqualified") != "include",
+            judges=tuple(query.getlist("judge")),
+        ),
+        options,
+    )
+
+
+def _query_without(query: QueryDict, *names: str) -> str:
+    pairs = [(k, v) for k in query for v in query.getlist(k) if k not in names]
+    return urlencode(pairs)
+
+
+def _csv_response(tbl: dict, filename: str) -> HttpResponse:
+    response = HttpResponse(to_csv(tbl), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _rendered_table(name: str, tbl: dict, base_query: str, preview: int | None = None) -> dict:
+    rows = tbl["rows"]
+    shown = rows if preview is None else rows[:preview]
+    numeric = [col["fmt"] != "text" for col in tbl["columns"]]
+    return {
+        "name": name,
+        "title": tbl["title"],
+        "note": tbl.get("note", ""),
+        "headers": [
+            {"label": col["label"], "numeric": num}
+            for col, num in zip(tbl["columns"], numeric, strict=True)
+        ],
+        "rows": [
+            [
+                {"text": render_cell(row, col), "numeric": num}
+                for col, num in zip(tbl["columns"], numeric, strict=True)
+            ]
+            for row in shown
+        ],
+        "hidden_rows": len(rows) - len(shown),
+        "csv_url": "?" + (base_query + "&" if base_query else "") + f"download={name}",
+    }
+
+
+def _progress_table(progress: dict) -> dict:
+    return table(
+        "Annotators",
+        [
+            column("username", "Annotator", "text"),
+            column("pseudonym", "Pseudonym", "text"),
+            column("qualification_label", "Qualification", "text"),
+            column("submitted", "Submitted", "int"),
+            column("reserved", "Open reservations", "int"),
+            column("median_time_s", "Median time per item (s)", "num1"),
+        ],
+        progress["annotators"],
+    )
+
+
+def _counted(member: dict, choice: Choice) -> bool:
+    f = choice.annotator_filter
+    if f.include is not None:
+        return member["pseudonym"] in f.include
+    if member["pseudonym"] in f.exclude:
+        return False
+    return not (
+        f.exclude_disqualified
+        and member.get("qualification") == Membership.Qualification.DISQUALIFIED
+    )
+
+
+def _report_context(report: dict, base_query: str) -> dict:
+    tables = report["tables"]
+    section = report.get("section")
+    agreement = _rendered_table("agreement", tables["agreement"], base_query)
+    blocks = []
+    if section:
+        plots_by_table: dict[str, list] = {}
+        for spec in section["plots"]:
+            svg = render_plot(spec, tables)
+            if svg:
+                plots_by_table.setdefault(spec["table"], []).append(
+                    {"title": spec.get("title", ""), "svg": mark_safe(svg)}  # noqa: S308 - escaped
+                )
+        for name in section["tables"]:
+            tbl = tables[name]
+            preview = PREVIEW_ROWS if len(tbl["rows"]) > 2 * PREVIEW_ROWS else None
+            plots = plots_by_table.get(name, [])
+            blocks.append(
+                {
+                    "table": _rendered_table(name, tbl, base_query, preview),
+                    "plots": plots,
+                    # A long table that only carries a chart's numbers starts folded.
+                    "collapse": bool(plots) and len(tbl["rows"]) > 6,
+                }
+            )
+    return {
+        "agreement": agreement,
+        "blocks": blocks,
+        "section": section,
+        "generated_at": datetime.fromisoformat(report["generated_at"]),
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def dashboard(request, slug):
+    """Progress, agreement per answer field, and the task type's figures, tables and plots.
+
+    Security: researchers of the project only (404 otherwise; see the module docstring). GET
+    ``?download=<table>`` returns that table of the report on screen as CSV (``progress``: the
+    annotator table). POST ``action=retry`` queues a failed computation again.
+    """
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    task_type = task_types.get(project.task_type)
+    try:
+        choice = parse_choice(request.GET)
+    except BadQuery as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    base_query = _query_without(request.GET, "download")
+
+    if request.method == "POST":
+        snapshot = AgreementSnapshot.objects.filter(
+            project=project, pk=request.POST.get("snapshot") or 0
+        ).first()
+        if snapshot is not None and services.snapshot_retry(snapshot=snapshot):
+            messages.success(request, "The computation was queued again.")
+        else:
+            messages.error(request, "Nothing to retry.")
+        return redirect(request.path + ("?" + base_query if base_query else ""))
+
+    download = request.GET.get("download")
+    if download == "progress":
+        progress = selectors.dashboard_progress(project)
+        return _csv_response(_progress_table(progress), f"{project.slug}-progress.csv")
+
+    state = services.snapshot_request(
+        project=project, annotator_filter=choice.annotator_filter, options=choice.options
+    )
+    report = state.report
+    if download:
+        if report is None:
+            return HttpResponse(
+                "The report is still being computed; try again in a moment.",
+                status=409,
+                content_type="text/plain; charset=utf-8",
+            )
+        if download not in report["tables"]:
+            return HttpResponse(
+                f"No table {download!r} in this report.",
+                status=404,
+                content_type="text/plain; charset=utf-8",
+            )
+        return _csv_response(report["tables"][download], f"{project.slug}-{download}.csv")
+
+    progress = selectors.dashboard_progress(project)
+    members = [
+        {**row, "counted": _counted(row, choice)} for row in progress["annotators"]
+    ]
+    context = {
+        "project": project,
+        "task_type": task_type,
+        "progress": progress,
+        "progress_table": _rendered_table("progress", _progress_table(progress), base_query),
+        "members": members,
+        "choice": choice,
+        "state": state,
+        "report": report,
+        "refresh": state.active is not None and not state.fresh,
+        "comparable": selectors.comparable_projects(request.user, project),
+        "base_query": base_query,
+    }
+    if report is not None:
+        context.update(_report_context(report, base_query))
+    return render(request, "agreement/dashboard.html", context)
+
+
+@login_required
+@require_GET
+def compare(request, slug):
+    """Two projects over the same items side by side (original vs reproduction).
+
+    Security: researcher role in both projects (404 otherwise). Each project's report is
+    restricted to the items (by external id) that both projects have, with the default coder
+    choice. ``?download=scalars|vector`` returns that table as CSV.
+    """
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    other_slug = request.GET.get("with", "")
+    if not other_slug:
+        return redirect("agreement-dashboard", slug=slug)
+    other = project_for(request.user, other_slug, RESEARCH_ROLES)
+    if other.task_type != project.task_type:
+        messages.error(
+            request,
+            f"{other.name} is a {other.task_type} project; only projects of the same task type "
+            "can be compared.",
+        )
+        return redirect("agreement-dashboard", slug=slug)
+    states = [
+        services.snapshot_request(
+            project=p,
+            annotator_filter=AnnotatorFilter(),
+            options=ReportOptions(shared_with=q.slug),
+        )
+        for p, q in ((project, other), (other, project))
+    ]
+    context = {
+        "project": project,
+        "other": other,
+        "states": states,
+        "refresh": any(s.active is not None and not s.fresh for s in states),
+        "comparison": None,
+    }
+    reports = [s.report for s in states]
+    if all(r is not None for r in reports):
+        comparison = compare_reports(reports[0], reports[1], labels=(project.name, other.name))
+        download = request.GET.get("download")
+        if download in ("scalars", "vector"):
+            return _csv_response(
+                comparison[download], f"{project.slug}-vs-{other.slug}-{download}.csv"
+            )
+        base_query = _query_without(request.GET, "download")
+        vector = comparison["vector"]
+        plot = ""
+        if vector["rows"]:
+            plot = render_plot(
+                {
+                    "kind": "grouped",
+                    "table": "vector",
+                    "label": "entry",
+                    "series": ["a", "b"],
+                    "series_labels": {"a": project.name, "b": other.name},
+                    "title": vector["title"],
+                },
+                {"vector": {"rows": [
+                    {"entry": r["entry"], "a": r["a"], "b": r["b"]} for r in vector["rows"]
+                ]}},
+            )
+        context.update(
+            {
+                "comparison": comparison,
+                "scalars": _rendered_table("scalars", comparison["scalars"], base_query),
+                "vector": _rendered_table("vector", vector, base_query),
+                "plot": mark_safe(plot),  # noqa: S308 - labels escaped by the renderer
+                "shared_items": (reports[0]["items"], reports[1]["items"]),
+            }
+        )
+    return render(request, "agreement/compare.html", context)
