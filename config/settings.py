@@ -142,10 +142,19 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = 15 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 14 * 60
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# Seconds before Redis hands an unacknowledged task (its worker died) to another worker; tests use
+# a few seconds to see redelivery quickly. Must exceed the longest task (judge tasks: soft limit).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CONCORD_CELERY_VISIBILITY_TIMEOUT", default=3600)
+}
 
 # Annotation workflow
 CONCORD_RESERVATION_MINUTES = env.int("CONCORD_RESERVATION_MINUTES", default=60)
+
+# Judges (llm_judges): queue for judge tasks (empty: Celery's default queue) and the soft time
+# limit of one batch task, in seconds.
+CONCORD_JUDGE_QUEUE = env.str("CONCORD_JUDGE_QUEUE", default="")
+CONCORD_JUDGE_SOFT_TIME_LIMIT = env.int("CONCORD_JUDGE_SOFT_TIME_LIMIT", default=600)
 
 if not DEBUG:
     SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)

@@ -1,0 +1,95 @@
+"""Judge API: runs (list, start, progress, cancel) for researchers; pre-selection for annotators.
+
+Security: every endpoint requires an authenticated user (session with CSRF, or token). Run
+endpoints resolve the project with the researcher role (``IsProjectResearcher``: 404 otherwise)
+and look runs up inside that project. The pre-selection endpoint loads only the caller's own
+assignment (``own_assignment``: 404 for anyone else's) and returns only the answer fields the
+judge fills: never gold, the judge's raw reply or other annotators' work.
+"""
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.selectors import own_assignment
+from llm_judges import selectors, services
+from llm_judges.models import Judge
+from projects.permissions import IsProjectResearcher
+
+
+class StartRunSerializer(serializers.Serializer):
+    judge = serializers.CharField(help_text="The judge's name.")
+    filters = serializers.DictField(required=False, default=dict)
+
+
+class RunListView(APIView):
+    """The project's judge runs with progress (done / failed / total); start a run."""
+
+    permission_classes = [IsProjectResearcher]
+
+    @extend_schema(responses=dict)
+    def get(self, request, slug):
+        runs = selectors.runs_for_project(project=self.project)
+        return Response({"results": [selectors.progress_of(run) for run in runs]})
+
+    @extend_schema(request=StartRunSerializer, responses={201: dict})
+    def post(self, request, slug):
+        body = StartRunSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        judge = Judge.objects.filter(name=body.validated_data["judge"]).first()
+        if judge is None:
+            return Response({"detail": "No such judge."}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            run = services.judge_run_start(
+                judge=judge,
+                project=self.project,
+                started_by=request.user,
+                filters=body.validated_data["filters"],
+            )
+        except services.JudgeError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        run = selectors.run_for_project(project=self.project, run_id=run.pk)
+        return Response(selectors.progress_of(run), status=status.HTTP_201_CREATED)
+
+
+class RunDetailView(APIView):
+    permission_classes = [IsProjectResearcher]
+
+    @extend_schema(responses=dict)
+    def get(self, request, slug, run_id):
+        run = selectors.run_for_project(project=self.project, run_id=run_id)
+        if run is None:
+            return Response({"detail": "No such run."}, status=status.HTTP_404_NOT_FOUND)
+        data = selectors.progress_of(run)
+        data["usage"] = selectors.run_usage(run=run)
+        return Response(data)
+
+
+class RunCancelView(APIView):
+    permission_classes = [IsProjectResearcher]
+
+    @extend_schema(request=None, responses=dict)
+    def post(self, request, slug, run_id):
+        run = selectors.run_for_project(project=self.project, run_id=run_id)
+        if run is None:
+            return Response({"detail": "No such run."}, status=status.HTTP_404_NOT_FOUND)
+        cancelled = services.judge_run_cancel(run=run)
+        run = selectors.run_for_project(project=self.project, run_id=run_id)
+        return Response({"cancelled": cancelled, **selectors.progress_of(run)})
+
+
+class PreselectionView(APIView):
+    """The judge's pre-selection for the caller's own assignment, recorded as shown; 204 when
+    the project shows none (the default) or the judge has no answer for this item. Call it only
+    when the pre-selection is actually displayed."""
+
+    @extend_schema(request=None, responses={200: dict, 204: OpenApiResponse(description="None")})
+    def post(self, request, pk):
+        assignment = own_assignment(request.user, pk)
+        shown = services.preselection_show(assignment=assignment)
+        if shown is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(
+            {"judge": shown["judge"], "answer": shown["answer"], "shown_at": shown["shown_at"]}
+        )

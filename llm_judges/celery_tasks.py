@@ -1,0 +1,57 @@
+"""Celery tasks for judge runs. They take ids, never objects, and call services.
+
+``judge_batch`` is acknowledged late (after it returns) and rejected back to the queue if its
+worker dies, so a killed worker's batch runs again elsewhere; the service it calls is idempotent,
+so the second run stores nothing twice. Transient errors come back from the service as a list of
+items to retry; the task re-queues only those, with the backoff the service computed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from celery import shared_task
+from django.conf import settings
+
+from llm_judges import services
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(
+    bind=True,
+    name="llm_judges.judge_batch",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    max_retries=None,  # bounded by the judge's max_attempts, carried in ``attempt``
+    soft_time_limit=settings.CONCORD_JUDGE_SOFT_TIME_LIMIT,
+    time_limit=settings.CONCORD_JUDGE_SOFT_TIME_LIMIT + 60,
+)
+def judge_batch(self, run_id: int, item_ids: list[int], attempt: int = 0) -> dict:
+    report = services.judge_batch_process(run_id=run_id, item_ids=item_ids, attempt=attempt)
+    while report.retry_item_ids and self.request.is_eager:
+        # No broker (eager mode, `make run`): Celery cannot schedule a retry, so wait the
+        # backoff here and try again in-process.
+        time.sleep(report.countdown)
+        attempt += 1
+        report = services.judge_batch_process(
+            run_id=run_id, item_ids=report.retry_item_ids, attempt=attempt
+        )
+    if report.retry_item_ids:
+        log.info(
+            "judge run %s: %d items hit transient errors; attempt %d in %.1f s",
+            run_id,
+            len(report.retry_item_ids),
+            attempt + 2,
+            report.countdown,
+        )
+        options = {"queue": settings.CONCORD_JUDGE_QUEUE} if settings.CONCORD_JUDGE_QUEUE else {}
+        raise self.retry(
+            args=(run_id, report.retry_item_ids, attempt + 1),
+            kwargs={},
+            countdown=report.countdown,
+            **options,
+        )
+    return {"stored": report.stored, "stopped": report.stopped}

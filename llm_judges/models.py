@@ -1,0 +1,204 @@
+"""Judges, their runs over projects, and their answers (kept apart from human annotations).
+
+Rules the services rely on:
+- ``JudgeResult`` is unique per (item, judge, prompt version, setting): a re-run or a redelivered
+  Celery task can only find the stored result, never add a second one. Results are written with
+  INSERT … ON CONFLICT DO NOTHING, so the first stored outcome wins.
+- At most one pending or running run per (judge, project, prompt version, setting), enforced by a
+  partial unique constraint.
+- A result points at the run that last claimed it; progress is counted from those rows, and the
+  counts are copied onto the run when it ends.
+- A judge's kind, model, parameters and prompt version are frozen once it has runs (the admin
+  shows them read-only): results do not record them, the judge does.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Judge(models.Model):
+    class Kind(models.TextChoices):
+        LLM = "llm", "LLM (OpenAI-compatible endpoint)"
+        NLI = "nli", "NLI model"
+        EMBEDDING = "embedding", "Embedding similarity"
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    model = models.CharField(
+        max_length=500,
+        help_text="LLM: the model name the endpoint serves. NLI: path of a local model directory "
+        "on the workers. Embedding: all-MiniLM-L6-v2.",
+    )
+    parameters = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Kind-specific settings (base_url, api_key_env, temperature, max_tokens, "
+        "timeout, concurrency…; threshold; batch_size…). Defaults are filled in on save.",
+    )
+    prompt_version = models.CharField(max_length=20, default="v1")
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class JudgeRun(models.Model):
+    """One pre-fill of a judge over (a filtered part of) a project."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    ACTIVE = (Status.PENDING, Status.RUNNING)
+
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.CASCADE, related_name="judge_runs"
+    )
+    prompt_version = models.CharField(max_length=20)
+    prompt_fingerprint = models.CharField(max_length=32, blank=True)
+    setting = models.CharField(max_length=40, blank=True, default="")
+    filters = models.JSONField(default=dict, blank=True)
+    items_per_task = models.PositiveIntegerField(default=50)
+    total = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True)
+    answered_count = models.PositiveIntegerField(default=0, help_text="Copied when the run ends.")
+    unparseable_count = models.PositiveIntegerField(default=0)
+    failed_count = models.PositiveIntegerField(default=0)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge", "project", "prompt_version", "setting"],
+                condition=Q(status__in=["pending", "running"]),
+                name="judgerun_one_active_per_key",
+            )
+        ]
+        indexes = [models.Index(fields=["project", "created_at"], name="judgerun_project_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.judge} on {self.project} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+
+class JudgeResult(models.Model):
+    """A judge's answer to one item, or why there is none."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "Answered"
+        UNPARSEABLE = "unparseable", "Unparseable reply"
+        FAILED = "failed", "Failed"
+
+    item = models.ForeignKey("annotation.Item", on_delete=models.CASCADE, related_name="judge_results")
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="results")
+    prompt_version = models.CharField(max_length=20)
+    setting = models.CharField(max_length=40, blank=True, default="")
+    run = models.ForeignKey(
+        JudgeRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="results"
+    )
+    status = models.CharField(max_length=12, choices=Status.choices)
+    answer = models.JSONField(null=True, blank=True, help_text="In the task type's answer shape.")
+    raw = models.TextField(blank=True, help_text="The reply as received (LLM).")
+    detail = models.JSONField(
+        default=dict, blank=True, help_text="NLI label probabilities or similarities per pair."
+    )
+    error = models.TextField(blank=True, help_text="Why the reply is unparseable or the call failed.")
+    attempts = models.PositiveSmallIntegerField(default=1)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "judge", "prompt_version", "setting"], name="judgeresult_unique_key"
+            )
+        ]
+        indexes = [models.Index(fields=["run", "status"], name="judgeresult_run_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.judge_id} on item {self.item_id}: {self.status}"
+
+
+class JudgeCall(models.Model):
+    """One call to an LLM endpoint (every attempt, failed ones too): tokens and latency."""
+
+    class Outcome(models.TextChoices):
+        OK = "ok", "Answered"
+        UNPARSEABLE = "unparseable", "Unparseable reply"
+        TRANSIENT = "transient", "Transient error"
+        PERMANENT = "permanent", "Permanent error"
+        FATAL = "fatal", "Fatal error"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="calls")
+    item = models.ForeignKey("annotation.Item", on_delete=models.CASCADE, related_name="+")
+    attempt = models.PositiveSmallIntegerField()
+    outcome = models.CharField(max_length=12, choices=Outcome.choices)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "item"], name="judgecall_run_item_idx")]
+
+    def __str__(self) -> str:
+        return f"call for item {self.item_id} (attempt {self.attempt}): {self.outcome}"
+
+
+class Preselection(models.Model):
+    """A project shows this judge's answers to annotators as a pre-selection. No row: off (the
+    default, because a visible suggestion anchors people)."""
+
+    project = models.OneToOneField(
+        "projects.Project", on_delete=models.CASCADE, related_name="judge_preselection"
+    )
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="+")
+    prompt_version = models.CharField(max_length=20)
+    enabled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    enabled_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.judge} pre-selects in {self.project}"
+
+
+class PreselectionShown(models.Model):
+    """Record that an annotator was shown a judge's pre-selection on an assignment, and what."""
+
+    assignment = models.OneToOneField(
+        "annotation.Assignment", on_delete=models.CASCADE, related_name="judge_preselection_shown"
+    )
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="+")
+    result = models.ForeignKey(
+        JudgeResult, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    answer = models.JSONField()
+    shown_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"pre-selection shown on assignment {self.assignment_id}"

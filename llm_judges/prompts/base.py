@@ -1,0 +1,110 @@
+"""The contract between the judge machinery and one task type's prompts and parsers.
+
+A task type gets judges by adding one module to this package that registers a ``JudgePrompt``.
+The services never branch on the task type: they ask the prompt module for LLM messages and a
+JSON schema, for (premise, hypothesis) pairs (NLI and embedding judges), and to turn what came
+back into an answer in the task type's answer shape.
+
+Versioning: every wording or pairing rule lives under a version key ("v1", "v2"…). A version's
+text never changes once results exist for it: a judge result is unique per (item, judge, prompt
+version, setting), so an edited prompt must get a new version key. ``fingerprint()`` is stored on
+each run so an accidental edit is visible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+KINDS = ("llm", "nli", "embedding")
+
+
+class Unparseable(ValueError):
+    """A judge reply that cannot be turned into an answer; the message says why."""
+
+
+@dataclass(frozen=True)
+class PromptVersion:
+    """One frozen wording: a system message and a user template (``str.format`` fields)."""
+
+    system: str
+    user: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class JudgePrompt:
+    task_type: str
+    versions: Mapping[str, PromptVersion]
+    default_version: str
+    # llm: (item, version) -> chat messages; (item, version) -> response_format (JSON schema)
+    messages: Callable[[Any, str], list[dict]]
+    response_format: Callable[[Any, str], dict]
+    # llm: (reply text, item) -> answer; raises Unparseable
+    parse: Callable[[str, Any], dict]
+    # nli / embedding: (item, version) -> [(premise, hypothesis)…]
+    pairs: Callable[[Any, str], list[tuple[str, str]]] | None = None
+    # nli: (item, labels, probabilities) -> answer; labels are lower-case id2label names
+    from_nli: Callable[[Any, Sequence[str], Sequence[Mapping[str, float]]], dict] | None = None
+    # embedding: (item, cosine similarities, threshold) -> answer
+    from_similarity: Callable[[Any, Sequence[float], float], dict] | None = None
+    # (project config) -> the setting a result belongs to ("sample" / "full" for citation recovery)
+    setting: Callable[[Mapping[str, Any]], str] = field(default=lambda config: "")
+    # answer fields a judge fills (a subset of the task type's answer), for pre-selection
+    answer_fields: tuple[str, ...] = ()
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """Judge kinds this task type supports: LLM always; NLI and embedding when it defines how
+        to pair texts and read the scores."""
+        kinds = ["llm"]
+        if self.pairs is not None and self.from_nli is not None:
+            kinds.append("nli")
+        if self.pairs is not None and self.from_similarity is not None:
+            kinds.append("embedding")
+        return tuple(kinds)
+
+    def version(self, key: str) -> PromptVersion:
+        try:
+            return self.versions[key]
+        except KeyError:
+            known = ", ".join(sorted(self.versions))
+            raise LookupError(
+                f"The {self.task_type} judge prompt has no version {key!r} (known: {known})."
+            ) from None
+
+    def fingerprint(self, key: str) -> str:
+        """A short hash of a version's wording, stored on runs to make silent edits visible."""
+        v = self.version(key)
+        text = json.dumps([self.task_type, key, v.system, v.user], ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def json_schema_format(name: str, schema: dict) -> dict:
+    """The chat-completions ``response_format`` asking for output that matches ``schema``."""
+    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
+
+
+def extract_json(text: str) -> Any:
+    """The JSON value in a reply: the whole text, else a fenced block, else the first balanced
+    ``{…}`` or ``[…]``. Servers may ignore ``response_format`` and wrap JSON in prose or fences.
+    Raises Unparseable when none parses."""
+    stripped = text.strip()
+    candidates = [stripped]
+    if "```" in stripped:
+        for chunk in stripped.split("```")[1::2]:
+            candidates.append(chunk.removeprefix("json").strip())
+    for opener, closer in (("{", "}"), ("[", "]")):
+        start = stripped.find(opener)
+        end = stripped.rfind(closer)
+        if 0 <= start < end:
+            candidates.append(stripped[start : end + 1])
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except (json.JSONDecodeError, ValueError):
+            continue
+    raise Unparseable("the reply contains no JSON value")

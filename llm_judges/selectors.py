@@ -1,0 +1,190 @@
+"""Reads for judges: answers as plain data for agreement reports, run progress, pre-selection.
+
+Nothing here returns gold. ``judge_answers`` is the interface for the agreement reports: plain
+``{item external id: answer}`` in the task type's answer shape, only answers that parsed.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet
+
+from annotation.models import Item
+from llm_judges import prompts
+from llm_judges.models import Judge, JudgeResult, JudgeRun, Preselection, PreselectionShown
+
+ResultStatus = JudgeResult.Status
+
+
+def _setting(project) -> str:
+    try:
+        return prompts.get(project.task_type).setting(project.config or {})
+    except prompts.PromptNotFound:
+        return ""
+
+
+def judge_answers(
+    *, project, judge: Judge, prompt_version: str | None = None, setting: str | None = None
+) -> dict[str, dict]:
+    """The judge's parsed answers on the project as ``{item external id: answer}``.
+
+    ``prompt_version`` defaults to the judge's, ``setting`` to the project's current one
+    (citation recovery: its masking mode). Unparseable and failed items are absent; see
+    ``judge_result_counts`` for how many there are.
+    """
+    rows = JudgeResult.objects.filter(
+        item__project=project,
+        judge=judge,
+        prompt_version=prompt_version or judge.prompt_version,
+        setting=_setting(project) if setting is None else setting,
+        status=ResultStatus.OK,
+    ).values_list("item__external_id", "answer")
+    return dict(rows)
+
+
+def judge_result_counts(
+    *, project, judge: Judge, prompt_version: str | None = None, setting: str | None = None
+) -> dict[str, int]:
+    """How many items the judge answered, could not parse, failed on, and has not judged yet."""
+    counts = JudgeResult.objects.filter(
+        item__project=project,
+        judge=judge,
+        prompt_version=prompt_version or judge.prompt_version,
+        setting=_setting(project) if setting is None else setting,
+    ).aggregate(
+        answered=Count("id", filter=Q(status=ResultStatus.OK)),
+        unparseable=Count("id", filter=Q(status=ResultStatus.UNPARSEABLE)),
+        failed=Count("id", filter=Q(status=ResultStatus.FAILED)),
+    )
+    items = Item.objects.filter(project=project).count()
+    counts["missing"] = items - counts["answered"] - counts["unparseable"] - counts["failed"]
+    return counts
+
+
+def judges_for_project(*, project) -> list[Judge]:
+    """Judges that can run on the project's task type (kind supported, prompt version known)."""
+    try:
+        prompt = prompts.get(project.task_type)
+    except prompts.PromptNotFound:
+        return []
+    return [
+        judge
+        for judge in Judge.objects.order_by("name")
+        if judge.kind in prompt.kinds and judge.prompt_version in prompt.versions
+    ]
+
+
+def _with_live_counts(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
+    return runs.annotate(
+        live_answered=Count("results", filter=Q(results__status=ResultStatus.OK)),
+        live_unparseable=Count("results", filter=Q(results__status=ResultStatus.UNPARSEABLE)),
+        live_failed=Count("results", filter=Q(results__status=ResultStatus.FAILED)),
+    )
+
+
+def progress_of(run: JudgeRun) -> dict:
+    """Progress figures of a run from ``runs_for_project``/``run_for_project`` (live counts
+    while it runs, the counts copied at its end afterwards: later runs may claim its results)."""
+    live = run.is_active and hasattr(run, "live_answered")
+    answered = run.live_answered if live else run.answered_count
+    unparseable = run.live_unparseable if live else run.unparseable_count
+    failed = run.live_failed if live else run.failed_count
+    done = answered + unparseable
+    total = run.total
+
+    def percent(n: int) -> float:
+        return round(100 * n / total, 1) if total else 100.0
+
+    return {
+        "id": run.pk,
+        "judge": run.judge.name,
+        "kind": run.judge.kind,
+        "model": run.judge.model,
+        "prompt_version": run.prompt_version,
+        "setting": run.setting,
+        "filters": run.filters,
+        "status": run.status,
+        "active": run.is_active,
+        "error": run.error,
+        "total": total,
+        "done": done,
+        "answered": answered,
+        "unparseable": unparseable,
+        "failed": failed,
+        "remaining": max(total - done - failed, 0),
+        "percent_answered": percent(answered),
+        "percent_unparseable": percent(unparseable),
+        "percent_failed": percent(failed),
+        "percent": percent(done + failed),
+        "created_at": run.created_at.isoformat(),
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "started_by": run.started_by.username if run.started_by else None,
+    }
+
+
+def runs_for_project(*, project, limit: int = 50) -> list[JudgeRun]:
+    """The project's latest runs with their judge and live counts, in one query."""
+    runs = JudgeRun.objects.filter(project=project).select_related("judge", "started_by")
+    return list(_with_live_counts(runs).order_by("-created_at", "-id")[:limit])
+
+
+def run_for_project(*, project, run_id: int) -> JudgeRun | None:
+    runs = JudgeRun.objects.filter(project=project, pk=run_id).select_related("judge", "started_by")
+    return _with_live_counts(runs).first()
+
+
+def run_usage(*, run: JudgeRun) -> dict:
+    """Calls, tokens and latency of an LLM run (every attempt counts)."""
+    from django.db.models import Avg, Max, Sum
+
+    return run.calls.aggregate(
+        calls=Count("id"),
+        prompt_tokens=Sum("prompt_tokens"),
+        completion_tokens=Sum("completion_tokens"),
+        mean_latency_ms=Avg("latency_ms"),
+        max_latency_ms=Max("latency_ms"),
+        retried=Count("id", filter=Q(outcome="transient")),
+    )
+
+
+def run_problems(*, run: JudgeRun, limit: int = 100) -> list[JudgeResult]:
+    """Unparseable and failed results of a run, with their items, for the run page."""
+    return list(
+        run.results.exclude(status=ResultStatus.OK)
+        .select_related("item")
+        .order_by("item__position", "item_id")[:limit]
+    )
+
+
+def preselection_of(*, project) -> Preselection | None:
+    return Preselection.objects.select_related("judge").filter(project=project).first()
+
+
+def preselection_answer(*, project, item) -> tuple[Judge, JudgeResult, dict] | None:
+    """(judge, result, answer) to pre-select on ``item``, or None: no pre-selection configured,
+    or the judge has no parsed answer for the item. The answer holds only the fields the judge
+    fills (citation recovery: ``sentences`` and ``none``)."""
+    preselection = preselection_of(project=project)
+    if preselection is None:
+        return None
+    result = JudgeResult.objects.filter(
+        item=item,
+        judge=preselection.judge,
+        prompt_version=preselection.prompt_version,
+        setting=_setting(project),
+        status=ResultStatus.OK,
+    ).first()
+    if result is None:
+        return None
+    fields = prompts.get(project.task_type).answer_fields
+    answer = {k: v for k, v in (result.answer or {}).items() if not fields or k in fields}
+    return preselection.judge, result, answer
+
+
+def preselections_shown(*, project) -> dict[tuple[int, int], str]:
+    """``{(item id, annotator id): judge name}`` for every assignment on which a pre-selection
+    was shown: exports and agreement reports can tell anchored answers apart."""
+    rows = PreselectionShown.objects.filter(assignment__project=project).values_list(
+        "assignment__item_id", "assignment__annotator_id", "judge__name"
+    )
+    return {(item_id, annotator_id): name for item_id, annotator_id, name in rows}

@@ -1,0 +1,627 @@
+"""Judges: configure them, run them over projects, cancel runs, show pre-selections.
+
+The flow of a run: ``judge_run_start`` selects the items, claims results that already exist and,
+after the transaction commits, enqueues one Celery task per batch of item ids. Each task calls
+``judge_batch_process``, which is idempotent: items that already have a result for the run's key
+are skipped, and results are inserted with ON CONFLICT DO NOTHING, so a redelivered task (worker
+killed, visibility timeout) or a re-run never stores a second result.
+
+Errors: a reply that cannot be parsed is stored as ``unparseable`` with the raw text; a
+permanent error (400, 422…) is stored per item as ``failed`` with the message; a transient one
+(timeout, connection, 429, 5xx) sends the item back to the task, which retries it with
+exponential backoff and jitter until ``max_attempts``; a fatal one (401, 403, 404, missing API key
+or model) fails the whole run at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections import deque
+from collections.abc import Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from functools import partial
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+from rest_framework import serializers
+
+from annotation.models import Assignment, Item
+from llm_judges import prompts
+from llm_judges.backends import ConfigError, llm_backend
+from llm_judges.backends import llm as llm_module
+from llm_judges.models import (
+    Judge,
+    JudgeCall,
+    JudgeResult,
+    JudgeRun,
+    Preselection,
+    PreselectionShown,
+)
+from llm_judges.parameters import clean_model, clean_parameters
+
+log = logging.getLogger(__name__)
+
+Status = JudgeRun.Status
+ResultStatus = JudgeResult.Status
+STATUS_CHECK_SECONDS = 1.0
+
+
+class JudgeError(Exception):
+    """A request the judge services refuse; the message is shown to the researcher."""
+
+
+# --- configuration -------------------------------------------------------------------------------
+
+
+def judge_create(
+    *,
+    name: str,
+    kind: str,
+    model: str,
+    parameters: dict | None = None,
+    prompt_version: str = "v1",
+    description: str = "",
+) -> Judge:
+    """Create a judge after validating its model and parameters (defaults filled in)."""
+    cleaned = clean_parameters(kind, parameters)
+    return Judge.objects.create(
+        name=name,
+        kind=kind,
+        model=clean_model(kind, model),
+        parameters=cleaned,
+        prompt_version=prompt_version,
+        description=description,
+    )
+
+
+def _prompt_for(judge: Judge, project) -> prompts.JudgePrompt:
+    try:
+        prompt = prompts.get(project.task_type)
+        prompt.version(judge.prompt_version)
+    except LookupError as exc:
+        raise JudgeError(str(exc)) from None
+    if judge.kind not in prompt.kinds:
+        raise JudgeError(
+            f"{project.task_type} has no {judge.kind} judge (supported: {', '.join(prompt.kinds)})."
+        )
+    return prompt
+
+
+# --- starting, cancelling, finishing runs --------------------------------------------------------
+
+
+class RunFilters(serializers.Serializer):
+    """Which items of the project a run covers; no filter means all items."""
+
+    kind = serializers.ListField(
+        child=serializers.ChoiceField(choices=Item.Kind.choices), required=False, allow_empty=True
+    )
+    group = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    external_ids = serializers.ListField(
+        child=serializers.CharField(max_length=255), required=False, allow_empty=True
+    )
+
+
+def clean_filters(data: dict | None) -> dict:
+    serializer = RunFilters(data=data or {})
+    if not serializer.is_valid():
+        from annotation.task_types.base import first_error
+
+        where, message = first_error(serializer.errors)
+        raise JudgeError(f"Filter {where}: {message}")
+    return {key: value for key, value in serializer.validated_data.items() if value not in ([], "")}
+
+
+def _selection(project, filters: dict):
+    items = Item.objects.filter(project=project)
+    if filters.get("kind"):
+        items = items.filter(kind__in=filters["kind"])
+    if filters.get("group"):
+        items = items.filter(group=filters["group"])
+    if filters.get("external_ids"):
+        items = items.filter(external_id__in=filters["external_ids"])
+    return items
+
+
+def judge_run_start(
+    *,
+    judge: Judge,
+    project,
+    started_by=None,
+    filters: dict | None = None,
+    enqueue: bool = True,
+) -> JudgeRun:
+    """Start a run of ``judge`` over the project's items (or the filtered part).
+
+    Items that already have an answer (ok or unparseable) for this judge, prompt version and
+    setting are not judged again: the run claims those results and counts them as done. Failed
+    results of the selection are deleted and retried. With ``enqueue`` the batches go to Celery
+    once the transaction commits; without it the caller processes them (``run_judge`` does in
+    eager mode, to show progress between batches).
+    """
+    prompt = _prompt_for(judge, project)
+    try:
+        parameters = clean_parameters(judge.kind, judge.parameters)
+    except serializers.ValidationError as exc:
+        raise JudgeError(f"The judge's parameters are invalid: {exc.detail}") from None
+    filters = clean_filters(filters)
+    setting = prompt.setting(project.config or {})
+    key = {"judge": judge, "prompt_version": judge.prompt_version, "setting": setting}
+    with transaction.atomic():
+        selection = _selection(project, filters)
+        active = JudgeRun.objects.filter(
+            judge=judge,
+            project=project,
+            prompt_version=judge.prompt_version,
+            setting=setting,
+            status__in=JudgeRun.ACTIVE,
+        ).first()
+        if active is not None:
+            raise JudgeError(f"{judge.name} is already running on this project (run {active.pk}).")
+        try:
+            with transaction.atomic():
+                run = JudgeRun.objects.create(
+                    judge=judge,
+                    project=project,
+                    prompt_version=judge.prompt_version,
+                    prompt_fingerprint=prompt.fingerprint(judge.prompt_version),
+                    setting=setting,
+                    filters=filters,
+                    items_per_task=parameters["items_per_task"],
+                    total=selection.count(),
+                    started_by=started_by,
+                )
+        except IntegrityError:  # a concurrent start won the partial unique constraint
+            raise JudgeError(f"{judge.name} is already running on this project.") from None
+        existing = JudgeResult.objects.filter(**key, item__in=selection)
+        existing.filter(status=ResultStatus.FAILED).delete()
+        existing.update(run=run)
+        pending = list(
+            selection.exclude(id__in=JudgeResult.objects.filter(**key).values("item_id"))
+            .order_by("position", "id")
+            .values_list("id", flat=True)
+        )
+        if not pending:
+            _refresh_counts(run.pk)
+        elif enqueue:
+            transaction.on_commit(partial(_enqueue, run.pk, pending, run.items_per_task))
+    run.refresh_from_db()
+    run.pending_item_ids = pending  # for callers that process the batches themselves
+    return run
+
+
+def batches(item_ids: Sequence[int], size: int) -> Iterable[list[int]]:
+    for start in range(0, len(item_ids), size):
+        yield list(item_ids[start : start + size])
+
+
+def _enqueue(run_id: int, item_ids: list[int], size: int) -> None:
+    from llm_judges.celery_tasks import judge_batch
+
+    options = {"queue": settings.CONCORD_JUDGE_QUEUE} if settings.CONCORD_JUDGE_QUEUE else {}
+    try:
+        for chunk in batches(item_ids, size):
+            judge_batch.apply_async(args=(run_id, chunk), **options)
+    except Exception as exc:  # broker unreachable: say so on the run instead of hanging
+        if getattr(judge_batch.app.conf, "task_always_eager", False):
+            raise
+        log.exception("enqueueing judge run %s failed", run_id)
+        _fail_run(run_id, f"Could not enqueue the run's tasks: {exc}")
+
+
+def judge_run_cancel(*, run: JudgeRun) -> bool:
+    """Stop a pending or running run. Queued tasks exit without calling the judge; running ones
+    stop within about a second. Returns False when the run had already ended."""
+    stopped = JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE).update(
+        status=Status.CANCELLED, finished_at=timezone.now()
+    )
+    _refresh_counts(run.pk)
+    run.refresh_from_db()
+    return bool(stopped)
+
+
+def _fail_run(run_id: int, message: str) -> None:
+    JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE).update(
+        status=Status.FAILED, error=message[:4000], finished_at=timezone.now()
+    )
+    _refresh_counts(run_id)
+
+
+def _refresh_counts(run_id: int) -> None:
+    """Copy the live counts onto the run; a run whose every item has an outcome is done."""
+    counts = JudgeResult.objects.filter(run_id=run_id).aggregate(
+        answered=Count("id", filter=Q(status=ResultStatus.OK)),
+        unparseable=Count("id", filter=Q(status=ResultStatus.UNPARSEABLE)),
+        failed=Count("id", filter=Q(status=ResultStatus.FAILED)),
+    )
+    JudgeRun.objects.filter(pk=run_id).update(
+        answered_count=counts["answered"],
+        unparseable_count=counts["unparseable"],
+        failed_count=counts["failed"],
+    )
+    finished = counts["answered"] + counts["unparseable"] + counts["failed"]
+    JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE, total__lte=finished).update(
+        status=Status.DONE, finished_at=timezone.now()
+    )
+
+
+# --- processing one batch (the Celery task's body) -----------------------------------------------
+
+
+@dataclass
+class BatchReport:
+    stored: int = 0
+    retry_item_ids: list[int] = field(default_factory=list)
+    countdown: float = 0.0
+    stopped: str = ""  # why the batch stopped early, if it did
+
+
+def backoff_seconds(
+    attempt: int, *, base: float, cap: float, retry_after: float | None = None, rng=random
+) -> float:
+    """Delay before retry ``attempt + 1``: exponential (base · 2^attempt, at most ``cap``) with
+    "equal jitter" (half fixed, half random) so that a burst of 429s does not come back in step;
+    never shorter than the server's Retry-After (capped)."""
+    ceiling = min(cap, base * 2**attempt)
+    delay = ceiling / 2 + rng.uniform(0, ceiling / 2)
+    if retry_after:
+        delay = max(delay, min(retry_after, cap))
+    return delay
+
+
+class _Batch:
+    """State shared by the kind-specific processors of one batch."""
+
+    def __init__(self, run: JudgeRun, prompt: prompts.JudgePrompt, parameters: dict, attempt: int):
+        self.run = run
+        self.judge = run.judge
+        self.prompt = prompt
+        self.parameters = parameters
+        self.attempt = attempt
+        self.report = BatchReport()
+        self._checked = time.monotonic()
+
+    def key(self) -> dict:
+        return {
+            "judge_id": self.judge.pk,
+            "prompt_version": self.run.prompt_version,
+            "setting": self.run.setting,
+            "run_id": self.run.pk,
+        }
+
+    def still_active(self, *, force: bool = False) -> bool:
+        """Re-read the run's status at most once a second (cancel, fatal error elsewhere)."""
+        now = time.monotonic()
+        if not force and now - self._checked < STATUS_CHECK_SECONDS:
+            return True
+        self._checked = now
+        status = JudgeRun.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
+        if status not in JudgeRun.ACTIVE:
+            self.report.stopped = f"run {status}"
+            return False
+        return True
+
+    def store(self, results: list[JudgeResult], calls: Sequence[JudgeCall] = ()) -> None:
+        with transaction.atomic():
+            if calls:
+                JudgeCall.objects.bulk_create(calls)
+            if results:
+                JudgeResult.objects.bulk_create(results, ignore_conflicts=True)
+        self.report.stored += len(results)
+
+    def failed(self, item: Item, message: str, **extra) -> JudgeResult:
+        return JudgeResult(
+            item=item,
+            status=ResultStatus.FAILED,
+            error=message[:4000],
+            attempts=self.attempt + 1,
+            **self.key(),
+            **extra,
+        )
+
+
+def judge_batch_process(*, run_id: int, item_ids: Sequence[int], attempt: int = 0) -> BatchReport:
+    """Judge the given items of a run. Safe to call twice with the same arguments."""
+    run = JudgeRun.objects.select_related("judge", "project").filter(pk=run_id).first()
+    if run is None:
+        return BatchReport(stopped="run deleted")
+    if run.status not in JudgeRun.ACTIVE:
+        return BatchReport(stopped=f"run {run.status}")
+    if run.status == Status.PENDING:
+        JudgeRun.objects.filter(pk=run.pk, status=Status.PENDING).update(
+            status=Status.RUNNING, started_at=timezone.now()
+        )
+    judge = run.judge
+    done = JudgeResult.objects.filter(
+        judge=judge, prompt_version=run.prompt_version, setting=run.setting, item_id__in=item_ids
+    ).values("item_id")
+    items = list(
+        Item.objects.filter(project_id=run.project_id, id__in=item_ids)
+        .exclude(id__in=done)
+        .order_by("position", "id")
+    )
+    try:
+        prompt = _prompt_for(judge, run.project)
+        parameters = clean_parameters(judge.kind, judge.parameters)
+        batch = _Batch(run, prompt, parameters, attempt)
+        if items:
+            PROCESSORS[judge.kind](batch, items)
+        report = batch.report
+    except (ConfigError, JudgeError) as exc:
+        _fail_run(run.pk, str(exc))
+        report = BatchReport(stopped=str(exc))
+    except serializers.ValidationError as exc:
+        _fail_run(run.pk, f"The judge's parameters are invalid: {exc.detail}")
+        report = BatchReport(stopped="invalid parameters")
+    _refresh_counts(run.pk)
+    return report
+
+
+def _soft_time_limit():
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    return SoftTimeLimitExceeded
+
+
+def _process_llm(batch: _Batch, items: list[Item]) -> None:
+    """Call the endpoint for each item, at most ``concurrency`` calls in flight (threads: the
+    calls wait on the network, not the CPU). A new call starts only when one ends, so a fatal
+    error or a cancel stops the batch after the calls already in flight."""
+    parameters = batch.parameters
+    prompt = batch.prompt
+    version = batch.run.prompt_version
+    backend = llm_backend(model=batch.judge.model, parameters=parameters)
+    waiting: deque[tuple[Item, tuple]] = deque()
+    for item in items:
+        try:
+            waiting.append((item, (prompt.messages(item, version), prompt.response_format(item, version))))
+        except Exception as exc:  # a malformed item must not stop the batch
+            batch.store([batch.failed(item, f"Cannot build the prompt: {exc}")])
+    pool = ThreadPoolExecutor(max_workers=max(1, min(parameters["concurrency"], len(waiting))))
+    in_flight: dict = {}
+    transient: list[tuple[Item, llm_module.CallOutcome]] = []
+
+    def fill() -> None:
+        while waiting and len(in_flight) < parameters["concurrency"] and not batch.report.stopped:
+            item, request = waiting.popleft()
+            in_flight[pool.submit(backend.call, *request)] = item
+
+    try:
+        fill()
+        while in_flight:
+            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in finished:
+                item = in_flight.pop(future)
+                outcome = future.result()  # LLMBackend.call never raises
+                kind = _store_llm_outcome(batch, item, outcome)
+                if kind == llm_module.TRANSIENT:
+                    transient.append((item, outcome))
+                elif kind == llm_module.FATAL and not batch.report.stopped:
+                    _fail_run(batch.run.pk, f"{outcome.error} (item {item.external_id})")
+                    batch.report.stopped = outcome.error
+            if not batch.report.stopped:
+                batch.still_active()
+            fill()
+    except _soft_time_limit():
+        batch.report.stopped = "time limit"
+        late = [*in_flight.values(), *(item for item, _ in waiting)]
+        batch.store(
+            [batch.failed(i, "The task's time limit was reached before an answer came.") for i in late]
+        )
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    if not transient or batch.report.stopped:
+        return
+    if batch.attempt + 1 < parameters["max_attempts"]:
+        batch.report.retry_item_ids = [item.pk for item, _ in transient]
+        batch.report.countdown = backoff_seconds(
+            batch.attempt,
+            base=parameters["backoff_base"],
+            cap=parameters["backoff_cap"],
+            retry_after=max((o.retry_after or 0 for _, o in transient), default=None),
+        )
+    else:
+        batch.store(
+            [
+                batch.failed(item, f"Gave up after {batch.attempt + 1} attempts: {outcome.error}")
+                for item, outcome in transient
+            ]
+        )
+
+
+def _store_llm_outcome(batch: _Batch, item: Item, outcome: llm_module.CallOutcome) -> str:
+    """Store the call (always) and the result (unless the error is transient); returns the
+    call's outcome kind."""
+    result = None
+    if outcome.ok:
+        answer, error = None, ""
+        try:
+            answer = batch.prompt.parse(outcome.text, item)
+            kind = JudgeCall.Outcome.OK
+        except prompts.Unparseable as exc:
+            kind, error = JudgeCall.Outcome.UNPARSEABLE, str(exc)
+        except Exception as exc:  # a parser bug must not lose the reply: keep it, flag it
+            log.exception("judge reply parser failed on item %s", item.pk)
+            kind, error = JudgeCall.Outcome.UNPARSEABLE, f"parser error: {exc!r}"
+        result = JudgeResult(
+            item=item,
+            status=ResultStatus.OK if answer is not None else ResultStatus.UNPARSEABLE,
+            answer=answer,
+            raw=outcome.text,
+            error=error,
+            attempts=batch.attempt + 1,
+            prompt_tokens=outcome.prompt_tokens,
+            completion_tokens=outcome.completion_tokens,
+            latency_ms=outcome.latency_ms,
+            **batch.key(),
+        )
+    else:
+        kind = outcome.error_kind
+        if kind != llm_module.TRANSIENT:
+            result = batch.failed(item, outcome.error, latency_ms=outcome.latency_ms)
+    call = JudgeCall(
+        run_id=batch.run.pk,
+        item=item,
+        attempt=batch.attempt + 1,
+        outcome=kind,
+        http_status=outcome.http_status,
+        error=outcome.error[:4000],
+        prompt_tokens=outcome.prompt_tokens,
+        completion_tokens=outcome.completion_tokens,
+        latency_ms=outcome.latency_ms,
+    )
+    batch.store([result] if result else [], [call])
+    return kind
+
+
+def _chunks_by_pairs(items: list[Item], pairs: list[list[tuple[str, str]]], target: int):
+    """Group consecutive items so that each group has about ``target`` pairs: large enough to
+    batch well, small enough to store progress and notice a cancel often."""
+    group: list[int] = []
+    count = 0
+    for index, item_pairs in enumerate(pairs):
+        group.append(index)
+        count += len(item_pairs)
+        if count >= target:
+            yield group
+            group, count = [], 0
+    if group:
+        yield group
+
+
+def _process_scored(batch: _Batch, items: list[Item], score, to_answer, detail) -> None:
+    """Shared loop of the NLI and embedding judges: pair texts, score pairs in batches, answer."""
+    version = batch.run.prompt_version
+    all_pairs: list[list[tuple[str, str]]] = []
+    usable: list[Item] = []
+    for item in items:
+        try:
+            all_pairs.append(batch.prompt.pairs(item, version))
+            usable.append(item)
+        except Exception as exc:
+            batch.store([batch.failed(item, f"Cannot pair the item's texts: {exc}")])
+    settled: set[int] = set()
+    try:
+        for group in _chunks_by_pairs(usable, all_pairs, 4 * batch.parameters["batch_size"]):
+            if not batch.still_active(force=True):
+                return
+            flat = [pair for index in group for pair in all_pairs[index]]
+            started = time.perf_counter()
+            scores = score(flat)
+            per_pair_ms = (time.perf_counter() - started) * 1000 / max(len(flat), 1)
+            results, offset = [], 0
+            for index in group:
+                item, count = usable[index], len(all_pairs[index])
+                item_scores = scores[offset : offset + count]
+                offset += count
+                try:
+                    answer = to_answer(item, item_scores)
+                except Exception as exc:
+                    results.append(batch.failed(item, f"Cannot read the scores: {exc}"))
+                    continue
+                results.append(
+                    JudgeResult(
+                        item=item,
+                        status=ResultStatus.OK,
+                        answer=answer,
+                        detail=detail(item_scores),
+                        attempts=batch.attempt + 1,
+                        latency_ms=round(per_pair_ms * count),
+                        **batch.key(),
+                    )
+                )
+            batch.store(results)
+            settled.update(usable[index].pk for index in group)
+    except _soft_time_limit():
+        batch.report.stopped = "time limit"
+        late = [i for i in usable if i.pk not in settled]
+        batch.store([batch.failed(i, "The task's time limit was reached.") for i in late])
+
+
+def _process_nli(batch: _Batch, items: list[Item]) -> None:
+    from llm_judges.backends.nli import load_nli_model, top_label
+
+    parameters = batch.parameters
+    model = load_nli_model(batch.judge.model, entailment_label=parameters["entailment_label"])
+
+    def score(pairs):
+        return model.classify(
+            pairs, batch_size=parameters["batch_size"], max_length=parameters["max_length"]
+        )
+
+    def to_answer(item, probabilities):
+        labels = [top_label(p) for p in probabilities]
+        return batch.prompt.from_nli(item, labels, probabilities)
+
+    def detail(probabilities):
+        return {
+            "pairs": [
+                {"label": top_label(p), "probabilities": {k: round(v, 4) for k, v in p.items()}}
+                for p in probabilities
+            ]
+        }
+
+    _process_scored(batch, items, score, to_answer, detail)
+
+
+def _process_embedding(batch: _Batch, items: list[Item]) -> None:
+    from llm_judges.backends.embedding import pair_similarities
+
+    parameters = batch.parameters
+    threshold = parameters["threshold"]
+    _process_scored(
+        batch,
+        items,
+        lambda pairs: pair_similarities(pairs, batch_size=parameters["batch_size"]),
+        lambda item, scores: batch.prompt.from_similarity(item, scores, threshold),
+        lambda scores: {"similarities": [round(s, 4) for s in scores], "threshold": threshold},
+    )
+
+
+PROCESSORS = {"llm": _process_llm, "nli": _process_nli, "embedding": _process_embedding}
+
+
+# --- pre-selection -------------------------------------------------------------------------------
+
+
+def preselection_enable(*, project, judge: Judge, enabled_by=None) -> Preselection:
+    """Show ``judge``'s answers to the project's annotators as a pre-selection (off by default:
+    a visible suggestion anchors people; every showing is recorded)."""
+    _prompt_for(judge, project)
+    preselection, _ = Preselection.objects.update_or_create(
+        project=project,
+        defaults={"judge": judge, "prompt_version": judge.prompt_version, "enabled_by": enabled_by},
+    )
+    return preselection
+
+
+def preselection_disable(*, project) -> None:
+    Preselection.objects.filter(project=project).delete()
+
+
+def preselection_show(*, assignment: Assignment) -> dict | None:
+    """The judge's answer to pre-select on this assignment, recording that it was shown; None
+    when the project has no pre-selection or the judge has no answer for the item. Showing the
+    same assignment again returns what was shown the first time."""
+    shown = (
+        PreselectionShown.objects.select_related("judge")
+        .filter(assignment=assignment)
+        .first()
+    )
+    if shown is not None:
+        return {"judge": shown.judge.name, "answer": shown.answer, "shown_at": shown.shown_at}
+    from llm_judges.selectors import preselection_answer
+
+    found = preselection_answer(project=assignment.project, item=assignment.item)
+    if found is None:
+        return None
+    judge, result, answer = found
+    shown, _ = PreselectionShown.objects.get_or_create(
+        assignment=assignment, defaults={"judge": judge, "result": result, "answer": answer}
+    )
+    return {"judge": judge.name, "answer": shown.answer, "shown_at": shown.shown_at}

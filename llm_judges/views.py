@@ -1,0 +1,130 @@
+"""Researcher pages for judges: start runs, watch their progress, cancel, pre-selection option.
+
+Security: every view requires login and the researcher role in the project (``project_for``:
+404 to anyone else, so slugs do not leak). Pages show judge replies and errors, never gold; run
+ids are looked up inside the project, so a researcher cannot open another project's run. Judges
+themselves are configured in the admin (staff only), because a judge names an endpoint that
+workers call and the environment variable holding its key.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation.models import Item
+from llm_judges import selectors, services
+from llm_judges.forms import PreselectionForm, StartRunForm
+from projects.permissions import RESEARCH_ROLES, project_for
+
+
+def _groups(project) -> list[str]:
+    return list(
+        Item.objects.filter(project=project)
+        .exclude(group="")
+        .order_by("group")
+        .values_list("group", flat=True)
+        .distinct()
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_judges(request, slug):
+    """Start a run, cancel one, switch the pre-selection; list runs with progress bars."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    judges = selectors.judges_for_project(project=project)
+    groups = _groups(project)
+    start_form = StartRunForm(judges=judges, groups=groups)
+    preselection = selectors.preselection_of(project=project)
+    pre_form = PreselectionForm(
+        judges=judges, initial={"judge": preselection.judge_id if preselection else None}
+    )
+    if request.method == "POST":
+        action = request.POST.get("action")
+        if action == "start":
+            start_form = StartRunForm(request.POST, judges=judges, groups=groups)
+            if start_form.is_valid():
+                try:
+                    run = services.judge_run_start(
+                        judge=start_form.cleaned_data["judge"],
+                        project=project,
+                        started_by=request.user,
+                        filters=start_form.filters(),
+                    )
+                except services.JudgeError as exc:
+                    messages.error(request, str(exc))
+                else:
+                    messages.success(request, f"Run {run.pk} started over {run.total} items.")
+                    return redirect("project-judges", slug=slug)
+        elif action == "cancel":
+            run = selectors.run_for_project(project=project, run_id=_int(request.POST.get("run")))
+            if run is None:
+                raise Http404("No such run.")
+            if services.judge_run_cancel(run=run):
+                messages.success(request, f"Run {run.pk} cancelled.")
+            return redirect("project-judges", slug=slug)
+        elif action == "preselection":
+            pre_form = PreselectionForm(request.POST, judges=judges)
+            if pre_form.is_valid():
+                judge = pre_form.cleaned_data["judge"]
+                if judge is None:
+                    services.preselection_disable(project=project)
+                    messages.success(request, "Annotators see no pre-selection.")
+                else:
+                    try:
+                        services.preselection_enable(
+                            project=project, judge=judge, enabled_by=request.user
+                        )
+                    except services.JudgeError as exc:
+                        messages.error(request, str(exc))
+                    else:
+                        messages.warning(
+                            request,
+                            f"Annotators now see {judge.name}'s answers pre-selected; each showing "
+                            "is recorded with the annotation.",
+                        )
+                return redirect("project-judges", slug=slug)
+    runs = selectors.runs_for_project(project=project)
+    return render(
+        request,
+        "llm_judges/project_judges.html",
+        {
+            "project": project,
+            "judges": judges,
+            "start_form": start_form,
+            "pre_form": pre_form,
+            "preselection": preselection,
+            "runs": [selectors.progress_of(run) for run in runs],
+        },
+    )
+
+
+@login_required
+@require_GET
+def judge_run(request, slug, run_id):
+    """One run: progress, calls, tokens and latency, and the items it could not answer with the
+    reply or error (escaped by the template; replies are untrusted text)."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    run = selectors.run_for_project(project=project, run_id=run_id)
+    if run is None:
+        raise Http404("No such run.")
+    return render(
+        request,
+        "llm_judges/run_detail.html",
+        {
+            "project": project,
+            "run": run,
+            "progress": selectors.progress_of(run),
+            "usage": selectors.run_usage(run=run),
+            "problems": selectors.run_problems(run=run),
+        },
+    )
+
+
+def _int(value) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise Http404("No such run.") from None

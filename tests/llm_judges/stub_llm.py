@@ -1,0 +1,145 @@
+"""A real HTTP server that speaks the OpenAI chat-completions wire format, for tests and the
+throughput benchmark. The judge talks to it through the real ``openai`` client (nothing mocked).
+
+``StubLLM(responder)`` serves ``POST /v1/chat/completions`` on 127.0.0.1 in background threads;
+``responder(request) -> Reply`` decides each answer (status, content, delay). Every request is
+recorded (path, headers, JSON body) in ``requests``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    content: str | None = '{"sentences": [2]}'
+    delay: float = 0.0
+    headers: dict = field(default_factory=dict)
+    body: dict | None = None  # a full body instead of a completion / error built from the rest
+    wait: threading.Event | None = None  # block until set (a call that hangs)
+
+
+def completion_body(content: str, *, model: str, prompt_tokens: int = 120, completion_tokens: int = 7) -> dict:
+    return {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error",
+               429: "rate_limit_exceeded", 500: "server_error", 503: "server_error"}
+
+
+def error_body(status: int, message: str) -> dict:
+    return {"error": {"message": message, "type": ERROR_TYPES.get(status, "error"), "param": None, "code": None}}
+
+
+def user_message(request: dict) -> str:
+    return next(m["content"] for m in request["json"]["messages"] if m["role"] == "user")
+
+
+def claim_of(request: dict) -> str:
+    match = re.search(r"^Claim: (.*)$", user_message(request), re.MULTILINE)
+    return match.group(1) if match else ""
+
+
+class StubLLM:
+    def __init__(self, responder: Callable[[dict], Reply] | None = None, *, latency: float = 0.0):
+        self.responder = responder or (lambda request: Reply())
+        self.latency = latency
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    body = {}
+                request = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body}
+                with stub._lock:
+                    stub.requests.append(request)
+                reply = stub.responder(request)
+                if stub.latency:
+                    time.sleep(stub.latency)
+                if reply.wait is not None:
+                    reply.wait.wait(timeout=120)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.body is not None:
+                    payload = reply.body
+                elif reply.status == 200:
+                    payload = completion_body(reply.content, model=body.get("model", "stub"))
+                else:
+                    payload = error_body(reply.status, f"stub error {reply.status}")
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout) or its worker was killed
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 256  # many concurrent clients connect at once
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def start(self) -> StubLLM:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> StubLLM:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def chat_requests(self) -> list[dict]:
+        with self._lock:
+            return [r for r in self.requests if r["path"].endswith("/chat/completions")]
