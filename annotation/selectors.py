@@ -38,7 +38,7 @@ def assignment_view(assignment: Assignment) -> dict:
         "state": assignment.state,
         "expires_at": assignment.expires_at.isoformat(),
         "task_type": project.task_type,
-        "item": task_type.display(item),
+        "item": task_type.display_for(item, assignment=assignment),
         "draft": None
         if draft is None
         else {"answer": draft.answer, "time_spent_ms": draft.time_spent_ms, "revision": draft.revision},

@@ -2,7 +2,8 @@
 
 Security: login required; the project must be one where the caller is an annotator
 (``project_for`` → 404 otherwise). The page itself carries no item data: the task's JS module
-fetches the caller's own assignments from the annotator API, which never returns gold.
+fetches the caller's own assignments from the annotator API, which never returns gold. The task
+config on the page omits the task type's private keys (``TaskType.private_config``).
 """
 
 from django.contrib.auth.decorators import login_required
@@ -25,7 +26,7 @@ def annotate(request, slug):
         {
             "project": project,
             "task_type": task_type,
-            "task_config": dict(config),
+            "task_config": task_type.annotator_config(config),
             "reopen": request.GET.get("assignment", ""),
         },
     )

@@ -1,7 +1,9 @@
 """Exporting annotations as JSONL or CSV, streamed in constant memory.
 
 One row per current annotation version: item external id, group, kind, pseudonymous annotator id,
-the task type's answer columns (with gold and scores), time spent, timestamps and provenance.
+the task type's answer columns (with gold and scores), time spent, timestamps and provenance. Task
+types with ``export_rows`` (claim review, ranking) write several rows per annotation instead, each
+repeating those common columns.
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ def _rows(project) -> Iterator[dict]:
             "reserved_at": annotation.assignment.reserved_at.isoformat(),
             "submitted_at": annotation.created_at.isoformat(),
         }
+        if task_type.export_rows is not None:  # several rows per annotation (per claim, …)
+            for part in task_type.export_rows(item, annotation):
+                yield {**row, **part}
+            continue
         row.update(task_type.export_row(item, annotation))
         yield row
 
