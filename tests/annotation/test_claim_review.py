@@ -1,0 +1,360 @@
+"""Claim review: FaStfact import, answer validation, display, per-claim export and statistics."""
+
+import copy
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation import services, task_types
+from annotation.models import Item
+from annotation.task_types.claim_review import (
+    parse_verification_context,
+    response_segments,
+    source_span,
+)
+from projects.services.exports import export_stream
+from projects.services.imports import ImportFailed, import_items
+from tests import factories
+from tests.conftest import REPO, client_for
+
+TASK = task_types.get("claim_review")
+TRIAL = REPO / "data" / "fastfact" / "trial.jsonl"
+TRIAL_LINES = TRIAL.read_text().splitlines()
+
+
+@pytest.fixture
+def project(db, researcher):
+    project = factories.ProjectFactory(task_type="claim_review", config={}, annotators_per_item=2)
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    return project
+
+
+def import_trial(project, lines=None):
+    body = "\n".join(lines if lines is not None else TRIAL_LINES).encode()
+    return import_items(project=project, stream=io.BytesIO(body), fmt="fastfact")
+
+
+def annotator_in(project):
+    user = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=user, role="annotator")
+    return user
+
+
+def keep_all(item, agreement="agree"):
+    return {"claims": [{"id": c["id"], "action": "keep", "agreement": agreement} for c in item.payload["claims"]]}
+
+
+# --- import ----------------------------------------------------------------------------------------
+
+
+def test_importing_the_trial_file_gives_two_items_with_all_claims_evidence_and_reasoning(project):
+    report = import_trial(project)
+    assert (report.records, report.created) == (2, 2)
+    source = [json.loads(line) for line in TRIAL_LINES]
+    items = list(Item.objects.filter(project=project).order_by("position"))
+    assert [i.group for i in items] == ["gpt-4o / freshQA", "DeepSeek-R1 / factcheck-bench"]
+    for item, record in zip(items, source, strict=True):
+        assert item.payload["question"] == record["question"]
+        assert item.payload["response"] == record["response"]
+        assert [c["id"] for c in item.payload["claims"]] == [c["claim_id"] for c in record["claims_lst"]]
+        assert [c["text"] for c in item.payload["claims"]] == [c["claim"] for c in record["claims_lst"]]
+    swift = items[0].payload["claims"]
+    assert [c["system_label"] for c in swift] == ["refuted", "unsupported", "supported"]
+    assert [len(c["evidence"]) for c in swift] == [10, 0, 0]
+    context = source[0]["claims_lst"][0]["verification_result"]
+    assert swift[0]["reasoning"] == context["reasoning_for_verification_label"]
+    assert swift[0]["evidence"][2]["title"] == "Has Taylor Swift ever won a Golden Globe? How many times has she been nominated?"
+    assert swift[0]["evidence"][2]["content"].startswith("art of translating cliché-speak.")
+    # Every passage's content is in the original context, in order, nothing lost in between.
+    text = context["verification_context"]
+    position = 0
+    for number, passage in enumerate(swift[0]["evidence"], start=1):
+        position = text.index(f"Evidence {number}\nSource Title: {passage['title']}\nContent: {passage['content']}", position)
+    assert swift[0]["pre_label"] == "unsure" and swift[0]["prelabel_confidence"] == 0.97965
+    assert len(items[1].payload["claims"]) == 14
+    assert items[1].payload["model"] == "DeepSeek-R1" and items[1].payload["question_id"] == 1
+
+
+def test_reimporting_the_trial_file_finds_the_same_items_by_their_derived_ids(project):
+    import_trial(project)
+    ids = set(Item.objects.values_list("external_id", flat=True))
+    report = import_items(project=project, stream=io.BytesIO(TRIAL.read_bytes()), fmt="fastfact", update=True)
+    assert (report.created, report.updated) == (0, 2)
+    assert set(Item.objects.values_list("external_id", flat=True)) == ids
+
+
+def test_a_malformed_evidence_block_names_the_line_and_claim_and_imports_nothing(project):
+    lines = list(TRIAL_LINES)
+    record = json.loads(lines[0])
+    context = record["claims_lst"][0]["verification_result"]["verification_context"]
+    record["claims_lst"][0]["verification_result"]["verification_context"] = context.replace(
+        "Evidence 4\nSource Title: Taylor Swift - Golden Globes\n", "Evidence 4\nTaylor Swift - Golden Globes\n", 1
+    )
+    second = json.loads(lines[1])
+    second["question"] += " (a changed copy)"
+    with pytest.raises(ImportFailed) as caught:
+        import_trial(project, [json.dumps(second), json.dumps(record)])
+    message = str(caught.value)
+    assert "line 2, claim 43b2b7-0" in message and "verification_context" in message
+    assert "evidence block 4" in message
+    assert not Item.objects.exists()
+
+
+def test_evidence_blocks_numbered_out_of_order_are_refused():
+    text = "Evidence 1\nSource Title: A\nContent: a\n\nEvidence 3\nSource Title: C\nContent: c"
+    with pytest.raises(ValueError, match="block 2 is numbered 3"):
+        parse_verification_context(text)
+    assert parse_verification_context("N/A") == []
+    assert parse_verification_context("Evidence 1\nSource Title: \nContent: only content") == [
+        {"title": "", "content": "only content"}
+    ]
+
+
+def test_a_claim_without_an_id_or_a_broken_line_is_reported_with_its_line(project):
+    record = json.loads(TRIAL_LINES[1])
+    del record["claims_lst"][3]["claim_id"]
+    with pytest.raises(ImportFailed, match=r"line 1, field 'claims_lst.3'.*claim_id"):
+        import_trial(project, [json.dumps(record)])
+    with pytest.raises(ImportFailed, match="line 2.*not valid JSON"):
+        import_trial(project, [TRIAL_LINES[0], "{oops"])
+    assert not Item.objects.exists()
+
+
+def test_generic_jsonl_and_csv_records_import(project):
+    payload = TASK.demo_payload()
+    import_items(project=project, stream=io.BytesIO(json.dumps(payload).encode()), fmt="jsonl")
+    header = "id,question,response,model,prompt_source,claims\n"
+    row = ["csv-1", "Q?", "An answer. Another sentence.", "m", "src", json.dumps(payload["claims"])]
+    buffer = io.StringIO()
+    buffer.write(header)
+    csv.writer(buffer).writerow(row)
+    import_items(project=project, stream=io.BytesIO(buffer.getvalue().encode()), fmt="csv")
+    assert Item.objects.get(external_id="csv-1").payload["claims"][0]["evidence"][0]["title"] == "Eiffel Tower"
+
+
+def test_duplicate_claim_ids_in_one_record_are_refused(project):
+    payload = TASK.demo_payload()
+    payload["claims"][1]["id"] = "c1"
+    with pytest.raises(ImportFailed, match=r"line 1.*claims.*'c1' appears twice"):
+        import_items(project=project, stream=io.BytesIO(json.dumps(payload).encode()), fmt="jsonl")
+
+
+# --- display and highlighting ---------------------------------------------------------------------
+
+
+def test_display_shows_claims_labels_evidence_and_sources_but_not_model_or_prompt_source(project):
+    import_trial(project)
+    item = Item.objects.get(position=1)
+    shown = TASK.display_for(item)
+    text = json.dumps(shown)
+    assert "gpt-4o" not in text and "freshQA" not in text and "prelabel" not in text
+    first = shown["claims"][0]
+    assert first["labels"] == ["supported", "refuted", "conflicting evidence", "not enough evidence", "irrelevant"]
+    assert shown["claims"][1]["labels"] == ["supported", "unsupported", "irrelevant"]
+    start, end = first["span"]
+    assert shown["response"][start:end] == "Taylor Swift won her first Golden Globe Award in 2020."
+
+
+def test_the_source_highlight_prefers_rare_words_and_gives_up_on_unrelated_claims():
+    response = "Planets orbit stars.\n- Giant planets formed far out, in cold regions.\nMoons orbit planets."
+    span = source_span("Giant planets form in colder regions far from the Sun.", response)
+    assert response[span[0]:span[1]] == "- Giant planets formed far out, in cold regions."
+    assert source_span("Paris is the capital of France.", response) is None
+    text = "One. Two!\n\n  Three"
+    assert [text[s:e] for s, e in response_segments(text)] == ["One.", "Two!", "Three"]
+
+
+# --- answers ---------------------------------------------------------------------------------------
+
+
+def validate(item, answer):
+    serializer = TASK.answer_serializer(data=answer, context={"item": item})
+    return serializer.is_valid(), (serializer.validated_data if serializer.is_valid() else serializer.errors)
+
+
+def test_every_claim_needs_a_decision_and_errors_name_the_offending_claims(project):
+    import_trial(project)
+    item = Item.objects.get(position=1)
+    answer = keep_all(item)
+    del answer["claims"][1]["agreement"]
+    answer["claims"][2] = {"id": "e8845f-2", "action": "remove"}
+    ok, errors = validate(item, answer)
+    assert not ok
+    assert set(errors["claims"]) == {"c2afab-1", "e8845f-2"}
+    assert "agree or disagree" in str(errors["claims"]["c2afab-1"])
+    assert "why it is removed" in str(errors["claims"]["e8845f-2"])
+    ok, errors = validate(item, {"claims": answer["claims"][:1]})
+    assert not ok and set(errors["claims"]) == {"c2afab-1", "e8845f-2"}  # missing claims
+
+
+@pytest.mark.parametrize(
+    ("decision", "message"),
+    [
+        ({"id": "43b2b7-0", "action": "keep", "agreement": "disagree", "label": "unsupported"}, "correct label"),
+        ({"id": "c2afab-1", "action": "keep", "agreement": "disagree", "label": "refuted"}, "correct label"),
+        ({"id": "c2afab-1", "action": "revise", "text": "  ", "agreement": "agree"}, "text is empty"),
+        (
+            {"id": "c2afab-1", "action": "revise", "agreement": "agree",
+             "text": 'Taylor Swift received the Golden Globe Award for Best Original Song for "Beautiful Ghosts" in 2020.'},
+            "same as the original",
+        ),
+        ({"id": "c2afab-1", "action": "remove", "reason": "boring"}, "why it is removed"),
+        ({"id": "c2afab-1", "action": "add", "text": "x", "label": "supported"}, "is an extracted claim"),
+    ],
+)
+def test_invalid_decisions_are_refused_with_a_reason(project, decision, message):
+    import_trial(project)
+    item = Item.objects.get(position=1)
+    answer = keep_all(item)
+    index = next(i for i, d in enumerate(answer["claims"]) if d["id"] == decision["id"])
+    answer["claims"][index] = decision
+    ok, errors = validate(item, answer)
+    assert not ok and message in str(errors["claims"][decision["id"]])
+
+
+def test_added_claims_use_the_reduced_labels_and_extracted_claims_keep_their_order(project):
+    import_trial(project)
+    item = Item.objects.get(position=1)
+    answer = keep_all(item)
+    answer["claims"].insert(0, {"id": "new-1", "action": "add", "text": "A new claim.", "label": "refuted"})
+    ok, errors = validate(item, answer)
+    assert not ok and "supported, unsupported, irrelevant" in str(errors["claims"]["new-1"])
+    answer["claims"][0]["label"] = "unsupported"
+    assert validate(item, answer)[0]
+    swapped = keep_all(item)
+    swapped["claims"][0], swapped["claims"][1] = swapped["claims"][1], swapped["claims"][0]
+    ok, errors = validate(item, swapped)
+    assert not ok and "response order" in str(errors["claims"][0])
+
+
+def test_agreeing_with_a_label_outside_the_claims_scheme_is_refused(project):
+    payload = TASK.demo_payload()
+    payload["claims"][1]["system_label"] = "unsure"
+    import_items(project=project, stream=io.BytesIO(json.dumps(payload).encode()), fmt="jsonl")
+    item = Item.objects.get()
+    assert TASK.display_for(item)["claims"][1]["can_agree"] is False
+    ok, errors = validate(item, keep_all(item))
+    assert not ok and "not a verdict to agree with" in str(errors["claims"]["c2"])
+
+
+def test_a_clean_answer_keeps_only_the_fields_each_action_uses(project):
+    import_trial(project)
+    item = Item.objects.get(position=1)
+    answer = {
+        "claims": [
+            {"id": "43b2b7-0", "action": "keep", "agreement": "agree", "label": "supported", "text": "x", "reason": "redundant"},
+            {"id": "c2afab-1", "action": "revise", "text": "  Swift was nominated in 2020. ", "agreement": "disagree", "label": "supported"},
+            {"id": "e8845f-2", "action": "remove", "reason": "not a claim", "agreement": "agree"},
+        ]
+    }
+    ok, clean = validate(item, answer)
+    assert ok
+    assert clean == {
+        "claims": [
+            {"id": "43b2b7-0", "action": "keep", "agreement": "agree"},
+            {"id": "c2afab-1", "action": "revise", "text": "Swift was nominated in 2020.", "agreement": "disagree", "label": "supported"},
+            {"id": "e8845f-2", "action": "remove", "reason": "not a claim"},
+        ]
+    }
+
+
+def test_the_server_refuses_an_incomplete_submit_and_names_the_claims(project):
+    import_trial(project)
+    annotator = annotator_in(project)
+    client = client_for(annotator)
+    assignment = client.post(f"/api/projects/{project.slug}/next/").data
+    item = Item.objects.get(id=project.items.get(position=1).id)
+    answer = keep_all(item)
+    answer["claims"][0].pop("agreement")
+    response = client.post(f"/api/assignments/{assignment['id']}/submit/", {"answer": answer}, format="json")
+    assert response.status_code == 400
+    assert list(response.data["errors"]["claims"]) == ["43b2b7-0"]
+    answer["claims"][0]["agreement"] = "agree"
+    response = client.post(f"/api/assignments/{assignment['id']}/submit/", {"answer": answer}, format="json")
+    assert response.status_code == 201
+
+
+# --- scores, export, statistics ------------------------------------------------------------------
+
+
+def test_control_items_score_the_final_labels_against_gold(project):
+    payload = TASK.demo_payload()
+    payload.update(kind="control", gold_labels={"c1": "supported", "c3": "not a claim"})
+    import_items(project=project, stream=io.BytesIO(json.dumps(payload).encode()), fmt="jsonl")
+    item = Item.objects.get()
+    answer = keep_all(item)
+    answer["claims"][2] = {"id": "c3", "action": "remove", "reason": "not a claim"}
+    assert TASK.score(answer, item.gold) == {
+        "labels_checked": 2, "labels_correct": 2, "label_accuracy": 1.0, "correct": True
+    }
+    answer["claims"][0] = {"id": "c1", "action": "keep", "agreement": "disagree", "label": "refuted"}
+    assert TASK.score(answer, item.gold)["label_accuracy"] == 0.5
+    bad = copy.deepcopy(payload)
+    bad["id"] = "other"
+    bad["gold_labels"] = {"c9": "supported"}
+    with pytest.raises(ImportFailed, match="gold_labels.*Unknown claim id 'c9'"):
+        import_items(project=project, stream=io.BytesIO(json.dumps(bad).encode()), fmt="jsonl")
+
+
+def annotate(project, user, item, answer):
+    assignment = services.assignment_next(project=project, annotator=user)
+    assert assignment.item_id == item.id
+    services.annotation_submit(assignment=assignment, answer=answer, time_spent_ms=1000)
+
+
+def test_the_export_has_one_row_per_claim_and_the_statistics_count_them_by_model_and_source(project):
+    import_trial(project)
+    first, second = Item.objects.filter(project=project).order_by("position")
+    alice, bob = annotator_in(project), annotator_in(project)
+    answer = {
+        "claims": [
+            {"id": "43b2b7-0", "action": "keep", "agreement": "disagree", "label": "conflicting evidence"},
+            {"id": "c2afab-1", "action": "remove", "reason": "not a claim"},
+            {"id": "e8845f-2", "action": "keep", "agreement": "agree"},
+        ]
+    }
+    annotate(project, alice, first, answer)
+    annotate(project, bob, first, keep_all(first))
+    annotate(project, alice, second, keep_all(second))
+    rows = [json.loads(line) for line in "".join(export_stream(project, "jsonl")).splitlines()]
+    assert len(rows) == 3 + 3 + 14
+    assert rows[0]["agreement"] == "disagreed_corrected" and rows[0]["annotator_label"] == "conflicting evidence"
+    assert rows[1]["action"] == "removed" and rows[1]["annotator_label"] == "not a claim"
+    csv_text = "".join(export_stream(project, "csv"))
+    assert csv_text.count("\n") == len(rows) + 1
+
+    out = io.StringIO()
+    call_command("claim_review_stats", project=project.slug, stdout=out)
+    stats = json.loads(out.getvalue())
+    assert stats["overall"]["count"] == 3
+    assert stats["overall"]["operations"] == {"unchanged": 19, "removed": 1, "added": 0, "revised": 0}
+    assert stats["overall"]["agreements"] == {"agreed": 18, "disagreed_corrected": 1, "verification_pending": 0}
+    assert stats["overall"]["annotator_labels"] == {
+        "supported": 2 + 14, "refuted": 1, "unsupported": 1, "conflicting evidence": 1, "not a claim": 1
+    }
+    assert stats["grouped"]["by_model"]["gpt-4o"]["count"] == 2
+    assert stats["grouped"]["by_model"]["DeepSeek-R1"]["operations"]["unchanged"] == 14
+    assert set(stats["grouped"]["by_model_prompt_source"]) == {"gpt-4o_freshQA", "DeepSeek-R1_factcheck-bench"}
+
+
+def test_the_statistics_command_refuses_other_task_types_and_unknown_projects(db):
+    other = factories.ProjectFactory()
+    with pytest.raises(CommandError, match="not claim_review"):
+        call_command("claim_review_stats", project=other.slug)
+    with pytest.raises(CommandError, match="No project"):
+        call_command("claim_review_stats", project="nope")
+
+
+def test_the_export_reads_per_claim_rows_in_a_constant_number_of_queries(project, django_assert_max_num_queries):
+    import_trial(project)
+    for _ in range(2):
+        user = annotator_in(project)
+        while (assignment := services.assignment_next(project=project, annotator=user)) is not None:
+            services.annotation_submit(assignment=assignment, answer=keep_all(assignment.item))
+    with django_assert_max_num_queries(4):
+        rows = list(export_stream(project, "jsonl"))
+    assert len(rows) == 2 * (3 + 14)
