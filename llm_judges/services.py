@@ -345,6 +345,8 @@ def judge_batch_process(*, run_id: int, item_ids: Sequence[int], attempt: int = 
         .exclude(id__in=done)
         .order_by("position", "id")
     )
+    for item in items:
+        item.project = run.project  # prompts may read the project's config (ranking criteria)
     try:
         prompt = _prompt_for(judge, run.project)
         parameters = clean_parameters(judge.kind, judge.parameters)

@@ -9,7 +9,17 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import KINDS, JudgePrompt, PromptVersion, Unparseable, extract_json, json_schema_format
+from .base import (
+    KINDS,
+    JudgePrompt,
+    PromptVersion,
+    Unparseable,
+    extract_json,
+    json_schema_format,
+    object_reply,
+    read_bool,
+    validated_answer,
+)
 
 _INFRASTRUCTURE = {"base"}
 _registry: dict[str, JudgePrompt] = {}
@@ -67,5 +77,8 @@ __all__ = [
     "get",
     "json_schema_format",
     "load_prompts",
+    "object_reply",
+    "read_bool",
     "register",
+    "validated_answer",
 ]

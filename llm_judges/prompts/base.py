@@ -33,6 +33,9 @@ class PromptVersion:
     system: str
     user: str
     note: str = ""
+    # Further user templates of the same version, for task types whose items come in modes
+    # (argument structure: edit / filter / compare); part of the fingerprint.
+    variants: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,9 @@ class JudgePrompt:
     def fingerprint(self, key: str) -> str:
         """A short hash of a version's wording, stored on runs to make silent edits visible."""
         v = self.version(key)
-        text = json.dumps([self.task_type, key, v.system, v.user], ensure_ascii=False)
+        text = json.dumps(
+            [self.task_type, key, v.system, v.user, sorted(v.variants.items())], ensure_ascii=False
+        )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -108,3 +113,32 @@ def extract_json(text: str) -> Any:
         except (json.JSONDecodeError, ValueError):
             continue
     raise Unparseable("the reply contains no JSON value")
+
+
+def validated_answer(task_type: str, data: dict, item: Any) -> dict:
+    """``data`` checked by the task type's own answer serializer (the rules annotators' answers
+    follow); raises Unparseable with the first problem."""
+    from annotation import task_types
+    from annotation.task_types.base import first_error
+
+    serializer = task_types.get(task_type).answer_serializer(data=data, context={"item": item})
+    if not serializer.is_valid():
+        where, message = first_error(serializer.errors)
+        raise Unparseable(f"{where}: {message}" if where else message)
+    return dict(serializer.validated_data)
+
+
+def read_bool(value: Any, name: str) -> bool:
+    """A yes/no field as servers send it: true/false, or the strings true/false/yes/no."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "false", "no"):
+        return value.strip().lower() in ("true", "yes")
+    raise Unparseable(f"{name!r} is not true or false")
+
+
+def object_reply(text: str) -> dict:
+    value = extract_json(text)
+    if not isinstance(value, dict):
+        raise Unparseable("the reply is not a JSON object")
+    return value

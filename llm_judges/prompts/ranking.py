@@ -1,0 +1,142 @@
+"""Ranking judges (Atanasova et al. 2020; ReproHum #0087-01): a rank per output for each of the
+project's criteria.
+
+The judge sees what annotators see: the claim, its veracity label and the outputs as "Output A,
+B, C…" in a blind, shuffled order (never the system names), plus the criteria and their
+definitions. Ranks follow the task type's convention, standard competition ranking (ties share
+the best rank, the next rank counts every output before it: 1, 1, 3). A reply in dense form
+(1, 1, 2) expresses the same ordering and is read as 1, 1, 3; ranks outside 1..k are refused.
+LLM only: NLI and similarity say nothing about a ranking.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import register
+from .base import JudgePrompt, PromptVersion, Unparseable, json_schema_format, object_reply
+
+V1 = PromptVersion(
+    system="You are an expert evaluator of fact-checking explanations.",
+    user=(
+        "Claim: {claim}\n"
+        "Veracity: {label}\n\n"
+        "Explanations of this fact check:\n{outputs}\n\n"
+        "Rank the explanations on each criterion below, 1 for the best. Explanations of equal "
+        "quality share a rank, and the next rank counts every explanation before it (for three "
+        "explanations with a tie for first: 1, 1, 3).\n{criteria}\n\n"
+        "Answer with a JSON object with one entry per criterion, each mapping every output "
+        "letter to its rank, e.g. {example}."
+    ),
+    note="Ranking with ties per criterion, standard competition ranks.",
+)
+
+VERSIONS = {"v1": V1}
+
+
+def _task():
+    from annotation.task_types import ranking
+
+    return ranking
+
+
+def _criteria(item: Any) -> list[dict]:
+    project = getattr(item, "project", None)
+    config = _task().RANKING.validate_config(getattr(project, "config", None) or {})
+    return [dict(c) for c in config["criteria"]]
+
+
+def _shown(item: Any) -> dict:
+    return _task().display(item, assignment=None)
+
+
+def _letters(shown: dict) -> list[str]:
+    return [_task().output_letter(i) for i in range(len(shown["outputs"]))]
+
+
+def messages(item: Any, version: str) -> list[dict]:
+    wording = VERSIONS[version]
+    shown = _shown(item)
+    letters = _letters(shown)
+    criteria = _criteria(item)
+    example = {c["name"]: {letter: n for n, letter in enumerate(letters, 1)} for c in criteria[:1]}
+    import json
+
+    user = wording.user.format(
+        claim=shown["claim"],
+        label=shown["label"],
+        outputs="\n\n".join(
+            f"Output {letter}:\n{output['text']}"
+            for letter, output in zip(letters, shown["outputs"], strict=True)
+        ),
+        criteria="\n".join(f"- {c['name']}: {c['definition']}" for c in criteria),
+        example=json.dumps(example),
+    )
+    return [{"role": "system", "content": wording.system}, {"role": "user", "content": user}]
+
+
+def response_format(item: Any, version: str) -> dict:
+    letters = _letters(_shown(item))
+    names = [c["name"] for c in _criteria(item)]
+    ranks = {
+        "type": "object",
+        "properties": {
+            letter: {"type": "integer", "enum": list(range(1, len(letters) + 1))} for letter in letters
+        },
+        "required": letters,
+        "additionalProperties": False,
+    }
+    return json_schema_format(
+        "ranking",
+        {
+            "type": "object",
+            "properties": {name: ranks for name in names},
+            "required": names,
+            "additionalProperties": False,
+        },
+    )
+
+
+def competition_ranks(values: list[int]) -> list[int]:
+    """Standard competition ranks of the ordering ``values`` expresses (lower is better)."""
+    return [1 + sum(other < value for other in values) for value in values]
+
+
+def parse(text: str, item: Any) -> dict:
+    reply = object_reply(text)
+    shown = _shown(item)
+    letters = _letters(shown)
+    keys = [output["key"] for output in shown["outputs"]]
+    by_name = {str(name).strip().lower(): value for name, value in reply.items()}
+    ranks: dict[str, dict[str, int]] = {}
+    for criterion in (c["name"] for c in _criteria(item)):
+        given = by_name.get(criterion.lower())
+        if not isinstance(given, dict):
+            raise Unparseable(f"no ranks for the criterion {criterion!r}")
+        given = {str(k).strip().upper().removeprefix("OUTPUT ").strip(): v for k, v in given.items()}
+        values = []
+        for letter in letters:
+            value = given.get(letter)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise Unparseable(f"{criterion}: output {letter} has no whole-number rank")
+            if not 1 <= value <= len(letters):
+                raise Unparseable(f"{criterion}: rank {value} of output {letter} is not 1..{len(letters)}")
+            values.append(value)
+        extra = sorted(set(given) - set(letters))
+        if extra:
+            raise Unparseable(f"{criterion}: there is no output {extra[0]}")
+        ranks[criterion] = dict(zip(keys, competition_ranks(values), strict=True))
+    return {"order": keys, "ranks": ranks}
+
+
+PROMPT = register(
+    JudgePrompt(
+        task_type="ranking",
+        versions=VERSIONS,
+        default_version="v1",
+        messages=messages,
+        response_format=response_format,
+        parse=parse,
+        answer_fields=("order", "ranks"),
+    )
+)
