@@ -358,3 +358,11 @@ def test_the_export_reads_per_claim_rows_in_a_constant_number_of_queries(project
     with django_assert_max_num_queries(4):
         rows = list(export_stream(project, "jsonl"))
     assert len(rows) == 2 * (3 + 14)
+
+
+def test_the_demo_project_loads_the_trial_file(db, researcher):
+    from projects.demo import claim_review as demo
+
+    annotators = [factories.UserFactory() for _ in range(3)]
+    assert "2 items created" in demo.create(researcher=researcher, annotators=annotators)
+    assert "already loaded" in demo.create(researcher=researcher, annotators=annotators)

@@ -312,3 +312,11 @@ def test_the_export_reattaches_systems_one_row_per_criterion_and_system_and_feed
     text = "".join(export_stream(project, "csv"))
     parsed = list(csv.DictReader(io.StringIO(text)))
     assert len(parsed) == len(rows) and parsed[0]["criterion"] in {"Coverage", "Overall"}
+
+
+def test_the_demo_project_loads_forty_claims_with_three_explanations_each(db, researcher):
+    from projects.demo import ranking as demo
+
+    annotators = [factories.UserFactory() for _ in range(3)]
+    assert "40 items created" in demo.create(researcher=researcher, annotators=annotators)
+    assert all(len(i.payload["outputs"]) == 3 for i in Item.objects.all())

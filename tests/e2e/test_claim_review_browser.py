@@ -169,3 +169,27 @@ def test_a_project_without_search_shows_no_search_button_and_dataset_html_stays_
     assert "<b>bold title</b>" in page.locator("details.rv-passage").first.inner_text()
     assert page.evaluate("window.__pwned === undefined")
     assert page.locator("#rv-question img, .rv-passage b").count() == 0
+
+
+def test_a_reload_restores_revisions_removals_and_added_claims(live_server, page):
+    project, annotator = setup_project()
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_selector("#rv-revise-list li.rv-card")
+    card(page, "revise", "c2afab-1").locator(".rv-revise").click()
+    card(page, "revise", "c2afab-1").locator("textarea").fill(REVISED)
+    card(page, "revise", "43b2b7-0").locator(".rv-text").click()
+    page.keyboard.press("x")  # remove the selected claim by key, then its reason by key
+    page.keyboard.press("2")
+    page.locator("#rv-revise-list li.rv-slot").last.locator("button").click()
+    page.locator("#rv-revise-list li.rv-card.rv-add textarea").fill(ADDED)
+    page.wait_for_function("document.querySelector('#save-state').textContent === 'Draft saved'")
+    page.reload()
+    page.wait_for_selector("#rv-revise-list li.rv-card.rv-add")
+    ids = page.eval_on_selector_all("#rv-revise-list li.rv-card", "cards => cards.map(c => c.dataset.id)")
+    assert ids == ["43b2b7-0", "c2afab-1", "e8845f-2", "new-1"]
+    assert card(page, "revise", "43b2b7-0").locator("[data-reason='not a claim']").get_attribute("aria-pressed") == "true"
+    assert card(page, "revise", "c2afab-1").locator("textarea").input_value() == REVISED
+    assert page.locator("#rv-revise-list li.rv-card.rv-add textarea").input_value() == ADDED
+    page.click("#rv-to-verify")
+    assert page.locator("#rv-verify-list li.rv-card").count() == 3
