@@ -122,3 +122,18 @@ def test_annotator_ranks_three_shuffled_outputs_with_a_tie_and_the_answer_maps_t
     seen = "".join(bodies) + page.content()
     for system in SYSTEMS:
         assert system not in seen
+
+
+def test_a_reload_keeps_the_order_and_the_ranks_given_so_far(live_server, page):
+    project, annotator, records = setup_project()
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_selector(".rk-cell")
+    texts = page.locator(".rk-output-text").all_inner_texts()
+    page.locator(".rk-cell[data-criterion='0'][data-output='1'] [data-rank='2']").click()
+    page.wait_for_function("document.querySelector('#save-state').textContent === 'Draft saved'")
+    page.reload()
+    page.wait_for_selector(".rk-cell")
+    assert page.locator(".rk-output-text").all_inner_texts() == texts
+    assert page.locator(".rk-cell[data-criterion='0'][data-output='1'] .rk-rank.on").inner_text() == "2"
+    assert "rank output A, C" in page.locator("#validation").inner_text()
