@@ -390,6 +390,23 @@ def final_label(decision: dict, system_label: str | None) -> str | None:
     return decision.get("label")
 
 
+def agreement_key(answer: dict) -> dict:
+    """Annotators agree on an item when they took the same decision on every extracted claim:
+    agreeing with the pipeline, the same corrected label, or removal for the same reason. The
+    wording of revisions and added claims is free text and does not count."""
+    verdicts = {}
+    for decision in answer.get("claims", []):
+        if decision["action"] == "add":
+            continue
+        if decision["action"] == "remove":
+            verdicts[decision["id"]] = f"removed: {decision.get('reason')}"
+        elif decision.get("agreement") == "agree":
+            verdicts[decision["id"]] = "agree"
+        else:
+            verdicts[decision["id"]] = f"label: {decision.get('label')}"
+    return verdicts
+
+
 def score(answer: dict, gold: dict | None) -> dict:
     """Control items: share of the gold-labelled claims whose final annotator label equals the gold
     label (a claim that should be removed has its removal reason as gold)."""

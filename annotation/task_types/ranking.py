@@ -251,6 +251,12 @@ def score(answer: dict, gold: dict | None) -> dict:
     return {}
 
 
+def agreement_key(answer: dict) -> dict:
+    """Annotators agree on an item when they gave the same ranks; the order they were shown
+    differs by design and does not count."""
+    return answer.get("ranks", {})
+
+
 def _systems_by_key(item: Any) -> dict[str, str]:
     return {key: o["system"] for key, o in zip(item.prepared["keys"], item.payload["outputs"], strict=True)}
 

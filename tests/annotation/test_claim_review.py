@@ -366,3 +366,17 @@ def test_the_demo_project_loads_the_trial_file(db, researcher):
     annotators = [factories.UserFactory() for _ in range(3)]
     assert "2 items created" in demo.create(researcher=researcher, annotators=annotators)
     assert "already loaded" in demo.create(researcher=researcher, annotators=annotators)
+
+
+def test_the_agreement_key_compares_decisions_not_the_wording_of_revisions(project):
+    from annotation.task_types.claim_review import agreement_key
+
+    import_trial(project)
+    item = Item.objects.get(position=1)
+    one = keep_all(item)
+    one["claims"][1] = {"id": "c2afab-1", "action": "revise", "text": "Swift was nominated.", "agreement": "agree"}
+    other = keep_all(item)
+    other["claims"].append({"id": "new-1", "action": "add", "text": "Another claim.", "label": "supported"})
+    assert agreement_key(one) == agreement_key(other)
+    other["claims"][2] = {"id": "e8845f-2", "action": "remove", "reason": "redundant"}
+    assert agreement_key(one) != agreement_key(other)

@@ -320,3 +320,16 @@ def test_the_demo_project_loads_forty_claims_with_three_explanations_each(db, re
     annotators = [factories.UserFactory() for _ in range(3)]
     assert "40 items created" in demo.create(researcher=researcher, annotators=annotators)
     assert all(len(i.payload["outputs"]) == 3 for i in Item.objects.all())
+
+
+def test_the_agreement_key_compares_ranks_not_the_order_each_annotator_saw(project):
+    from annotation.task_types.ranking import agreement_key
+
+    import_items(project=project, stream=jsonl(RECORDS[:1]), fmt="jsonl")
+    item = Item.objects.get()
+    plan = {"Coverage": {"gpt4": 1, "gpt35": 1, "llama2-70b": 3}, "Overall": {"gpt4": 1, "gpt35": 2, "llama2-70b": 3}}
+    one = validate(item, ranks_for(item, plan))[1]
+    other = validate(item, ranks_for(item, plan, order=list(reversed(item.prepared["keys"]))))[1]
+    assert one != other and agreement_key(one) == agreement_key(other)
+    plan["Overall"]["gpt35"] = 3
+    assert agreement_key(validate(item, ranks_for(item, plan))[1]) != agreement_key(one)
