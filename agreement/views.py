@@ -155,8 +155,9 @@ def _report_context(report: dict, base_query: str) -> dict:
                 {
                     "table": _rendered_table(name, tbl, base_query, preview),
                     "plots": plots,
-                    # A long table that only carries a chart's numbers starts folded.
-                    "collapse": bool(plots) and len(tbl["rows"]) > 6,
+                    # Under a row of charts, a long table of their numbers starts folded;
+                    # beside a single chart it has room.
+                    "collapse": len(plots) > 1 and len(tbl["rows"]) > 6,
                 }
             )
     return {
@@ -247,7 +248,7 @@ def compare(request, slug):
 
     Security: researcher role in both projects (404 otherwise). Each project's report is
     restricted to the items (by external id) that both projects have, with the default coder
-    choice. ``?download=scalars|vector`` returns that table as CSV.
+    choice. ``?download=vectors|spearman|scalars`` returns that table as CSV.
     """
     project = project_for(request.user, slug, RESEARCH_ROLES)
     other_slug = request.GET.get("with", "")
@@ -280,33 +281,37 @@ def compare(request, slug):
     if all(r is not None for r in reports):
         comparison = compare_reports(reports[0], reports[1], labels=(project.name, other.name))
         download = request.GET.get("download")
-        if download in ("scalars", "vector"):
+        if download in comparison:
             return _csv_response(
                 comparison[download], f"{project.slug}-vs-{other.slug}-{download}.csv"
             )
         base_query = _query_without(request.GET, "download")
-        vector = comparison["vector"]
-        plot = ""
-        if vector["rows"]:
-            plot = render_plot(
+        plots = []
+        for spearman in comparison["spearman"]["rows"]:
+            title = spearman["vector"]
+            rows = [r for r in comparison["vectors"]["rows"] if r["vector"] == title]
+            svg = render_plot(
                 {
                     "kind": "grouped",
                     "table": "vector",
                     "label": "entry",
                     "series": ["a", "b"],
                     "series_labels": {"a": project.name, "b": other.name},
-                    "title": vector["title"],
+                    "title": title,
+                    "domain": reports[0]["comparison"].get("domains", {}).get(title),
                 },
-                {"vector": {"rows": [
-                    {"entry": r["entry"], "a": r["a"], "b": r["b"]} for r in vector["rows"]
-                ]}},
+                {"vector": {"rows": rows}},
             )
+            plots.append({"title": title, "rho": spearman["rho"], "entries": spearman["entries"],
+                          "svg": mark_safe(svg)})  # noqa: S308 - labels escaped by the renderer
         context.update(
             {
                 "comparison": comparison,
-                "scalars": _rendered_table("scalars", comparison["scalars"], base_query),
-                "vector": _rendered_table("vector", vector, base_query),
-                "plot": mark_safe(plot),  # noqa: S308 - labels escaped by the renderer
+                "tables": [
+                    _rendered_table(name, comparison[name], base_query)
+                    for name in ("vectors", "spearman", "scalars")
+                ],
+                "plots": plots,
                 "shared_items": (reports[0]["items"], reports[1]["items"]),
             }
         )

@@ -7,7 +7,8 @@ A report is a JSON-able dict (what :class:`agreement.models.AgreementSnapshot` s
      "items", "answered_items", "answers",
      "tables": {name: table},               # "agreement" first, then the section's tables
      "section": {"title", "summary", "tables": [names], "plots", "notes"} | None,
-     "comparison": {"scalars", "vector_title", "vector"},
+     "comparison": {"scalars": {name: value}, "vectors": {title: {entry: value}},
+                    "domains": {title: [low, high]}},   # axis range of a vector's chart
      "available_judges": [...]}
 """
 
@@ -26,7 +27,7 @@ from .tables import clean, column, table
 from .task_types import section_for
 
 # Bump when the figures a report contains change meaning, so that cached snapshots are redone.
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 
 
 def build_report(report_input: ReportInput, annotator_filter: AnnotatorFilter | None = None) -> dict:
@@ -36,7 +37,9 @@ def build_report(report_input: ReportInput, annotator_filter: AnnotatorFilter | 
     tables: dict[str, dict] = {"agreement": agreement}
     section_fn = section_for(inp.task_type)
     section = None
-    comparison: dict[str, Any] = {"scalars": {}, "vector_title": "", "vector": {}}
+    scalars: dict[str, Any] = {f"α {row['field']}": row["alpha"] for row in agreement["rows"]}
+    vectors: dict[str, dict] = {}
+    domains: dict[str, list] = {}
     if section_fn is not None:
         result = section_fn(inp)
         for name, tbl in result["tables"].items():
@@ -50,11 +53,12 @@ def build_report(report_input: ReportInput, annotator_filter: AnnotatorFilter | 
             "plots": result.get("plots", []),
             "notes": result.get("notes", []),
         }
-        comparison.update(result.get("comparison", {}))
-    comparison["scalars"] = {
-        **{f"α {row['field']}": row["alpha"] for row in agreement["rows"]},
-        **comparison["scalars"],
-    }
+        comparison = result.get("comparison", {})
+        scalars.update(comparison.get("scalars", {}))
+        if comparison.get("vector"):
+            vectors[comparison.get("vector_title") or "Result vector"] = comparison["vector"]
+        vectors.update(comparison.get("vectors", {}))
+        domains.update(comparison.get("domains", {}))
     answers_per_coder = {c: len(a) for c, a in inp.answers.items()}
     answered = {unit for a in inp.answers.values() for unit in a if unit in inp.items}
     return {
@@ -75,9 +79,12 @@ def build_report(report_input: ReportInput, annotator_filter: AnnotatorFilter | 
         "tables": tables,
         "section": section,
         "comparison": {
-            "scalars": {k: clean(v) for k, v in comparison["scalars"].items()},
-            "vector_title": comparison.get("vector_title", ""),
-            "vector": {str(k): clean(v) for k, v in comparison["vector"].items()},
+            "scalars": {str(k): clean(v) for k, v in scalars.items()},
+            "vectors": {
+                str(title): {str(k): clean(v) for k, v in vector.items()}
+                for title, vector in vectors.items()
+            },
+            "domains": {str(title): list(domain) for title, domain in domains.items()},
         },
         "available_judges": list(inp.available_judges),
     }
@@ -94,9 +101,10 @@ def compare_reports(original: dict, other: dict, *, labels: tuple[str, str]) -> 
     """Side-by-side tables of two reports over the same items (original vs reproduction).
 
     ``scalars``: every headline figure both reports have, with CV* (Belz et al. 2022, unshifted;
-    undefined when the mean is not positive). ``vector``: the task type's main result vector
-    (MAR per system for rankings, mean F1 per group for citation recovery) side by side with
-    CV* per entry, and Spearman's rho over the entries both have (needs at least two).
+    undefined when the mean is not positive). ``vectors``: the task type's result vectors (MAR
+    per system for each ranking criterion, mean F1 per group for citation recovery) entry by
+    entry with CV*; ``spearman``: Spearman's rho over the entries of each vector that both
+    reports have (undefined below two entries or for a constant vector).
     """
     first, second = labels
     a_scalars, b_scalars = original["comparison"]["scalars"], other["comparison"]["scalars"]
@@ -106,21 +114,23 @@ def compare_reports(original: dict, other: dict, *, labels: tuple[str, str]) -> 
         for name in a_scalars
         if name in b_scalars
     ]
-    a_vec, b_vec = original["comparison"]["vector"], other["comparison"]["vector"]
-    shared = [k for k in a_vec if k in b_vec and a_vec[k] is not None and b_vec[k] is not None]
-    vector_rows = [
-        {"entry": k, "a": a_vec[k], "b": b_vec[k], "cv_star": _cv(a_vec[k], b_vec[k])}
-        for k in shared
-    ]
-    rho = spearman_rho([a_vec[k] for k in shared], [b_vec[k] for k in shared]) if len(
-        shared
-    ) >= 2 else float("nan")
-    columns = [
-        column("a", first, "num"),
-        column("b", second, "num"),
-        column("cv_star", "CV*", "num"),
-    ]
-    vector_title = original["comparison"].get("vector_title") or "Result vector"
+    vector_rows, spearman_rows = [], []
+    b_vectors = other["comparison"]["vectors"]
+    for title, a_vec in original["comparison"]["vectors"].items():
+        b_vec = b_vectors.get(title)
+        if b_vec is None:
+            continue
+        shared = [k for k in a_vec if k in b_vec and a_vec[k] is not None and b_vec[k] is not None]
+        for k in shared:
+            vector_rows.append({"vector": title, "entry": k, "a": a_vec[k], "b": b_vec[k],
+                                "cv_star": _cv(a_vec[k], b_vec[k])})
+        rho = (
+            spearman_rho([a_vec[k] for k in shared], [b_vec[k] for k in shared])
+            if len(shared) >= 2
+            else float("nan")
+        )
+        spearman_rows.append({"vector": title, "entries": len(shared), "rho": rho})
+    columns = [column("a", first, "num"), column("b", second, "num"), column("cv_star", "CV*", "num")]
     return {
         "scalars": table(
             "Headline figures side by side",
@@ -129,12 +139,16 @@ def compare_reports(original: dict, other: dict, *, labels: tuple[str, str]) -> 
             note="CV*: small-sample coefficient of variation of the two values (Belz, Popović "
             "& Mille 2022), in percent; lower means closer.",
         ),
-        "vector": table(
-            vector_title,
-            [column("entry", "Entry", "text"), *columns],
+        "vectors": table(
+            "Result vectors side by side",
+            [column("vector", "Vector", "text"), column("entry", "Entry", "text"), *columns],
             vector_rows,
-            note="Spearman's rho is computed over these entries.",
         ),
-        "spearman": clean(rho),
-        "shared_entries": len(shared),
+        "spearman": table(
+            "Spearman's rho between the two result vectors",
+            [column("vector", "Vector", "text"), column("entries", "Entries", "int"),
+             column("rho", "Spearman's ρ", "num")],
+            spearman_rows,
+            note="Rank correlation of the two projects' values over the entries both have.",
+        ),
     }

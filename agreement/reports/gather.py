@@ -25,6 +25,7 @@ from projects.models import Membership, Project
 
 from .build import REPORT_VERSION
 from .inputs import HUMAN, JUDGE, AnnotatorFilter, CoderInfo, ItemInfo, ReportInput, ReportOptions
+from .task_types import item_extra_for
 
 JUDGE_PREFIX = "judge:"
 
@@ -106,10 +107,18 @@ def gather(
         keep = None
     items: dict[str, ItemInfo] = {}
     key_of: dict[int, str] = {}
-    for pk, external_id, group, gold in item_rows.values_list("id", "external_id", "group", "gold"):
+    extra_of = item_extra_for(project.task_type)
+    columns = ["id", "external_id", "group", "gold"]
+    if extra_of is not None:
+        # Payloads can be large (texts): read in chunks and keep only what the report needs.
+        rows = item_rows.values_list(*columns, "payload", "prepared").iterator(chunk_size=2000)
+    else:
+        rows = ((*row, None, None) for row in item_rows.values_list(*columns))
+    for pk, external_id, group, gold, payload, prepared in rows:
         if keep is not None and external_id not in keep:
             continue
-        items[external_id] = ItemInfo(key=external_id, group=group, gold=gold)
+        extra = extra_of(payload or {}, prepared or {}) if extra_of is not None else {}
+        items[external_id] = ItemInfo(key=external_id, group=group, gold=gold, extra=extra)
         key_of[pk] = external_id
 
     answers: dict[str, dict[str, dict]] = {}

@@ -7,16 +7,22 @@ the raw rates a reader expects next to alpha: mean pairwise agreement, "all agre
 two agree" (exact equality of the values; for sets, the same set). Rates are not shown for
 interval and ratio fields, where exact equality of, say, a 0–100 score says little.
 
-How an answer field becomes values (:func:`reliability_data`):
+How an answer field becomes values (:func:`reliability_data`), so that every task type's
+answers can be measured without task-specific code:
 
-* set distances: a list (or set) is one set-valued value; ``None`` or an absent key is missing;
-* other distances: a scalar is one value; a dict ``{key: value}`` is one value per key, each its
-  own unit ``"<item>::<key>"`` (e.g. a rank per system, a stance per sentence); a list is one
-  value (compared as a whole, as a tuple).
+* set distances: a list (or set) is one set-valued value (inner lists become tuples);
+* other distances, recursively: a dict ``{key: value}`` is one unit per key,
+  ``"<item>::<key>"`` (a rank per criterion and output, …); a list of dicts that each carry an
+  ``"id"`` or ``"index"`` is one unit per element (a label per sentence, a decision per claim),
+  the element's other keys being flattened in turn; any other list is one value, compared as a
+  whole; a scalar is one value;
+* ``None`` or an absent key is missing. A value that is still not hashable becomes its canonical
+  JSON text (nominal comparison).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,16 +38,47 @@ LABEL_DISTANCES = frozenset({"nominal", "ordinal"}) | SET_DISTANCES
 SUBUNIT_SEPARATOR = "::"
 
 
-def _as_value(value: Any, distance: str) -> Any:
-    if value is None:
-        return None
-    if distance in SET_DISTANCES:
-        if isinstance(value, (list, tuple, set, frozenset)):
-            return frozenset(value)
-        raise AgreementError(f"expected a list of labels for a {distance} field, got {value!r}")
+def _hashable(value: Any) -> Any:
     if isinstance(value, list):
-        return tuple(value)
+        value = tuple(_hashable(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        return json.dumps(value, sort_keys=True, default=str)
     return value
+
+
+def _set_value(value: Any, distance: str) -> frozenset:
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return frozenset(_hashable(v) for v in value)
+    raise AgreementError(f"expected a list of labels for a {distance} field, got {value!r}")
+
+
+def _element_key(element: Any) -> Any:
+    if isinstance(element, Mapping):
+        for key in ("id", "index"):
+            if key in element:
+                return element[key]
+    return None
+
+
+def _flatten(value: Any, path: str, out: dict[str, Any]) -> None:
+    """Leaf values of a non-set answer field under their unit paths (see the module docstring)."""
+    if value is None:
+        return
+    if isinstance(value, Mapping):
+        for key, sub in value.items():
+            _flatten(sub, f"{path}{SUBUNIT_SEPARATOR}{key}", out)
+        return
+    if isinstance(value, list) and value and all(_element_key(e) is not None for e in value):
+        for element in value:
+            key = _element_key(element)
+            rest = {k: v for k, v in element.items() if k not in ("id", "index")}
+            if len(rest) == 1:
+                (rest,) = rest.values()
+            _flatten(rest, f"{path}{SUBUNIT_SEPARATOR}{key}", out)
+        return
+    out[path] = _hashable(value)
 
 
 def reliability_data(
@@ -55,6 +92,7 @@ def reliability_data(
     ``answers`` is ``{coder: {unit: answer dict}}``; ``units`` restricts to those item ids.
     """
     data: dict[str, dict[str, Any]] = {}
+    set_valued = distance in SET_DISTANCES
     for coder, by_unit in answers.items():
         for unit, answer in by_unit.items():
             if units is not None and unit not in units:
@@ -62,16 +100,15 @@ def reliability_data(
             if not isinstance(answer, Mapping):
                 continue
             value = answer.get(field)
-            if isinstance(value, Mapping) and distance not in SET_DISTANCES:
-                for key, sub in value.items():
-                    if sub is not None:
-                        data.setdefault(f"{unit}{SUBUNIT_SEPARATOR}{key}", {})[coder] = _as_value(
-                            sub, distance
-                        )
+            if value is None:
                 continue
-            value = _as_value(value, distance)
-            if value is not None:
-                data.setdefault(unit, {})[coder] = value
+            if set_valued:
+                data.setdefault(unit, {})[coder] = _set_value(value, distance)
+                continue
+            leaves: dict[str, Any] = {}
+            _flatten(value, unit, leaves)
+            for path, leaf in leaves.items():
+                data.setdefault(path, {})[coder] = leaf
     return data
 
 
@@ -111,7 +148,11 @@ def alpha_with_ci(
 
 def field_row(report_input: ReportInput, field: str, distance: str) -> dict:
     """One row of the agreement table for ``field``."""
-    data = reliability_data(report_input.answers, field, distance, set(report_input.items))
+    try:
+        data = reliability_data(report_input.answers, field, distance, set(report_input.items))
+    except AgreementError as exc:
+        return {"field": field, "distance": distance, "units": 0, "coders": 0, "alpha": None,
+                "alpha_lower": None, "alpha_upper": None, "alpha_error": str(exc)}
     coders = {c for values in data.values() for c in values}
     row: dict[str, Any] = {
         "field": field,

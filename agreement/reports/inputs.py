@@ -75,11 +75,14 @@ def filter_key(annotator_filter: AnnotatorFilter, options: ReportOptions) -> str
 
 @dataclass(frozen=True)
 class ItemInfo:
-    """One unit: its external id, group (e.g. "gpt-4 / human"), kind and gold (may be None)."""
+    """One unit: its external id, group (e.g. "gpt-4 / human"), gold (may be None) and the
+    task-specific facts its report module asked for (``extra``, see
+    :mod:`agreement.reports.task_types`)."""
 
     key: str
     group: str = ""
     gold: Any = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

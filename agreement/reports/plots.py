@@ -188,7 +188,7 @@ def grouped(rows: Sequence[Mapping], spec: Mapping) -> str:
     d_lo, d_hi = min([d_lo] + present), max([d_hi] + present)
     if d_hi <= d_lo:
         d_hi = d_lo + 1.0
-    label_w, plot_w, bar_h, gap, top = 200, 420, 14, 12, 30
+    label_w, plot_w, bar_h, gap, top = 140, 380, 14, 12, 30
     group_h = bar_h * len(series) + gap
     width = label_w + plot_w + 60
     height = top + group_h * max(len(rows), 1) + 28
@@ -210,7 +210,7 @@ def grouped(rows: Sequence[Mapping], spec: Mapping) -> str:
         label = str(row.get(spec["label"], ""))
         body.append(f'<text x="{label_w - 8}" y="{y0 + bar_h * len(series) / 2 + 4:.1f}" '
                     f'text-anchor="end" fill="{INK}"><title>{escape(label)}</title>'
-                    f"{escape(_truncate(label, 28))}</text>")
+                    f"{escape(_truncate(label, 20))}</text>")
         for j, name in enumerate(series):
             value = _num(row.get(name))
             if value is None:

@@ -233,19 +233,22 @@ def test_two_projects_over_the_same_items_are_compared_side_by_side(study, resea
     response = client.get(url(project, "compare/") + f"?with={copy.slug}")
     assert response.status_code == 200
     comparison = response.context["comparison"]
-    vector = {row["entry"]: row for row in comparison["vector"]["rows"]}
-    # Original: group A F1 (4 + 2/3) / 6, B 0.5. Copy: c answers {1} everywhere → A 5/6 + ..., B 4/6.
+    vector = {row["entry"]: row for row in comparison["vectors"]["rows"]}
+    # Original: group A F1 (4 + 2/3) / 6, B 0.5. Copy (c answers {1} everywhere): A (5 + 2/3) / 6,
+    # B 4/6.
     assert vector["A"]["a"] == pytest.approx((4 + 2 / 3) / 6)
     assert vector["A"]["b"] == pytest.approx((5 + 2 / 3) / 6)
     assert vector["B"]["b"] == pytest.approx(4 / 6)
-    assert comparison["spearman"] == pytest.approx(1.0)
+    (spearman,) = comparison["spearman"]["rows"]
+    assert spearman["entries"] == 2 and spearman["rho"] == pytest.approx(1.0)
     scalars = {row["measure"]: row for row in comparison["scalars"]["rows"]}
     f1 = scalars["F1 (humans)"]
     from agreement import cv_star
 
     assert f1["cv_star"] == pytest.approx(cv_star([f1["a"], f1["b"]]))
     assert "α sentences" in scalars
-    download = client.get(url(project, "compare/") + f"?with={copy.slug}&download=vector")
+    assert "<svg" in response.content.decode()
+    download = client.get(url(project, "compare/") + f"?with={copy.slug}&download=vectors")
     assert {r["entry"] for r in read_csv(download)} == {"A", "B"}
 
 

@@ -436,8 +436,10 @@ def section(inp: ReportInput) -> dict:
             "Transparency (humans)": human_summary["transparency"],
             "Helpfulness (humans)": human_summary["helpfulness_mean"],
         },
-        "vector_title": "Humans' mean F1 by group",
-        "vector": {row["group"]: row["f1_mean"] for row in group_rows},
+        "vectors": {
+            "Humans' mean F1 by group": {row["group"]: row["f1_mean"] for row in group_rows}
+        },
+        "domains": {"Humans' mean F1 by group": [0.0, 1.0]},
     }
     return {
         "title": "Citation recovery",

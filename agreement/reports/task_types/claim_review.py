@@ -1,0 +1,179 @@
+"""Claim-review report (FaStfact protocol): operations on the pipeline's claims, agreement with
+its labels and the annotators' final labels, overall and by model and prompt source (the shape of
+FaStfact's ``annotation_stats.json``, via :func:`agreement.claim_review.claim_review_stats`), and
+agreement between annotators on what to do with each claim and on its final label.
+
+Rules:
+
+* every counted answer is one sample (humans only; judges count in the generic table);
+* each answer becomes per-claim rows with the task type's own ``claim_rows`` (FaStfact's terms:
+  unchanged / revised / removed / added; agreed / disagreed_corrected / verification_pending; the
+  final label of a removed claim is its removal reason), so the figures match the export;
+* annotator agreement: units are the pipeline's claims (added claims have annotator-specific ids
+  and never pair); "operation" compares unchanged / revised / removed, "final label" the labels
+  after review; alpha is nominal, with the raw rates beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import SimpleNamespace
+from typing import Any
+
+from agreement.claim_review import AGREEMENTS, OPERATIONS, claim_review_stats
+from agreement.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
+from agreement.reports.generic import alpha_with_ci
+from agreement.reports.inputs import HUMAN, ReportInput
+from agreement.reports.tables import column, table
+
+
+def item_extra(payload: dict, prepared: dict) -> dict:
+    """Model, prompt source and the pipeline's claims (ids, labels, whether evidence was shown;
+    not the evidence itself), which ``claim_rows`` needs."""
+    return {
+        "model": payload.get("model") or "",
+        "prompt_source": payload.get("prompt_source") or "",
+        "claims": [
+            {
+                "id": c.get("id"),
+                "text": c.get("text", ""),
+                "system_label": c.get("system_label"),
+                "evidence": [True] if c.get("evidence") else [],
+            }
+            for c in payload.get("claims") or []
+            if isinstance(c, Mapping)
+        ],
+    }
+
+
+def _claim_rows(extra: Mapping, answer: Mapping) -> list[dict]:
+    from annotation.task_types.claim_review import claim_rows
+
+    return claim_rows(SimpleNamespace(payload={"claims": extra.get("claims", [])}), answer)
+
+
+def _block_row(group: str, block: Mapping) -> dict:
+    return {
+        "group": group,
+        "samples": block["count"],
+        **{op: block["operations"][op] for op in OPERATIONS},
+        **{a: block["agreements"][a] for a in AGREEMENTS},
+    }
+
+
+def section(inp: ReportInput) -> dict:
+    samples = []
+    operation_data: dict[str, dict[str, str]] = {}
+    label_data: dict[str, dict[str, Any]] = {}
+    for coder, answers in inp.answers_of(HUMAN).items():
+        for unit, answer in answers.items():
+            item = inp.items.get(unit)
+            if item is None or not isinstance(answer, Mapping):
+                continue
+            rows = _claim_rows(item.extra, answer)
+            samples.append({"model": item.extra.get("model"),
+                            "prompt_source": item.extra.get("prompt_source"), "claims": rows})
+            for row in rows:
+                if row["action"] == "added":
+                    continue
+                key = f"{unit}::{row['claim_id']}"
+                operation_data.setdefault(key, {})[coder] = row["action"]
+                if row["annotator_label"] is not None:
+                    label_data.setdefault(key, {})[coder] = row["annotator_label"]
+    stats = claim_review_stats(samples)
+    group_rows = [_block_row("All", stats["overall"])]
+    names = {
+        f"{s['model'] or 'unknown'}_{s['prompt_source'] or 'unknown'}":
+        f"{s['model'] or 'unknown'} · {s['prompt_source'] or 'unknown'}"
+        for s in samples
+    }
+    for key, block in stats["grouped"]["by_model_prompt_source"].items():
+        group_rows.append(_block_row(names.get(key, key), block))
+    tables: dict[str, dict] = {}
+    tables["operations"] = table(
+        "Claim operations and agreement with the pipeline",
+        [
+            column("group", "Model · prompt source", "text"),
+            column("samples", "Reviews", "int"),
+            *[column(op, op.capitalize(), "int") for op in OPERATIONS],
+            column("agreed", "Agreed", "int"),
+            column("disagreed_corrected", "Disagreed (corrected)", "int"),
+            column("verification_pending", "Pending", "int"),
+        ],
+        group_rows,
+        note="Counts of claims over all counted reviews. Agreement counts only kept or revised "
+        "claims (added claims have no pipeline label, removed ones are not verified).",
+    )
+    labels = stats["overall"]["annotator_labels"]
+    total = sum(labels.values())
+    tables["labels"] = table(
+        "Final annotator labels",
+        [column("label", "Label", "text"), column("claims", "Claims", "int"),
+         column("share", "Share", "pct")],
+        [{"label": k, "claims": v, "share": v / total} for k, v in labels.items()],
+        note="A removed claim counts under its removal reason; an agreed claim under the "
+        "pipeline's label.",
+    )
+    agreement_rows = []
+    for name, data in (("Operation", operation_data), ("Final label", label_data)):
+        if not data:
+            continue
+        values = [list(v.values()) for v in data.values()]
+        row = {"attribute": name, "units": len(data)}
+        row.update(alpha_with_ci(data, "nominal", n_boot=inp.options.n_boot,
+                                 confidence=inp.options.confidence))
+        row.update(pairwise=pairwise_agreement(values), all_agree=all_agree_rate(values),
+                   at_least_two=at_least_two_agree_rate(values))
+        agreement_rows.append(row)
+    tables["claim_agreement"] = table(
+        "Agreement between annotators per pipeline claim",
+        [
+            column("attribute", "Attribute", "text"),
+            column("units", "Claims", "int"),
+            column("alpha", "α (nominal)", "ci"),
+            column("pairwise", "Pairwise agreement", "pct"),
+            column("all_agree", "All agree", "pct"),
+            column("at_least_two", "At least two agree", "pct"),
+        ],
+        agreement_rows,
+    )
+    overall = stats["overall"]
+    kept = sum(overall["agreements"].values())
+    plots = [
+        {
+            "kind": "stacked",
+            "table": "operations",
+            "label": "group",
+            "series": list(OPERATIONS),
+            "series_labels": {op: op.capitalize() for op in OPERATIONS},
+            "title": "Claim operations by model and prompt source",
+        },
+        {
+            "kind": "stacked",
+            "table": "operations",
+            "label": "group",
+            "series": list(AGREEMENTS),
+            "series_labels": {"agreed": "Agreed", "disagreed_corrected": "Disagreed",
+                              "verification_pending": "Pending"},
+            "title": "Agreement with the pipeline's labels",
+        },
+    ]
+    agreed_share = overall["agreements"]["agreed"] / kept if kept else None
+    return {
+        "title": "Claim review",
+        "summary": [
+            {"label": "Reviews", "value": str(stats["metadata"]["total_samples"])},
+            {"label": "Claims reviewed", "value": str(stats["metadata"]["total_claims"])},
+            {"label": "Agreed with pipeline",
+             "value": "—" if agreed_share is None else f"{100 * agreed_share:.1f} %"},
+        ],
+        "tables": tables,
+        "plots": plots,
+        "notes": [],
+        "comparison": {
+            "scalars": {"Agreed with the pipeline": agreed_share},
+            "vectors": {"Final label shares": {k: v / total for k, v in labels.items()}}
+            if total
+            else {},
+        },
+    }

@@ -1,0 +1,82 @@
+"""Ranking dashboards and the original-versus-reproduction comparison in a real browser."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from annotation import task_types
+from annotation.models import Annotation, Item
+from projects.models import Project
+from tests import factories
+from tests.agreement import helpers
+from tests.e2e.conftest import login
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "out"
+
+
+def competition(scores: dict[str, float]) -> dict[str, int]:
+    """Standard competition ranks (1 best) of rounded scores: equal scores tie."""
+    rounded = {k: round(v) for k, v in scores.items()}
+    return {k: 1 + sum(other > v for other in rounded.values()) for k, v in rounded.items()}
+
+
+def rank_everything(project, annotators, preference, *, items=30, seed=3):
+    """Each annotator scores every output as the system's quality plus noise, per criterion."""
+    rng = random.Random(seed)
+    criteria = [c["name"] for c in project.config["criteria"]]
+    for item in Item.objects.filter(project=project).order_by("position")[:items]:
+        systems = {k: o["system"] for k, o in zip(item.prepared["keys"], item.payload["outputs"],
+                                                  strict=True)}
+        for user in annotators:
+            ranks = {
+                c: competition({k: preference[s] + rng.gauss(0, 1.1) for k, s in systems.items()})
+                for c in criteria
+            }
+            helpers.answer(item, user, [], 0, rng.randint(30_000, 200_000))
+            Annotation.objects.filter(item=item, annotator=user).update(
+                answer={"order": list(systems), "ranks": ranks}
+            )
+
+
+def test_researcher_compares_an_original_ranking_study_with_its_reproduction(live_server, page,
+                                                                             settings):
+    if "ranking" not in {t.slug for t in task_types.all_task_types()}:
+        pytest.skip("the ranking task type is not registered in this tree")
+    from projects.demo import ranking as demo
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    researcher = factories.UserFactory(username="researcher-rank")
+    first = [factories.UserFactory(username=f"orig{i}") for i in (1, 2, 3)]
+    demo.create(researcher=researcher, annotators=first)
+    original = Project.objects.get(slug="ranking-explanations")
+    rank_everything(original, first, {"gpt4": 3.0, "gpt35": 2.0, "llama2-70b": 1.6})
+
+    reproduction = Project.objects.create(
+        slug="ranking-reproduction", name="Ranking · reproduction", task_type="ranking",
+        config=original.config, annotators_per_item=3,
+    )
+    factories.MembershipFactory(project=reproduction, user=researcher, role="researcher")
+    second = [factories.UserFactory(username=f"repro{i}") for i in (1, 2, 3)]
+    for user in second:
+        factories.MembershipFactory(project=reproduction, user=user)
+    for item in Item.objects.filter(project=original).order_by("position")[:30]:
+        Item.objects.create(project=reproduction, external_id=item.external_id,
+                            payload=item.payload, prepared=item.prepared, position=item.position)
+    rank_everything(reproduction, second, {"gpt4": 2.6, "gpt35": 2.3, "llama2-70b": 1.2}, seed=4)
+
+    login(page, live_server, researcher.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{original.slug}/agreement/")
+    page.wait_for_selector("#block-mar_1 svg")
+    assert page.locator("#table-alpha_levels tbody tr").count() == 4  # one per criterion
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "agreement_ranking.png"), full_page=True)
+
+    page.select_option("#compare select", reproduction.slug)
+    page.click("#compare button[type=submit]")
+    page.wait_for_selector("#plots svg")
+    assert page.locator("#table-spearman tbody tr").count() == 4
+    assert "30" in page.locator(".tiles .tile").first.inner_text()  # shared items
+    page.screenshot(path=str(SCREENSHOTS / "agreement_compare.png"), full_page=True)
