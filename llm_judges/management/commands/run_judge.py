@@ -92,12 +92,17 @@ class Command(BaseCommand):
             raise CommandError(f"Run {run.pk} failed.")
 
     def _show(self, project, run, started, final: bool = False) -> dict:
+        """Print the progress line: rewritten in place on a terminal; otherwise (logs, pipes)
+        a new line only when the counts or the status change."""
         fresh = selectors.run_for_project(project=project, run_id=run.pk)
         progress = selectors.progress_of(fresh)
         line = progress_line(progress, time.monotonic() - started)
-        if self.stdout.isatty() and not final:
-            self.stdout.write("\r" + line, ending="")
+        if self.stdout.isatty():
+            self.stdout.write("\r" + line, ending="\n" if final else "")
             sys.stdout.flush()
-        elif final or not self.stdout.isatty():
-            self.stdout.write(("\r" if self.stdout.isatty() else "") + line)
+        else:
+            counts = line.rsplit(" · ", 2)[0] + progress["status"]
+            if counts != getattr(self, "_last_counts", None):
+                self.stdout.write(line)
+            self._last_counts = counts
         return progress

@@ -1,0 +1,54 @@
+"""The judges page in a real browser: progress bars update while a run advances; screenshots of
+the page and of a run's detail go to bench/out/."""
+
+from pathlib import Path
+
+import pytest
+
+from llm_judges import services
+from tests import factories
+from tests.e2e.conftest import browser, login, page  # noqa: F401 - pytest fixtures
+from tests.llm_judges.conftest import make_llm_judge
+from tests.llm_judges.stub_llm import Reply, claim_of
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "out"
+pytestmark = pytest.mark.e2e
+
+
+def test_the_judges_page_follows_a_run_and_shows_what_failed(live_server, page, stub, api_key):  # noqa: F811
+    researcher = factories.UserFactory()
+    project = factories.ProjectFactory(name="Citation recovery pilot")
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    items = factories.make_items(project, 20)
+    stub.responder = lambda request: (
+        Reply(content="Sentence two, I think.")
+        if claim_of(request) == "Claim number 3 is accurate."
+        else Reply(status=400)
+        if claim_of(request) == "Claim number 7 is accurate."
+        else Reply()
+    )
+    earlier = make_llm_judge(stub, name="gpt-4o-mini · v1")
+    done = services.judge_run_start(judge=earlier, project=project, enqueue=False)
+    services.judge_batch_process(run_id=done.pk, item_ids=[i.pk for i in items])
+    services.judge_create(name="minilm-baseline", kind="embedding", model="all-MiniLM-L6-v2")
+    judge = make_llm_judge(stub, name="llama-3.1-70b · v1")
+    running = services.judge_run_start(judge=judge, project=project, enqueue=False)
+    services.judge_batch_process(run_id=running.pk, item_ids=[i.pk for i in items[:6]])
+
+    login(page, live_server, researcher.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/judges/")
+    row = page.locator(f"tr[data-run='{running.pk}']")
+    assert "6 done (1 unparseable) · 0 failed · 20 items" in row.inner_text()
+    assert row.locator(".status").inner_text() == "running"
+    page.screenshot(path=str(SCREENSHOTS / "judges.png"), full_page=True)
+
+    services.judge_batch_process(run_id=running.pk, item_ids=[i.pk for i in items[6:14]])
+    page.wait_for_function(
+        f"document.querySelector(\"tr[data-run='{running.pk}'] .counts\").textContent.startsWith('13 done')"
+    )
+    assert "1 failed" in row.locator(".counts").inner_text()
+
+    page.goto(f"{live_server.url}/p/{project.slug}/judges/runs/{done.pk}/")
+    assert "Sentence two, I think." in page.locator("pre.raw").inner_text()
+    assert "HTTP 400" in page.inner_text("main")
+    page.screenshot(path=str(SCREENSHOTS / "judge_run.png"), full_page=True)

@@ -1,0 +1,172 @@
+"""Researcher pages and API for judge runs, the annotators' pre-selection endpoint, and the
+run_judge command."""
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from annotation import services as workflow
+from llm_judges import selectors, services
+from llm_judges.models import JudgeResult, JudgeRun, Preselection, PreselectionShown
+from tests import factories
+from tests.conftest import client_for
+from tests.llm_judges.conftest import make_llm_judge, start
+from tests.llm_judges.stub_llm import Reply
+
+
+@pytest.fixture
+def judge(stub, api_key):
+    return make_llm_judge(stub)
+
+
+def page_client(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_the_judges_page_is_for_the_projects_researchers_only(project, researcher, annotator, judge):
+    url = f"/p/{project.slug}/judges/"
+    assert page_client(researcher).get(url).status_code == 200
+    assert page_client(annotator).get(url).status_code == 404
+    assert page_client(factories.UserFactory()).get(url).status_code == 404
+    assert Client().get(url).status_code == 302  # to the login page
+
+
+def test_a_researcher_starts_a_run_from_the_page_and_sees_its_progress(
+    project, researcher, items, judge, django_capture_on_commit_callbacks
+):
+    client = page_client(researcher)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/p/{project.slug}/judges/", {"action": "start", "judge": judge.pk, "kind": ["regular"]}
+        )
+    assert response.status_code == 302
+    run = JudgeRun.objects.get()
+    assert (run.started_by, run.filters, run.status) == (researcher, {"kind": ["regular"]}, "done")
+    page = client.get(f"/p/{project.slug}/judges/").content.decode()
+    assert "5 done (0 unparseable) · 0 failed · 5 items" in page
+    assert 'class="bar answered" style="width: 100.0%"' in page
+    detail = client.get(f"/p/{project.slug}/judges/runs/{run.pk}/").content.decode()
+    assert "5</b>calls" in detail
+
+
+def test_a_run_of_another_project_cannot_be_opened_or_cancelled(project, researcher, items, judge):
+    other = factories.ProjectFactory()
+    factories.make_items(other, 1)
+    run = services.judge_run_start(judge=judge, project=other, enqueue=False)
+    client = page_client(researcher)
+    assert client.get(f"/p/{project.slug}/judges/runs/{run.pk}/").status_code == 404
+    response = client.post(f"/p/{project.slug}/judges/", {"action": "cancel", "run": run.pk})
+    assert response.status_code == 404
+    run.refresh_from_db()
+    assert run.status == "pending"
+    api = client_for(researcher)
+    assert api.get(f"/api/projects/{project.slug}/judge-runs/{run.pk}/").status_code == 404
+    assert api.post(f"/api/projects/{project.slug}/judge-runs/{run.pk}/cancel/").status_code == 404
+
+
+def test_the_api_starts_lists_and_cancels_runs(project, researcher, annotator, items, judge):
+    api = client_for(researcher)
+    url = f"/api/projects/{project.slug}/judge-runs/"
+    assert api.post(url, {"judge": "nobody"}, format="json").status_code == 400
+    created = api.post(url, {"judge": judge.name}, format="json")  # not committed: stays pending
+    assert created.status_code == 201
+    body = created.json()
+    assert (body["judge"], body["total"], body["status"]) == (judge.name, 5, "pending")
+    again = api.post(url, {"judge": judge.name}, format="json")
+    assert again.status_code == 409
+    assert "already running" in again.json()["detail"]
+    listed = api.get(url).json()["results"]
+    assert [r["id"] for r in listed] == [body["id"]]
+    cancelled = api.post(f"{url}{body['id']}/cancel/").json()
+    assert (cancelled["cancelled"], cancelled["status"]) == (True, "cancelled")
+    assert client_for(annotator).get(url).status_code == 404
+
+
+def test_pre_selection_is_off_by_default(project, annotator, items, judge, django_capture_on_commit_callbacks):
+    start(judge, project, django_capture_on_commit_callbacks)
+    assignment = workflow.assignment_next(project=project, annotator=annotator)
+    response = client_for(annotator).post(f"/api/assignments/{assignment.pk}/preselection/")
+    assert response.status_code == 204
+    assert not PreselectionShown.objects.exists()
+
+
+def test_a_shown_pre_selection_is_recorded_once_per_assignment(
+    project, researcher, annotator, items, judge, django_capture_on_commit_callbacks
+):
+    start(judge, project, django_capture_on_commit_callbacks)
+    response = page_client(researcher).post(
+        f"/p/{project.slug}/judges/", {"action": "preselection", "judge": judge.pk}
+    )
+    assert response.status_code == 302
+    assert Preselection.objects.get(project=project).judge == judge
+    assignment = workflow.assignment_next(project=project, annotator=annotator)
+    client = client_for(annotator)
+
+    first = client.post(f"/api/assignments/{assignment.pk}/preselection/").json()
+    again = client.post(f"/api/assignments/{assignment.pk}/preselection/").json()
+
+    assert first["judge"] == judge.name
+    assert first["answer"] == {"sentences": [1], "none": False}
+    assert again == first
+    shown = PreselectionShown.objects.get()
+    assert (shown.assignment, shown.judge, shown.answer) == (assignment, judge, first["answer"])
+    assert selectors.preselections_shown(project=project) == {
+        (assignment.item_id, annotator.pk): judge.name
+    }
+    raw = JudgeResult.objects.get(item=assignment.item).raw
+    assert raw not in str(first)  # the annotator gets the answer, not the judge's reply
+
+
+def test_an_annotator_cannot_fetch_the_pre_selection_of_someone_elses_assignment(
+    project, annotator, items, judge
+):
+    services.preselection_enable(project=project, judge=judge)
+    assignment = workflow.assignment_next(project=project, annotator=annotator)
+    other = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=other, role="annotator")
+    assert client_for(other).post(f"/api/assignments/{assignment.pk}/preselection/").status_code == 404
+    assert not PreselectionShown.objects.exists()
+
+
+def test_no_pre_selection_is_recorded_when_the_judge_has_no_answer_for_the_item(
+    project, annotator, items, judge, stub, django_capture_on_commit_callbacks
+):
+    stub.responder = lambda request: Reply(content="no idea")
+    start(judge, project, django_capture_on_commit_callbacks)
+    services.preselection_enable(project=project, judge=judge)
+    assignment = workflow.assignment_next(project=project, annotator=annotator)
+    response = client_for(annotator).post(f"/api/assignments/{assignment.pk}/preselection/")
+    assert response.status_code == 204
+    assert not PreselectionShown.objects.exists()
+
+
+def test_switching_pre_selection_off_from_the_page(project, researcher, judge):
+    services.preselection_enable(project=project, judge=judge)
+    page_client(researcher).post(f"/p/{project.slug}/judges/", {"action": "preselection", "judge": ""})
+    assert not Preselection.objects.exists()
+
+
+def test_run_judge_processes_the_batches_and_prints_progress(project, items, judge):
+    out = io.StringIO()
+    call_command("run_judge", project=project.slug, judge=judge.name, stdout=out)
+    text = out.getvalue()
+    assert "5 items (5 to judge)" in text
+    assert "[##############################] 5/5 · 5 answered, 0 unparseable, 0 failed" in text
+    assert JudgeRun.objects.get().status == "done"
+
+
+def test_run_judge_names_the_known_judges_when_one_is_missing(project, judge):
+    with pytest.raises(CommandError, match=r"No judge named 'nope' \(judges: stub-llm\)"):
+        call_command("run_judge", project=project.slug, judge="nope")
+
+
+def test_run_judge_exits_with_an_error_when_the_run_fails(project, items, judge, stub):
+    stub.responder = lambda request: Reply(status=401)
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="failed"):
+        call_command("run_judge", project=project.slug, judge=judge.name, stdout=io.StringIO(), stderr=err)
+    assert "HTTP 401" in err.getvalue()
