@@ -1,7 +1,8 @@
 """Selectors: a project's current answers as a :class:`ReportInput`, and its data version.
 
 A fixed number of queries whatever the number of annotations (memberships, items, current
-annotations, plus one for the items of a comparison project), so the reports layer has no N+1.
+annotations, available judges, plus one for the items of a comparison project and one per
+selected judge), so the reports layer has no N+1.
 
 Which answers count:
 
@@ -10,7 +11,8 @@ Which answers count:
 * coders as chosen by an :class:`AnnotatorFilter` (default: every annotator who answered, except
   members whose qualification is "disqualified"). Coders are named by their pseudonym; answers of
   a user who is no longer a member count as ``ann-removed-<user id>`` (as in exports);
-* judge answers from :func:`judge_answers`, added as coders ``judge:<key>`` when selected.
+* judge answers from ``llm_judges`` (:func:`judge_answers`), added as coders ``judge:<name>``
+  when selected by name.
 """
 
 from __future__ import annotations
@@ -30,33 +32,54 @@ from .task_types import item_extra_for
 JUDGE_PREFIX = "judge:"
 
 
-# --- judge answers: the entry point for llm_judges -------------------------------------------
+# --- judge answers (llm_judges) ---------------------------------------------------------------
 
 
 def available_judges(project: Project) -> list[str]:
-    """Keys of the judges with answers in ``project``, for the dashboard's judge choice.
+    """Names of the judges with at least one parsed answer in ``project`` (one query)."""
+    from llm_judges.models import JudgeResult
 
-    Entry point for ``llm_judges``: it has no selector for judge answers yet, so this returns
-    no judge; wire it to that selector when it lands (see :func:`judge_answers`).
-    """
-    return []
+    return sorted(
+        JudgeResult.objects.filter(item__project=project, status=JudgeResult.Status.OK)
+        .values_list("judge__name", flat=True)
+        .distinct()
+    )
 
 
 def judge_answers(project: Project, keys: tuple[str, ...]) -> dict[str, dict[str, dict]]:
-    """``{judge key: {item external id: answer}}`` for the selected judges of ``project``.
+    """``{judge name: {item external id: answer}}`` for the selected judges of ``project``.
 
-    Entry point for ``llm_judges`` (built in parallel; it exposes no selector yet): the answers
-    must be in the task type's answer format, one per item and judge (the latest successful
-    result of the judge's latest run). Until it is wired, no judge answers exist in the
-    database, and callers with judge answers from elsewhere pass them to :func:`gather` through
-    ``extra_judges``.
+    Through :func:`llm_judges.selectors.judge_answers`: each judge's parsed answers for its
+    current prompt version and the project's current setting (citation recovery: the masking
+    mode), in the task type's answer shape. One query per selected judge, plus one.
     """
-    return {}
+    from llm_judges.models import Judge
+    from llm_judges.selectors import judge_answers as answers_of
+
+    return {
+        judge.name: answers_of(project=project, judge=judge)
+        for judge in Judge.objects.filter(name__in=keys)
+    }
 
 
-def judges_version(project: Project) -> str:
-    """Changes whenever :func:`judge_answers` would return something else (cache key part)."""
-    return "none"
+def judges_version(project: Project) -> list:
+    """Changes whenever :func:`judge_answers` could return something else (cache key part): a
+    new or re-judged result, a finished run, a judge's prompt version changed."""
+    from llm_judges.models import JudgeResult, JudgeRun
+
+    results = JudgeResult.objects.filter(item__project=project).aggregate(
+        n=Count("id"), last=Max("id"), judges=Max("judge__updated_at")
+    )
+    runs = JudgeRun.objects.filter(project=project).aggregate(
+        n=Count("id"), finished=Max("finished_at")
+    )
+    return [
+        results["n"],
+        results["last"],
+        results["judges"].isoformat() if results["judges"] else None,
+        runs["n"],
+        runs["finished"].isoformat() if runs["finished"] else None,
+    ]
 
 
 # --- gathering -------------------------------------------------------------------------------

@@ -295,3 +295,23 @@ def test_the_command_names_an_unknown_project_or_table(study):
         call_command("agreement", "--project", "nope")
     with pytest.raises(CommandError, match="No table 'x'"):
         call_command("agreement", "--project", project.slug, "--table", "x")
+
+
+def test_judges_with_answers_are_offered_and_compared_with_the_humans(study, researcher):
+    from llm_judges import prompts
+    from llm_judges.models import Judge, JudgeResult
+
+    project, items, _ = study
+    judge = Judge.objects.create(name="gpt-judge", kind="llm", model="m", prompt_version="v1")
+    setting = prompts.get(project.task_type).setting(project.config)
+    for claim, item in items.items():
+        JudgeResult.objects.create(item=item, judge=judge, prompt_version="v1", setting=setting,
+                                   status=JudgeResult.Status.OK,
+                                   answer={"sentences": [1], "none": False, "helpfulness": 50})
+    client = client_for(researcher)
+    page = client.get(url(project)).content.decode()
+    assert 'name="judge" value="gpt-judge"' in page and "Judges versus humans" not in page
+    page = client.get(url(project) + "?judge=gpt-judge").content.decode()
+    assert "Judges versus humans" in page
+    rows = read_csv(client.get(url(project) + "?judge=gpt-judge&download=judges"))
+    assert rows[0]["judge"] == "gpt-judge" and rows[0]["items"] == "4"

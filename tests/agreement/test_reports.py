@@ -305,9 +305,34 @@ def test_gathering_and_building_take_the_same_number_of_queries_as_answers_grow(
                 helpers.answer(item, user, [1] if (n + k) % 3 else [0, 1], 10 * k)
 
     add(0, 3)
-    with django_assert_max_num_queries(3):
+    with django_assert_max_num_queries(4):
         report_for(project)
     add(3, 30)
-    with django_assert_max_num_queries(3):
+    with django_assert_max_num_queries(4):
         report = report_for(project)
     assert report["answers"] == 99
+
+
+def test_judge_answers_come_from_llm_judges_results_when_a_judge_is_selected(study):
+    from llm_judges import prompts
+    from llm_judges.models import Judge, JudgeResult
+
+    project, items, _ = study
+    judge = Judge.objects.create(name="gpt-judge", kind="llm", model="m", prompt_version="v1")
+    setting = prompts.get(project.task_type).setting(project.config)
+    chosen = {"c0": [1], "c1": [2], "c2": [0, 1], "c3": [1]}
+    for claim, sentences in chosen.items():
+        JudgeResult.objects.create(
+            item=items[claim], judge=judge, prompt_version="v1", setting=setting,
+            status=JudgeResult.Status.OK,
+            answer={"sentences": sentences, "none": False, "helpfulness": 50},
+        )
+    JudgeResult.objects.create(item=items["c0"], judge=judge, prompt_version="v0",
+                               setting=setting, status=JudgeResult.Status.OK,
+                               answer={"sentences": [3], "none": False, "helpfulness": 1})
+    offered = report_for(project)
+    assert offered["available_judges"] == ["gpt-judge"] and "judges" not in offered["tables"]
+    report = report_for(project, AnnotatorFilter(judges=("gpt-judge",)))
+    (row,) = report["tables"]["judges"]["rows"]
+    assert row["alpha"] == pytest.approx(16 / 23)  # as with the same answers given by hand
+    assert [c["id"] for c in report["coders"] if c["kind"] == "judge"] == ["judge:gpt-judge"]

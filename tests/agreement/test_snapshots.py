@@ -264,3 +264,15 @@ def test_with_redis_two_requests_put_one_message_on_the_broker(
     finally:
         for raw in ours(pk):
             client.lrem("celery", 0, raw)
+
+
+def test_new_judge_results_make_the_report_out_of_date(study, builds):
+    from llm_judges.models import Judge, JudgeResult
+
+    project, items, _ = study
+    request(project)
+    judge = Judge.objects.create(name="nli", kind="nli", model="m", prompt_version="v1")
+    JudgeResult.objects.create(item=items["c0"], judge=judge, prompt_version="v1",
+                               status=JudgeResult.Status.OK, answer={"sentences": [1]})
+    state = request(project)
+    assert len(builds) == 2 and state.report["available_judges"] == ["nli"]
