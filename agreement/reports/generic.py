@@ -50,7 +50,10 @@ def _hashable(value: Any) -> Any:
 
 def _set_value(value: Any, distance: str) -> frozenset:
     if isinstance(value, (list, tuple, set, frozenset)):
-        return frozenset(_hashable(v) for v in value)
+        try:
+            return frozenset(value)
+        except TypeError:  # unhashable labels (e.g. [premise, conclusion] pairs)
+            return frozenset(_hashable(v) for v in value)
     raise AgreementError(f"expected a list of labels for a {distance} field, got {value!r}")
 
 

@@ -196,6 +196,7 @@ def section(inp: ReportInput) -> dict:
             )
 
     # --- per group (Table 3) ---------------------------------------------------------------
+    human_data = reliability_data(inp.answers_of(HUMAN), "sentences", distance, set(inp.items))
     by_group: dict[str, set[str]] = defaultdict(set)
     for key, item in inp.items.items():
         by_group[item.group or NO_GROUP].add(key)
@@ -207,7 +208,7 @@ def section(inp: ReportInput) -> dict:
         row.update(scored.summary(threshold))
         row.update(
             alpha_with_ci(
-                reliability_data(inp.answers_of(HUMAN), "sentences", distance, units),
+                {u: human_data[u] for u in units if u in human_data},
                 distance,
                 n_boot=n_boot,
                 confidence=confidence,
@@ -259,7 +260,6 @@ def section(inp: ReportInput) -> dict:
     )
 
     # --- per annotator -----------------------------------------------------------------------
-    human_data = reliability_data(inp.answers_of(HUMAN), "sentences", distance, set(inp.items))
     by_coder: dict[str, list] = defaultdict(list)
     for row in human_scores.rows:
         by_coder[row[1]].append(row)
