@@ -4,7 +4,9 @@ Security: every endpoint requires an authenticated user (session with CSRF, or t
 Project endpoints resolve the project through ``projects.permissions.project_for`` with the
 annotator role (404 otherwise); assignment endpoints only ever load the caller's own assignment
 (``own_assignment``, 404 for anyone else's). Responses carry the item as the task type's
-``display()`` renders it: never gold, kind, group or other annotators' answers.
+``display()`` renders it: never gold, kind, group or other annotators' answers. Control items
+are indistinguishable: responses never depend on an item's kind, and whether an answer on a
+control was right is never returned (it only shows, in the end, as a polite stop).
 """
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -14,7 +16,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
-from annotation.serializers import DraftSerializer, HistoryEntrySerializer, SubmitSerializer
+from annotation.serializers import (
+    DraftSerializer,
+    HistoryEntrySerializer,
+    NextSerializer,
+    SubmitSerializer,
+)
+from crowd.session import batch_ref
 from projects.permissions import IsProjectAnnotator
 
 STATUS_FOR_CODE = {
@@ -33,14 +41,34 @@ def _error(exc: services.WorkflowError) -> Response:
 
 class NextItemView(APIView):
     """Reserve (or return the open reservation of) the next item for the calling annotator.
-    204 when nothing is left for them."""
+
+    200 with the assignment; 200 with ``{"stop": {reason, title, message, feedback, code…}}`` when
+    the annotator may not go on (disqualified, qualification failed or pending, batch finished:
+    the completion code); 204 when nothing is left. ``{"start_batch": true}`` starts the next
+    batch after a finished one (not in a crowd-platform session, which gets one batch). The
+    crowd session (``crowd.session``) ties the batch to the platform session it came from.
+    """
 
     permission_classes = [IsProjectAnnotator]
 
-    @extend_schema(request=None, responses={200: dict, 204: OpenApiResponse(description="No item left")})
+    @extend_schema(
+        request=NextSerializer,
+        responses={200: dict, 204: OpenApiResponse(description="No item left")},
+    )
     def post(self, request, slug):
-        assignment = services.assignment_next(project=self.project, annotator=request.user)
+        body = NextSerializer(data=request.data or {})
+        body.is_valid(raise_exception=True)
+        ref = batch_ref(request, self.project)
+        assignment = services.assignment_next(
+            project=self.project,
+            annotator=request.user,
+            batch_ref=ref,
+            start_batch=body.validated_data["start_batch"],
+        )
         if assignment is None:
+            stop = selectors.annotator_stop(project=self.project, user=request.user, batch_ref=ref)
+            if stop is not None:
+                return Response({"stop": stop})
             return Response(status=status.HTTP_204_NO_CONTENT)
         data = selectors.assignment_view(assignment)
         data["counts"] = selectors.annotator_counts(project=self.project, user=request.user)

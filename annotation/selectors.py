@@ -80,3 +80,82 @@ def annotator_counts(*, project, user) -> dict:
     )
     stats["items"] = Item.objects.filter(project=project, kind=Item.Kind.REGULAR).count()
     return stats
+
+
+STOP_MESSAGES = {
+    "disqualified": (
+        "Thank you for your work",
+        "Your recent answers did not meet the quality this study needs, so we cannot offer you "
+        "more items. Everything you submitted has been recorded.",
+    ),
+    "closed_by_researcher": (
+        "Thank you for your work",
+        "The researchers have closed this study for you. Everything you submitted has been "
+        "recorded.",
+    ),
+    "qualification_failed": (
+        "Thank you for taking the qualification round",
+        "Your answers did not reach the score this study needs, so we cannot offer you the main "
+        "items. We appreciate the time you gave.",
+    ),
+    "qualification_pending": (
+        "Your qualification is being reviewed",
+        "There is no qualification round open for you right now. The researchers will review "
+        "your work; please check back later.",
+    ),
+    "batch_complete": (
+        "Batch complete – thank you!",
+        "You finished this batch. Your completion code is below.",
+    ),
+}
+
+
+def annotator_stop(*, project, user, batch_ref: str = "") -> dict | None:
+    """Why ``assignment_next`` gave this annotator nothing, as a polite message for their page, or
+    None when there is simply no item left. Includes the researcher's feedback, and for a
+    finished batch its completion code."""
+    from annotation import quality
+    from projects.crowd import crowd_settings
+    from projects.models import Membership
+
+    membership = Membership.objects.filter(project=project, user=user).first()
+    if membership is None:
+        return None
+    crowd = crowd_settings(project)
+    reason = None
+    extra: dict = {}
+    Reason = Membership.QualificationReason
+    if membership.qualification == Membership.Qualification.DISQUALIFIED:
+        reason = {
+            Reason.QUALIFICATION_FAILED: "qualification_failed",
+            Reason.RESEARCHER: "closed_by_researcher",
+        }.get(membership.qualification_reason, "disqualified")
+    elif quality.needs_qualification(crowd, membership):
+        reason = "qualification_pending"
+    elif crowd.batches:
+        finished = Batch.objects.filter(
+            project=project, annotator=user, kind=Batch.Kind.MAIN, state=Batch.State.FINISHED
+        )
+        if batch_ref:
+            finished = finished.filter(external_ref=batch_ref)
+        batch = finished.order_by("-number").first()
+        if batch is not None:
+            reason = "batch_complete"
+            more = not batch_ref and _regular_items_left(project, user)
+            extra = {"code": batch.code, "batch": batch.number, "size": batch.size, "can_start_another": more}
+    if reason is None:
+        return None
+    title, message = STOP_MESSAGES[reason]
+    return {"reason": reason, "title": title, "message": message, "feedback": membership.feedback, **extra}
+
+
+def _regular_items_left(project, user) -> bool:
+    seen = Assignment.objects.filter(project=project, annotator=user).values("item_id")
+    return (
+        Item.objects.filter(
+            project=project, kind=Item.Kind.REGULAR, assigned_count__lt=project.annotators_per_item
+        )
+        .exclude(id__in=seen)
+        .exists()
+    )
+

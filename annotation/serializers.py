@@ -3,6 +3,10 @@
 from rest_framework import serializers
 
 
+class NextSerializer(serializers.Serializer):
+    start_batch = serializers.BooleanField(default=False)
+
+
 class DraftSerializer(serializers.Serializer):
     answer = serializers.JSONField()
     time_spent_ms = serializers.IntegerField(min_value=0, default=0)

@@ -189,9 +189,10 @@ def _start_batch(
     waits for the annotator to ask for the next) or nothing is left.
 
     Batch starts in a project are serialised by a lock on the project row: each sees the places
-    the previous one took, so batches are full and never exceed N annotators per item, and there
-    is no lock-order deadlock between two starts. An annotator has at most one open batch: a
-    second request that raced the first gets the batch the first one opened."""
+    the previous one took (batches are full and never exceed N annotators per item), two starts
+    cannot deadlock on item rows (the least-annotated order changes as places are taken), and an
+    annotator's second request that raced the first (another tab) gets the batch the first one
+    opened instead of a second open batch."""
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
         _reclaim(project.id, batches=True)

@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "annotation",
     "agreement",
     "llm_judges",
+    "crowd",
 ]
 
 MIDDLEWARE = [

@@ -37,4 +37,4 @@ pages = [
     path("admin/", admin.site.urls),
 ]
 
-urlpatterns = api + pages + [path("", include("llm_judges.urls"))]
+urlpatterns = api + pages + [path("", include("llm_judges.urls")), path("", include("crowd.urls"))]

@@ -70,6 +70,9 @@ class TaskType:
     #   annotator): display is then called as display(item, assignment=…); see display_for.
     private_config: frozenset[str] = frozenset()
     # ^ config keys the annotation page must not carry (e.g. ranking's system names and seed).
+    agreement_key: Callable[[dict], Any] | None = None
+    # ^ optional answer -> the JSON-able part annotators must agree on (review and majority vote;
+    #   e.g. the chosen sentences, not a free rating). None: the whole answer; see answer_key.
 
     def validate_payload(self, data: Any) -> dict:
         # One serializer instance per thread, reused: building a DRF serializer deep-copies its
@@ -93,6 +96,13 @@ class TaskType:
             except PayloadError as exc:
                 results.append(exc)
         return results
+
+    def answer_key(self, answer: dict) -> str:
+        """Canonical text of what two answers must share to agree (``agreement_key``)."""
+        import json
+
+        value = self.agreement_key(answer) if self.agreement_key is not None else answer
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
     def display_for(self, item: Any, *, assignment: Any = None) -> dict:
         """What the annotator of ``assignment`` sees of ``item`` (never gold)."""

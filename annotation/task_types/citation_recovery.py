@@ -296,6 +296,12 @@ def score(answer: dict, gold: dict | None) -> dict:
     return result
 
 
+def agreement_key(answer: dict) -> list[int]:
+    """Annotators agree when they chose the same sentences ("none" is the empty choice); the
+    helpfulness rating is a scale, compared by agreement metrics rather than by vote."""
+    return sorted(answer.get("sentences", []))
+
+
 def export_row(item: Any, annotation: Any) -> dict:
     answer = annotation.answer
     row = {
@@ -415,6 +421,7 @@ CITATION_RECOVERY = register(
         display=display,
         score=score,
         export_row=export_row,
+        agreement_key=agreement_key,
         demo_payload=demo_payload,
         readers={"transparent-fcexp": read_transparent_fcexp},
         csv_to_payload=csv_to_payload,

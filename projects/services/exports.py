@@ -1,7 +1,9 @@
 """Exporting annotations as JSONL or CSV, streamed in constant memory.
 
 One row per current annotation version: item external id, group, kind, pseudonymous annotator id,
-the task type's answer columns (with gold and scores), time spent, timestamps and provenance. Task
+the task type's answer columns (with gold and scores), time spent, timestamps and provenance;
+then the annotator's qualification state (``excluded`` when disqualified), the item's majority
+answer (by the task type's agreement key) and its adjudicated answer. Task
 types with ``export_rows`` (claim review, ranking) write several rows per annotation instead, each
 repeating those common columns.
 """
@@ -15,6 +17,7 @@ from collections.abc import Iterator
 
 from annotation import task_types
 from annotation.models import Annotation
+from annotation.review import with_item_verdicts
 from projects.models import Membership
 
 FORMATS = ("jsonl", "csv")
@@ -31,7 +34,8 @@ def _rows(project) -> Iterator[dict]:
         .select_related("item", "assignment")
         .order_by("item__position", "item_id", "assignment__sequence", "id")
     )
-    for annotation in annotations.iterator(chunk_size=CHUNK):
+    # Grouped by item to add each item's majority and adjudicated answer (annotation.review).
+    for annotation in with_item_verdicts(project, task_type, annotations.iterator(chunk_size=CHUNK)):
         item = annotation.item
         row = {
             "project": project.slug,
@@ -44,6 +48,7 @@ def _rows(project) -> Iterator[dict]:
             "time_spent_s": round(annotation.time_spent_ms / 1000, 1),
             "reserved_at": annotation.assignment.reserved_at.isoformat(),
             "submitted_at": annotation.created_at.isoformat(),
+            **annotation.verdicts,
         }
         if task_type.export_rows is not None:  # several rows per annotation (per claim, …)
             for part in task_type.export_rows(item, annotation):

@@ -4,7 +4,11 @@
  * - Work is never lost: every change is written to localStorage first, then autosaved to the
  *   server as a draft; a submit stays in a localStorage outbox until the server confirms it, and
  *   the outbox is retried on reconnect and on the next page load.
- * - Time counts only while the page is visible (visibility-aware active time).
+ * - Time counts only while the page is visible (visibility-aware active time); a submit faster
+ *   than the project's minimum time per item asks for a second press first (same for every item).
+ * - Batches: the toolbar shows "item k of n" within the batch; when the server stops the annotator
+ *   (batch finished, disqualified, qualification) its polite message and completion code replace
+ *   the task.
  * - A task type registers a module in Concord.tasks[slug] with:
  *     mount(root, item, answer, config, onChange)  render the item, restore an answer
  *     answer()                                      the current answer object
@@ -62,7 +66,10 @@
   document.addEventListener("visibilitychange", () => (document.hidden ? clock.pause() : clock.resume()));
 
   // --- state -------------------------------------------------------------------------------
-  const state = { assignment: null, module: null, revision: 0, saveTimer: null, submitting: false };
+  const state = {
+    assignment: null, module: null, revision: 0, saveTimer: null, submitting: false,
+    fastConfirmed: null, lastBatch: null,
+  };
   const config = JSON.parse($("task-config").textContent);
 
   function setSaveState(text, kind) {
@@ -158,10 +165,17 @@
       if (d && d.revision >= state.revision) { answer = d.answer; time = d.time_spent_ms; state.revision = d.revision; }
     }
     const counts = data.counts || {};
-    $("position").textContent = `Item ${data.sequence} of ${counts.items || "?"}` +
+    const b = data.batch;
+    const where = !b ? `Item ${data.sequence} of ${counts.items || "?"}`
+      : b.kind === "qualification"
+        ? `Qualification round ${b.number} · item ${b.position} of ${b.size}`
+        : `Batch ${b.number} · item ${b.position} of ${b.size}`;
+    $("position").textContent = where +
       (data.answer ? ` · submitted (version ${data.answer.version}) – you can revise it` : "");
+    announceBatch(b);
     $("task").hidden = false;
     $("done").hidden = true;
+    $("stop").hidden = true;
     $("submitbar").hidden = false;
     state.module = Concord.tasks[cfg.taskType];
     state.module.mount($("task"), data.item, answer, config, onChange);
@@ -172,18 +186,52 @@
     window.scrollTo(0, 0);
   }
 
-  async function loadNext() {
+  // A banner when a new qualification round or the main items begin (the previous batch tells).
+  function announceBatch(b) {
+    const last = state.lastBatch;
+    state.lastBatch = b;
+    if (!b || !last || (last.kind === b.kind && last.number === b.number)) return;
+    if (b.kind === "main" && last.kind === "qualification") {
+      banner("You passed the qualification round. Welcome to the main items!", "ok");
+    } else if (b.kind === "qualification" && last.kind === "qualification") {
+      banner(`That round did not reach the pass mark. Here is round ${b.number}: please read the guidelines again.`, "warn");
+    }
+  }
+
+  function hideTask(position) {
+    state.assignment = null;
+    $("task").hidden = true;
+    $("submitbar").hidden = true;
+    $("position").textContent = position;
+  }
+
+  function showStop(stop) {
+    hideTask(stop.reason === "batch_complete" ? `Batch ${stop.batch} complete` : "No more items");
+    $("done").hidden = true;
+    $("stop").hidden = false;
+    $("stop").dataset.reason = stop.reason;
+    $("stop-title").textContent = stop.title;
+    $("stop-message").textContent = stop.message;
+    $("stop-feedback").hidden = !stop.feedback;
+    $("stop-feedback-text").textContent = stop.feedback || "";
+    $("stop-code").hidden = !stop.code;
+    $("stop-code-value").textContent = stop.code || "";
+    const back = $("crowd-return");
+    if (back) back.hidden = !(stop.code || back.dataset.screenedOut === "1");
+    $("start-batch").hidden = !stop.can_start_another;
+  }
+
+  async function loadNext(body) {
     banner("");
-    const r = await api("POST", `/api/projects/${cfg.project}/next/`);
+    const r = await api("POST", `/api/projects/${cfg.project}/next/`, body);
     if (r.status === 204) {
-      state.assignment = null;
-      $("task").hidden = true;
-      $("submitbar").hidden = true;
+      hideTask("No items left");
+      $("stop").hidden = true;
       $("done").hidden = false;
-      $("position").textContent = "No items left";
       return;
     }
     if (!r.ok) { banner((r.data && r.data.detail) || `Could not load the next item (${r.status}).`, "error"); return; }
+    if (r.data.stop) { showStop(r.data.stop); return; }
     render(r.data);
   }
 
@@ -197,6 +245,13 @@
     if (!state.assignment || state.submitting) return;
     const problem = showValidation();
     if (problem) { banner(problem, "error"); return; }
+    const spent = Math.round(clock.ms() / 1000);
+    if (cfg.minSeconds && spent < cfg.minSeconds && state.fastConfirmed !== state.assignment.id) {
+      state.fastConfirmed = state.assignment.id;
+      banner(`You spent ${spent} s on this item; this study asks for at least ${cfg.minSeconds} s. ` +
+        "Please check your answer carefully, then press Submit again.", "warn");
+      return;
+    }
     state.submitting = true;
     $("submit").disabled = true;
     const a = state.assignment;
@@ -272,6 +327,12 @@
       $("submit").addEventListener("click", submit);
       $("guidelines-toggle").addEventListener("click", (e) => togglePanel("guidelines", e.currentTarget));
       $("history-toggle").addEventListener("click", (e) => { togglePanel("history", e.currentTarget); refreshHistory(); });
+      $("start-batch").addEventListener("click", () => loadNext({ start_batch: true }));
+      $("copy-code").addEventListener("click", () => {
+        const code = $("stop-code-value").textContent;
+        if (navigator.clipboard) navigator.clipboard.writeText(code).catch(() => {});
+        $("copy-code").textContent = "Copied";
+      });
       document.addEventListener("keydown", onKey);
       window.addEventListener("beforeunload", () => { if (state.assignment) saveDraft(state.assignment.id); });
       const pending = await flushOutbox().catch(() => 1);

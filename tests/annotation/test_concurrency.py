@@ -6,7 +6,7 @@ from collections import Counter
 from django.db import connection, connections
 
 from annotation import services
-from annotation.models import Assignment, Item
+from annotation.models import Assignment, Batch, Item
 from tests import factories
 from tests.conftest import require
 
@@ -47,3 +47,85 @@ def test_n_annotators_per_item_holds_when_20_annotators_ask_at_once(transactiona
     assert len(set(pairs)) == len(pairs)
     assert all(i.assigned_count == 3 for i in Item.objects.filter(project=project))
     assert Assignment.objects.filter(project=project, state="submitted").count() == 36
+
+
+def test_concurrent_workers_starting_batches_never_share_a_batch_beyond_the_overlap(transactional_db):
+    require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
+    project = factories.ProjectFactory(
+        annotators_per_item=2, crowd={"batch_size": 4, "controls_per_batch": 2}
+    )
+    factories.make_items(project, 40)
+    factories.make_items(project, 6, kind="control", start=1000)
+    workers = [factories.UserFactory() for _ in range(20)]
+    for user in workers:
+        factories.MembershipFactory(project=project, user=user, role="annotator")
+    start = threading.Barrier(len(workers))
+    errors = []
+
+    def work(user):
+        try:
+            start.wait()
+            # Everyone asks for a batch at the same instant, then works through it and asks again.
+            while (
+                assignment := services.assignment_next(project=project, annotator=user, start_batch=True)
+            ) is not None:
+                services.annotation_submit(assignment=assignment, answer=ANSWER)
+        except Exception as exc:  # surfaced below: a thread must not die silently
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(u,)) for u in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=180)
+
+    assert not errors
+    regular = Assignment.objects.filter(project=project, item__kind="regular")
+    per_item = Counter(regular.values_list("item_id", flat=True))
+    assert len(per_item) == 40 and set(per_item.values()) == {2}, per_item
+    pairs = list(Assignment.objects.filter(project=project).values_list("item_id", "annotator_id"))
+    assert len(set(pairs)) == len(pairs)
+    # Every batch is whole: 4 regular items while the pool lasted (40 × 2 places = 20 batches).
+    sizes = Counter(
+        Assignment.objects.filter(project=project, item__kind="regular").values_list("batch_id", flat=True)
+    )
+    assert sorted(sizes.values()) == [4] * 20
+    assert Batch.objects.filter(project=project, state="finished").count() == 20
+    assert not Batch.objects.filter(project=project, state="open").exists()
+    assert all(i.assigned_count == 2 for i in Item.objects.filter(project=project, kind="regular"))
+
+
+def test_one_annotator_asking_for_a_batch_from_several_tabs_at_once_gets_one_batch(transactional_db):
+    require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
+    project = factories.ProjectFactory(
+        annotators_per_item=1,
+        crowd={"batch_size": 3, "controls_per_batch": 1, "assignment_strategy": "least_annotated"},
+    )
+    factories.make_items(project, 30)
+    factories.make_items(project, 3, kind="control", start=1000)
+    user = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=user, role="annotator")
+    tabs = 8
+    start = threading.Barrier(tabs)
+    got, errors = [], []
+
+    def ask():
+        try:
+            start.wait()
+            got.append(services.assignment_next(project=project, annotator=user).batch_id)
+        except Exception as exc:  # surfaced below
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=ask) for _ in range(tabs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors
+    assert len(set(got)) == 1 and len(got) == tabs
+    assert Batch.objects.filter(project=project).count() == 1
+    assert Assignment.objects.filter(project=project).count() == 4

@@ -184,3 +184,33 @@ def test_next_item_api_runs_a_constant_number_of_queries(project, annotator_clie
             f"/api/assignments/{response.data['id']}/submit/", {"answer": ANSWER}, format="json"
         )
     assert response.status_code == 201
+
+
+@pytest.mark.parametrize("count", [10, 10_000])
+def test_batches_with_controls_run_a_constant_number_of_queries(
+    project, annotator_client, annotator, count, django_assert_max_num_queries
+):
+    project.crowd = {"batch_size": 3, "controls_per_batch": 2, "min_controls": 2}
+    project.save()
+    factories.make_items(project, count)
+    factories.make_items(project, count, kind="control", start=count)
+    other = add_annotators(project, 1)[0]
+    done = services.assignment_next(project=project, annotator=other)
+    services.annotation_submit(assignment=done, answer=ANSWER)
+    # Starting a batch reserves all of it at once (22 queries, once per batch); later items of the
+    # batch come from one query.
+    with django_assert_max_num_queries(22):
+        response = annotator_client.post(f"/api/projects/{project.slug}/next/")
+    assert response.status_code == 200 and response.data["batch"]["size"] == 5
+    for _ in range(5):
+        with django_assert_max_num_queries(8):
+            response = annotator_client.post(f"/api/projects/{project.slug}/next/")
+        # Submits of controls and regular items alike: scoring, accuracy check, batch bookkeeping.
+        with django_assert_max_num_queries(17):
+            submitted = annotator_client.post(
+                f"/api/assignments/{response.data['id']}/submit/", {"answer": ANSWER}, format="json"
+            )
+        assert submitted.status_code == 201
+    with django_assert_max_num_queries(14):
+        stop = annotator_client.post(f"/api/projects/{project.slug}/next/")
+    assert stop.data["stop"]["reason"] == "batch_complete"

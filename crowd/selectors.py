@@ -1,0 +1,206 @@
+"""Reads for researchers: quality control per annotator, and who finished what (for payment).
+
+Both read a fixed number of queries whatever the number of annotators (grouped aggregates joined
+in Python), so the pages and exports stay fast as a crowd study grows.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.db.models import Avg, Count, Q, Sum
+
+from annotation.models import Annotation, Assignment, Batch, Item
+from crowd.models import CrowdEntry
+from projects.crowd import crowd_settings
+from projects.models import Membership
+
+Qualification = Membership.Qualification
+
+
+def _control_stats(project) -> dict[int, tuple[int, int]]:
+    rows = (
+        Assignment.objects.filter(project=project, item__kind=Item.Kind.CONTROL, correct__isnull=False)
+        .values("annotator_id")
+        .annotate(answered=Count("id"), right=Count("id", filter=Q(correct=True)))
+    )
+    return {r["annotator_id"]: (r["answered"], r["right"]) for r in rows}
+
+
+def _qualification_rounds(project) -> dict[int, list[dict]]:
+    """Per annotator, their qualification rounds in order: state, score and active time."""
+    scores = {
+        r["batch_id"]: r
+        for r in Assignment.objects.filter(project=project, batch__kind=Batch.Kind.QUALIFICATION)
+        .values("batch_id")
+        .annotate(total=Count("id"), right=Count("id", filter=Q(correct=True)))
+    }
+    times = dict(
+        Annotation.objects.filter(
+            assignment__project=project, assignment__batch__kind=Batch.Kind.QUALIFICATION
+        )
+        .values("assignment__batch_id")
+        .annotate(ms=Sum("time_spent_ms"))
+        .values_list("assignment__batch_id", "ms")
+    )
+    rounds: dict[int, list[dict]] = defaultdict(list)
+    for batch in Batch.objects.filter(project=project, kind=Batch.Kind.QUALIFICATION).order_by("number"):
+        score = scores.get(batch.id, {"total": 0, "right": 0})
+        rounds[batch.annotator_id].append(
+            {
+                "number": batch.number,
+                "state": batch.state,
+                "right": score["right"],
+                "total": score["total"],
+                "minutes": round((times.get(batch.id) or 0) / 60000, 1),
+            }
+        )
+    return rounds
+
+
+def quality_overview(project) -> dict:
+    """Every annotator with their qualification state, accuracy on controls, qualification rounds,
+    answers, batches and active time, plus the project's crowd settings."""
+    crowd = crowd_settings(project)
+    controls = _control_stats(project)
+    rounds = _qualification_rounds(project)
+    fast_ms = crowd.min_seconds_per_item * 1000
+    measures = {"n": Count("id"), "mean_ms": Avg("time_spent_ms")}
+    if fast_ms:  # answers given faster than the project's minimum time per item
+        measures["fast"] = Count("id", filter=Q(time_spent_ms__lt=fast_ms))
+    answers = {
+        r["annotator_id"]: r
+        for r in Annotation.objects.filter(
+            item__project=project, is_current=True, item__kind=Item.Kind.REGULAR
+        )
+        .values("annotator_id")
+        .annotate(**measures)
+    }
+    batches = defaultdict(dict)
+    for row in (
+        Batch.objects.filter(project=project, kind=Batch.Kind.MAIN)
+        .values("annotator_id", "state")
+        .annotate(n=Count("id"))
+    ):
+        batches[row["annotator_id"]][row["state"]] = row["n"]
+    members = (
+        Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR)
+        .select_related("user")
+        .order_by("user__username")
+    )
+    people = []
+    for m in members:
+        answered, right = controls.get(m.user_id, (0, 0))
+        given = answers.get(m.user_id, {})
+        people.append(
+            {
+                "membership": m,
+                "username": m.user.username,
+                "pseudonym": m.pseudonym,
+                "qualification": m.qualification,
+                "qualification_label": m.get_qualification_display(),
+                "reason": m.get_qualification_reason_display() if m.qualification_reason else "",
+                "by_researcher": m.qualification_by_researcher,
+                "feedback": m.feedback,
+                "controls_answered": answered,
+                "controls_right": right,
+                "accuracy": right / answered if answered else None,
+                "below_threshold": bool(answered) and right / answered < crowd.accuracy_threshold,
+                "rounds": rounds.get(m.user_id, []),
+                "answers": given.get("n", 0),
+                "mean_seconds": round(given["mean_ms"] / 1000, 1) if given.get("mean_ms") is not None else None,
+                "fast_answers": given.get("fast", 0),
+                "batches_finished": batches[m.user_id].get(Batch.State.FINISHED, 0),
+                "batches_open": batches[m.user_id].get(Batch.State.OPEN, 0),
+                "excluded": m.qualification == Qualification.DISQUALIFIED,
+            }
+        )
+    return {
+        "crowd": crowd,
+        "annotators": people,
+        "controls": Item.objects.filter(project=project, kind=Item.Kind.CONTROL).count(),
+        "qualification_items": Item.objects.filter(project=project, kind=Item.Kind.QUALIFICATION).count(),
+        "disqualified": sum(p["excluded"] for p in people),
+    }
+
+
+PAYMENT_COLUMNS = [
+    "platform",
+    "worker_id",
+    "study_id",
+    "session_id",
+    "hit_id",
+    "annotator",
+    "entered_at",
+    "batch_state",
+    "completion_code",
+    "items_in_batch",
+    "items_submitted",
+    "finished_at",
+    "active_minutes",
+    "controls_answered",
+    "controls_right",
+    "qualification",
+    "passed_qc",
+]
+
+
+def payment_rows(project) -> list[dict]:
+    """One row per crowd-platform session: who, which batch, whether and when it was finished,
+    its completion code, active time, accuracy on controls and whether the worker passed quality
+    control (not disqualified, and qualified where the project requires it)."""
+    crowd = crowd_settings(project)
+    entries = list(CrowdEntry.objects.filter(project=project).order_by("created_at", "id"))
+    refs = [e.batch_ref for e in entries]
+    batches: dict[str, Batch] = {}
+    for batch in Batch.objects.filter(project=project, kind=Batch.Kind.MAIN, external_ref__in=refs).order_by("number"):
+        batches[batch.external_ref] = batch  # the latest batch of a session counts
+    batch_ids = [b.id for b in batches.values()]
+    submitted = dict(
+        Assignment.objects.filter(batch_id__in=batch_ids, state=Assignment.State.SUBMITTED)
+        .values("batch_id")
+        .annotate(n=Count("id"))
+        .values_list("batch_id", "n")
+    )
+    active = dict(
+        Annotation.objects.filter(assignment__batch_id__in=batch_ids)
+        .values("assignment__batch_id")
+        .annotate(ms=Sum("time_spent_ms"))
+        .values_list("assignment__batch_id", "ms")
+    )
+    controls = _control_stats(project)
+    members = {
+        m.user_id: m for m in Membership.objects.filter(project=project).only("user_id", "pseudonym", "qualification")
+    }
+    rows = []
+    for entry in entries:
+        batch = batches.get(entry.batch_ref)
+        member = members.get(entry.user_id)
+        state = member.qualification if member else ""
+        answered, right = controls.get(entry.user_id, (0, 0))
+        passed = state != Qualification.DISQUALIFIED and (
+            not crowd.qualification_required or state == Qualification.QUALIFIED
+        )
+        finished = batch is not None and batch.state == Batch.State.FINISHED
+        rows.append(
+            {
+                "platform": entry.platform,
+                "worker_id": entry.worker_id,
+                "study_id": entry.study_id,
+                "session_id": entry.session_id,
+                "hit_id": entry.hit_id,
+                "annotator": member.pseudonym if member else "",
+                "entered_at": entry.created_at.isoformat(),
+                "batch_state": batch.state if batch else "not started",
+                "completion_code": batch.code if finished else "",
+                "items_in_batch": batch.size if batch else 0,
+                "items_submitted": submitted.get(batch.id, 0) if batch else 0,
+                "finished_at": batch.finished_at.isoformat() if finished and batch.finished_at else "",
+                "active_minutes": round((active.get(batch.id) or 0) / 60000, 2) if batch else 0,
+                "controls_answered": answered,
+                "controls_right": right,
+                "qualification": state,
+                "passed_qc": passed,
+            }
+        )
+    return rows

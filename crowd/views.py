@@ -1,0 +1,347 @@
+"""Crowd pages: platform entry links, the way back to the platform, the researcher's quality view,
+the payment export, and review of disagreements.
+
+Security, per view, in the docstrings. Entry views need no login (workers arrive from the
+platform) but honour only links whose signature covers this project, platform and study
+(``crowd.services``). Researcher pages use ``project_for`` with the researcher role, review
+pages with the researcher or reviewer role (404 to anyone else).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.http import require_GET, require_http_methods
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import quality, review, task_types
+from annotation.models import Batch, Item
+from annotation.services import AnswerInvalid
+from crowd import selectors, services
+from crowd.models import CrowdEntry
+from crowd.session import crowd_context, set_crowd_context
+from projects.crowd import crowd_settings
+from projects.models import Membership, Project
+from projects.permissions import ANNOTATE_ROLES, RESEARCH_ROLES, REVIEW_ROLES, project_for
+
+Platform = CrowdEntry.Platform
+MTURK_FRAME_ANCESTORS = (
+    "frame-ancestors https://worker.mturk.com https://workersandbox.mturk.com https://www.mturk.com"
+)
+
+
+def _refused(request, exc: services.EntryRefused, *, frameable: bool = False) -> HttpResponse:
+    response = render(request, "crowd/refused.html", {"message": exc.message}, status=exc.status)
+    if frameable:
+        response["Content-Security-Policy"] = MTURK_FRAME_ANCESTORS
+    return response
+
+
+def _project_or_refuse(slug: str) -> Project:
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        raise services.EntryRefused("This study does not exist.", status=404)
+    return project
+
+
+def _log_in(request, entry: CrowdEntry) -> None:
+    login(request, entry.user, backend="django.contrib.auth.backends.ModelBackend")
+    set_crowd_context(
+        request, entry.project, platform=entry.platform, ref=entry.batch_ref, entry_id=entry.pk
+    )
+
+
+@require_GET
+def prolific_entry(request, slug):
+    """Prolific study link: ``?sig=…&STUDY_ID=…&PROLIFIC_PID=…&SESSION_ID=…``.
+
+    Security: no login needed. Refused (403) unless ``sig`` signs this project, "prolific" and
+    STUDY_ID; ids must match ``[A-Za-z0-9_-]{1,64}``; a session id belongs to the first worker who
+    used it and a worker has one session per study (``services.worker_enter``). The worker is
+    then logged in to their password-less account and sent to the annotation page."""
+    try:
+        project = _project_or_refuse(slug)
+        study = services.check_study(request.GET.get("STUDY_ID", ""))
+        services.verify_link(
+            project=project, platform=Platform.PROLIFIC, study=study, signature=request.GET.get("sig", "")
+        )
+        entry = services.worker_enter(
+            project=project,
+            platform=Platform.PROLIFIC,
+            worker_id=request.GET.get("PROLIFIC_PID", ""),
+            study_id=study,
+            session_id=request.GET.get("SESSION_ID", ""),
+        )
+    except services.EntryRefused as exc:
+        return _refused(request, exc)
+    _log_in(request, entry)
+    return redirect("annotate", slug=project.slug)
+
+
+@xframe_options_exempt
+@require_GET
+def mturk_entry(request, slug):
+    """MTurk ExternalQuestion page, shown inside the HIT's iframe: ``?study=…&sig=…`` plus what
+    MTurk appends (``assignmentId``, ``hitId``, ``workerId``, ``turkSubmitTo``).
+
+    Security: framable by MTurk's domains only (CSP ``frame-ancestors``; no X-Frame-Options). The
+    signature must cover this project, "mturk" and the study (403 otherwise). In preview
+    (``assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE``) it shows the instructions and creates nothing.
+    Otherwise it binds the assignment to the worker (``services.worker_enter``) and offers a
+    signed, short-lived link that opens the task in a new tab (cookies are third-party inside
+    the iframe) and the form that posts the completion code back to MTurk with the assignment
+    id, to the sandbox or production URL from the project's settings (never ``turkSubmitTo``)."""
+    try:
+        project = _project_or_refuse(slug)
+        study = services.check_study(request.GET.get("study", ""))
+        services.verify_link(
+            project=project, platform=Platform.MTURK, study=study, signature=request.GET.get("sig", "")
+        )
+        crowd = crowd_settings(project)
+        assignment_id = request.GET.get("assignmentId", "")
+        context = {"project": project, "crowd": crowd, "preview": True}
+        if assignment_id and assignment_id != services.MTURK_PREVIEW_ID:
+            entry = services.worker_enter(
+                project=project,
+                platform=Platform.MTURK,
+                worker_id=request.GET.get("workerId", ""),
+                study_id=study,
+                session_id=assignment_id,
+                hit_id=request.GET.get("hitId", ""),
+            )
+            context.update(
+                preview=False,
+                entry=entry,
+                start_url=reverse("crowd-start", args=[services.start_token(entry)]),
+                submit_url=crowd.mturk_submit_url,
+            )
+    except services.EntryRefused as exc:
+        return _refused(request, exc, frameable=True)
+    response = render(request, "crowd/mturk.html", context)
+    response["Content-Security-Policy"] = MTURK_FRAME_ANCESTORS
+    return response
+
+
+@require_GET
+def crowd_start(request, token):
+    """Open the task of an MTurk assignment in a top-level window.
+
+    Security: the token is signed (``START_SALT``) and expires after a day; it names one crowd
+    entry, whose password-less worker is logged in. A tampered or expired token is refused."""
+    try:
+        entry = services.entry_from_token(token)
+    except services.EntryRefused as exc:
+        return _refused(request, exc)
+    _log_in(request, entry)
+    return redirect("annotate", slug=entry.project.slug)
+
+
+@login_required
+@require_GET
+def crowd_finish(request, slug):
+    """The way back to the platform once the worker's batch is finished.
+
+    Security: login required and the annotator role in the project (404 otherwise). Prolific
+    sessions are redirected to Prolific's completion URL with the study's completion code (or its
+    screened-out code for a worker stopped by quality control, when the project has one); others
+    see their completion code. Before the batch is finished it sends them back to work."""
+    project = project_for(request.user, slug, ANNOTATE_ROLES)
+    crowd = crowd_settings(project)
+    session = crowd_context(request, project) or {}
+    batches = Batch.objects.filter(
+        project=project, annotator=request.user, kind=Batch.Kind.MAIN, state=Batch.State.FINISHED
+    )
+    if session.get("ref"):
+        batches = batches.filter(external_ref=session["ref"])
+    batch = batches.order_by("-number").first()
+    membership = Membership.objects.get(project=project, user=request.user)
+    stopped = membership.qualification == Membership.Qualification.DISQUALIFIED
+    prolific = session.get("platform") == Platform.PROLIFIC
+    if batch is not None and prolific and crowd.prolific_completion_code:
+        return redirect(crowd.prolific_complete_url())
+    if batch is None and stopped and prolific and crowd.prolific_screened_out_code:
+        return redirect(crowd.prolific_complete_url(screened_out=True))
+    if batch is None and not stopped:
+        return redirect("annotate", slug=project.slug)
+    return render(request, "crowd/finish.html", {"project": project, "batch": batch, "stopped": stopped})
+
+
+# --- researchers -----------------------------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def quality_page(request, slug):
+    """Quality control for researchers: each annotator's qualification state, accuracy on
+    controls, qualification rounds, answers and active time; qualify, disqualify or hand back to
+    the automatic rules; feedback the annotator sees; signed entry links for Prolific and MTurk.
+
+    Security: researcher role in the project (404 otherwise); POSTs are CSRF-protected and act
+    only on memberships of this project (404 for others)."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    if request.method == "POST":
+        membership = get_object_or_404(
+            Membership, project=project, pk=request.POST.get("membership") or 0, role=Membership.Role.ANNOTATOR
+        )
+        action = request.POST.get("action")
+        if action == "feedback":
+            quality.feedback_set(membership=membership, feedback=request.POST.get("feedback", ""))
+            messages.success(request, f"Feedback for {membership.user.username} saved.")
+        elif action in quality.DECISIONS:
+            membership.project = project
+            quality.qualification_decide(membership=membership, decision=action)
+            messages.success(
+                request,
+                f"{membership.user.username} is now {membership.get_qualification_display().lower()}.",
+            )
+        else:
+            messages.error(request, "Unknown action.")
+        return redirect("crowd-quality", slug=project.slug)
+
+    link = None
+    platform = request.GET.get("platform")
+    if platform in Platform.values and request.GET.get("study"):
+        try:
+            url = services.entry_link(
+                base_url=request.build_absolute_uri("/"),
+                project=project,
+                platform=platform,
+                study=request.GET["study"],
+            )
+        except services.EntryRefused as exc:
+            messages.error(request, exc.message)
+        else:
+            link = {"platform": platform, "url": url}
+            if platform == Platform.MTURK:
+                link["xml"] = services.mturk_external_question(link=url)
+    return render(
+        request,
+        "crowd/quality.html",
+        {
+            "project": project,
+            "overview": selectors.quality_overview(project),
+            "link": link,
+            "platforms": Platform.choices,
+            "disputed": len(review.disputed_items(project=project, unresolved_only=True)),
+        },
+    )
+
+
+@login_required
+@require_GET
+def payments_csv(request, slug):
+    """Who finished which batch, with completion codes, active time and whether they passed
+    quality control: a CSV for paying workers and bonuses.
+
+    Security: researcher role in the project (404 otherwise); it names platform worker ids."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=selectors.PAYMENT_COLUMNS)
+    writer.writeheader()
+    writer.writerows(selectors.payment_rows(project))
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-payments.csv"'
+    return response
+
+
+@login_required
+@require_GET
+def review_list(request, slug):
+    """Items where the counted annotators disagree (by the task type's agreement key), with
+    whether a majority exists and whether a final answer was recorded.
+
+    Security: researcher or reviewer role in the project (404 otherwise)."""
+    project = project_for(request.user, slug, REVIEW_ROLES)
+    unresolved = request.GET.get("show") != "all"
+    return render(
+        request,
+        "crowd/review_list.html",
+        {
+            "project": project,
+            "items": review.disputed_items(project=project, unresolved_only=unresolved),
+            "unresolved": unresolved,
+        },
+    )
+
+
+@login_required
+@require_GET
+def review_item(request, slug, item_id):
+    """One disputed item in the task type's own UI, with every annotator's answer, the majority
+    and the form for the final answer.
+
+    Security: researcher or reviewer role in the project; the item must belong to it (404)."""
+    project = project_for(request.user, slug, REVIEW_ROLES)
+    data = review.review_item(project=project, item_id=item_id)
+    task_type = task_types.get(project.task_type)
+    config = task_type.validate_config(project.config)
+    for answer in data["answers"]:
+        answer["text"] = json.dumps(answer["answer"], ensure_ascii=False, sort_keys=True)
+    adjudication = data["adjudication"]
+    majority_answer = next(
+        (a["answer"] for a in data["answers"] if a["key"] == data["majority_key"] and not a["excluded"]),
+        None,
+    )
+    return render(
+        request,
+        task_type.template_name,
+        {
+            "project": project,
+            "task_type": task_type,
+            "task_config": task_type.annotator_config(config),
+            "review": data,
+            "review_data": {
+                "task_type": task_type.slug,
+                "item": data["display"],
+                "answers": [a["answer"] for a in data["answers"]],
+                "initial": adjudication.answer if adjudication else majority_answer,
+                "note": adjudication.note if adjudication else "",
+                "submit_url": reverse("api-adjudication", args=[project.slug, data["item"].pk]),
+            },
+        },
+    )
+
+
+class AdjudicationSerializer(serializers.Serializer):
+    answer = serializers.JSONField()
+    note = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+
+
+class AdjudicationView(APIView):
+    """Record the final answer of an item (validated by the task type like an annotator's).
+
+    Security: researcher or reviewer role in the project (404 otherwise); the item must belong
+    to the project (404)."""
+
+    @extend_schema(request=AdjudicationSerializer, responses=dict)
+    def post(self, request, slug, item_id):
+        project = project_for(request.user, slug, REVIEW_ROLES)
+        item = Item.objects.select_related("project").filter(project=project, pk=item_id).first()
+        if item is None:
+            raise Http404("No such item.")
+        body = AdjudicationSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            decision = review.adjudication_record(
+                item=item,
+                reviewer=request.user,
+                answer=body.validated_data["answer"],
+                note=body.validated_data["note"],
+            )
+        except AnswerInvalid as exc:
+            return Response({"detail": exc.message, "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {"version": decision.version, "answer": decision.answer}, status=status.HTTP_201_CREATED
+        )

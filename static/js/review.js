@@ -1,0 +1,82 @@
+/* Concord review page: a reviewer records the final answer for an item annotators disagree on.
+ *
+ * The task type's own module renders the item (the same UI annotators used); "Use this answer"
+ * loads an annotator's answer into it to start from. The answer is validated by the server like
+ * an annotator's. Dataset text reaches the page only through the task module (textContent).
+ */
+(function () {
+  "use strict";
+
+  window.Concord = window.Concord || { tasks: {} };
+  const $ = (id) => document.getElementById(id);
+
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  let data, config, module;
+
+  function showValidation() {
+    const problem = module.problem();
+    $("validation").textContent = problem || "Ready to record.";
+    $("validation").className = "validation " + (problem ? "" : "ok");
+    $("submit").disabled = !!problem;
+    return problem;
+  }
+
+  function mount(answer) {
+    module.mount($("task"), data.item, answer, config, showValidation);
+    showValidation();
+  }
+
+  function say(text, kind) {
+    const el = $("review-state");
+    el.textContent = text;
+    el.className = "banner " + (kind || "");
+    el.hidden = !text;
+  }
+
+  async function record() {
+    if (showValidation()) return;
+    $("submit").disabled = true;
+    const response = await fetch(data.submit_url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+      body: JSON.stringify({ answer: module.answer(), note: $("review-note").value }),
+    });
+    let body = null;
+    try { body = await response.json(); } catch (e) { body = null; }
+    if (response.ok) {
+      say(`Final answer recorded (version ${body.version}).`, "ok");
+    } else {
+      const errors = body && body.errors ? " " + JSON.stringify(body.errors) : "";
+      say(((body && body.detail) || `Not recorded (${response.status}).`) + errors, "error");
+    }
+    showValidation();
+  }
+
+  window.ConcordReview = {
+    start() {
+      data = JSON.parse($("review-data").textContent);
+      config = JSON.parse($("task-config").textContent);
+      module = Concord.tasks[data.task_type];
+      $("task").hidden = false;
+      $("review-note").value = data.note || "";
+      mount(data.initial);
+      document.querySelectorAll(".use-answer").forEach((button) => {
+        button.addEventListener("click", () => {
+          mount(data.answers[Number(button.dataset.index)]);
+          say(`Loaded the answer of ${button.dataset.annotator}; change it if needed, then record it.`);
+        });
+      });
+      $("submit").addEventListener("click", record);
+      document.addEventListener("keydown", (event) => {
+        const tag = (event.target.tagName || "").toLowerCase();
+        if (tag === "input" || tag === "textarea" || event.ctrlKey || event.metaKey || event.altKey) return;
+        if (module.key && module.key(event)) event.preventDefault();
+      });
+    },
+  };
+})();
