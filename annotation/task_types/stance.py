@@ -209,36 +209,61 @@ def _group(payload: dict) -> str:
 
 def prepare(payload: dict, *, config: dict) -> list[PreparedItem]:
     """Split the response into sentences and choose the ``k`` most similar to the claim."""
-    from annotation.text import split_sentences
-    from annotation.text.embeddings import MODEL_NAME, WEIGHTS_SHA256, most_similar
+    (result,) = prepare_many([payload], config=config)
+    if isinstance(result, PayloadError):
+        raise result
+    return result
 
-    sentences = split_sentences(payload["response"])
-    if not sentences:
-        raise PayloadError("The response has no sentences.", field="response")
+
+def prepare_many(payloads: list[dict], *, config: dict) -> list[list[PreparedItem] | PayloadError]:
+    """``prepare`` for a chunk of records: responses are split in one spaCy ``pipe`` call and all
+    claims and sentences are embedded in one batched encode (each distinct text once)."""
+    from annotation.text import split_sentences_many
+    from annotation.text.embeddings import MODEL_NAME, WEIGHTS_SHA256, embed_unique, top_k
+
     k = config.get("k", DEFAULT_K)
-    ranked = most_similar(payload["claim"], sentences, k)
-    targets = sorted(
-        (
-            {"index": index, "similarity": round(similarity, 4), "rank": rank}
-            for rank, (index, similarity) in enumerate(ranked, start=1)
-        ),
-        key=lambda t: t["index"],
-    )
-    gold_label = payload.get("gold_label")
-    return [
-        PreparedItem(
-            external_id=payload["id"],
-            payload=payload,
-            prepared={
-                "sentences": sentences,
-                "targets": targets,
-                "similarity": {"model": MODEL_NAME, "weights_sha256": WEIGHTS_SHA256, "k": k},
-            },
-            gold={"label": gold_label} if gold_label else None,
-            group=_group(payload),
-            kind=payload.get("kind", "regular"),
+    sentence_lists = split_sentences_many([p["response"] for p in payloads])
+    texts: list[str] = []
+    for payload, sentences in zip(payloads, sentence_lists, strict=True):
+        if sentences:
+            texts.append(payload["claim"])
+            texts.extend(sentences)
+    vectors, rows = embed_unique(texts)
+    results: list[list[PreparedItem] | PayloadError] = []
+    position = 0
+    for payload, sentences in zip(payloads, sentence_lists, strict=True):
+        if not sentences:
+            results.append(PayloadError("The response has no sentences.", field="response"))
+            continue
+        claim_row = rows[position]
+        sentence_rows = rows[position + 1 : position + 1 + len(sentences)]
+        position += 1 + len(sentences)
+        ranked = top_k(vectors[claim_row], vectors[sentence_rows], k)
+        targets = sorted(
+            (
+                {"index": index, "similarity": round(similarity, 4), "rank": rank}
+                for rank, (index, similarity) in enumerate(ranked, start=1)
+            ),
+            key=lambda t: t["index"],
         )
-    ]
+        gold_label = payload.get("gold_label")
+        results.append(
+            [
+                PreparedItem(
+                    external_id=payload["id"],
+                    payload=payload,
+                    prepared={
+                        "sentences": sentences,
+                        "targets": targets,
+                        "similarity": {"model": MODEL_NAME, "weights_sha256": WEIGHTS_SHA256, "k": k},
+                    },
+                    gold={"label": gold_label} if gold_label else None,
+                    group=_group(payload),
+                    kind=payload.get("kind", "regular"),
+                )
+            ]
+        )
+    return results
 
 
 def display(item: Any) -> dict:
@@ -343,6 +368,7 @@ STANCE = register(
         config_serializer=StanceConfigSerializer,
         measures={"label": "nominal"},
         prepare=prepare,
+        prepare_many=prepare_many,
         display=display,
         score=score,
         export_row=export_row,

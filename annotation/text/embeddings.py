@@ -167,6 +167,17 @@ def embed(texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
     return np.asarray(vectors, dtype=np.float32)
 
 
+def top_k(query_vector: np.ndarray, candidate_vectors: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The ``k`` rows of ``candidate_vectors`` closest to ``query_vector`` (unit vectors, so the
+    dot product is the cosine), best first, as ``(row, similarity)``; ties keep the earlier row."""
+    if k <= 0 or len(candidate_vectors) == 0:
+        return []
+    similarities = candidate_vectors @ query_vector
+    # Stable sort on the negated scores: equal scores keep candidate order.
+    order = np.argsort(-similarities, kind="stable")[:k]
+    return [(int(i), float(similarities[i])) for i in order]
+
+
 def most_similar(query: str, candidates: Sequence[str], k: int) -> list[tuple[int, float]]:
     """The ``k`` candidates most similar to ``query`` by cosine similarity, best first, as
     ``(index into candidates, similarity)``. Ties keep the earlier candidate first. Query and
@@ -174,10 +185,15 @@ def most_similar(query: str, candidates: Sequence[str], k: int) -> list[tuple[in
     if k <= 0 or not candidates:
         return []
     vectors = embed([query, *candidates])
-    similarities = vectors[1:] @ vectors[0]
-    # Stable sort on the negated scores: equal scores keep candidate order.
-    order = np.argsort(-similarities, kind="stable")[:k]
-    return [(int(i), float(similarities[i])) for i in order]
+    return top_k(vectors[0], vectors[1:], k)
+
+
+def embed_unique(texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> tuple[np.ndarray, list[int]]:
+    """Embed each distinct text once: returns the vectors of the distinct texts and, for every
+    input text, its row (imports repeat a claim across levels and models)."""
+    rows: dict[str, int] = {}
+    index = [rows.setdefault(text, len(rows)) for text in texts]
+    return embed(list(rows), batch_size=batch_size), index
 
 
 __all__ = [
@@ -189,9 +205,11 @@ __all__ = [
     "LoadInfo",
     "ModelIntegrityError",
     "embed",
+    "embed_unique",
     "get_model",
     "load_info",
     "model_dir",
     "most_similar",
+    "top_k",
     "verify_model_files",
 ]

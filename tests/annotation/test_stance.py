@@ -68,6 +68,29 @@ def test_the_k_most_similar_sentences_are_chosen_at_import_in_response_order():
     assert item.group == "test-model / level 0"
 
 
+def test_batched_preparation_chooses_the_same_sentences_as_one_by_one():
+    records = [
+        payload(id=f"r{n}", claim=claim, response=RESPONSE if n % 2 else RESPONSE.replace("Coffee", "Tea"))
+        for n, claim in enumerate(
+            ["Drinking coffee damages the heart.", "Coffee beans grow in many countries.",
+             "Caffeine causes palpitations.", "Drinking coffee damages the heart."]
+        )
+    ]
+    config = TASK.validate_config({"k": 3})
+    validated = [{**r, **TASK.validate_payload(r)} for r in records]
+    validated.insert(2, payload(id="empty", response=" "))  # no sentences: an error in its place
+    batched = TASK.prepare_batch(validated, config=config)
+    assert isinstance(batched[2], PayloadError) and batched[2].field == "response"
+    for record, result in zip(validated, batched, strict=True):
+        if record["id"] == "empty":
+            continue
+        (alone,) = TASK.prepare(record, config=config)
+        (together,) = result
+        assert [t["index"] for t in together.prepared["targets"]] == [t["index"] for t in alone.prepared["targets"]]
+        for a, b in zip(alone.prepared["targets"], together.prepared["targets"], strict=True):
+            assert a["rank"] == b["rank"] and a["similarity"] == pytest.approx(b["similarity"], abs=1e-3)
+
+
 def test_k_defaults_to_five_and_a_short_response_labels_all_its_sentences():
     (item,) = prepare(payload())
     assert len(item.prepared["targets"]) == 5
