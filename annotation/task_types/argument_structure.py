@@ -483,7 +483,7 @@ ARGUMENT_STRUCTURE = register(
             "faithfulness": "nominal",
             "fluency": "nominal",
             "validity": "nominal",
-            "outcome": "ordinal",
+            "outcome": "nominal",
         },
         prepare=prepare,
         display=display,
