@@ -19,8 +19,8 @@ RECORD = {
     "effect": "the bridge closed",
     "label": "supports",
     "evidence": [
-        {"id": "E1", "text": "Inspectors found rust on the main cables."},
-        {"id": "E2", "text": "Rust weakens steel."},
+        {"id": "E1", "text": "Inspectors found rust on the main cables.", "leaf": True},
+        {"id": "E2", "text": "Rust weakens steel.", "leaf": True},
         {"id": "E3", "text": "The cables could no longer carry the bridge's load safely."},
         {"id": "E4", "text": "The bridge is painted green."},
     ],
@@ -67,6 +67,7 @@ def test_annotator_builds_three_steps_sees_a_cycle_rejected_fixes_it_and_submits
     page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
     page.wait_for_selector("#as-evidence-list li")
 
+    assert page.locator("#as-evidence-list .as-leaf").count() == 2  # the data's leaf flags
     # Stage 1: revise a text, delete the irrelevant statement, add a missing one.
     page.fill("#as-evidence-list li[data-id='E2'] textarea", "Rust weakens steel cables.")
     page.click("button[aria-label='Delete E4']")

@@ -203,7 +203,14 @@
     state.evidence.forEach((e) => {
       const li = make("li", "as-evidence-item");
       li.dataset.id = e.id;
-      li.appendChild(make("span", "evidence-id", e.id));
+      const head = make("span", "evidence-id", e.id);
+      const original = data.evidence.find((o) => o.id === e.id);
+      if (original && original.leaf === true) {
+        const tag = make("span", "as-leaf", "leaf");
+        tag.title = "Marked as leaf evidence in the data";
+        head.appendChild(tag);
+      }
+      li.appendChild(head);
       const area = make("textarea");
       area.rows = 2;
       area.value = e.text;
