@@ -49,6 +49,8 @@ log = logging.getLogger(__name__)
 Status = JudgeRun.Status
 ResultStatus = JudgeResult.Status
 STATUS_CHECK_SECONDS = 1.0
+FLUSH_SECONDS = 0.5
+FLUSH_ROWS = 50
 
 
 class JudgeError(Exception):
@@ -285,6 +287,9 @@ class _Batch:
         self.attempt = attempt
         self.report = BatchReport()
         self._checked = time.monotonic()
+        self._flushed = time.monotonic()
+        self._results: list[JudgeResult] = []
+        self._calls: list[JudgeCall] = []
 
     def key(self) -> dict:
         return {
@@ -313,6 +318,23 @@ class _Batch:
             if results:
                 JudgeResult.objects.bulk_create(results, ignore_conflicts=True)
         self.report.stored += len(results)
+
+    def buffer(self, results: list[JudgeResult], calls: Sequence[JudgeCall] = ()) -> None:
+        """Queue rows and write them in one transaction every ``FLUSH_SECONDS`` (or
+        ``FLUSH_ROWS`` results): one round trip per few dozen calls instead of three per call,
+        while progress still moves every half second. ``flush()`` before leaving."""
+        self._results.extend(results)
+        self._calls.extend(calls)
+        now = time.monotonic()
+        if len(self._results) >= FLUSH_ROWS or now - self._flushed >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        results, calls = self._results, self._calls
+        self._results, self._calls = [], []
+        self._flushed = time.monotonic()
+        if results or calls:
+            self.store(results, calls)
 
     def failed(self, item: Item, message: str, **extra) -> JudgeResult:
         return JudgeResult(
@@ -396,7 +418,11 @@ def _process_llm(batch: _Batch, items: list[Item]) -> None:
     try:
         fill()
         while in_flight:
-            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            # Wake up at least every FLUSH_SECONDS: buffered rows reach the database and a
+            # cancel is noticed even while every call in flight is slow.
+            finished, _ = wait(in_flight, timeout=FLUSH_SECONDS, return_when=FIRST_COMPLETED)
+            if not finished:
+                batch.buffer([])
             for future in finished:
                 item = in_flight.pop(future)
                 outcome = future.result()  # LLMBackend.call never raises
@@ -404,6 +430,7 @@ def _process_llm(batch: _Batch, items: list[Item]) -> None:
                 if kind == llm_module.TRANSIENT:
                     transient.append((item, outcome))
                 elif kind == llm_module.FATAL and not batch.report.stopped:
+                    batch.flush()  # the failing item's result counts in the run's figures
                     _fail_run(batch.run.pk, f"{outcome.error} (item {item.external_id})")
                     batch.report.stopped = outcome.error
             if not batch.report.stopped:
@@ -416,6 +443,7 @@ def _process_llm(batch: _Batch, items: list[Item]) -> None:
             [batch.failed(i, "The task's time limit was reached before an answer came.") for i in late]
         )
     finally:
+        batch.flush()
         pool.shutdown(wait=False, cancel_futures=True)
     if not transient or batch.report.stopped:
         return
@@ -477,7 +505,7 @@ def _store_llm_outcome(batch: _Batch, item: Item, outcome: llm_module.CallOutcom
         completion_tokens=outcome.completion_tokens,
         latency_ms=outcome.latency_ms,
     )
-    batch.store([result] if result else [], [call])
+    batch.buffer([result] if result else [], [call])
     return kind
 
 

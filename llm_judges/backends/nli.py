@@ -68,10 +68,14 @@ class NLIModel:
         import torch
 
         limit = min(max_length, getattr(self.tokenizer, "model_max_length", max_length) or max_length)
-        results: list[dict[str, float]] = []
+        # Batch pairs of similar length together: a batch is padded to its longest pair, so
+        # mixing a long evidence passage with short ones wastes most of the forward pass.
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        results: list[dict[str, float] | None] = [None] * len(pairs)
         with torch.inference_mode():
-            for start in range(0, len(pairs), batch_size):
-                chunk = pairs[start : start + batch_size]
+            for start in range(0, len(order), batch_size):
+                indices = order[start : start + batch_size]
+                chunk = [pairs[i] for i in indices]
                 encoded = self.tokenizer(
                     [premise for premise, _ in chunk],
                     [hypothesis for _, hypothesis in chunk],
@@ -81,9 +85,9 @@ class NLIModel:
                     return_tensors="pt",
                 )
                 logits = self.model(**encoded).logits
-                for row in torch.softmax(logits, dim=-1).tolist():
-                    results.append(dict(zip(self.labels, row, strict=True)))
-        return results
+                for index, row in zip(indices, torch.softmax(logits, dim=-1).tolist(), strict=True):
+                    results[index] = dict(zip(self.labels, row, strict=True))
+        return results  # type: ignore[return-value]
 
 
 def top_label(probabilities: dict[str, float]) -> str:
