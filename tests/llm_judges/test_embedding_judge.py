@@ -4,8 +4,9 @@ import pytest
 
 from annotation import task_types
 from annotation.models import Item
+from annotation.text.embeddings import most_similar
 from llm_judges import services
-from llm_judges.backends.embedding import embed, most_similar, pair_similarities
+from llm_judges.backends.embedding import embed, pair_similarities
 from llm_judges.models import JudgeResult, JudgeRun
 from tests.llm_judges.conftest import start
 
@@ -30,7 +31,7 @@ def test_minilm_embeddings_are_unit_vectors_and_rank_paraphrases_first():
     ranked = most_similar(
         "The 2023 report lists 40 km of new lanes.",
         ["Many lanes are only painted.", "The city added 40 km of lanes in 2023.", "Cats sleep a lot."],
-        k=2,
+        2,
     )
     assert [index for index, _ in ranked] == [1, 0]
     assert pair_similarities([("same text", "same text")]) == [pytest.approx(1.0, abs=1e-4)]
@@ -68,3 +69,22 @@ def test_only_the_bundled_model_is_accepted_for_embedding_judges(db):
 
     with pytest.raises(ValidationError, match="all-MiniLM-L6-v2"):
         services.judge_create(name="other", kind="embedding", model="bert-base-uncased")
+
+
+def test_the_offline_baseline_judge_created_by_the_migration_is_valid_and_runs(
+    project, django_capture_on_commit_callbacks
+):
+    import importlib
+
+    from django.apps import apps
+
+    from llm_judges.models import Judge
+    from llm_judges.parameters import clean_parameters
+
+    migration = importlib.import_module("llm_judges.migrations.0002_minilm_baseline_judge")
+    migration.create(apps, None)  # idempotent: the migration already ran on this database
+    judge = Judge.objects.get(name="minilm-similarity")
+    assert clean_parameters(judge.kind, judge.parameters) == judge.parameters
+    item = demo_item(project, masked=1)
+    start(judge, project, django_capture_on_commit_callbacks)
+    assert JudgeResult.objects.get(item=item).answer == {"sentences": [0], "none": False}
