@@ -52,7 +52,7 @@ def _qualification_rounds(project) -> dict[int, list[dict]]:
                 "state": batch.state,
                 "right": score["right"],
                 "total": score["total"],
-                "minutes": round((times.get(batch.id) or 0) / 60000, 1),
+                "seconds": round((times.get(batch.id) or 0) / 1000),
             }
         )
     return rounds

@@ -213,6 +213,7 @@
     $("stop-title").textContent = stop.title;
     $("stop-message").textContent = stop.message;
     $("stop-feedback").hidden = !stop.feedback;
+    if ($("page-feedback")) $("page-feedback").hidden = !!stop.feedback; // said once, in the panel
     $("stop-feedback-text").textContent = stop.feedback || "";
     $("stop-code").hidden = !stop.code;
     $("stop-code-value").textContent = stop.code || "";
