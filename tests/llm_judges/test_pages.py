@@ -170,3 +170,21 @@ def test_run_judge_exits_with_an_error_when_the_run_fails(project, items, judge,
     with pytest.raises(CommandError, match="failed"):
         call_command("run_judge", project=project.slug, judge=judge.name, stdout=io.StringIO(), stderr=err)
     assert "HTTP 401" in err.getvalue()
+
+
+def test_the_admin_lists_judges_runs_results_and_calls_and_freezes_a_used_judge(
+    project, items, judge, django_capture_on_commit_callbacks
+):
+    start(judge, project, django_capture_on_commit_callbacks)
+    admin = factories.UserFactory(is_staff=True, is_superuser=True)
+    client = page_client(admin)
+    for model in ("judge", "judgerun", "judgeresult", "judgecall", "preselection", "preselectionshown"):
+        assert client.get(f"/admin/llm_judges/{model}/").status_code == 200, model
+    change = client.get(f"/admin/llm_judges/judge/{judge.pk}/change/").content.decode()
+    assert 'name="model"' not in change  # read-only once the judge has runs
+    response = client.post(
+        "/admin/llm_judges/judge/add/",
+        {"name": "bad", "kind": "llm", "model": "m", "prompt_version": "v1",
+         "parameters": '{"base_url": "http://x/v1", "api_key_env": "DJANGO_SECRET_KEY"}'},
+    )
+    assert "_API_KEY" in response.content.decode()  # refused: not an API-key variable
