@@ -90,3 +90,31 @@ def test_submitting_a_control_answer_costs_the_server_the_same_work_as_a_regular
         assert response.status_code == 201
         counts.append(len(queries))
     assert counts[0] == counts[1]
+
+
+def test_dealing_a_control_one_at_a_time_costs_the_same_queries_as_a_regular_item(db, monkeypatch):
+    from annotation import services
+
+    project = crowd_project(crowd={"control_rate": 0.5}, regular=4, controls=4)
+    counts, kinds = [], []
+    for turn in (True, False):
+        monkeypatch.setattr(services, "_control_turn", lambda *args, turn=turn: turn)
+        user = add_annotator(project)
+        with CaptureQueriesContext(connection) as queries:
+            assignment = services.assignment_next(project=project, annotator=user)
+        counts.append(len(queries))
+        kinds.append(assignment.item.kind)
+    assert kinds == ["control", "regular"]
+    assert counts[0] == counts[1]
+
+
+def test_the_admin_lists_batches_crowd_sessions_and_adjudications(db):
+    from tests import factories
+
+    admin = factories.UserFactory(is_staff=True, is_superuser=True)
+    project = crowd_project(crowd={"batch_size": 2, "controls_per_batch": 1}, regular=2, controls=1)
+    client_for(add_annotator(project)).post(f"/api/projects/{project.slug}/next/")
+    browser = Client()
+    browser.force_login(admin)
+    for path in ("annotation/batch/", "crowd/crowdentry/", "annotation/adjudication/"):
+        assert browser.get(f"/admin/{path}").status_code == 200, path
