@@ -162,7 +162,9 @@ def bench_llm(args) -> dict:
         try:
             import redis
 
-            redis.Redis.from_url(redis_url).delete(queue)
+            redis.Redis.from_url(redis_url).delete(
+                queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}"
+            )
         except Exception:  # noqa: BLE001 - best effort cleanup
             pass
         try:

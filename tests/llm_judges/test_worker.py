@@ -47,7 +47,9 @@ def broker(transactional_db, settings):
     yield queue
     import redis
 
-    redis.Redis.from_url(settings.REDIS_URL).delete(queue)
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    # the queue, and kombu's bindings of the exchange named after it
+    client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
 
 
 def start_worker(queue: str, **kwargs) -> CeleryWorker:
