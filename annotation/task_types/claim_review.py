@@ -588,6 +588,7 @@ CLAIM_REVIEW = register(
         score=score,
         export_row=export_row,
         export_rows=export_rows,
+        agreement_key=agreement_key,
         demo_payload=demo_payload,
         readers={"fastfact": read_fastfact},
         csv_to_payload=csv_to_payload,

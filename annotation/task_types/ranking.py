@@ -420,6 +420,7 @@ RANKING = register(
         score=score,
         export_row=export_row,
         export_rows=export_rows,
+        agreement_key=agreement_key,
         demo_payload=demo_payload,
         readers={"reprohum": read_reprohum},
         csv_to_payload=csv_to_payload,

@@ -333,3 +333,26 @@ def test_the_agreement_key_compares_ranks_not_the_order_each_annotator_saw(proje
     assert one != other and agreement_key(one) == agreement_key(other)
     plan["Overall"]["gpt35"] = 3
     assert agreement_key(validate(item, ranks_for(item, plan))[1]) != agreement_key(one)
+
+
+def test_annotators_who_gave_the_same_ranks_in_different_orders_are_not_a_dispute(project):
+    from annotation.review import disputed_items
+
+    import_items(project=project, stream=jsonl(RECORDS[:1]), fmt="jsonl")
+    plan = {"Coverage": {"gpt4": 1, "gpt35": 1, "llama2-70b": 3}, "Overall": {"gpt4": 2, "gpt35": 1, "llama2-70b": 3}}
+    orders = []
+    for _ in range(2):
+        user = annotator_in(project)
+        assignment = services.assignment_next(project=project, annotator=user)
+        item = assignment.item
+        shown = [item.prepared["keys"][i] for i in display_order(item, user.id)]
+        shown = shown if shown not in orders else list(reversed(shown))
+        orders.append(shown)
+        services.annotation_submit(assignment=assignment, answer=ranks_for(item, plan, order=shown))
+    assert orders[0] != orders[1]
+    assert disputed_items(project=project) == []
+    third = annotator_in(project)
+    assignment = services.assignment_next(project=project, annotator=third)
+    plan["Overall"] = {"gpt4": 3, "gpt35": 1, "llama2-70b": 2}
+    services.annotation_submit(assignment=assignment, answer=ranks_for(assignment.item, plan))
+    assert [d["distinct"] for d in disputed_items(project=project)] == [2]
