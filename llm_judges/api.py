@@ -28,7 +28,7 @@ class RunListView(APIView):
 
     permission_classes = [IsProjectResearcher]
 
-    @extend_schema(responses=dict)
+    @extend_schema(operation_id="judge_runs_list", responses=dict)
     def get(self, request, slug):
         runs = selectors.runs_for_project(project=self.project)
         return Response({"results": [selectors.progress_of(run) for run in runs]})
