@@ -329,3 +329,20 @@ def test_bad_crowd_settings_are_refused_with_the_setting_named(db):
             assert name in str(exc)
         else:
             raise AssertionError(f"{settings} was accepted")
+
+
+def test_the_admin_reports_bad_crowd_settings_by_name(admin_client):
+    response = admin_client.post(
+        "/admin/projects/project/add/",
+        {
+            "slug": "crowd1", "name": "Crowd 1", "task_type": "citation_recovery", "config": "{}",
+            "crowd": '{"batch_size": 4, "control_rate": 0.2}', "guidelines": "",
+            "annotators_per_item": 3, "status": "active",
+            "memberships-TOTAL_FORMS": 0, "memberships-INITIAL_FORMS": 0,
+        },
+    )
+    assert response.status_code == 200
+    assert b"control_rate: With batches, use controls_per_batch instead of control_rate." in response.content
+    from projects.models import Project
+
+    assert not Project.objects.filter(slug="crowd1").exists()
