@@ -13,6 +13,30 @@ from tests.conftest import require
 ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
 
 
+def at_once(function, arguments, *, timeout=180) -> list[str]:
+    """Run ``function(argument)`` in one thread per argument, all released together by a barrier;
+    returns the errors raised (a thread must not die silently)."""
+    arguments = list(arguments)
+    start = threading.Barrier(len(arguments))
+    errors = []
+
+    def run(argument):
+        try:
+            start.wait()
+            function(argument)
+        except Exception as exc:
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(a,)) for a in arguments]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+    return errors
+
+
 def test_n_annotators_per_item_holds_when_20_annotators_ask_at_once(transactional_db):
     require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
     project = factories.ProjectFactory(annotators_per_item=3)
@@ -20,26 +44,11 @@ def test_n_annotators_per_item_holds_when_20_annotators_ask_at_once(transactiona
     annotators = [factories.UserFactory() for _ in range(20)]
     for user in annotators:
         factories.MembershipFactory(project=project, user=user, role="annotator")
-    start = threading.Barrier(len(annotators))
-    errors = []
-
     def work(user):
-        try:
-            start.wait()
-            while (assignment := services.assignment_next(project=project, annotator=user)) is not None:
-                services.annotation_submit(assignment=assignment, answer=ANSWER)
-        except Exception as exc:  # surfaced below: a thread must not die silently
-            errors.append(repr(exc))
-        finally:
-            connections.close_all()
+        while (assignment := services.assignment_next(project=project, annotator=user)) is not None:
+            services.annotation_submit(assignment=assignment, answer=ANSWER)
 
-    threads = [threading.Thread(target=work, args=(u,)) for u in annotators]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-
-    assert not errors
+    assert not at_once(work, annotators, timeout=120)
     per_item = Counter(Assignment.objects.filter(project=project).values_list("item_id", flat=True))
     assert set(per_item.values()) == {3}, per_item
     assert len(per_item) == 12
@@ -59,29 +68,14 @@ def test_concurrent_workers_starting_batches_never_share_a_batch_beyond_the_over
     workers = [factories.UserFactory() for _ in range(20)]
     for user in workers:
         factories.MembershipFactory(project=project, user=user, role="annotator")
-    start = threading.Barrier(len(workers))
-    errors = []
-
     def work(user):
-        try:
-            start.wait()
-            # Everyone asks for a batch at the same instant, then works through it and asks again.
-            while (
-                assignment := services.assignment_next(project=project, annotator=user, start_batch=True)
-            ) is not None:
-                services.annotation_submit(assignment=assignment, answer=ANSWER)
-        except Exception as exc:  # surfaced below: a thread must not die silently
-            errors.append(repr(exc))
-        finally:
-            connections.close_all()
+        # Everyone asks for a batch at the same instant, then works through it and asks again.
+        while (
+            assignment := services.assignment_next(project=project, annotator=user, start_batch=True)
+        ) is not None:
+            services.annotation_submit(assignment=assignment, answer=ANSWER)
 
-    threads = [threading.Thread(target=work, args=(u,)) for u in workers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=180)
-
-    assert not errors
+    assert not at_once(work, workers)
     regular = Assignment.objects.filter(project=project, item__kind="regular")
     per_item = Counter(regular.values_list("item_id", flat=True))
     assert len(per_item) == 40 and set(per_item.values()) == {2}, per_item
@@ -108,24 +102,12 @@ def test_one_annotator_asking_for_a_batch_from_several_tabs_at_once_gets_one_bat
     user = factories.UserFactory()
     factories.MembershipFactory(project=project, user=user, role="annotator")
     tabs = 8
-    start = threading.Barrier(tabs)
-    got, errors = [], []
+    got = []
 
-    def ask():
-        try:
-            start.wait()
-            got.append(services.assignment_next(project=project, annotator=user).batch_id)
-        except Exception as exc:  # surfaced below
-            errors.append(repr(exc))
-        finally:
-            connections.close_all()
+    def ask(_tab):
+        got.append(services.assignment_next(project=project, annotator=user).batch_id)
 
-    threads = [threading.Thread(target=ask) for _ in range(tabs)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors
+    assert not at_once(ask, range(tabs), timeout=60)
     assert len(set(got)) == 1 and len(got) == tabs
     assert Batch.objects.filter(project=project).count() == 1
     assert Assignment.objects.filter(project=project).count() == 4
