@@ -17,6 +17,7 @@ Rules (settings in ``projects.crowd``):
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
@@ -199,8 +200,6 @@ DECISIONS = ("qualify", "disqualify", "automatic")
 def qualification_decide(*, membership: Membership, decision: str) -> Membership:
     """A researcher qualifies or disqualifies a member by hand (final until changed), or hands
     them back to the automatic rules, which then apply at once."""
-    from django.db import transaction
-
     if decision not in DECISIONS:
         raise ValueError(f"Unknown decision {decision!r}; choose one of {', '.join(DECISIONS)}.")
     with transaction.atomic():

@@ -5,8 +5,10 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.http import Http404
 
-from annotation import task_types
+from annotation import quality, task_types
 from annotation.models import Annotation, Assignment, Batch, Draft, Item
+from projects.crowd import crowd_settings
+from projects.models import Membership
 
 
 def own_assignment(user, assignment_id: int) -> Assignment:
@@ -114,10 +116,6 @@ def annotator_stop(*, project, user, batch_ref: str = "") -> dict | None:
     """Why ``assignment_next`` gave this annotator nothing, as a polite message for their page, or
     None when there is simply no item left. Includes the researcher's feedback, and for a
     finished batch its completion code."""
-    from annotation import quality
-    from projects.crowd import crowd_settings
-    from projects.models import Membership
-
     membership = Membership.objects.filter(project=project, user=user).first()
     if membership is None:
         return None
