@@ -3,7 +3,8 @@
 One row per current annotation version: item external id, group, kind, pseudonymous annotator id,
 the task type's answer columns (with gold and scores), time spent, timestamps and provenance;
 then the annotator's qualification state (``excluded`` when disqualified), the item's majority
-answer (by the task type's agreement key) and its adjudicated answer. Task
+answer (by the task type's agreement key), its adjudicated answer, and the judge whose
+pre-selection the annotator was shown (empty when none). Task
 types with ``export_rows`` (claim review, ranking) write several rows per annotation instead, each
 repeating those common columns.
 """
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from annotation import task_types
 from annotation.models import Annotation
 from annotation.review import with_item_verdicts
+from llm_judges.selectors import preselections_shown
 from projects.models import Membership
 
 FORMATS = ("jsonl", "csv")
@@ -29,6 +31,8 @@ def _rows(project) -> Iterator[dict]:
     pseudonyms = dict(
         Membership.objects.filter(project=project).values_list("user_id", "pseudonym")
     )
+    # Which judge's pre-selection an annotator was shown (anchoring must be visible in the data).
+    preselected = preselections_shown(project=project)
     annotations = (
         Annotation.objects.filter(item__project=project, is_current=True)
         .select_related("item", "assignment")
@@ -49,6 +53,7 @@ def _rows(project) -> Iterator[dict]:
             "reserved_at": annotation.assignment.reserved_at.isoformat(),
             "submitted_at": annotation.created_at.isoformat(),
             **annotation.verdicts,
+            "preselection_shown": preselected.get((item.id, annotation.annotator_id), ""),
         }
         if task_type.export_rows is not None:  # several rows per annotation (per claim, …)
             for part in task_type.export_rows(item, annotation):

@@ -153,7 +153,7 @@
   window.addEventListener("online", () => flushOutbox().then(refreshHistory));
 
   // --- loading items -----------------------------------------------------------------------
-  function render(data) {
+  async function render(data) {
     state.assignment = data;
     const localDraft = JSON.parse(store.getItem(DRAFT + data.id) || "null");
     const serverDraft = data.draft;
@@ -177,8 +177,16 @@
     $("done").hidden = true;
     $("stop").hidden = true;
     $("submitbar").hidden = false;
+    let preselectedBy = null;
+    if (answer === null) {
+      // A judge's answer as a starting point, only when the researcher switched it on (204
+      // otherwise); the server records that it was shown.
+      const pre = await api("POST", `/api/assignments/${data.id}/preselection/`).catch(() => null);
+      if (pre && pre.status === 200 && pre.data) { answer = pre.data.answer; preselectedBy = pre.data.judge; }
+    }
     state.module = Concord.tasks[cfg.taskType];
     state.module.mount($("task"), data.item, answer, config, onChange);
+    if (preselectedBy) banner(`Pre-selected by the judge “${preselectedBy}”: check it and correct it where needed.`, "warn");
     clock.start(time);
     setSaveState(localDraft ? "Restored unsaved work from this browser" : "");
     if (localDraft) saveDraft(data.id);
@@ -233,13 +241,13 @@
     }
     if (!r.ok) { banner((r.data && r.data.detail) || `Could not load the next item (${r.status}).`, "error"); return; }
     if (r.data.stop) { showStop(r.data.stop); return; }
-    render(r.data);
+    await render(r.data);
   }
 
   async function open(id) {
     const r = await api("GET", `/api/assignments/${id}/`);
     if (!r.ok) { banner(`Could not open that item (${r.status}).`, "error"); return; }
-    render(r.data);
+    await render(r.data);
   }
 
   async function submit() {

@@ -7,7 +7,7 @@ import pytest
 
 from llm_judges import services
 from tests import factories
-from tests.e2e.conftest import browser, login, page  # noqa: F401 - pytest fixtures
+from tests.e2e.conftest import login
 from tests.llm_judges.conftest import make_llm_judge
 from tests.llm_judges.stub_llm import Reply, claim_of
 
@@ -15,7 +15,7 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "out"
 pytestmark = pytest.mark.e2e
 
 
-def test_the_judges_page_follows_a_run_and_shows_what_failed(live_server, page, stub, api_key):  # noqa: F811
+def test_the_judges_page_follows_a_run_and_shows_what_failed(live_server, page, stub, api_key):
     researcher = factories.UserFactory()
     project = factories.ProjectFactory(name="Citation recovery pilot")
     factories.MembershipFactory(project=project, user=researcher, role="researcher")

@@ -71,6 +71,25 @@ def test_export_reads_annotations_in_a_constant_number_of_queries(project, items
         user = factories.UserFactory()
         factories.MembershipFactory(project=project, user=user, role="annotator")
         annotate_all(project, user, {"sentences": [1], "helpfulness": 50})
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(5):
         rows = list(export_stream(project, "jsonl"))
     assert len(rows) == 2 * len(items)
+
+
+def test_the_export_says_which_judge_pre_selection_an_annotator_saw(project, annotator, items):
+    from llm_judges.models import Judge, JudgeResult, Preselection
+    from llm_judges.selectors import _setting
+    from llm_judges.services import preselection_show
+
+    judge = Judge.objects.create(name="stub-judge", kind="embedding", model="minilm")
+    Preselection.objects.create(project=project, judge=judge, prompt_version=judge.prompt_version)
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    JudgeResult.objects.create(
+        item=assignment.item, judge=judge, prompt_version=judge.prompt_version,
+        setting=_setting(project), status="ok", answer={"sentences": [1], "none": False},
+    )
+    assert preselection_show(assignment=assignment)["judge"] == "stub-judge"
+    services.annotation_submit(assignment=assignment, answer={"sentences": [1], "helpfulness": 50})
+    annotate_all(project, annotator, {"sentences": [0], "helpfulness": 50})
+    rows = [json.loads(line) for line in "".join(export_stream(project, "jsonl")).splitlines()]
+    assert [r["preselection_shown"] for r in rows] == ["stub-judge"] + [""] * (len(items) - 1)
