@@ -24,7 +24,10 @@ class ProjectForm(forms.ModelForm):
 
     class Meta:
         model = Project
-        fields = "__all__"
+        fields = [
+            "slug", "name", "task_type", "status", "annotators_per_item", "config", "crowd",
+            "guidelines", "created_by",
+        ]
 
     def clean(self):
         cleaned = super().clean()

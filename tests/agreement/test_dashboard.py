@@ -304,7 +304,7 @@ def test_judges_with_answers_are_offered_and_compared_with_the_humans(study, res
     project, items, _ = study
     judge = Judge.objects.create(name="gpt-judge", kind="llm", model="m", prompt_version="v1")
     setting = prompts.get(project.task_type).setting(project.config)
-    for claim, item in items.items():
+    for item in items.values():
         JudgeResult.objects.create(item=item, judge=judge, prompt_version="v1", setting=setting,
                                    status=JudgeResult.Status.OK,
                                    answer={"sentences": [1], "none": False, "helpfulness": 50})
