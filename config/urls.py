@@ -17,6 +17,11 @@ api = [
     path("api/projects/<slug:slug>/items/", projects_api.ItemListView.as_view(), name="api-items"),
     path("api/projects/<slug:slug>/progress/", projects_api.ProgressView.as_view(), name="api-progress"),
     path("api/projects/<slug:slug>/import/", projects_api.ImportView.as_view(), name="api-import"),
+    path(
+        "api/projects/<slug:slug>/imports/<int:job_id>/",
+        projects_api.ImportJobView.as_view(),
+        name="api-import-job",
+    ),
     path("api/projects/<slug:slug>/export/", projects_api.ExportView.as_view(), name="api-export"),
     path("api/projects/<slug:slug>/next/", annotation_api.NextItemView.as_view(), name="api-next"),
     path("api/projects/<slug:slug>/history/", annotation_api.HistoryView.as_view(), name="api-history"),

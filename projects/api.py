@@ -14,13 +14,15 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation import task_types
 from annotation.models import Item
 from projects import selectors
-from projects.models import Membership
+from projects.models import ImportJob, Membership
 from projects.permissions import IsProjectResearcher
 from projects.serializers import ImportSerializer, ItemSerializer, ProjectSerializer
 from projects.services.exports import FORMATS, export_stream
-from projects.services.imports import ImportFailed, import_items
+from projects.services.import_jobs import import_job_create, import_job_view
+from projects.services.imports import available_formats
 
 
 class ProjectListView(ListAPIView):
@@ -58,7 +60,9 @@ class ProgressView(APIView):
 
 
 class ImportView(APIView):
-    """Upload a file of items. All or nothing: 400 with the line and field of the first problem."""
+    """Upload a file of items; a worker imports it, all or nothing. 201 with the report when the
+    import has already finished (no broker), 400 with the line and field of the first problem,
+    202 with the job while a worker has it (poll ``api-import-job``)."""
 
     permission_classes = [IsProjectResearcher]
     parser_classes = [MultiPartParser, FormParser]
@@ -67,25 +71,43 @@ class ImportView(APIView):
     def post(self, request, slug):
         body = ImportSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            report = import_items(
-                project=self.project,
-                stream=body.validated_data["file"].file,
-                fmt=body.validated_data["format"],
-                update=body.validated_data["update"],
+        fmt = body.validated_data["format"]
+        formats = available_formats(task_types.get(self.project.task_type))
+        if fmt not in formats:
+            return Response(
+                {"detail": f"Unknown format {fmt!r}; choose one of {', '.join(formats)}."}, status=400
             )
-        except ImportFailed as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(
-            {
-                "records": report.records,
-                "created": report.created,
-                "updated": report.updated,
-                "skipped": report.skipped,
-                "summary": report.summary(),
-            },
-            status=status.HTTP_201_CREATED,
+        job = import_job_create(
+            project=self.project,
+            user=request.user,
+            uploaded_file=body.validated_data["file"],
+            fmt=fmt,
+            update=body.validated_data["update"],
         )
+        job.refresh_from_db()
+        return _job_response(job)
+
+
+class ImportJobView(APIView):
+    """One import job of the project (researchers only)."""
+
+    permission_classes = [IsProjectResearcher]
+
+    @extend_schema(responses=dict)
+    def get(self, request, slug, job_id):
+        job = ImportJob.objects.filter(project=self.project, id=job_id).defer("content").first()
+        if job is None:
+            return Response({"detail": "No such import."}, status=404)
+        return _job_response(job, created_status=status.HTTP_200_OK)
+
+
+def _job_response(job: ImportJob, created_status: int = status.HTTP_201_CREATED) -> Response:
+    data = import_job_view(job)
+    if job.status == ImportJob.Status.FAILED:
+        return Response({"detail": job.message, **data}, status=status.HTTP_400_BAD_REQUEST)
+    if job.status == ImportJob.Status.DONE:
+        return Response(data, status=created_status)
+    return Response(data, status=status.HTTP_202_ACCEPTED)
 
 
 class ExportView(APIView):

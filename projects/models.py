@@ -110,3 +110,39 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · {self.role} · {self.project.slug}"
+
+
+class ImportJob(models.Model):
+    """An uploaded file waiting to be imported by a Celery worker.
+
+    Imports run in a worker, not in the web request: some task types embed text with a model at
+    import (stance), and large files take minutes. The upload is kept in the database rather
+    than on a shared disk, so web and worker containers need no common volume; it is cleared once
+    the import succeeds.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    filename = models.CharField(max_length=255)
+    fmt = models.CharField(max_length=40)
+    update = models.BooleanField(default=False)
+    content = models.BinaryField(blank=True, default=b"")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    message = models.TextField(blank=True, help_text="The import's summary, or why nothing was imported.")
+    report = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"import of {self.filename} into {self.project.slug} ({self.status})"

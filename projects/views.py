@@ -2,7 +2,8 @@
 
 Security: all views require login. ``home`` lists only the caller's own memberships. The project
 page, import and export require the researcher role in the project (``project_for``: 404 to
-anyone else), because they show gold and every annotator's answers.
+anyone else), because they show gold and every annotator's answers. Uploaded files are imported
+by a Celery worker (``import_job_create``), never parsed in the request.
 """
 
 from django.contrib import messages
@@ -17,9 +18,11 @@ from annotation.models import Assignment
 from projects import selectors
 from projects.api import export_response
 from projects.forms import ImportForm
+from projects.models import ImportJob
 from projects.permissions import RESEARCH_ROLES, project_for
 from projects.services.exports import FORMATS
-from projects.services.imports import ImportFailed, available_formats, import_items
+from projects.services.import_jobs import import_job_create
+from projects.services.imports import available_formats
 
 
 @require_GET
@@ -57,18 +60,22 @@ def project_detail(request, slug):
     if request.method == "POST":
         form = ImportForm(request.POST, request.FILES, formats=formats)
         if form.is_valid():
-            try:
-                report = import_items(
-                    project=project,
-                    stream=form.cleaned_data["file"].file,
-                    fmt=form.cleaned_data["format"],
-                    update=form.cleaned_data["update"],
-                )
-            except ImportFailed as exc:
-                messages.error(request, str(exc))
+            job = import_job_create(
+                project=project,
+                user=request.user,
+                uploaded_file=form.cleaned_data["file"],
+                fmt=form.cleaned_data["format"],
+                update=form.cleaned_data["update"],
+            )
+            job.refresh_from_db()  # without a broker the import has already run
+            if job.status == ImportJob.Status.DONE:
+                messages.success(request, f"Import finished: {job.message}.")
+            elif job.status == ImportJob.Status.FAILED:
+                messages.error(request, job.message)
             else:
-                messages.success(request, f"Import finished: {report.summary()}.")
-                return redirect("project-detail", slug=project.slug)
+                messages.info(request, f"Import of {job.filename} queued; this page shows its progress.")
+            return redirect("project-detail", slug=project.slug)
+    jobs = list(project.import_jobs.defer("content")[:5])
     return render(
         request,
         "projects/detail.html",
@@ -78,6 +85,8 @@ def project_detail(request, slug):
             "progress": selectors.project_progress(project),
             "form": form,
             "export_formats": FORMATS,
+            "import_jobs": jobs,
+            "refresh_seconds": 3 if any(j.status in ("queued", "running") for j in jobs) else 0,
         },
     )
 

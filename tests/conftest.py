@@ -23,6 +23,17 @@ def require(condition: bool, reason: str) -> None:
 
 
 @pytest.fixture
+def celery_eager():
+    """Run Celery tasks in-process for this test even when CI points Celery at a real broker."""
+    from config.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous
+
+
+@pytest.fixture
 def postgres(db):
     require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
 

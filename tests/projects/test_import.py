@@ -191,6 +191,7 @@ def test_the_import_command_reports_progress_and_errors(project, tmp_path, capsy
         call_command("import_items", str(bad), project=project.slug, fmt="jsonl")
 
 
+@pytest.mark.django_db(transaction=True)  # the job is queued on commit
 def test_the_upload_form_imports_and_shows_errors(client, researcher, project):
     client.force_login(researcher)
     good = io.BytesIO(b"".join((json.dumps(factories.citation_payload(n)) + "\n").encode() for n in range(2)))
@@ -204,9 +205,55 @@ def test_the_upload_form_imports_and_shows_errors(client, researcher, project):
     assert Item.objects.filter(project=project).count() == 2
 
 
+@pytest.mark.django_db(transaction=True)  # the job is queued on commit
 def test_the_import_api_returns_the_error_with_line_and_field(researcher_client, project):
     body = io.BytesIO(b'{"id": "a", "claim": "c", "label": "true", "evidence": [], "explanation": "x [1]."}\n')
     body.name = "items.jsonl"
     response = researcher_client.post(f"/api/projects/{project.slug}/import/", {"file": body, "format": "jsonl"})
     assert response.status_code == 400
     assert "line 1" in response.data["detail"] and "evidence" in response.data["detail"]
+
+
+@pytest.mark.django_db(transaction=True)  # the job is queued on commit
+def test_an_upload_is_imported_by_a_job_that_records_its_result(researcher_client, project):
+    from projects.models import ImportJob
+
+    good = io.BytesIO(b"".join((json.dumps(factories.citation_payload(n)) + "\n").encode() for n in range(2)))
+    good.name = "items.jsonl"
+    response = researcher_client.post(f"/api/projects/{project.slug}/import/", {"file": good, "format": "jsonl"})
+    assert response.status_code == 201 and response.data["created"] == 2
+    job = ImportJob.objects.get(id=response.data["id"])
+    assert job.status == "done" and bytes(job.content) == b""  # the upload is not kept after success
+    polled = researcher_client.get(f"/api/projects/{project.slug}/imports/{job.id}/")
+    assert polled.status_code == 200 and polled.data["summary"].startswith("2 records read")
+
+
+def test_an_import_job_runs_once_even_if_its_message_is_delivered_twice(project, researcher):
+    from projects.models import ImportJob
+    from projects.services.import_jobs import import_job_run
+
+    content = (json.dumps(factories.citation_payload(1)) + "\n").encode()
+    job = ImportJob.objects.create(project=project, filename="a.jsonl", fmt="jsonl", content=content)
+    assert import_job_run(job_id=job.id).status == "done"
+    assert import_job_run(job_id=job.id).status == "done"  # redelivered: nothing happens again
+    assert Item.objects.filter(project=project).count() == 1
+
+
+def test_a_failed_import_job_keeps_the_upload_and_says_why(project):
+    from projects.models import ImportJob
+    from projects.services.import_jobs import import_job_run
+
+    job = ImportJob.objects.create(project=project, filename="b.jsonl", fmt="jsonl", content=b"{oops\n")
+    job = import_job_run(job_id=job.id)
+    assert job.status == "failed" and "line 1" in job.message and bytes(job.content) == b"{oops\n"
+    assert not Item.objects.filter(project=project).exists()
+
+
+def test_an_unknown_format_is_refused_before_anything_is_stored(researcher_client, project):
+    from projects.models import ImportJob
+
+    body = io.BytesIO(b"{}\n")
+    body.name = "x.jsonl"
+    response = researcher_client.post(f"/api/projects/{project.slug}/import/", {"file": body, "format": "xml"})
+    assert response.status_code == 400 and "Unknown format" in response.data["detail"]
+    assert not ImportJob.objects.exists()
