@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from django.db import transaction
+from django.db import reset_queries, transaction
 from django.db.models import Max
 from rest_framework.exceptions import ValidationError
 
@@ -178,6 +178,9 @@ def import_items(
             records = _prepared_records(reader(stream), task_type, config, report)
             for chunk in _chunks(records, CHUNK_SIZE):
                 position = _write_chunk(project, chunk, seen, position, update, report)
+                # With DEBUG on, Django keeps every SQL statement of the request or task; the bulk
+                # inserts of a large file would pile up there (memory must stay flat).
+                reset_queries()
                 if progress:
                     progress(report)
     except PayloadError as exc:

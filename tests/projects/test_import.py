@@ -184,7 +184,8 @@ def test_the_import_command_reports_progress_and_errors(project, tmp_path, capsy
     path.write_text("".join(json.dumps(factories.citation_payload(n)) + "\n" for n in range(3)))
     call_command("import_items", str(path), project=project.slug, fmt="jsonl")
     captured = capsys.readouterr()
-    assert "3 items created" in captured.out and "records read" in captured.err
+    assert "3 items created" in captured.out
+    assert "[" + "#" * 30 + "] 100%" in captured.err and "3 records" in captured.err
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(factories.citation_payload(9)) + "\n[1, 2]\n")
     with pytest.raises(CommandError, match="line 2"):

@@ -1,3 +1,4 @@
+import os
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
@@ -23,7 +24,7 @@ class Command(BaseCommand):
             raise CommandError(f"No project with slug {project!r}.") from None
 
         def progress(report: ImportReport) -> None:
-            sys.stderr.write(f"\r  {report.records:>8} records read · {report.created:>8} items created")
+            sys.stderr.write("\r" + progress_line(report, done_bytes=stream.tell(), total_bytes=size))
             sys.stderr.flush()
 
         reader_options = {}
@@ -35,6 +36,7 @@ class Command(BaseCommand):
                 raise CommandError(f"No such mapping file: {mapping}") from None
         try:
             with open(file, "rb") as stream:
+                size = os.fstat(stream.fileno()).st_size
                 report = import_items(
                     project=target, stream=stream, fmt=fmt, update=update, progress=progress, options=reader_options
                 )
@@ -45,3 +47,11 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         sys.stderr.write("\n")
         self.stdout.write(self.style.SUCCESS(report.summary()))
+
+
+def progress_line(report: ImportReport, *, done_bytes: int, total_bytes: int, width: int = 30) -> str:
+    """``[#########.....]  62%   61000 records ·   61000 items`` (share of the file's bytes read)."""
+    share = min(done_bytes / total_bytes, 1.0) if total_bytes else 1.0
+    filled = round(share * width)
+    bar = "#" * filled + "." * (width - filled)
+    return f"  [{bar}] {share:>4.0%} {report.records:>8} records · {report.created:>8} items"
