@@ -11,3 +11,14 @@ def markdown(text: str) -> str:
     """Render researcher-written Markdown, then sanitise it (no scripts, no event handlers)."""
     html = markdown_lib.markdown(text or "", extensions=["extra", "sane_lists"])
     return mark_safe(nh3.clean(html))
+
+
+@register.filter
+def task_type_name(slug: str) -> str:
+    """The registered task type's display name ("citation_recovery" -> "Citation recovery")."""
+    from annotation import task_types
+
+    try:
+        return task_types.get(slug).name
+    except task_types.TaskTypeNotFound:
+        return slug
