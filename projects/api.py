@@ -83,6 +83,7 @@ class ImportView(APIView):
             uploaded_file=body.validated_data["file"],
             fmt=fmt,
             update=body.validated_data["update"],
+            mapping_file=body.validated_data.get("mapping"),
         )
         job.refresh_from_db()
         return _job_response(job)

@@ -5,6 +5,9 @@ class ImportForm(forms.Form):
     file = forms.FileField()
     format = forms.ChoiceField(choices=[])
     update = forms.BooleanField(required=False, help_text="Replace items whose external id exists.")
+    mapping = forms.FileField(
+        required=False, help_text="Mapping file for formats that need one (ranking's reprohum)."
+    )
 
     def __init__(self, *args, formats: list[str], **kwargs):
         super().__init__(*args, **kwargs)

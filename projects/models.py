@@ -134,6 +134,9 @@ class ImportJob(models.Model):
     filename = models.CharField(max_length=255)
     fmt = models.CharField(max_length=40)
     update = models.BooleanField(default=False)
+    options = models.JSONField(
+        default=dict, blank=True, help_text="Reader options, e.g. the mapping file of reprohum."
+    )
     content = models.BinaryField(blank=True, default=b"")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     message = models.TextField(blank=True, help_text="The import's summary, or why nothing was imported.")

@@ -66,6 +66,7 @@ def project_detail(request, slug):
                 uploaded_file=form.cleaned_data["file"],
                 fmt=form.cleaned_data["format"],
                 update=form.cleaned_data["update"],
+                mapping_file=form.cleaned_data.get("mapping"),
             )
             job.refresh_from_db()  # without a broker the import has already run
             if job.status == ImportJob.Status.DONE:

@@ -15,14 +15,21 @@ from projects.models import ImportJob
 from projects.services.imports import ImportFailed, import_items
 
 
-def import_job_create(*, project, user, uploaded_file, fmt: str, update: bool = False) -> ImportJob:
-    """Store the upload and enqueue its import once the transaction commits."""
+def import_job_create(
+    *, project, user, uploaded_file, fmt: str, update: bool = False, mapping_file=None
+) -> ImportJob:
+    """Store the upload (and the optional mapping file some formats take, as text) and enqueue
+    its import once the transaction commits."""
+    options = {}
+    if mapping_file is not None:
+        options["mapping"] = mapping_file.read().decode("utf-8-sig")
     job = ImportJob.objects.create(
         project=project,
         created_by=user,
         filename=getattr(uploaded_file, "name", "upload")[:255],
         fmt=fmt,
         update=update,
+        options=options,
         content=uploaded_file.read(),
     )
     from projects.celery_tasks import run_import_job
@@ -42,7 +49,11 @@ def import_job_run(*, job_id: int) -> ImportJob:
         return job
     try:
         report = import_items(
-            project=job.project, stream=io.BytesIO(bytes(job.content)), fmt=job.fmt, update=job.update
+            project=job.project,
+            stream=io.BytesIO(bytes(job.content)),
+            fmt=job.fmt,
+            update=job.update,
+            options=job.options or None,
         )
     except ImportFailed as exc:
         job.status, job.message = ImportJob.Status.FAILED, str(exc)
