@@ -154,7 +154,6 @@
 
   // --- loading items -----------------------------------------------------------------------
   async function render(data) {
-    state.assignment = data;
     const localDraft = JSON.parse(store.getItem(DRAFT + data.id) || "null");
     const serverDraft = data.draft;
     let answer = data.answer ? data.answer.answer : null;
@@ -164,6 +163,15 @@
     for (const d of [serverDraft, localDraft]) {
       if (d && d.revision >= state.revision) { answer = d.answer; time = d.time_spent_ms; state.revision = d.revision; }
     }
+    let preselectedBy = null;
+    if (answer === null) {
+      // Before anything on the page changes (the page must not look ready before it is).
+      // A judge's answer as a starting point, only when the researcher switched it on (204
+      // otherwise); the server records that it was shown.
+      const pre = await api("POST", `/api/assignments/${data.id}/preselection/`).catch(() => null);
+      if (pre && pre.status === 200 && pre.data) { answer = pre.data.answer; preselectedBy = pre.data.judge; }
+    }
+    state.assignment = data;
     const counts = data.counts || {};
     const b = data.batch;
     const where = !b ? `Item ${data.sequence} of ${counts.items || "?"}`
@@ -177,13 +185,6 @@
     $("done").hidden = true;
     $("stop").hidden = true;
     $("submitbar").hidden = false;
-    let preselectedBy = null;
-    if (answer === null) {
-      // A judge's answer as a starting point, only when the researcher switched it on (204
-      // otherwise); the server records that it was shown.
-      const pre = await api("POST", `/api/assignments/${data.id}/preselection/`).catch(() => null);
-      if (pre && pre.status === 200 && pre.data) { answer = pre.data.answer; preselectedBy = pre.data.judge; }
-    }
     state.module = Concord.tasks[cfg.taskType];
     state.module.mount($("task"), data.item, answer, config, onChange);
     if (preselectedBy) banner(`Pre-selected by the judge “${preselectedBy}”: check it and correct it where needed.`, "warn");

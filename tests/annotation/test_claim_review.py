@@ -355,7 +355,7 @@ def test_the_export_reads_per_claim_rows_in_a_constant_number_of_queries(project
         user = annotator_in(project)
         while (assignment := services.assignment_next(project=project, annotator=user)) is not None:
             services.annotation_submit(assignment=assignment, answer=keep_all(assignment.item))
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(5):
         rows = list(export_stream(project, "jsonl"))
     assert len(rows) == 2 * (3 + 14)
 
