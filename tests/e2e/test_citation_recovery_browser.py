@@ -91,3 +91,17 @@ def test_dataset_html_is_shown_as_text_never_executed(live_server, page):
     assert "<img src=x" in page.locator("#cr-evidence").inner_text()
     assert page.evaluate("window.__pwned === undefined")
     assert page.locator("#cr-claim script, #cr-claim b, #cr-evidence img, #cr-sentences i").count() == 0
+
+
+def test_two_digit_keys_reach_sentences_beyond_nine(live_server, page):
+    project, annotator = setup_project([factories.citation_payload(1, sentences=12)])
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_selector("#cr-sentences li")
+    page.keyboard.press("1")
+    page.keyboard.press("1")  # sentence 11
+    page.keyboard.press("3")  # no sentence 30 or more: sentence 3 at once
+    page.keyboard.press("1")  # alone: sentence 1 after a short wait
+    page.wait_for_selector("#cr-sentences li.selected[data-index='0']")
+    selected = page.eval_on_selector_all("#cr-sentences li.selected", "els => els.map(e => e.dataset.index)")
+    assert selected == ["0", "2", "10"]

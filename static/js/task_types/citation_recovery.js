@@ -1,10 +1,11 @@
 /* Citation recovery: choose the explanation sentences that should cite the highlighted evidence,
  * or "none"; rate helpfulness 0–100 (the slider must be moved at least once).
- * Keys: 1–9 toggle sentences, 0 toggles "none". All dataset text goes through textContent. */
+ * Keys: digits toggle sentences (two digits from sentence 10 on), 0 toggles "none". All dataset text goes through textContent. */
 (function () {
   "use strict";
 
   let root, item, selected, none, helpfulness, touched, notify;
+  let pending = null, pendingTimer = null;
 
   const el = (id) => document.getElementById(id);
 
@@ -43,11 +44,22 @@
     notify();
   }
 
+  // A digit still waiting for a possible second one counts as soon as the answer is read.
+  function flushPending() {
+    if (pending === null) return;
+    clearTimeout(pendingTimer);
+    const first = pending;
+    pending = null;
+    toggle(first - 1);
+  }
+
   Concord.tasks.citation_recovery = {
     mount(container, data, answer, config, onChange) {
       root = container;
       item = data;
       notify = onChange;
+      clearTimeout(pendingTimer);
+      pending = null;
       selected = new Set(answer && answer.sentences ? answer.sentences : []);
       none = !!(answer && answer.none);
       touched = !!(answer && typeof answer.helpfulness === "number");
@@ -91,21 +103,37 @@
     },
 
     answer() {
+      flushPending();
       const answer = { sentences: Array.from(selected).sort((a, b) => a - b), none };
       if (touched) answer.helpfulness = helpfulness;
       return answer;
     },
 
     problem() {
+      flushPending();
       if (!none && selected.size === 0) return "Select at least one sentence, or “No sentence should cite this evidence”.";
       if (!touched) return "Move the helpfulness slider to give your rating.";
       return null;
     },
 
+    // Digits toggle sentences. With 10 or more sentences a digit that can start a two-digit
+    // number waits briefly for a second one ("1", "2" -> sentence 12); "0" alone is "none".
     key(event) {
-      if (/^[1-9]$/.test(event.key)) { toggle(Number(event.key) - 1); return true; }
-      if (event.key === "0") { setNone(!none); return true; }
-      return false;
+      if (!/^[0-9]$/.test(event.key)) return false;
+      const digit = Number(event.key);
+      const count = item.sentences.length;
+      if (pending !== null) {
+        clearTimeout(pendingTimer);
+        const number = pending * 10 + digit;
+        pending = null;
+        if (number <= count) toggle(number - 1);
+        return true;
+      }
+      if (digit === 0) { setNone(!none); return true; }
+      if (digit * 10 > count) { toggle(digit - 1); return true; }
+      pending = digit;
+      pendingTimer = setTimeout(() => { const first = pending; pending = null; if (first !== null) toggle(first - 1); }, 450);
+      return true;
     },
   };
 })();
