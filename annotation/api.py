@@ -9,6 +9,7 @@ are indistinguishable: responses never depend on an item's kind, and whether an 
 control was right is never returned (it only shows, in the end, as a polite stop).
 """
 
+from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
@@ -23,12 +24,13 @@ from annotation.serializers import (
     SubmitSerializer,
 )
 from crowd.session import batch_ref
-from projects.permissions import IsProjectAnnotator
+from projects.permissions import ANNOTATE_ROLES, IsProjectAnnotator, has_role
 
 STATUS_FOR_CODE = {
     "invalid": status.HTTP_400_BAD_REQUEST,
     "conflict": status.HTTP_409_CONFLICT,
     "too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+    "forbidden": status.HTTP_403_FORBIDDEN,
 }
 
 
@@ -81,6 +83,8 @@ class AssignmentView(APIView):
     @extend_schema(responses=dict)
     def get(self, request, pk):
         assignment = selectors.own_assignment(request.user, pk)
+        if not has_role(request.user, assignment.project, ANNOTATE_ROLES):
+            raise Http404("No such assignment.")  # removed from the project: no access left
         data = selectors.assignment_view(assignment)
         data["counts"] = selectors.annotator_counts(project=assignment.project, user=request.user)
         return Response(data)
@@ -98,6 +102,8 @@ class DraftView(APIView):
             draft = services.draft_save(assignment=assignment, **body.validated_data)
         except services.WorkflowError as exc:
             return _error(exc)
+        if draft is None:  # older than what is stored or submitted: nothing to keep
+            return Response({"revision": body.validated_data["revision"], "ignored": True})
         return Response({"revision": draft.revision, "saved_at": draft.updated_at.isoformat()})
 
 
@@ -116,6 +122,7 @@ class SubmitView(APIView):
                 answer=body.validated_data["answer"],
                 time_spent_ms=body.validated_data["time_spent_ms"],
                 submission_id=body.validated_data.get("submission_id"),
+                revision=body.validated_data["revision"],
             )
         except services.WorkflowError as exc:
             return _error(exc)

@@ -136,6 +136,9 @@ class Assignment(models.Model):
     reserved_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
+    submitted_revision = models.PositiveIntegerField(
+        default=0, help_text="The client's draft revision at the last submit; older autosaves are ignored."
+    )
     sequence = models.PositiveIntegerField(
         default=0, help_text="1-based order in which this annotator received items of the project."
     )

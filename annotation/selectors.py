@@ -7,17 +7,20 @@ from django.http import Http404
 
 from annotation import quality, task_types
 from annotation.models import Annotation, Assignment, Batch, Draft, Item
+from crowd.selectors import in_current_session
 from projects.crowd import crowd_settings
 from projects.models import Membership
 
 
 def own_assignment(user, assignment_id: int) -> Assignment:
-    """The user's own assignment with its item and project; 404 for anyone else's."""
-    assignment = (
-        Assignment.objects.select_related("item", "project", "batch")
-        .filter(pk=assignment_id, annotator=user)
-        .first()
-    )
+    """The user's own assignment with its item and project; 404 for anyone else's, and for a
+    crowd worker's assignment outside their current platform session (``in_current_session``)."""
+    assignment = in_current_session(
+        Assignment.objects.select_related("item", "project", "batch").filter(
+            pk=assignment_id, annotator=user
+        ),
+        user=user,
+    ).first()
     if assignment is None:
         raise Http404("No such assignment.")
     return assignment
@@ -39,6 +42,7 @@ def assignment_view(assignment: Assignment) -> dict:
         "sequence": assignment.sequence,
         "state": assignment.state,
         "expires_at": assignment.expires_at.isoformat(),
+        "submitted_revision": assignment.submitted_revision,
         "task_type": project.task_type,
         "item": task_type.display_for(item, assignment=assignment),
         "draft": None
@@ -65,8 +69,10 @@ def _batch_view(assignment: Assignment) -> dict | None:
 
 
 def annotator_history(*, project, user) -> QuerySet[Assignment]:
+    """The user's assignments in the project, newest first (a crowd worker's: of their current
+    platform session only)."""
     return (
-        Assignment.objects.filter(project=project, annotator=user)
+        in_current_session(Assignment.objects.filter(project=project, annotator=user), user=user)
         .order_by("-sequence")
         .only("id", "sequence", "state", "reserved_at", "submitted_at")
     )
@@ -109,6 +115,11 @@ STOP_MESSAGES = {
         "Batch complete – thank you!",
         "You finished this batch. Your completion code is below.",
     ),
+    "project_closed": (
+        "This project is not open right now",
+        "The researchers have paused or closed this project, so no new items are handed out. "
+        "Everything you submitted is kept, and you can still reopen your previous items.",
+    ),
 }
 
 
@@ -122,6 +133,9 @@ def annotator_stop(*, project, user, batch_ref: str = "") -> dict | None:
     crowd = crowd_settings(project)
     reason = None
     extra: dict = {}
+    if project.status != project.Status.ACTIVE:
+        title, message = STOP_MESSAGES["project_closed"]
+        return {"reason": "project_closed", "title": title, "message": message, "feedback": ""}
     Reason = Membership.QualificationReason
     if membership.qualification == Membership.Qualification.DISQUALIFIED:
         reason = {

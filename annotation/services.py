@@ -95,6 +95,8 @@ def assignment_next(
     )
     if open_assignment is not None:
         return open_assignment
+    if project.status != project.Status.ACTIVE:
+        return None  # paused, archived or draft: open reservations can be finished, nothing new
 
     crowd = crowd_settings(project)
     membership = Membership.objects.filter(project=project, user=annotator).first()
@@ -278,15 +280,44 @@ def _start_batch(
     return first
 
 
-def draft_save(*, assignment: Assignment, answer: dict, time_spent_ms: int, revision: int) -> Draft:
+def _check_may_write(assignment: Assignment) -> None:
+    """Only current annotators who are not disqualified may change work: a removed member keeps
+    nothing but read access to nothing, and a disqualified one's answers stay as recorded."""
+    membership = (
+        Membership.objects.filter(project_id=assignment.project_id, user_id=assignment.annotator_id)
+        .values_list("role", "qualification")
+        .first()
+    )
+    if membership is None or membership[0] != Membership.Role.ANNOTATOR:
+        raise WorkflowError("You are no longer an annotator in this project.", code="forbidden")
+    if membership[1] == Membership.Qualification.DISQUALIFIED:
+        raise WorkflowError(
+            "This study is closed for you; everything you submitted is kept as recorded.",
+            code="forbidden",
+        )
+
+
+def draft_save(
+    *, assignment: Assignment, answer: dict, time_spent_ms: int, revision: int
+) -> Draft | None:
     """Autosave unfinished work. Partial answers are fine; only size is checked. A draft with a
-    revision not newer than the stored one is ignored (late, out-of-order autosaves)."""
+    revision not newer than the stored one is ignored (late, out-of-order autosaves), and so is
+    one not newer than what was submitted (an autosave that was in flight during the submit must
+    not come back over the submitted answer); None is returned then."""
     if not isinstance(answer, dict):
         raise WorkflowError("A draft must be a JSON object.")
     if len(json.dumps(answer)) > MAX_DRAFT_BYTES:
         raise WorkflowError("The draft is too large.", code="too_large")
+    _check_may_write(assignment)
     with transaction.atomic():
-        draft, created = Draft.objects.select_for_update().get_or_create(
+        floor = (
+            Assignment.objects.select_for_update()
+            .values_list("submitted_revision", flat=True)
+            .get(pk=assignment.pk)
+        )
+        if revision <= floor:
+            return None
+        draft, created = Draft.objects.get_or_create(
             assignment=assignment,
             defaults={"answer": answer, "time_spent_ms": time_spent_ms, "revision": revision},
         )
@@ -304,8 +335,10 @@ def annotation_submit(
     answer: dict,
     time_spent_ms: int = 0,
     submission_id: uuid.UUID | None = None,
+    revision: int = 0,
 ) -> tuple[Annotation, bool]:
-    """Validate and store an answer; returns (annotation, created).
+    """Validate and store an answer; returns (annotation, created). ``revision`` is the client's
+    draft revision at submit time: autosaves up to it are ignored from now on.
 
     Idempotent: the same ``submission_id`` (a retried request) or an answer identical to the
     current one returns the stored annotation. A different answer on an already submitted
@@ -320,6 +353,7 @@ def annotation_submit(
     if not serializer.is_valid():
         raise AnswerInvalid(serializer.errors)
     clean = serializer.validated_data
+    _check_may_write(assignment)
     correct = quality.is_correct(task_type, item, clean)
     submission_id = submission_id or uuid.uuid4()
     now = timezone.now()
@@ -355,7 +389,7 @@ def annotation_submit(
             )
         except IntegrityError:  # pragma: no cover - guarded by the row lock above
             raise WorkflowError("This answer was already recorded.", code="conflict") from None
-        changes = {"correct": correct}
+        changes = {"correct": correct, "submitted_revision": max(locked.submitted_revision, revision)}
         if locked.state != Assignment.State.SUBMITTED:
             changes.update(state=Assignment.State.SUBMITTED, submitted_at=now)
         Assignment.objects.filter(pk=locked.pk).update(**changes)

@@ -8,6 +8,7 @@ with 429 until the window passes, even with the right password.
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
@@ -18,7 +19,10 @@ from rest_framework.response import Response
 
 
 def _key(username: str, address: str) -> str:
-    digest = hashlib.sha256(f"{username.lower()}|{address}".encode()).hexdigest()[:32]
+    # Count every spelling Django accepts for one account together (" alice", "ALICE", the
+    # NFKC forms…), or padding the name would buy a fresh set of attempts.
+    canonical = unicodedata.normalize("NFKC", username.strip()).casefold()
+    digest = hashlib.sha256(f"{canonical}|{address}".encode()).hexdigest()[:32]
     return f"login-failures:{digest}"
 
 

@@ -134,3 +134,26 @@ def test_the_openapi_schema_and_docs_are_served(researcher_client):
 @pytest.mark.parametrize("path", ["/healthz"])
 def test_health_check_answers_without_login(db, path):
     assert Client().get(path).content == b"ok"
+
+
+def test_padding_or_recasing_the_username_does_not_buy_more_login_attempts(db, settings):
+    settings.LOGIN_RATE_LIMIT = 3
+    user = factories.UserFactory()
+    client = Client()
+    for variant in (user.username, f" {user.username}", f"{user.username.upper()}\t"):
+        client.post("/login/", {"username": variant, "password": "wrong"})
+    locked = client.post("/login/", {"username": f"  {user.username} ", "password": factories.PASSWORD})
+    assert locked.status_code == 429
+
+
+def test_csv_export_cells_never_run_as_spreadsheet_formulas(project, annotator, items):
+    from annotation.models import Item
+    from projects.services.exports import export_stream
+
+    Item.objects.filter(project=project).update(group='=HYPERLINK("http://evil.example","x")')
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    services.annotation_submit(assignment=assignment, answer=ANSWER)
+    text = "".join(export_stream(project, "csv"))
+    assert ",'=HYPERLINK(" in text.replace('"', "")
+    jsonl = "".join(export_stream(project, "jsonl"))
+    assert '"group": "=HYPERLINK(' in jsonl  # JSONL keeps the exact text

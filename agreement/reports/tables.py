@@ -19,6 +19,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from projects.spreadsheet import spreadsheet_safe
+
 FORMATS = ("text", "int", "num", "num1", "pct", "mean_sd", "ci")
 
 
@@ -68,18 +70,6 @@ def csv_keys(columns: Sequence[Mapping]) -> list[str]:
     return keys
 
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _csv_cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        # Dataset text (group names, item ids) must not run as a spreadsheet formula (OWASP).
-        return "'" + value
-    return value
-
-
 def to_csv(tbl: Mapping) -> str:
     """The table as CSV text: a header of row keys, then one line per row (empty for None).
 
@@ -91,7 +81,7 @@ def to_csv(tbl: Mapping) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(keys)
     for row in tbl["rows"]:
-        writer.writerow([_csv_cell(row.get(k)) for k in keys])
+        writer.writerow([spreadsheet_safe(row.get(k)) for k in keys])
     return buffer.getvalue()
 
 

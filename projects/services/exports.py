@@ -21,6 +21,7 @@ from annotation.models import Annotation
 from annotation.review import with_item_verdicts
 from llm_judges.selectors import preselections_shown
 from projects.models import Membership
+from projects.spreadsheet import spreadsheet_safe
 
 FORMATS = ("jsonl", "csv")
 CHUNK = 2000
@@ -70,11 +71,15 @@ def export_jsonl(project) -> Iterator[str]:
 
 def export_csv(project) -> Iterator[str]:
     """CSV with list and dict cells as JSON. The header comes from the first row (every row of a
-    task type has the same keys)."""
+    task type has the same keys). Text that a spreadsheet would run as a formula gets a leading
+    apostrophe (annotators' free text reaches this file); JSONL keeps the exact text."""
     buffer = io.StringIO()
     writer = None
     for row in _rows(project):
-        flat = {k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()}
+        flat = {
+            k: json.dumps(v) if isinstance(v, list | dict) else spreadsheet_safe(v)
+            for k, v in row.items()
+        }
         if writer is None:
             writer = csv.DictWriter(buffer, fieldnames=list(flat))
             writer.writeheader()

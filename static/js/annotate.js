@@ -158,7 +158,8 @@
     const serverDraft = data.draft;
     let answer = data.answer ? data.answer.answer : null;
     let time = 0; // time is per version: a revision starts counting again
-    state.revision = 0;
+    // Revisions keep counting from the last submit: the server ignores autosaves up to it.
+    state.revision = data.submitted_revision || 0;
     // The newest unsent work wins: browser copy, then server draft, then the submitted answer.
     for (const d of [serverDraft, localDraft]) {
       if (d && d.revision >= state.revision) { answer = d.answer; time = d.time_spent_ms; state.revision = d.revision; }
@@ -265,7 +266,7 @@
     state.submitting = true;
     $("submit").disabled = true;
     const a = state.assignment;
-    const body = { answer: state.module.answer(), time_spent_ms: clock.ms(), submission_id: uuid() };
+    const body = { answer: state.module.answer(), time_spent_ms: clock.ms(), submission_id: uuid(), revision: state.revision };
     const key = OUTBOX + a.id;
     store.setItem(key, JSON.stringify({ assignment: a.id, body }));
     clearTimeout(state.saveTimer);

@@ -214,3 +214,50 @@ def test_batches_with_controls_run_a_constant_number_of_queries(
     with django_assert_max_num_queries(14):
         stop = annotator_client.post(f"/api/projects/{project.slug}/next/")
     assert stop.data["stop"]["reason"] == "batch_complete"
+
+
+def test_paused_archived_and_draft_projects_hand_out_no_new_items(project, annotator, items, annotator_client):
+    for status in ("paused", "archived", "draft"):
+        project.status = status
+        project.save()
+        assert services.assignment_next(project=project, annotator=annotator) is None
+        response = annotator_client.post(f"/api/projects/{project.slug}/next/")
+        assert response.status_code == 200 and response.data["stop"]["reason"] == "project_closed"
+
+
+def test_an_open_reservation_can_still_be_finished_after_a_pause(project, annotator, items):
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    project.status = "paused"
+    project.save()
+    assert services.assignment_next(project=project, annotator=annotator).pk == assignment.pk
+    services.annotation_submit(assignment=assignment, answer=ANSWER)
+
+
+def test_removed_or_disqualified_annotators_cannot_change_their_work(project, annotator, items, annotator_client):
+    from projects.models import Membership
+
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    services.annotation_submit(assignment=assignment, answer=ANSWER)
+    membership = Membership.objects.get(project=project, user=annotator)
+    membership.qualification = "disqualified"
+    membership.save()
+    revised = {"answer": {"sentences": [0], "helpfulness": 1}}
+    response = annotator_client.post(f"/api/assignments/{assignment.id}/submit/", revised, format="json")
+    assert response.status_code == 403
+    membership.delete()
+    assert annotator_client.get(f"/api/assignments/{assignment.id}/").status_code == 404
+    response = annotator_client.put(
+        f"/api/assignments/{assignment.id}/draft/", {"answer": {}, "revision": 99}, format="json"
+    )
+    assert response.status_code == 403
+    assert Annotation.objects.filter(assignment=assignment).count() == 1
+
+
+def test_an_autosave_in_flight_during_the_submit_does_not_come_back_over_the_answer(project, annotator, items):
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    services.draft_save(assignment=assignment, answer={"sentences": [0]}, time_spent_ms=10, revision=4)
+    services.annotation_submit(assignment=assignment, answer=ANSWER, revision=5)
+    late = services.draft_save(assignment=assignment, answer={"sentences": [0]}, time_spent_ms=10, revision=5)
+    assert late is None and not Draft.objects.filter(assignment=assignment).exists()
+    newer = services.draft_save(assignment=assignment, answer={"sentences": [2]}, time_spent_ms=10, revision=6)
+    assert newer is not None and newer.revision == 6  # a real revision after the submit is kept
