@@ -210,6 +210,13 @@ def _prepare(payload: dict, sentences: list[str], config: dict) -> list[Prepared
     requested = payload.get("masked_evidence")
     if requested is not None and requested < 0:
         requested = None  # the Transparent-FCExp files use -1 for "no masked citation"
+    if config.get("masking") == "full" and given_gold is None:
+        requested = None  # full setting: every cited evidence is masked in turn, whatever the file chose
+    if given_gold is not None and requested is None:
+        raise PayloadError(
+            "an item with given gold_sentences must name the masked_evidence they belong to",
+            field="masked_evidence",
+        )
     if requested is not None and requested not in known:
         raise PayloadError(
             f"Masked evidence {requested} is not among the evidence passages.", field="masked_evidence"
@@ -371,7 +378,12 @@ def read_transparent_fcexp(stream: IO[str]) -> Iterator[tuple[str, dict]]:
             evidence = _parse_passage(record.get("passage") or "")
         except ValueError as exc:
             raise PayloadError(str(exc), field="passage", location=location) from None
-        masked = (record.get("masked_cit") or {}).get(generator)
+        masked_by_generator = record.get("masked_cit") or {}
+        if not isinstance(masked_by_generator, dict):
+            raise PayloadError(
+                "expected an object {generator: evidence id}", field="masked_cit", location=location
+            )
+        masked = masked_by_generator.get(generator)
         payload = {
             "id": claim_id,
             "claim": record.get("claim"),

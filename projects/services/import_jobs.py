@@ -38,10 +38,15 @@ def import_job_create(
     return job
 
 
-def import_job_run(*, job_id: int) -> ImportJob:
-    """Run a queued job. Idempotent: a job already taken by another worker (or a redelivered
-    message for a finished job) is left alone."""
-    claimed = ImportJob.objects.filter(id=job_id, status=ImportJob.Status.QUEUED).update(
+def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
+    """Run a queued job. Idempotent: a job already taken by another worker, or a redelivered
+    message for a finished job, is left alone. A redelivered message for a job still marked
+    running means its worker died mid-import (the import is one transaction, so nothing of it
+    was written): the job runs again."""
+    claimable = [ImportJob.Status.QUEUED]
+    if redelivered:
+        claimable.append(ImportJob.Status.RUNNING)
+    claimed = ImportJob.objects.filter(id=job_id, status__in=claimable).update(
         status=ImportJob.Status.RUNNING
     )
     job = ImportJob.objects.select_related("project").get(id=job_id)

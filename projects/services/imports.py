@@ -18,14 +18,18 @@ from typing import IO, Any
 
 from django.db import reset_queries, transaction
 from django.db.models import Max
+from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from annotation import task_types
-from annotation.models import Annotation, Item
+from annotation.models import Assignment, Item
 from annotation.task_types import PayloadError, PreparedItem, TaskType
 from annotation.task_types.base import first_error
+from llm_judges.models import JudgeResult
 
 CHUNK_SIZE = 1000
+# Long explanations or evidence lists fit in one CSV cell (the csv module's default is 128 KiB).
+csv.field_size_limit(64 * 1024 * 1024)
 GENERIC_FORMATS = ("jsonl", "csv")
 
 
@@ -68,8 +72,15 @@ def _read_jsonl(stream: IO[str]) -> Iterator[tuple[str, dict]]:
 
 def _csv_reader(task_type: TaskType) -> Callable[[IO[str]], Iterator[tuple[str, dict]]]:
     def read(stream: IO[str]) -> Iterator[tuple[str, dict]]:
-        reader = csv.DictReader(stream)
-        for row in reader:
+        reader = csv.DictReader(stream, strict=True)  # bad quoting is an error, not merged rows
+        rows = iter(reader)
+        while True:
+            try:
+                row = next(rows)
+            except StopIteration:
+                return
+            except csv.Error as exc:  # e.g. an unterminated quote
+                raise PayloadError(f"not valid CSV: {exc}", location=f"line {reader.line_num}") from None
             # Line numbers count the header, as a spreadsheet shows them.
             location = f"line {reader.line_num}"
             if None in row:
@@ -129,10 +140,37 @@ def _validated(
         try:
             # Keep fields the task type does not know (provenance such as article ids) next to
             # the validated ones.
-            yield location, {**record, **task_type.validate_payload(record)}
+            validated = task_type.validate_payload(record)
+            _check_storable({k: v for k, v in record.items() if k not in validated})
+            yield location, {**record, **validated}
         except PayloadError as exc:
             exc.location = exc.location or location
             raise
+
+
+def _check_storable(extra: dict) -> None:
+    """Fields kept as they came (provenance) must be storable: PostgreSQL's jsonb refuses NUL and
+    lone surrogates, and would otherwise fail the whole import with a bare database error."""
+    for key, value in extra.items():
+        for text in _strings(value):
+            if "\x00" in text:
+                raise PayloadError("contains a NUL character", field=str(key))
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise PayloadError("contains an invalid (surrogate) character", field=str(key)) from None
+
+
+def _strings(value) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield str(key)
+            yield from _strings(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _strings(inner)
 
 
 def _chunks(iterable: Iterable, size: int) -> Iterator[list]:
@@ -209,26 +247,37 @@ def _write_chunk(project, chunk, seen, position, update, report) -> int:
             location=location,
         )
     if existing:
-        annotated = set(
-            Annotation.objects.filter(item_id__in=existing.values()).values_list("item__external_id", flat=True)
-        )
-        if annotated:
-            raise PayloadError(
-                f"item {sorted(annotated)[0]!r} already has annotations and cannot be updated",
-                field="id",
-                location=next(loc for loc, item in chunk if item.external_id in annotated),
+        # Lock the rows first so no annotator is handed an item while it changes under them.
+        list(Item.objects.select_for_update().filter(id__in=existing.values()).values_list("id"))
+        handed_out = set(
+            Assignment.objects.filter(item_id__in=existing.values()).values_list(
+                "item__external_id", flat=True
             )
+        )
+        if handed_out:
+            raise PayloadError(
+                f"item {sorted(handed_out)[0]!r} has already been given to annotators and cannot "
+                "be updated (their answers refer to the text they saw)",
+                field="id",
+                location=next(loc for loc, item in chunk if item.external_id in handed_out),
+            )
+        # Judge answers were computed on the old text and gold: they go, a re-run recomputes them.
+        JudgeResult.objects.filter(item_id__in=existing.values()).delete()
     new_items, changed = [], []
+    now = timezone.now()
     for _, item in chunk:
         fields = dict(payload=item.payload, prepared=item.prepared, gold=item.gold, group=item.group, kind=item.kind)
         if item.external_id in existing:
-            changed.append(Item(id=existing[item.external_id], **fields))
+            # bulk_update skips auto_now: set it, so cached agreement reports see the change.
+            changed.append(Item(id=existing[item.external_id], updated_at=now, **fields))
         else:
             new_items.append(Item(project=project, external_id=item.external_id, position=position, **fields))
             position += 1
     Item.objects.bulk_create(new_items, batch_size=CHUNK_SIZE)
     if changed:
-        Item.objects.bulk_update(changed, ["payload", "prepared", "gold", "group", "kind"], batch_size=CHUNK_SIZE)
+        Item.objects.bulk_update(
+            changed, ["payload", "prepared", "gold", "group", "kind", "updated_at"], batch_size=CHUNK_SIZE
+        )
     report.created += len(new_items)
     report.updated += len(changed)
     return position

@@ -274,3 +274,73 @@ def test_the_upload_api_takes_the_mapping_file_of_the_reprohum_format(researcher
     )
     assert response.status_code == 201, response.data
     assert response.data["created"] == Item.objects.filter(project=project).count() > 0
+
+
+def test_full_masking_ignores_the_masked_citation_named_in_a_transparent_fcexp_file(researcher):
+    project = factories.ProjectFactory(config={"masking": "full"})
+    source = json.loads(GPT4_FILE.read_text())
+    subset = dict(list(source.items())[:5])
+    report = import_items(project=project, stream=io.BytesIO(json.dumps(subset).encode()), fmt="transparent-fcexp")
+    cited = sum(len({e for cites in r["gen_cit"]["gpt4"] for e in cites}) for r in subset.values())
+    assert report.created == cited > 5
+    assert all("#" in i for i in Item.objects.filter(project=project).values_list("external_id", flat=True))
+
+
+def test_updating_an_item_already_given_to_annotators_is_refused(project, annotator):
+    from annotation import services
+
+    records = [factories.citation_payload(n) for n in range(2)]
+    import_items(project=project, stream=jsonl(records), fmt="jsonl")
+    services.assignment_next(project=project, annotator=annotator)  # reserved, nothing submitted yet
+    records[0]["claim"] = "Changed."
+    with pytest.raises(ImportFailed, match="already been given to annotators"):
+        import_items(project=project, stream=jsonl(records), fmt="jsonl", update=True)
+
+
+def test_an_update_drops_judge_answers_and_marks_the_items_changed(project):
+    from llm_judges.models import Judge, JudgeResult
+
+    records = [factories.citation_payload(1)]
+    import_items(project=project, stream=jsonl(records), fmt="jsonl")
+    item = Item.objects.get(project=project)
+    judge = Judge.objects.create(name="j", kind="embedding", model="m")
+    JudgeResult.objects.create(item=item, judge=judge, prompt_version="v1", setting="sample", status="ok", answer={})
+    before = item.updated_at
+    records[0]["masked_evidence"] = 3
+    import_items(project=project, stream=jsonl(records), fmt="jsonl", update=True)
+    item.refresh_from_db()
+    assert item.gold["evidence_id"] == 3 and item.updated_at > before
+    assert not JudgeResult.objects.filter(item=item).exists()
+
+
+def test_unknown_fields_with_unstorable_text_are_reported_not_crashed_on(project):
+    record = factories.citation_payload(1)
+    record["note"] = "bad \x00 byte"
+    with pytest.raises(ImportFailed, match=r"line 1.*note.*NUL"):
+        import_items(project=project, stream=jsonl([record]), fmt="jsonl")
+
+
+def test_a_csv_with_a_broken_quote_names_the_line(project):
+    body = 'id,claim,label,evidence,explanation\nc1,"A,true,1: x,One [1].\n'
+    body += "x" * 10 + "\n"
+    with pytest.raises(ImportFailed, match=r"line \d+: not valid CSV"):
+        import_items(project=project, stream=io.BytesIO(body.encode()), fmt="csv")
+
+
+def test_a_transparent_fcexp_record_with_a_malformed_masked_cit_is_named(project):
+    source = json.loads(GPT4_FILE.read_text())
+    claim_id, record = next(iter(source.items()))
+    record["masked_cit"] = 5
+    with pytest.raises(ImportFailed, match=rf"claim {claim_id}.*masked_cit"):
+        import_items(project=project, stream=io.BytesIO(json.dumps({claim_id: record}).encode()), fmt="transparent-fcexp")
+
+
+def test_a_job_left_running_by_a_dead_worker_runs_again_when_its_message_comes_back(project):
+    from projects.models import ImportJob
+    from projects.services.import_jobs import import_job_run
+
+    content = (json.dumps(factories.citation_payload(1)) + "\n").encode()
+    job = ImportJob.objects.create(project=project, filename="a.jsonl", fmt="jsonl", content=content, status="running")
+    assert import_job_run(job_id=job.id).status == "running"  # a duplicate message: left alone
+    assert import_job_run(job_id=job.id, redelivered=True).status == "done"
+    assert Item.objects.filter(project=project).count() == 1
