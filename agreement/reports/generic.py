@@ -57,6 +57,11 @@ def _set_value(value: Any, distance: str) -> frozenset:
     raise AgreementError(f"expected a list of labels for a {distance} field, got {value!r}")
 
 
+# Free wording (a revised or added claim's text, an edited evidence text) is not a label: two
+# annotators who made the same decision in other words agree. Decisions stay (action, label…).
+FREE_TEXT_KEYS = frozenset({"text"})
+
+
 def _element_key(element: Any) -> Any:
     if isinstance(element, Mapping):
         for key in ("id", "index"):
@@ -71,6 +76,8 @@ def _flatten(value: Any, path: str, out: dict[str, Any]) -> None:
         return
     if isinstance(value, Mapping):
         for key, sub in value.items():
+            if key in FREE_TEXT_KEYS:
+                continue
             _flatten(sub, f"{path}{SUBUNIT_SEPARATOR}{key}", out)
         return
     if isinstance(value, list) and value and all(_element_key(e) is not None for e in value):

@@ -336,3 +336,17 @@ def test_judge_answers_come_from_llm_judges_results_when_a_judge_is_selected(stu
     (row,) = report["tables"]["judges"]["rows"]
     assert row["alpha"] == pytest.approx(16 / 23)  # as with the same answers given by hand
     assert [c["id"] for c in report["coders"] if c["kind"] == "judge"] == ["judge:gpt-judge"]
+
+
+def test_the_generic_alpha_ignores_free_wording_and_keeps_decisions():
+    from agreement.reports.generic import reliability_data
+
+    def answer(text, action="revise"):
+        return {"claims": [{"id": "c1", "action": "keep"}, {"id": "c2", "action": action, "text": text}]}
+
+    same = {"A": {"i1": answer("It is 324 metres tall.")}, "B": {"i1": answer("It is 324 m tall.")}}
+    data = reliability_data(same, "claims", "nominal")
+    assert not any(unit.endswith("text") for unit in data)
+    assert all(len(set(coders.values())) == 1 for coders in data.values())
+    different = {"A": {"i1": answer("x")}, "B": {"i1": answer("x", action="remove")}}
+    assert any(len(set(c.values())) == 2 for c in reliability_data(different, "claims", "nominal").values())
