@@ -9,7 +9,16 @@ from crowd.models import CrowdEntry
 
 @admin.register(CrowdEntry)
 class CrowdEntryAdmin(admin.ModelAdmin):
-    list_display = ["worker_id", "platform", "study_id", "session_id", "hit_id", "project", "created_at"]
+    list_display = [
+        "worker_id",
+        "platform",
+        "study_id",
+        "session_id",
+        "hit_id",
+        "project",
+        "created_at",
+        "closed_at",
+    ]
     list_filter = ["platform", "project"]
     search_fields = ["worker_id", "session_id", "study_id", "hit_id"]
     list_select_related = ["project"]

@@ -1,14 +1,16 @@
-"""Reads for researchers: quality control per annotator, and who finished what (for payment).
+"""Reads for researchers: quality control per annotator, and who finished what (for payment);
+and the scope of a crowd login (``in_current_session``).
 
-Both read a fixed number of queries whatever the number of annotators (grouped aggregates joined
-in Python), so the pages and exports stay fast as a crowd study grows.
+The researcher reads take a fixed number of queries whatever the number of annotators (grouped
+aggregates joined in Python), so the pages and exports stay fast as a crowd study grows.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Avg, Count, Q, Sum
+from django.db.models import Avg, CharField, Count, Exists, OuterRef, Q, QuerySet, Sum, Value
+from django.db.models.functions import Concat
 
 from annotation.models import Annotation, Assignment, Batch, Item
 from crowd.models import CrowdEntry
@@ -16,6 +18,32 @@ from projects.crowd import crowd_settings
 from projects.models import Membership
 
 Qualification = Membership.Qualification
+
+
+def in_current_session(assignments: QuerySet[Assignment], *, user) -> QuerySet[Assignment]:
+    """``assignments`` (of ``user``) narrowed to what a crowd login may reach: in a project where
+    the user has platform sessions, only the work of their open session: its own main batch
+    (``Batch.external_ref`` is the session's ``batch_ref``), and assignments without a session
+    reference (qualification rounds, items dealt one at a time) reserved since that session
+    began. Anything of an earlier, closed session stays out of reach, so someone who opened a
+    session with a worker's id cannot read or revise that worker's earlier answers.
+
+    Users without platform sessions in the project (everyone who logs in with a password) are
+    not narrowed. One SQL query whatever the caller does with it (EXISTS subqueries).
+
+    The scope is the account's open session, not the browser's: opening a new session closes
+    the others and logs their browsers out (``crowd.services.worker_enter``), so every browser
+    still logged in to the account is in the open session."""
+    entries = CrowdEntry.objects.filter(user=user, project=OuterRef("project_id"))
+    current = entries.filter(closed_at__isnull=True)
+    own_batch = current.annotate(
+        ref=Concat("platform", Value(":"), "session_id", output_field=CharField())
+    ).filter(ref=OuterRef("batch__external_ref"))
+    since_it_began = current.filter(created_at__lte=OuterRef("reserved_at"))
+    unbound = Q(batch__isnull=True) | Q(batch__external_ref="")
+    return assignments.filter(
+        ~Exists(entries) | Exists(own_batch) | (unbound & Exists(since_it_began))
+    )
 
 
 def _control_stats(project) -> dict[int, tuple[int, int]]:

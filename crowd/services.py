@@ -3,22 +3,52 @@
 Threat model of the entry links. Prolific and MTurk fill the worker's id into the link when the
 worker clicks it, so a link cannot be signed per worker. What is signed (HMAC with the project's
 ``SECRET_KEY``, ``django.core.signing``) is the project, the platform and the study: nobody can
-forge a link into another project or study, or change the study of a link. Posing as another
-worker is prevented by binding: a worker account is created from the platform id without a
-password (it can only be entered through a valid link), a platform session (Prolific
-``SESSION_ID``, MTurk ``assignmentId``) belongs to the first worker that used it, and on Prolific a
-worker has one session per study, so a second session id for the same worker is refused.
+forge a link into another project or study, or change the study of a link. The ids the platform
+appends (worker, session, HIT) are NOT verified: this module never calls the platforms' APIs, so
+whoever holds a study's link can type any worker id into it. What limits the damage:
+
+- Accounts. A worker account belongs to one platform, project, study and worker id
+  (``worker_username``), has no password and can only be entered through a valid link. Claiming
+  someone's worker id in one study never reaches their account in another study or project.
+- Sessions. A platform session (Prolific ``SESSION_ID``, MTurk ``assignmentId``) belongs to the
+  first worker id and study that used it; another worker id or study with it is refused (403).
+- Prolific: one session per worker and study (Prolific's own rule), so a second session id for a
+  worker id that already has one is refused (409). Someone who knows a participant's PROLIFIC_PID
+  and enters the study before them takes that account; the participant is then refused.
+- MTurk: a worker does many HITs of a study, each a new ``assignmentId``, so new sessions of an
+  account must be allowed. Rules: one assignment per worker and HIT (MTurk's own rule: a second
+  assignmentId for the same worker and ``hitId`` is refused, 409); no new session while another
+  session of the account is in progress (a reserved, unexpired item, or entered within the batch
+  time and not finished; 409). A new session closes the account's earlier ones and logs their
+  browsers out (the account's session hash changes), and a crowd login reaches only the work of
+  the account's open session (``crowd.selectors.in_current_session``: its own batch, and
+  qualification rounds started since it began), never the answers of earlier sessions.
+
+Remaining threat (MTurk, and Prolific for a participant who has not entered yet): since
+``hitId``, ``assignmentId`` and ``workerId`` are whatever the link says, someone holding the HIT's
+link and a worker's id can open a session of their own in that worker's account while the worker
+is idle. They cannot read or change the worker's earlier answers, but their own answers count
+for the account: bad answers on controls can get that account disqualified in this study, the
+account's counts and the researcher's feedback are visible to them, and the worker's next HIT is
+refused while the impostor's session is in progress. Forged assignment ids show in the payment
+CSV; MTurk does not know them, so reconcile the CSV with MTurk's list of assignments
+(``ListAssignmentsForHIT``) before paying, and treat a disqualification from a session MTurk does
+not list as suspect (the quality page can reinstate the worker).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+from datetime import timedelta
 from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
 from django.core import signing
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
+from annotation.models import Assignment, Batch
 from crowd.models import CrowdEntry
 from projects.crowd import crowd_settings
 from projects.models import Membership, Project
@@ -28,6 +58,10 @@ START_SALT = "concord.crowd.start"
 START_TOKEN_MAX_AGE = 24 * 3600
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MTURK_PREVIEW_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
+_CLOSED = (
+    "This session was closed because you opened another one in this study. Please continue "
+    "there, or return this one on the platform."
+)
 Platform = CrowdEntry.Platform
 
 
@@ -102,24 +136,30 @@ def _check_id(value: str, name: str) -> str:
     return value
 
 
-@transaction.atomic
-def worker_enter(
-    *, project: Project, platform: str, worker_id: str, study_id: str, session_id: str, hit_id: str = ""
-) -> CrowdEntry:
-    """The platform session of a worker arriving through a verified link: creates the worker
-    account (no password) and annotator membership on first arrival; returns the same entry when
-    the same session comes back. Refuses a session used by another worker and, on Prolific, a
-    second session of the same worker in the same study."""
-    _check_id(worker_id, "worker id")
-    _check_id(session_id, "session id")
-    if hit_id:
-        _check_id(hit_id, "HIT id")
-    crowd = crowd_settings(project)
-    if project.status != Project.Status.ACTIVE or not crowd.batches:
-        raise EntryRefused("This study is not open at the moment.", status=404)
+USERNAME_MAX = 150
 
+
+def worker_username(*, platform: str, project: Project, study_id: str, worker_id: str) -> str:
+    """The account name of a worker id in one study of a project on one platform.
+
+    ``platform-WORKER.PROJECT.STUDY``: ids never contain ``.``, so the parts cannot be shifted
+    into one another, and names from before this scheme (``platform-WORKER``, no dot) can never
+    be produced. Too long for Django's 150 characters, it becomes ``platform-DIGEST.PROJECT``
+    (one dot), a SHA-256 of study and worker id. The worker id itself is stored on the session
+    (``CrowdEntry.worker_id``) for the payment export."""
+    name = f"{platform}-{worker_id}.{project.pk}.{study_id}"
+    if len(name) <= USERNAME_MAX:
+        return name
+    digest = hashlib.sha256(f"{study_id}.{worker_id}".encode()).hexdigest()
+    return f"{platform}-{digest}.{project.pk}"
+
+
+def _worker_account(*, project: Project, platform: str, worker_id: str, study_id: str, crowd):
     User = get_user_model()
-    user, created = User.objects.get_or_create(username=f"{platform}-{worker_id}")
+    username = worker_username(
+        platform=platform, project=project, study_id=study_id, worker_id=worker_id
+    )
+    user, created = User.objects.get_or_create(username=username)
     if created:
         user.set_unusable_password()
         user.save(update_fields=["password"])
@@ -138,26 +178,97 @@ def worker_enter(
     )
     if membership.role != Membership.Role.ANNOTATOR:
         raise EntryRefused("This worker id cannot be used here.", status=403)
+    return user
 
-    entry = CrowdEntry.objects.filter(project=project, platform=platform, session_id=session_id).first()
-    if entry is not None:
-        if entry.user_id != user.id:
-            raise EntryRefused("This session belongs to another worker.", status=403)
-        entry.save(update_fields=["last_seen_at"])
-        return entry
-    if platform == Platform.PROLIFIC and (
-        CrowdEntry.objects.filter(
-            project=project, platform=platform, worker_id=worker_id, study_id=study_id
-        ).exists()
+
+def _reenter(entry: CrowdEntry, *, worker_id: str, study_id: str) -> CrowdEntry:
+    if entry.worker_id != worker_id or entry.study_id != study_id:
+        raise EntryRefused("This session belongs to another worker.", status=403)
+    if entry.closed_at is not None:
+        raise EntryRefused(_CLOSED, status=409)
+    entry.save(update_fields=["last_seen_at"])
+    return entry
+
+
+def session_in_progress(*, project: Project, user, crowd) -> bool:
+    """Whether the account is busy in one of its sessions: it holds a reserved, unexpired item
+    (the one the workflow would hand back), or its open session was entered within the batch
+    time and has no main batch yet (the worker is reading the instructions)."""
+    now = timezone.now()
+    if Assignment.objects.filter(
+        project=project, annotator=user, state=Assignment.State.RESERVED, expires_at__gte=now
+    ).exists():
+        return True
+    recent = now - timedelta(minutes=crowd.batch_minutes)
+    for entry in CrowdEntry.objects.filter(
+        project=project, user=user, closed_at__isnull=True, last_seen_at__gte=recent
     ):
+        if not Batch.objects.filter(
+            project=project, annotator=user, kind=Batch.Kind.MAIN, external_ref=entry.batch_ref
+        ).exists():
+            return True
+    return False
+
+
+@transaction.atomic
+def worker_enter(
+    *, project: Project, platform: str, worker_id: str, study_id: str, session_id: str, hit_id: str = ""
+) -> CrowdEntry:
+    """The platform session of a worker arriving through a verified link: creates the worker's
+    account for this study (no password) and annotator membership on first arrival; returns the
+    same entry when the same session comes back. Refuses (see the module docstring) a session
+    used by another worker id or study, a closed session, on Prolific a second session of the
+    account, and on MTurk a second assignment of the same HIT or a new session while another one
+    is in progress. A new session closes the account's other sessions in the project and logs
+    their browsers out."""
+    _check_id(worker_id, "worker id")
+    _check_id(session_id, "session id")
+    if hit_id or platform == Platform.MTURK:
+        _check_id(hit_id, "HIT id")
+    crowd = crowd_settings(project)
+    if project.status != Project.Status.ACTIVE or not crowd.batches:
+        raise EntryRefused("This study is not open at the moment.", status=404)
+
+    sessions = CrowdEntry.objects.select_related("user").filter(
+        project=project, platform=platform, session_id=session_id
+    )
+    entry = sessions.first()
+    if entry is not None:
+        return _reenter(entry, worker_id=worker_id, study_id=study_id)
+    user = _worker_account(
+        project=project, platform=platform, worker_id=worker_id, study_id=study_id, crowd=crowd
+    )
+    # One session decision at a time per account: the checks below and the new session must not
+    # interleave with another arrival of the same worker id.
+    get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk").first()
+    entry = sessions.first()
+    if entry is not None:  # the same session arrived twice at once
+        return _reenter(entry, worker_id=worker_id, study_id=study_id)
+    same_worker = CrowdEntry.objects.filter(
+        project=project, platform=platform, worker_id=worker_id, study_id=study_id
+    )
+    if platform == Platform.PROLIFIC and same_worker.exists():
         raise EntryRefused(
             "You already have a session in this study. Please continue it from the link Prolific "
             "gave you for that session.",
             status=409,
         )
+    if platform == Platform.MTURK:
+        if same_worker.filter(hit_id=hit_id).exists():
+            raise EntryRefused(
+                "You already have an assignment of this HIT. Please continue that one; if you "
+                "returned it and accepted the HIT again, contact the researcher.",
+                status=409,
+            )
+        if session_in_progress(project=project, user=user, crowd=crowd):
+            raise EntryRefused(
+                "Another HIT of this study is in progress for your worker id. Please finish or "
+                "return it first, then open this one again.",
+                status=409,
+            )
     try:
         with transaction.atomic():
-            return CrowdEntry.objects.create(
+            entry = CrowdEntry.objects.create(
                 project=project,
                 user=user,
                 platform=platform,
@@ -166,11 +277,22 @@ def worker_enter(
                 session_id=session_id,
                 hit_id=hit_id,
             )
-    except IntegrityError:  # the same session arrived twice at once
-        entry = CrowdEntry.objects.get(project=project, platform=platform, session_id=session_id)
-        if entry.user_id != user.id:
-            raise EntryRefused("This session belongs to another worker.", status=403) from None
-        return entry
+    except IntegrityError:  # another account took the session id meanwhile
+        entry = sessions.first()
+        if entry is None:
+            raise
+        return _reenter(entry, worker_id=worker_id, study_id=study_id)
+    closed = (
+        CrowdEntry.objects.filter(project=project, user=user, closed_at__isnull=True)
+        .exclude(pk=entry.pk)
+        .update(closed_at=timezone.now())
+    )
+    if closed:
+        # A new unusable password changes the account's session hash: every browser still
+        # logged in to an earlier session is logged out on its next request.
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return entry
 
 
 def start_token(entry: CrowdEntry) -> str:
@@ -189,4 +311,6 @@ def entry_from_token(token: str) -> CrowdEntry:
     entry = CrowdEntry.objects.select_related("project", "user").filter(pk=pk).first()
     if entry is None:
         raise EntryRefused("This link is not valid.", status=403)
+    if entry.closed_at is not None:
+        raise EntryRefused(_CLOSED, status=403)
     return entry

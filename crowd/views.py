@@ -68,9 +68,11 @@ def prolific_entry(request, slug):
     """Prolific study link: ``?sig=…&STUDY_ID=…&PROLIFIC_PID=…&SESSION_ID=…``.
 
     Security: no login needed. Refused (403) unless ``sig`` signs this project, "prolific" and
-    STUDY_ID; ids must match ``[A-Za-z0-9_-]{1,64}``; a session id belongs to the first worker who
-    used it and a worker has one session per study (``services.worker_enter``). The worker is
-    then logged in to their password-less account and sent to the annotation page."""
+    STUDY_ID; ids must match ``[A-Za-z0-9_-]{1,64}``; a session id belongs to the first worker id
+    and study that used it and a worker has one session per study (``services.worker_enter``).
+    The worker is then logged in to their password-less account, which exists for this project
+    and study only (the same PROLIFIC_PID in another study is another account), and sent to the
+    annotation page."""
     try:
         project = _project_or_refuse(slug)
         study = services.check_study(request.GET.get("STUDY_ID", ""))
@@ -99,10 +101,13 @@ def mturk_entry(request, slug):
     Security: framable by MTurk's domains only (CSP ``frame-ancestors``; no X-Frame-Options). The
     signature must cover this project, "mturk" and the study (403 otherwise). In preview
     (``assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE``) it shows the instructions and creates nothing.
-    Otherwise it binds the assignment to the worker (``services.worker_enter``) and offers a
+    Otherwise it binds the assignment to the worker id (``services.worker_enter``: one
+    assignment per worker and HIT, no new one while another HIT of the worker's is in progress;
+    a new one closes the earlier sessions, whose work the new one cannot reach) and offers a
     signed, short-lived link that opens the task in a new tab (cookies are third-party inside
     the iframe) and the form that posts the completion code back to MTurk with the assignment
-    id, to the sandbox or production URL from the project's settings (never ``turkSubmitTo``)."""
+    id, to the sandbox or production URL from the project's settings (never ``turkSubmitTo``).
+    Worker ids are not verified with MTurk: see the threat model in ``crowd.services``."""
     try:
         project = _project_or_refuse(slug)
         study = services.check_study(request.GET.get("study", ""))
@@ -139,7 +144,9 @@ def crowd_start(request, token):
     """Open the task of an MTurk assignment in a top-level window.
 
     Security: the token is signed (``START_SALT``) and expires after a day; it names one crowd
-    entry, whose password-less worker is logged in. A tampered or expired token is refused."""
+    entry, whose password-less worker is logged in. A tampered or expired token is refused, and
+    so is the token of a session closed by a newer one. The login reaches only that session's
+    work (``crowd.selectors.in_current_session``)."""
     try:
         entry = services.entry_from_token(token)
     except services.EntryRefused as exc:

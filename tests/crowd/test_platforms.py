@@ -76,7 +76,7 @@ def test_a_prolific_entry_link_with_a_tampered_signature_is_refused(study, tampe
     response = Client().get(url)
     assert response.status_code == 403
     assert b"not valid" in response.content
-    assert not get_user_model().objects.filter(username__startswith="prolific-").exists()
+    assert not get_user_model().objects.filter(username__startswith="prolific").exists()
     assert not CrowdEntry.objects.exists()
 
 
@@ -84,7 +84,7 @@ def test_a_valid_prolific_link_creates_the_worker_and_returns_the_completion_cod
     client = Client()
     response = client.get(prolific_url(study))
     assert response.status_code == 302 and response["Location"] == f"/p/{study.slug}/annotate/"
-    worker = get_user_model().objects.get(username="prolific-5f1a2b3c4d5e6f7a8b9c0d1e")
+    worker = get_user_model().objects.get(username=f"prolific-5f1a2b3c4d5e6f7a8b9c0d1e.{study.pk}.STUDY42")
     assert not worker.has_usable_password()
     assert Membership.objects.get(project=study, user=worker).role == "annotator"
     page = client.get(f"/p/{study.slug}/annotate/")
@@ -191,8 +191,8 @@ def test_an_mturk_hit_opens_the_task_and_posts_the_code_back_with_the_assignment
 
 def test_a_second_hit_of_the_same_worker_gets_its_own_batch_and_code(study):
     codes = []
-    for assignment in ("ASSIGN1", "ASSIGN2"):
-        frame = Client().get(mturk_url(study, assignmentId=assignment, hitId="HIT1", workerId="A1WORKER"))
+    for assignment, hit in (("ASSIGN1", "HIT1"), ("ASSIGN2", "HIT2")):
+        frame = Client().get(mturk_url(study, assignmentId=assignment, hitId=hit, workerId="A1WORKER"))
         start = frame.content.decode().split('href="/crowd/start/')[1].split('"')[0]
         tab = Client()
         tab.get(f"/crowd/start/{start}")

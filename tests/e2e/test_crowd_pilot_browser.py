@@ -82,7 +82,7 @@ def test_a_worker_passes_the_pilot_does_a_batch_with_a_control_and_gets_the_comp
     assert page.locator("#start-batch").is_hidden()  # one batch per Prolific session
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "crowd_completion.png"), full_page=True)
-    member = Membership.objects.get(project=project, user__username="prolific-5f00000000000000000000a1")
+    member = Membership.objects.get(project=project, user__crowd_entries__worker_id="5f00000000000000000000a1")
     assert member.qualification == "qualified"
 
     # Back to Prolific with the study's completion code (Prolific itself is not reachable here).
@@ -118,7 +118,7 @@ def test_a_worker_passes_the_pilot_does_a_batch_with_a_control_and_gets_the_comp
     page.click("text=Make link")
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in page.locator(".link-box").first.inner_text()
     page.screenshot(path=str(SCREENSHOTS / "crowd_quality_view.png"), full_page=True)
-    assert Membership.objects.get(user__username="prolific-5f00000000000000000000b2").feedback.startswith("Sentence 2")
+    assert Membership.objects.get(user__crowd_entries__worker_id="5f00000000000000000000b2").feedback.startswith("Sentence 2")
 
 
 def test_a_worker_stopped_by_controls_sees_a_polite_message_with_the_researchers_feedback(live_server, page):
