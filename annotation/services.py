@@ -117,6 +117,20 @@ def _next_single(project, annotator, crowd: CrowdSettings, now) -> Assignment | 
     for attempt, skip_locked in enumerate((True, False, False, False)):
         with transaction.atomic():
             if attempt == 0:
+                # One annotator's requests (two tabs) take turns: the second sees the reservation
+                # the first made instead of opening another with the same sequence number.
+                Membership.objects.select_for_update().filter(
+                    project=project, user=annotator
+                ).values_list("pk").first()
+                opened = (
+                    Assignment.objects.select_related("item", "project", "batch")
+                    .filter(project=project, annotator=annotator, state=Assignment.State.RESERVED)
+                    .filter(expires_at__gte=now)
+                    .order_by("sequence")
+                    .first()
+                )
+                if opened is not None:
+                    return opened
                 _reclaim(project.id, batches=crowd.qualification_required)
             sequence = _next_sequence(project, annotator)
             if crowd.control_rate and _control_turn(project, annotator, sequence, crowd.control_rate):

@@ -111,3 +111,34 @@ def test_one_annotator_asking_for_a_batch_from_several_tabs_at_once_gets_one_bat
     assert len(set(got)) == 1 and len(got) == tabs
     assert Batch.objects.filter(project=project).count() == 1
     assert Assignment.objects.filter(project=project).count() == 4
+
+
+def test_two_tabs_of_one_annotator_asking_at_once_share_one_reservation(transactional_db):
+    require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
+    project = factories.ProjectFactory(annotators_per_item=3, crowd={"control_rate": 0.5})
+    factories.make_items(project, 6)
+    factories.make_items(project, 4, kind="control", start=100)
+    annotator = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=annotator, role="annotator")
+    for _round in range(5):
+        start = threading.Barrier(6)
+        got, errors = [], []
+
+        def tab(start=start, got=got, errors=errors):
+            try:
+                start.wait()
+                got.append(services.assignment_next(project=project, annotator=annotator).pk)
+            except Exception as exc:
+                errors.append(repr(exc))
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=tab) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert not errors and len(set(got)) == 1, (got, errors)
+        services.annotation_submit(assignment=Assignment.objects.get(pk=got[0]), answer=ANSWER)
+    sequences = list(Assignment.objects.filter(annotator=annotator).values_list("sequence", flat=True))
+    assert sorted(sequences) == list(range(1, 6))

@@ -166,7 +166,8 @@ def test_next_item_and_submit_run_a_constant_number_of_queries(
     for _ in range(3):
         done = services.assignment_next(project=project, annotator=other)
         services.annotation_submit(assignment=done, answer=ANSWER)
-    with django_assert_max_num_queries(10):
+    # 12 with the annotator's own lock and re-check (two tabs must not open two reservations).
+    with django_assert_max_num_queries(12):
         assignment = services.assignment_next(project=project, annotator=annotator)
     with django_assert_max_num_queries(10):
         services.annotation_submit(assignment=assignment, answer=ANSWER)
@@ -175,8 +176,9 @@ def test_next_item_and_submit_run_a_constant_number_of_queries(
 @pytest.mark.parametrize("count", [10, 10_000])
 def test_next_item_api_runs_a_constant_number_of_queries(project, annotator_client, count, django_assert_max_num_queries):
     factories.make_items(project, count)
-    # 15: permission (2), the membership's qualification state (1), reservation (8), page data (4).
-    with django_assert_max_num_queries(15):
+    # 17: permission (2), the membership's qualification state (1), reservation with the
+    # annotator's own lock and re-check (10), page data (4).
+    with django_assert_max_num_queries(17):
         response = annotator_client.post(f"/api/projects/{project.slug}/next/")
     assert response.status_code == 200
     with django_assert_max_num_queries(12):
