@@ -621,8 +621,18 @@ PROCESSORS = {"llm": _process_llm, "nli": _process_nli, "embedding": _process_em
 
 def preselection_enable(*, project, judge: Judge, enabled_by=None) -> Preselection:
     """Show ``judge``'s answers to the project's annotators as a pre-selection (off by default:
-    a visible suggestion anchors people; every showing is recorded)."""
+    a visible suggestion anchors people; every showing is recorded).
+
+    Refused (``JudgeError``, with the reason for the judges page) in a project that deals
+    control items, where it could never be shown without pointing at the controls. Enabled but
+    not yet shown while the judge lacks answers for some items (``selectors.preselection_blocker``
+    says why; it starts once they are there)."""
+    from llm_judges.selectors import CONTROLS_DEALT, preselection_blocker
+
     _prompt_for(judge, project)
+    blocker = preselection_blocker(project=project, judge=judge, prompt_version=judge.prompt_version)
+    if blocker == CONTROLS_DEALT:
+        raise JudgeError(blocker)
     preselection, _ = Preselection.objects.update_or_create(
         project=project,
         defaults={"judge": judge, "prompt_version": judge.prompt_version, "enabled_by": enabled_by},
@@ -636,8 +646,15 @@ def preselection_disable(*, project) -> None:
 
 def preselection_show(*, assignment: Assignment) -> dict | None:
     """The judge's answer to pre-select on this assignment, recording that it was shown; None
-    when the project has no pre-selection or the judge has no answer for the item. Showing the
-    same assignment again returns what was shown the first time."""
+    when the project shows none now (``selectors.preselection_blocker``: then on every item
+    alike, so a None says nothing about the item), on anything but a regular item, and when
+    there is no pre-selection. Showing the same assignment again, while the project shows
+    pre-selections, returns what was shown the first time."""
+    from llm_judges.selectors import preselection_answer
+
+    found = preselection_answer(project=assignment.project, item=assignment.item)
+    if found is None:
+        return None
     shown = (
         PreselectionShown.objects.select_related("judge")
         .filter(assignment=assignment)
@@ -645,11 +662,6 @@ def preselection_show(*, assignment: Assignment) -> dict | None:
     )
     if shown is not None:
         return {"judge": shown.judge.name, "answer": shown.answer, "shown_at": shown.shown_at}
-    from llm_judges.selectors import preselection_answer
-
-    found = preselection_answer(project=assignment.project, item=assignment.item)
-    if found is None:
-        return None
     judge, result, answer = found
     shown, _ = PreselectionShown.objects.get_or_create(
         assignment=assignment, defaults={"judge": judge, "result": result, "answer": answer}

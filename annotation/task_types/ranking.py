@@ -19,6 +19,7 @@ same order. The answer stores that order and the ranks by key; exports re-attach
 from __future__ import annotations
 
 import csv
+import hmac
 import io
 import json
 import random
@@ -27,6 +28,7 @@ import secrets
 from collections.abc import Iterator
 from typing import IO, Any
 
+from django.conf import settings
 from rest_framework import serializers
 
 from .base import PayloadError, PreparedItem, TaskType
@@ -227,9 +229,15 @@ def prepare(payload: dict, *, config: dict) -> list[PreparedItem]:
 
 def display_order(item: Any, annotator_id: Any = None) -> list[int]:
     """Payload indices of the outputs in the order this annotator sees them: a shuffle seeded by
-    the item and the annotator, so it is random across annotators and stable for each."""
+    the item and the annotator, so it is random across annotators and stable for each. The seed
+    is keyed with the server's secret: knowing the project seed, item id and user id is not
+    enough to undo the blinding. (Answers name outputs by opaque key, so the order is cosmetic
+    for stored work.)"""
     order = list(range(len(item.prepared["keys"])))
-    random.Random(f"{item.prepared['order_seed']}:{annotator_id}").shuffle(order)
+    seed = hmac.new(
+        settings.SECRET_KEY.encode(), f"{item.prepared['order_seed']}:{annotator_id}".encode(), "sha256"
+    ).hexdigest()
+    random.Random(seed).shuffle(order)
     return order
 
 

@@ -21,8 +21,15 @@
 
   const cfg = window.CONCORD;
   const store = window.localStorage;
-  const OUTBOX = "concord:outbox:";
-  const DRAFT = "concord:draft:";
+  // Keys carry the user: on a shared browser one person's unsent work is never sent (and lost)
+  // under another person's session.
+  const OUTBOX = `concord:${cfg.user}:outbox:`;
+  const DRAFT = `concord:${cfg.user}:draft:`;
+  // 401, or 403 about credentials/CSRF: the session ended. The server did not judge the answer,
+  // so it stays in the browser until the person logs in again. (A 403 with another reason, such
+  // as a closed study, is the server's answer.)
+  const sessionEnded = (r) => (r.status === 401 || r.status === 403) &&
+    (!r.data || !r.data.detail || /credentials|CSRF/i.test(r.data.detail));
 
   const $ = (id) => document.getElementById(id);
 
@@ -141,7 +148,10 @@
       try {
         const r = await api("POST", `/api/assignments/${entry.assignment}/submit/`, entry.body);
         if (r.ok) store.removeItem(key);
-        else if (r.status >= 400 && r.status < 500) {
+        else if (sessionEnded(r)) {
+          pending += 1;
+          banner("Please log in again: an answer is kept in this browser and will be sent then.", "warn");
+        } else if (r.status >= 400 && r.status < 500) {
           store.removeItem(key);
           const detail = (r.data && r.data.detail) || "refused";
           banner(`An answer saved in this browser was refused by the server: ${detail}`, "error");
@@ -279,6 +289,8 @@
         setSaveState("Submitted", "ok");
         await loadNext();
         refreshHistory();
+      } else if (sessionEnded(r)) {
+        banner("Your session has ended. Please log in again in another tab: your answer is kept in this browser and will be sent then.", "warn");
       } else if (r.status >= 400 && r.status < 500) {
         store.removeItem(key);
         const errors = r.data && r.data.errors ? " " + JSON.stringify(r.data.errors) : "";

@@ -105,3 +105,23 @@ def test_two_digit_keys_reach_sentences_beyond_nine(live_server, page):
     page.wait_for_selector("#cr-sentences li.selected[data-index='0']")
     selected = page.eval_on_selector_all("#cr-sentences li.selected", "els => els.map(e => e.dataset.index)")
     assert selected == ["0", "2", "10"]
+
+
+def test_an_answer_sent_after_the_session_ended_stays_in_the_browser_until_login(live_server, page):
+    project, annotator = setup_project([factories.citation_payload(1), factories.citation_payload(2)])
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_selector("#cr-sentences li")
+    page.click("#cr-sentences li[data-index='1']")
+    page.locator("#cr-helpfulness").focus()
+    page.keyboard.press("ArrowRight")
+    page.context.clear_cookies()  # the session ends while the annotator works
+    page.click("#submit")
+    page.wait_for_selector("#banner:not([hidden])")
+    assert "log in again" in page.locator("#banner").inner_text()
+    assert not Annotation.objects.exists()
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")  # the outbox is sent on load
+    page.wait_for_selector("#cr-sentences li")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('Item 2')")
+    assert Annotation.objects.get(annotator=annotator).answer["sentences"] == [1]
