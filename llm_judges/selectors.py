@@ -1,4 +1,5 @@
-"""Reads for judges: answers as plain data for agreement reports, run progress, pre-selection.
+"""Reads for judges: answers as plain data for agreement reports, run progress, pre-selection
+(and when it may be shown: ``preselection_blocker``).
 
 Nothing here returns gold. ``judge_answers`` is the interface for the agreement reports: plain
 ``{item external id: answer}`` in the task type's answer shape, only answers that parsed.
@@ -6,11 +7,12 @@ Nothing here returns gold. ``judge_answers`` is the interface for the agreement 
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.models import Item
 from llm_judges import prompts
 from llm_judges.models import Judge, JudgeResult, JudgeRun, Preselection, PreselectionShown
+from projects.crowd import crowd_settings
 
 ResultStatus = JudgeResult.Status
 
@@ -160,13 +162,75 @@ def preselection_of(*, project) -> Preselection | None:
     return Preselection.objects.select_related("judge").filter(project=project).first()
 
 
-def preselection_answer(*, project, item) -> tuple[Judge, JudgeResult, dict] | None:
-    """(judge, result, answer) to pre-select on ``item``, or None: no pre-selection configured,
-    or the judge has no parsed answer for the item. The answer holds only the fields the judge
-    fills (citation recovery: ``sentences`` and ``none``)."""
+CONTROLS_DEALT = (
+    "Pre-selection is not shown in this project because it mixes control items into the "
+    "annotators' work. Controls never show one (they measure the annotators, not the judge), "
+    "and showing it on every other item would tell annotators which items are the controls."
+)
+
+
+def preselection_blocker(*, project, judge: Judge, prompt_version: str) -> str:
+    """Why ``judge``'s answers cannot be pre-selected in ``project`` right now, or "" when they
+    can. The rule makes a pre-selection say nothing about an item's kind: it is on for every
+    regular item or for none.
+
+    - Never on controls, whose answers measure the annotator. So in a project that deals
+      controls (crowd settings mix them in and control items exist) it is on nowhere: on
+      everything but the controls, a 204 would mark each control.
+    - Only when the judge has a parsed answer (this prompt version, the project's setting) for
+      every regular item: an answer on some items only (a run filtered by kind or group, failed
+      items, items imported after the run) would single out the others.
+    - Never in qualification rounds, whose items are all qualification items and whose pages
+      say they are a round, so leaving them out tells nothing."""
+    crowd = crowd_settings(project)
+    if crowd.controls and Item.objects.filter(project=project, kind=Item.Kind.CONTROL).exists():
+        return CONTROLS_DEALT
+    answered = JudgeResult.objects.filter(
+        item=OuterRef("pk"),
+        judge=judge,
+        prompt_version=prompt_version,
+        setting=_setting(project),
+        status=ResultStatus.OK,
+    )
+    counts = (
+        Item.objects.filter(project=project, kind=Item.Kind.REGULAR)
+        .annotate(answered=Exists(answered))
+        .aggregate(total=Count("id"), missing=Count("id", filter=Q(answered=False)))
+    )
+    if counts["missing"]:
+        return (
+            f"Pre-selection is waiting: {judge.name} ({prompt_version}) has no parsed answer yet "
+            f"for {counts['missing']} of the project's {counts['total']} items. It is shown on "
+            "every item or on none, so that the items without an answer do not stand out. Start "
+            "a run without filters: annotators see it as soon as every item has an answer."
+        )
+    return ""
+
+
+def preselection_status(*, project) -> dict:
+    """``{"preselection", "showing", "reason"}``: the configured pre-selection (or None),
+    whether annotators see it now, and why not (``preselection_blocker``) for the judges page."""
     preselection = preselection_of(project=project)
     if preselection is None:
+        return {"preselection": None, "showing": False, "reason": ""}
+    reason = preselection_blocker(
+        project=project, judge=preselection.judge, prompt_version=preselection.prompt_version
+    )
+    return {"preselection": preselection, "showing": not reason, "reason": reason}
+
+
+def preselection_answer(*, project, item) -> tuple[Judge, JudgeResult, dict] | None:
+    """(judge, result, answer) to pre-select on ``item``, or None: no pre-selection configured,
+    not shown in the project now (``preselection_blocker``), or ``item`` is not a regular item.
+    The answer holds only the fields the judge fills (citation recovery: ``sentences`` and
+    ``none``).
+
+    The project-wide check comes first and costs the same for every item, so neither the
+    answer nor the time it takes depends on the item's kind while nothing is shown."""
+    status = preselection_status(project=project)
+    if not status["showing"] or item.kind != Item.Kind.REGULAR:
         return None
+    preselection = status["preselection"]
     result = JudgeResult.objects.filter(
         item=item,
         judge=preselection.judge,
@@ -174,7 +238,7 @@ def preselection_answer(*, project, item) -> tuple[Judge, JudgeResult, dict] | N
         setting=_setting(project),
         status=ResultStatus.OK,
     ).first()
-    if result is None:
+    if result is None:  # cannot happen while showing; a run may replace results meanwhile
         return None
     fields = prompts.get(project.task_type).answer_fields
     answer = {k: v for k, v in (result.answer or {}).items() if not fields or k in fields}
