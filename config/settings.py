@@ -94,6 +94,8 @@ LOGOUT_REDIRECT_URL = "login"
 # Failed logins allowed per (username, client address) within the window before refusal.
 LOGIN_RATE_LIMIT = env.int("CONCORD_LOGIN_RATE_LIMIT", default=5)
 LOGIN_RATE_WINDOW_SECONDS = env.int("CONCORD_LOGIN_RATE_WINDOW", default=300)
+# Behind a reverse proxy: the META key holding the client address (e.g. HTTP_X_FORWARDED_FOR).
+CONCORD_CLIENT_IP_HEADER = env.str("CONCORD_CLIENT_IP_HEADER", default="")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -27,6 +27,13 @@ def _key(username: str, address: str) -> str:
 
 
 def _client_address(request) -> str:
+    """The client's address. Behind a reverse proxy every request comes from the proxy, so
+    failures would be counted for everyone together: ``CONCORD_CLIENT_IP_HEADER`` (e.g.
+    ``HTTP_X_FORWARDED_FOR``, set only when the proxy overwrites that header) names where the
+    proxy puts the real address; the right-most entry is the one the proxy added."""
+    header = getattr(settings, "CONCORD_CLIENT_IP_HEADER", "")
+    if header and request.META.get(header):
+        return request.META[header].split(",")[-1].strip()
     return request.META.get("REMOTE_ADDR", "")
 
 

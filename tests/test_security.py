@@ -157,3 +157,19 @@ def test_csv_export_cells_never_run_as_spreadsheet_formulas(project, annotator, 
     assert ",'=HYPERLINK(" in text.replace('"', "")
     jsonl = "".join(export_stream(project, "jsonl"))
     assert '"group": "=HYPERLINK(' in jsonl  # JSONL keeps the exact text
+
+
+def test_behind_a_proxy_failures_are_counted_per_forwarded_client(db, settings):
+    settings.LOGIN_RATE_LIMIT = 2
+    settings.CONCORD_CLIENT_IP_HEADER = "HTTP_X_FORWARDED_FOR"
+    user = factories.UserFactory()
+    client = Client()
+    for _ in range(2):
+        client.post("/login/", {"username": user.username, "password": "x"}, HTTP_X_FORWARDED_FOR="203.0.113.9")
+    assert client.post(
+        "/login/", {"username": user.username, "password": "x"}, HTTP_X_FORWARDED_FOR="203.0.113.9"
+    ).status_code == 429
+    other = client.post(
+        "/login/", {"username": user.username, "password": factories.PASSWORD}, HTTP_X_FORWARDED_FOR="198.51.100.7"
+    )
+    assert other.status_code == 302  # another client behind the same proxy is not locked out
