@@ -3,7 +3,9 @@
 ``judge_batch`` is acknowledged late (after it returns) and rejected back to the queue if its
 worker dies, so a killed worker's batch runs again elsewhere; the service it calls is idempotent,
 so the second run stores nothing twice. Transient errors come back from the service as a list of
-items to retry; the task re-queues only those, with the backoff the service computed.
+items to retry; the task re-queues only those, with the backoff the service computed. If the
+broker refuses that retry, the items are stored as failed (the run must still end) and the
+task's failure is logged.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 import time
 
 from celery import shared_task
+from celery.exceptions import Retry
 from django.conf import settings
 
 from llm_judges import services
@@ -48,10 +51,24 @@ def judge_batch(self, run_id: int, item_ids: list[int], attempt: int = 0) -> dic
             report.countdown,
         )
         options = {"queue": settings.CONCORD_JUDGE_QUEUE} if settings.CONCORD_JUDGE_QUEUE else {}
-        raise self.retry(
-            args=(run_id, report.retry_item_ids, attempt + 1),
-            kwargs={},
-            countdown=report.countdown,
-            **options,
-        )
+        try:
+            retry = self.retry(
+                args=(run_id, report.retry_item_ids, attempt + 1),
+                kwargs={},
+                countdown=report.countdown,
+                throw=False,
+                **options,
+            )
+        except Retry:  # called directly (not by a worker): Celery raises it whatever ``throw``
+            raise
+        except Exception as exc:  # Celery's Reject: the broker refused the retry message
+            reason = getattr(exc, "reason", None) or exc
+            services.judge_batch_give_up(
+                run_id=run_id,
+                item_ids=report.retry_item_ids,
+                attempt=attempt,
+                message=f"Could not queue the retry after a transient error: {reason}",
+            )
+            raise
+        raise retry
     return {"stored": report.stored, "stopped": report.stopped}

@@ -11,6 +11,12 @@ permanent error (400, 422…) is stored per item as ``failed`` with the message;
 (timeout, connection, 429, 5xx) sends the item back to the task, which retries it with
 exponential backoff and jitter until ``max_attempts``; a fatal one (401, 403, 404, missing API key
 or model) fails the whole run at once.
+
+A run always ends: while it is active, every item of a batch leaves with a result or as a retry
+(the soft time limit, an unexpected exception or a retry the broker refuses store ``failed``
+results with the reason), and a result of the run's key counts for the active run whichever batch
+wrote it (a cancelled run's call may answer after a restart counted the item as pending). So the
+counts reach the total, and the run is marked done.
 """
 
 from __future__ import annotations
@@ -25,8 +31,8 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Exists, Q
 from django.utils import timezone
 from rest_framework import serializers
 
@@ -156,13 +162,17 @@ def judge_run_start(
     key = {"judge": judge, "prompt_version": judge.prompt_version, "setting": setting}
     with transaction.atomic():
         selection = _selection(project, filters)
-        active = JudgeRun.objects.filter(
+        active_runs = JudgeRun.objects.filter(
             judge=judge,
             project=project,
             prompt_version=judge.prompt_version,
             setting=setting,
             status__in=JudgeRun.ACTIVE,
-        ).first()
+        )
+        for active_id in active_runs.values_list("pk", flat=True):
+            # Every item may have its outcome though the last batch died before saying so.
+            _refresh_counts(active_id)
+        active = active_runs.first()
         if active is not None:
             raise JudgeError(f"{judge.name} is already running on this project (run {active.pk}).")
         try:
@@ -218,7 +228,9 @@ def _enqueue(run_id: int, item_ids: list[int], size: int) -> None:
 
 def judge_run_cancel(*, run: JudgeRun) -> bool:
     """Stop a pending or running run. Queued tasks exit without calling the judge; running ones
-    stop within about a second. Returns False when the run had already ended."""
+    stop within about a second. Returns False when the run had already ended (or turns out to
+    be done: every item has its outcome)."""
+    _refresh_counts(run.pk)
     stopped = JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE).update(
         status=Status.CANCELLED, finished_at=timezone.now()
     )
@@ -250,6 +262,77 @@ def _refresh_counts(run_id: int) -> None:
     JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE, total__lte=finished).update(
         status=Status.DONE, finished_at=timezone.now()
     )
+
+
+def _results_of_key(run: JudgeRun, item_ids: Iterable[int]):
+    return JudgeResult.objects.filter(
+        judge_id=run.judge_id,
+        prompt_version=run.prompt_version,
+        setting=run.setting,
+        item_id__in=item_ids,
+    )
+
+
+def _while_active(run: JudgeRun) -> Exists:
+    return Exists(JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE))
+
+
+def _claim(run: JudgeRun, item_ids: Iterable[int]) -> None:
+    """Count the key's results for these items as the run's own, while it is active.
+
+    Why: a result is unique per (item, judge, prompt version, setting), but a cancelled run's
+    batch still writes the answer of a call that was in flight, possibly after a restart counted
+    the item as pending; the run's counts (by run) would then never reach its total."""
+    _results_of_key(run, item_ids).exclude(run_id=run.pk).filter(_while_active(run)).update(
+        run_id=run.pk
+    )
+
+
+def _fail_unfinished(
+    run: JudgeRun, item_ids: Iterable[int], *, message: str, attempt: int
+) -> list[int]:
+    """Store ``message`` as the failed result of each of these items of the run's project that
+    has no result for the run's key; only while the run is active (a cancelled run leaves its
+    items unjudged). Returns the ids of the items it failed."""
+    item_ids = list(item_ids)
+    have = set(_results_of_key(run, item_ids).values_list("item_id", flat=True))
+    missing = [item_id for item_id in item_ids if item_id not in have]
+    if not missing or not JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE).exists():
+        return []
+    missing = list(
+        Item.objects.filter(project_id=run.project_id, id__in=missing).values_list("id", flat=True)
+    )
+    with transaction.atomic():
+        JudgeResult.objects.bulk_create(
+            [
+                JudgeResult(
+                    item_id=item_id,
+                    judge_id=run.judge_id,
+                    prompt_version=run.prompt_version,
+                    setting=run.setting,
+                    run_id=run.pk,
+                    status=ResultStatus.FAILED,
+                    error=message[:4000],
+                    attempts=attempt + 1,
+                )
+                for item_id in missing
+            ],
+            ignore_conflicts=True,
+        )
+        _claim(run, missing)
+    return missing
+
+
+def judge_batch_give_up(
+    *, run_id: int, item_ids: Sequence[int], attempt: int, message: str
+) -> None:
+    """Fail the items of a batch that cannot be retried (the broker refused the retry), so that
+    the run still ends."""
+    run = JudgeRun.objects.filter(pk=run_id).first()
+    if run is None:
+        return
+    _fail_unfinished(run, item_ids, message=message, attempt=attempt)
+    _refresh_counts(run_id)
 
 
 # --- processing one batch (the Celery task's body) -----------------------------------------------
@@ -317,6 +400,8 @@ class _Batch:
                 JudgeCall.objects.bulk_create(calls)
             if results:
                 JudgeResult.objects.bulk_create(results, ignore_conflicts=True)
+                # A cancelled run's late write may have won the conflict: count it as ours.
+                _claim(self.run, [result.item_id for result in results])
         self.report.stored += len(results)
 
     def buffer(self, results: list[JudgeResult], calls: Sequence[JudgeCall] = ()) -> None:
@@ -330,11 +415,12 @@ class _Batch:
             self.flush()
 
     def flush(self) -> None:
-        results, calls = self._results, self._calls
-        self._results, self._calls = [], []
         self._flushed = time.monotonic()
-        if results or calls:
-            self.store(results, calls)
+        if self._results or self._calls:
+            # Cleared only once written: a write the soft time limit interrupts is written again
+            # by the batch's last flush instead of losing answers already paid for.
+            self.store(self._results, self._calls)
+            self._results, self._calls = [], []
 
     def failed(self, item: Item, message: str, **extra) -> JudgeResult:
         return JudgeResult(
@@ -347,8 +433,16 @@ class _Batch:
         )
 
 
+TIME_LIMIT_MESSAGE = "The task's time limit was reached before an answer came."
+NO_OUTCOME_MESSAGE = "No outcome was recorded for this item (a bug: see the worker log)."
+
+
 def judge_batch_process(*, run_id: int, item_ids: Sequence[int], attempt: int = 0) -> BatchReport:
-    """Judge the given items of a run. Safe to call twice with the same arguments."""
+    """Judge the given items of a run. Safe to call twice with the same arguments.
+
+    While the run is active every item leaves with a result or in ``retry_item_ids``: an
+    unexpected exception fails the items without a result (with the exception's text) and is
+    raised again for the worker's log."""
     run = JudgeRun.objects.select_related("judge", "project").filter(pk=run_id).first()
     if run is None:
         return BatchReport(stopped="run deleted")
@@ -358,10 +452,37 @@ def judge_batch_process(*, run_id: int, item_ids: Sequence[int], attempt: int = 
         JudgeRun.objects.filter(pk=run.pk, status=Status.PENDING).update(
             status=Status.RUNNING, started_at=timezone.now()
         )
+    try:
+        report = _process_batch(run, item_ids, attempt)
+    except Exception as exc:
+        log.exception("judge run %s: a batch of %d items stopped", run.pk, len(item_ids))
+        if isinstance(exc, _soft_time_limit()):
+            message = TIME_LIMIT_MESSAGE
+        else:
+            message = f"The batch stopped on an unexpected error: {type(exc).__name__}: {exc}"
+        try:
+            if not connection.in_atomic_block:
+                # A connection the server dropped is closed here and reopened by the next query.
+                connection.close_if_unusable_or_obsolete()
+            _fail_unfinished(run, item_ids, message=message, attempt=attempt)
+            _refresh_counts(run.pk)
+        except Exception:  # the database itself may be gone; the first error is the one to see
+            log.exception("judge run %s: could not record the batch's unfinished items", run.pk)
+        raise
+    _refresh_counts(run.pk)
+    return report
+
+
+def _process_batch(run: JudgeRun, item_ids: Sequence[int], attempt: int) -> BatchReport:
     judge = run.judge
-    done = JudgeResult.objects.filter(
-        judge=judge, prompt_version=run.prompt_version, setting=run.setting, item_id__in=item_ids
-    ).values("item_id")
+    with transaction.atomic():
+        # A failed result another run wrote for these items after this run started (a cancelled
+        # run's soft limit) is retried, as starting the run retries failed results.
+        _results_of_key(run, item_ids).filter(status=ResultStatus.FAILED).exclude(
+            run_id=run.pk
+        ).filter(_while_active(run)).delete()
+        _claim(run, item_ids)
+    done = _results_of_key(run, item_ids).values("item_id")
     items = list(
         Item.objects.filter(project_id=run.project_id, id__in=item_ids)
         .exclude(id__in=done)
@@ -378,11 +499,26 @@ def judge_batch_process(*, run_id: int, item_ids: Sequence[int], attempt: int = 
         report = batch.report
     except (ConfigError, JudgeError) as exc:
         _fail_run(run.pk, str(exc))
-        report = BatchReport(stopped=str(exc))
+        return BatchReport(stopped=str(exc))
     except serializers.ValidationError as exc:
         _fail_run(run.pk, f"The judge's parameters are invalid: {exc.detail}")
-        report = BatchReport(stopped="invalid parameters")
-    _refresh_counts(run.pk)
+        return BatchReport(stopped="invalid parameters")
+    retry = set(report.retry_item_ids)
+    time_limit = report.stopped == "time limit"
+    forgotten = _fail_unfinished(
+        run,
+        [item.pk for item in items if item.pk not in retry],
+        message=TIME_LIMIT_MESSAGE if time_limit else NO_OUTCOME_MESSAGE,
+        attempt=attempt,
+    )
+    if forgotten and not time_limit:
+        log.error(
+            "judge run %s: the %s processor left %d items without an outcome: %s",
+            run.pk,
+            judge.kind,
+            len(forgotten),
+            forgotten,
+        )
     return report
 
 
@@ -439,12 +575,18 @@ def _process_llm(batch: _Batch, items: list[Item]) -> None:
     except _soft_time_limit():
         batch.report.stopped = "time limit"
         late = [*in_flight.values(), *(item for item, _ in waiting)]
-        batch.store(
-            [batch.failed(i, "The task's time limit was reached before an answer came.") for i in late]
-        )
+        results = [batch.failed(i, TIME_LIMIT_MESSAGE) for i in late]
+        # Items waiting for a retry: a stopped batch returns no retry, so they end here too.
+        results += [
+            batch.failed(
+                item, f"The task's time limit was reached before a retry; last error: {o.error}"
+            )
+            for item, o in transient
+        ]
+        batch.store(results)
     finally:
-        batch.flush()
         pool.shutdown(wait=False, cancel_futures=True)
+        batch.flush()
     if not transient or batch.report.stopped:
         return
     if batch.attempt + 1 < parameters["max_attempts"]:
