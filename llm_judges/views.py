@@ -37,7 +37,8 @@ def project_judges(request, slug):
     judges = selectors.judges_for_project(project=project)
     groups = _groups(project)
     start_form = StartRunForm(judges=judges, groups=groups)
-    preselection = selectors.preselection_of(project=project)
+    status = selectors.preselection_status(project=project)
+    preselection = status["preselection"]
     pre_form = PreselectionForm(
         judges=judges, initial={"judge": preselection.judge_id if preselection else None}
     )
@@ -80,10 +81,12 @@ def project_judges(request, slug):
                     except services.JudgeError as exc:
                         messages.error(request, str(exc))
                     else:
+                        reason = selectors.preselection_status(project=project)["reason"]
                         messages.warning(
                             request,
-                            f"Annotators now see {judge.name}'s answers pre-selected; each showing "
-                            "is recorded with the annotation.",
+                            reason
+                            or f"Annotators now see {judge.name}'s answers pre-selected; each "
+                            "showing is recorded with the annotation.",
                         )
                 return redirect("project-judges", slug=slug)
     runs = selectors.runs_for_project(project=project)
@@ -96,6 +99,7 @@ def project_judges(request, slug):
             "start_form": start_form,
             "pre_form": pre_form,
             "preselection": preselection,
+            "preselection_reason": status["reason"],
             "runs": [selectors.progress_of(run) for run in runs],
         },
     )

@@ -84,10 +84,11 @@ def test_the_export_says_which_judge_pre_selection_an_annotator_saw(project, ann
     judge = Judge.objects.create(name="stub-judge", kind="embedding", model="minilm")
     Preselection.objects.create(project=project, judge=judge, prompt_version=judge.prompt_version)
     assignment = services.assignment_next(project=project, annotator=annotator)
-    JudgeResult.objects.create(
-        item=assignment.item, judge=judge, prompt_version=judge.prompt_version,
-        setting=_setting(project), status="ok", answer={"sentences": [1], "none": False},
-    )
+    for item in items:  # shown only once the judge has answered every item
+        JudgeResult.objects.create(
+            item=item, judge=judge, prompt_version=judge.prompt_version,
+            setting=_setting(project), status="ok", answer={"sentences": [1], "none": False},
+        )
     assert preselection_show(assignment=assignment)["judge"] == "stub-judge"
     services.annotation_submit(assignment=assignment, answer={"sentences": [1], "helpfulness": 50})
     annotate_all(project, annotator, {"sentences": [0], "helpfulness": 50})
