@@ -60,7 +60,6 @@ class TaskType:
     # ^ extra import formats: name -> reader(file) yielding (location, payload); location names the
     #   line or record in error messages.
     csv_to_payload: Callable[[dict], dict] | None = None
-    judge_prompt: str | None = None  # filled by llm_judges when the task type gets a judge
     prepare_many: Callable[..., list] | None = None  # batched prepare; see prepare_batch
     export_rows: Callable[[Any, Any], list[dict]] | None = None
     # ^ optional (item, annotation) -> several rows (one per claim, per criterion and system…);

@@ -1,4 +1,7 @@
-"""The contract every registered task type keeps (one parametrised test per task type)."""
+"""The contract every registered task type keeps (one parametrised test per task type).
+
+Its judge prompt is checked per task type in tests/llm_judges/test_prompts.py (the judges app owns
+the prompts; ``annotation`` never imports ``llm_judges``)."""
 
 from types import SimpleNamespace
 
