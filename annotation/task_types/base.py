@@ -6,10 +6,11 @@ one template and one JS module. Services call these hooks; they never branch on 
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from rest_framework import serializers
 
@@ -117,6 +118,25 @@ class TaskType:
         serializer = self.config_serializer(data=data or {})
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
+
+
+def jsonl_records(stream: IO[str]) -> Iterator[tuple[str, dict]]:
+    """``(location, record)`` for each non-blank line of a JSON Lines file; a line that is not a
+    JSON object raises ``PayloadError`` naming it. Shared by the generic importer and the
+    task-specific JSONL formats."""
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        location = f"line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise PayloadError(
+                f"not valid JSON ({exc.msg}, column {exc.colno})", location=location
+            ) from None
+        if not isinstance(record, dict):
+            raise PayloadError("each line must be a JSON object", location=location)
+        yield location, record
 
 
 _local = threading.local()

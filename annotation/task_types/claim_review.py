@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from rest_framework import serializers
 
-from .base import PayloadError, PreparedItem, TaskType
+from .base import PayloadError, PreparedItem, TaskType, jsonl_records
 from .registry import register
 
 EVIDENCE_LABELS = ["supported", "refuted", "conflicting evidence", "not enough evidence", "irrelevant"]
@@ -536,16 +536,7 @@ def read_fastfact(stream: IO[str]) -> Iterator[tuple[str, dict]]:
     ``claim``, ``pre-label`` and optionally ``verification_result`` (``verification_context``,
     ``reasoning_for_verification_label``, ``verification_label``). The pipeline's label is the
     verification label when the claim was verified, otherwise its pre-label."""
-    for number, line in enumerate(stream, start=1):
-        if not line.strip():
-            continue
-        location = f"line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PayloadError(f"not valid JSON ({exc.msg}, column {exc.colno})", location=location) from None
-        if not isinstance(record, dict):
-            raise PayloadError("each line must be a JSON object", location=location)
+    for location, record in jsonl_records(stream):
         claims = record.get("claims_lst")
         if not isinstance(claims, list):
             raise PayloadError("must be a list of claims", field="claims_lst", location=location)

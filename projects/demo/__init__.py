@@ -5,6 +5,7 @@ automatically, so a new task type adds its demo without editing a shared list.""
 import importlib
 import pkgutil
 from collections.abc import Callable
+from typing import IO
 
 from projects.models import Membership
 
@@ -25,3 +26,29 @@ def add_members(project, researcher, annotators) -> None:
         Membership.objects.get_or_create(
             project=project, user=annotator, defaults={"role": Membership.Role.ANNOTATOR}
         )
+
+
+def load_demo_project(
+    *,
+    slug: str,
+    defaults: dict,
+    researcher,
+    annotators,
+    open_items: Callable[[], IO],
+    fmt: str,
+) -> str:
+    """Create (or find) a demo project, make the demo accounts members, and import its items
+    once; returns the one-line summary ``seed_demo`` prints. ``open_items`` is only called when
+    the project has no items yet."""
+    from projects.models import Project
+    from projects.services.imports import import_items
+
+    project, _ = Project.objects.get_or_create(
+        slug=slug, defaults={"annotators_per_item": 3, "created_by": researcher, **defaults}
+    )
+    add_members(project, researcher, annotators)
+    if project.items.exists():
+        return f"{project.name}: already loaded ({project.items.count()} items)"
+    with open_items() as stream:
+        report = import_items(project=project, stream=stream, fmt=fmt)
+    return f"{project.name}: {report.summary()}"

@@ -6,9 +6,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from projects.demo import add_members
-from projects.models import Project
-from projects.services.imports import import_items
+from projects.demo import load_demo_project
 
 DATA = Path(settings.BASE_DIR) / "data" / "transparent-fcexp"
 
@@ -30,22 +28,21 @@ Other citation markers stay in the text: they refer to the other passages by the
 
 
 def create(*, researcher, annotators) -> str:
-    project, created = Project.objects.get_or_create(
+    def open_items():
+        keys = json.loads((DATA / "hit_sample_keys.json").read_text())
+        records = json.loads((DATA / "gpt4_full_data.json").read_text())
+        return io.StringIO(json.dumps({key: records[key] for key in keys if key in records}))
+
+    return load_demo_project(
         slug="citation-recovery-gpt4",
         defaults={
             "name": "Citation recovery · GPT-4 explanations",
             "task_type": "citation_recovery",
             "config": {"masking": "sample", "seed": 13, "keep_other_markers": True},
             "guidelines": GUIDELINES,
-            "annotators_per_item": 3,
-            "created_by": researcher,
         },
+        researcher=researcher,
+        annotators=annotators,
+        open_items=open_items,
+        fmt="transparent-fcexp",
     )
-    add_members(project, researcher, annotators)
-    if project.items.exists():
-        return f"{project.name}: already loaded ({project.items.count()} items)"
-    keys = json.loads((DATA / "hit_sample_keys.json").read_text())
-    records = json.loads((DATA / "gpt4_full_data.json").read_text())
-    subset = {key: records[key] for key in keys if key in records}
-    report = import_items(project=project, stream=io.StringIO(json.dumps(subset)), fmt="transparent-fcexp")
-    return f"{project.name}: {report.summary()}"

@@ -4,9 +4,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from projects.demo import add_members
-from projects.models import Project
-from projects.services.imports import import_items
+from projects.demo import load_demo_project
 
 DATA = Path(settings.BASE_DIR) / "data" / "fastfact"
 
@@ -42,20 +40,16 @@ Every claim needs a decision before you can submit (**Enter**).
 
 
 def create(*, researcher, annotators) -> str:
-    project, _ = Project.objects.get_or_create(
+    return load_demo_project(
         slug="claim-review-fastfact",
         defaults={
             "name": "Claim review · FaStfact trial",
             "task_type": "claim_review",
             "config": {"search_url": "https://www.google.com/search?q={query}"},
             "guidelines": GUIDELINES,
-            "annotators_per_item": 3,
-            "created_by": researcher,
         },
+        researcher=researcher,
+        annotators=annotators,
+        open_items=lambda: open(DATA / "trial.jsonl", "rb"),
+        fmt="fastfact",
     )
-    add_members(project, researcher, annotators)
-    if project.items.exists():
-        return f"{project.name}: already loaded ({project.items.count()} items)"
-    with open(DATA / "trial.jsonl", "rb") as stream:
-        report = import_items(project=project, stream=stream, fmt="fastfact")
-    return f"{project.name}: {report.summary()}"

@@ -6,9 +6,7 @@ from pathlib import Path
 from django.conf import settings
 
 from annotation.task_types.ranking import DEFAULT_CRITERIA
-from projects.demo import add_members
-from projects.models import Project
-from projects.services.imports import import_items
+from projects.demo import load_demo_project
 
 DATA = Path(settings.BASE_DIR) / "data" / "explanation-ranking"
 
@@ -29,7 +27,7 @@ automatically). Press **Enter** or **Submit** when all rows are ranked.
 
 
 def create(*, researcher, annotators) -> str:
-    project, _ = Project.objects.get_or_create(
+    return load_demo_project(
         slug="ranking-explanations",
         defaults={
             "name": "Ranking · fact-checking explanations",
@@ -40,13 +38,9 @@ def create(*, researcher, annotators) -> str:
                 "seed": 87,
             },
             "guidelines": GUIDELINES,
-            "annotators_per_item": 3,
-            "created_by": researcher,
         },
+        researcher=researcher,
+        annotators=annotators,
+        open_items=lambda: open(DATA / "explanations.jsonl", "rb"),
+        fmt="jsonl",
     )
-    add_members(project, researcher, annotators)
-    if project.items.exists():
-        return f"{project.name}: already loaded ({project.items.count()} items)"
-    with open(DATA / "explanations.jsonl", "rb") as stream:
-        report = import_items(project=project, stream=stream, fmt="jsonl")
-    return f"{project.name}: {report.summary()}"

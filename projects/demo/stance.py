@@ -9,9 +9,7 @@ import io
 import json
 
 from annotation.task_types.stance import GUIDELINES
-from projects.demo import add_members
-from projects.models import Project
-from projects.services.imports import import_items
+from projects.demo import load_demo_project
 
 ITEMS = [
     {
@@ -123,20 +121,17 @@ ITEMS = [
 
 
 def create(*, researcher, annotators) -> str:
-    project, _ = Project.objects.get_or_create(
+    body = "".join(json.dumps({**item, "model": "synthetic-demo"}) + "\n" for item in ITEMS)
+    return load_demo_project(
         slug="stance-demo",
         defaults={
             "name": "Stance · synthetic health claims (demo)",
             "task_type": "stance",
             "config": {"k": 5},
             "guidelines": GUIDELINES,
-            "annotators_per_item": 3,
-            "created_by": researcher,
         },
+        researcher=researcher,
+        annotators=annotators,
+        open_items=lambda: io.StringIO(body),
+        fmt="jsonl",
     )
-    add_members(project, researcher, annotators)
-    if project.items.exists():
-        return f"{project.name}: already loaded ({project.items.count()} items)"
-    body = "".join(json.dumps({**item, "model": "synthetic-demo"}) + "\n" for item in ITEMS)
-    report = import_items(project=project, stream=io.StringIO(body), fmt="jsonl")
-    return f"{project.name}: {report.summary()}"

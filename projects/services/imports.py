@@ -11,7 +11,6 @@ import csv
 import functools
 import inspect
 import io
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -24,7 +23,7 @@ from rest_framework.exceptions import ValidationError
 from annotation import task_types
 from annotation.models import Assignment, Item
 from annotation.task_types import PayloadError, PreparedItem, TaskType
-from annotation.task_types.base import first_error
+from annotation.task_types.base import first_error, jsonl_records
 from llm_judges.models import JudgeResult
 
 CHUNK_SIZE = 1000
@@ -56,20 +55,6 @@ def available_formats(task_type: TaskType) -> list[str]:
     return [*GENERIC_FORMATS, *task_type.readers]
 
 
-def _read_jsonl(stream: IO[str]) -> Iterator[tuple[str, dict]]:
-    for number, line in enumerate(stream, start=1):
-        if not line.strip():
-            continue
-        location = f"line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PayloadError(f"not valid JSON ({exc.msg}, column {exc.colno})", location=location) from None
-        if not isinstance(record, dict):
-            raise PayloadError("each line must be a JSON object", location=location)
-        yield location, record
-
-
 def _csv_reader(task_type: TaskType) -> Callable[[IO[str]], Iterator[tuple[str, dict]]]:
     def read(stream: IO[str]) -> Iterator[tuple[str, dict]]:
         reader = csv.DictReader(stream, strict=True)  # bad quoting is an error, not merged rows
@@ -97,7 +82,7 @@ def _reader_for(
     task_type: TaskType, fmt: str, options: Mapping[str, Any] | None = None
 ) -> Callable[[IO[str]], Iterator[tuple[str, dict]]]:
     if fmt == "jsonl":
-        reader = _read_jsonl
+        reader = jsonl_records
     elif fmt == "csv":
         reader = _csv_reader(task_type)
     elif fmt in task_type.readers:
