@@ -14,7 +14,6 @@ from tests import factories
 from tests.conftest import REPO
 
 GPT4_FILE = REPO / "data" / "transparent-fcexp" / "gpt4_full_data.json"
-SHARED = REPO.parent / "shared" / "datasets" / "transparent-fcexp"
 
 
 def jsonl(records) -> io.BytesIO:
@@ -40,9 +39,7 @@ def test_importing_the_real_gpt4_file_yields_486_items_whose_gold_equals_ans_sen
 
 @pytest.mark.parametrize("name", ["gpt35_full_data.json", "llama2-70b_full_data.json"])
 def test_the_other_generators_import_and_explanations_without_citations_are_reported(project, name):
-    path = SHARED / name
-    if not path.exists():
-        pytest.skip(f"{path} is not available")
+    path = GPT4_FILE.parent / name
     with open(path, "rb") as stream:
         report = import_items(project=project, stream=stream, fmt="transparent-fcexp")
     source = json.loads(path.read_text())
