@@ -1,6 +1,11 @@
 from django.apps import AppConfig
+from django.utils.module_loading import autodiscover_modules
 
 
 class AgreementConfig(AppConfig):
     name = "agreement"
     verbose_name = "Agreement"
+
+    def ready(self) -> None:
+        # Every task-type package's ``report`` module registers its dashboard section.
+        autodiscover_modules("report")

@@ -10,11 +10,11 @@ from django.db.models import Sum
 from annotation.models import Annotation, Item
 from projects.models import Membership, Project
 from projects.permissions import RESEARCH_ROLES
-from projects.selectors import project_progress
+from studies.selectors import project_progress
 
 
 def dashboard_progress(project: Project) -> dict:
-    """:func:`projects.selectors.project_progress` plus, per annotator, the qualification and the
+    """:func:`studies.selectors.project_progress` plus, per annotator, the qualification and the
     median active time per submitted item. A fixed number of queries.
 
     Time per item: the active time of all versions of the annotator's answer summed (a revision

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.module_loading import autodiscover_modules
 
 
 class AnnotationConfig(AppConfig):
@@ -6,8 +7,6 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self) -> None:
-        # The registry is filled here, like Django admin's autodiscovery: every task type module
-        # registers itself when imported.
-        from annotation.task_types import load_builtin_task_types
-
-        load_builtin_task_types()
+        # Django admin's autodiscovery: every installed app's ``task`` module (a task-type
+        # package's task.py) registers its task type when imported.
+        autodiscover_modules("task")

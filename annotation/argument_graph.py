@@ -1,10 +1,10 @@
 """Argument structures (CheckWhy): steps, the compact text form, the well-formedness check and
 the comparison metrics. Pure Python (no Django), so the answer serializer, the importer, exports
-and the agreement package (:mod:`agreement.argument_structure` re-exports the metrics) share one
+and the agreement package (:mod:`metrics.argument_structure` re-exports the metrics) share one
 implementation; ``static/js/argument_graph.js`` mirrors the check and the parser for live feedback
 in the browser and is kept equal to this module by a parity test. It sits in ``annotation/``
 rather than ``annotation/task_types/`` because that package's ``__init__`` loads DRF (Django), and
-:mod:`agreement.argument_structure` must stay importable without Django.
+:mod:`metrics.argument_structure` must stay importable without Django.
 
 A structure is a list of steps ``{"premises": [ids], "conclusion": id or "claim"}``: the premises
 jointly support the conclusion. Nodes are evidence ids and the claim. Link types: one-to-one (a
@@ -25,7 +25,16 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-CLAIM = "claim"
+from metrics.argument_structure import (  # noqa: F401  (re-exported: the graph module is the task type's one place for structures)
+    CLAIM,
+    edges,
+    leaves,
+    node_id,
+    normalise_steps,
+    step_keys,
+    structure_metrics,
+)
+
 ID_PATTERN = r"[A-Za-z0-9_]+(?:[.\-][A-Za-z0-9_]+)*"
 _ID_RE = re.compile(rf"^{ID_PATTERN}$")
 _TOKEN_RE = re.compile(rf"\s*(?:(?P<arrow>->)|(?P<id>{ID_PATTERN})|(?P<punct>[(),;])|(?P<bad>\S))")
@@ -38,42 +47,6 @@ def is_valid_id(value: str) -> bool:
     """Whether ``value`` can name an evidence statement (letters, digits, ``_``, inner ``.``/``-``;
     not ``claim``, which names the claim)."""
     return bool(_ID_RE.match(value)) and value.lower() != CLAIM
-
-
-def _node(value: object) -> str:
-    text = str(value).strip()
-    return CLAIM if text.lower() == CLAIM else text
-
-
-def normalise_steps(steps: Iterable[Mapping]) -> list[dict]:
-    """Plain ``{"premises": [...], "conclusion": ...}`` steps with ids stripped, ``claim`` in lower
-    case and repeated premises of one step dropped (first occurrence kept)."""
-    result = []
-    for step in steps:
-        premises: list[str] = []
-        for premise in step.get("premises") or []:
-            node = _node(premise)
-            if node and node not in premises:
-                premises.append(node)
-        result.append({"premises": premises, "conclusion": _node(step.get("conclusion") or "")})
-    return result
-
-
-def edges(steps: Iterable[Mapping]) -> set[tuple[str, str]]:
-    """Support edges ``(premise, conclusion)``."""
-    return {(p, s["conclusion"]) for s in steps for p in s["premises"]}
-
-
-def leaves(steps: Iterable[Mapping]) -> set[str]:
-    """Leaf statements: premises that no step concludes."""
-    steps = list(steps)
-    concluded = {s["conclusion"] for s in steps}
-    return {p for s in steps for p in s["premises"] if p not in concluded}
-
-
-def step_keys(steps: Iterable[Mapping]) -> set[tuple[frozenset[str], str]]:
-    """Steps as comparable keys: premises as a set (their order does not matter)."""
-    return {(frozenset(s["premises"]), s["conclusion"]) for s in steps}
 
 
 # --- compact text form ---------------------------------------------------------------------------
@@ -123,7 +96,7 @@ def parse_compact(text: str) -> list[dict]:
         kind, value, column = token
         if kind == "id":
             index += 1
-            return [_node(value)]
+            return [node_id(value)]
         if value != "(":
             raise StructureSyntaxError(f"expected an evidence id, 'claim' or '(' but found {value!r}", column)
         index += 1
@@ -136,7 +109,7 @@ def parse_compact(text: str) -> list[dict]:
                     f"expected an evidence id inside '(' but found {found}",
                     end_column if token is None else token[2],
                 )
-            members.append(_node(token[1]))
+            members.append(node_id(token[1]))
             index += 1
             token = peek()
             if token is not None and token[1] == ",":
@@ -473,50 +446,4 @@ def unknown_ids(evidence_ids: Iterable[str], steps: Iterable[Mapping]) -> list[t
     return found
 
 
-# --- metrics against a reference structure -------------------------------------------------------
 
-
-def set_prf(predicted: set, reference: set) -> tuple[float, float, float]:
-    """Precision, recall and F1 of a predicted set against a reference set; two empty sets score
-    1/1/1, one empty set against a non-empty one 0/0/0."""
-    if not predicted and not reference:
-        return 1.0, 1.0, 1.0
-    hit = len(predicted & reference)
-    precision = hit / len(predicted) if predicted else 0.0
-    recall = hit / len(reference) if reference else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return precision, recall, f1
-
-
-def _jaccard(a: set, b: set) -> float:
-    return 1.0 if not a and not b else len(a & b) / len(a | b)
-
-
-def structure_metrics(predicted: Sequence[Mapping], reference: Sequence[Mapping]) -> dict:
-    """Compare a structure with a reference (CheckWhy's automatic metrics).
-
-    - ``edge_similarity``: exact-match similarity over support edges, |E ∩ E'| / |E ∪ E'|;
-    - ``step_similarity``: the same over whole steps (premise set and conclusion must match);
-    - ``leaf_precision`` / ``leaf_recall`` / ``leaf_f1`` and ``leaf_all_correct``: the leaf
-      evidence (premises no step concludes) against the reference's leaves;
-    - ``step_precision`` / ``step_recall`` / ``step_f1`` and ``step_all_correct``: steps matched
-      exactly; all correct means the two structures have the same steps.
-    """
-    predicted = normalise_steps(predicted)
-    reference = normalise_steps(reference)
-    predicted_leaves, reference_leaves = leaves(predicted), leaves(reference)
-    predicted_steps, reference_steps = step_keys(predicted), step_keys(reference)
-    leaf_p, leaf_r, leaf_f = set_prf(predicted_leaves, reference_leaves)
-    step_p, step_r, step_f = set_prf(predicted_steps, reference_steps)
-    return {
-        "edge_similarity": _jaccard(edges(predicted), edges(reference)),
-        "step_similarity": _jaccard(predicted_steps, reference_steps),
-        "leaf_precision": leaf_p,
-        "leaf_recall": leaf_r,
-        "leaf_f1": leaf_f,
-        "leaf_all_correct": predicted_leaves == reference_leaves,
-        "step_precision": step_p,
-        "step_recall": step_r,
-        "step_f1": step_f,
-        "step_all_correct": predicted_steps == reference_steps,
-    }

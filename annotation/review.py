@@ -105,7 +105,7 @@ def review_item(*, project, item_id: int) -> dict:
     adjudication = Adjudication.objects.filter(item=item, is_current=True).select_related("reviewer").first()
     return {
         "item": item,
-        "display": task_type.display_for(item),
+        "display": task_type.display(item),
         "answers": answers,
         "majority": json.loads(majority) if majority is not None else None,
         "majority_key": majority,

@@ -44,7 +44,7 @@ def assignment_view(assignment: Assignment) -> dict:
         "expires_at": assignment.expires_at.isoformat(),
         "submitted_revision": assignment.submitted_revision,
         "task_type": project.task_type,
-        "item": task_type.display_for(item, assignment=assignment),
+        "item": task_type.display(item, assignment=assignment),
         "draft": None
         if draft is None
         else {"answer": draft.answer, "time_spent_ms": draft.time_spent_ms, "revision": draft.revision},

@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from annotation import quality, task_types
 from annotation.models import Annotation, Assignment, Batch, Draft, Item
+from core.errors import first_error
 from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
 
@@ -439,7 +440,7 @@ def _reactivate_expired(assignment: Assignment, item: Item) -> None:
 
 def validation_errors_text(errors: dict | list) -> str:
     """Flatten DRF errors for a message line."""
-    field, message = task_types.base.first_error(errors)
+    field, message = first_error(errors)
     return f"{field}: {message}" if field else message
 
 

@@ -46,7 +46,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agreement import alpha_bootstrap, krippendorff_alpha  # noqa: E402
+from metrics import alpha_bootstrap, krippendorff_alpha  # noqa: E402
 
 CODERS = ("ann1", "ann2", "ann3", "ann4", "ann5")
 

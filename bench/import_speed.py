@@ -70,7 +70,7 @@ def worker(database_url: str, path: str) -> None:
 
     call_command("migrate", verbosity=0)
     from projects.models import Project
-    from projects.services.imports import import_items
+    from studies.services.imports import import_items
 
     project = Project.objects.create(slug="bench", name="bench", task_type="citation_recovery")
     from annotation.text import split_sentences

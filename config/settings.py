@@ -7,6 +7,7 @@ embedded SQLite database, an in-memory cache and Celery tasks run in-process. Pr
 so ``manage.py check --deploy`` passes.
 """
 
+import pkgutil
 from pathlib import Path
 
 import environ
@@ -22,6 +23,12 @@ SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=_DEV_SECRET if DEBUG else envi
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
+TASK_TYPE_APPS = sorted(
+    f"task_types.{module.name}"
+    for module in pkgutil.iter_modules([str(BASE_DIR / "task_types")])
+    if module.ispkg
+)
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -32,11 +39,16 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    # Concord's apps, bottom layer first (docs/architecture.md; enforced by lint-imports).
     "projects",
     "annotation",
-    "agreement",
-    "llm_judges",
     "crowd",
+    "llm_judges",
+    "agreement",
+    "studies",
+    # Every task type is one package under task_types/ (a Django app: its templates and static
+    # files are found with it); a new package is installed by being there.
+    *TASK_TYPE_APPS,
 ]
 
 MIDDLEWARE = [
@@ -117,6 +129,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 
 REST_FRAMEWORK = {
+    "EXCEPTION_HANDLER": "core.errors.exception_handler",
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",

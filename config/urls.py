@@ -5,8 +5,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from annotation import api as annotation_api
 from annotation import views as annotation_views
-from projects import api as projects_api
-from projects import views as projects_views
+from studies import api as projects_api
+from studies import views as projects_views
 from projects.auth import LoginView, TokenView
 
 api = [

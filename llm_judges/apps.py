@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.module_loading import autodiscover_modules
 
 
 class LlmJudgesConfig(AppConfig):
@@ -6,7 +7,5 @@ class LlmJudgesConfig(AppConfig):
     verbose_name = "Judges"
 
     def ready(self) -> None:
-        # Every prompt module registers itself when imported (like the task-type registry).
-        from llm_judges.prompts import load_prompts
-
-        load_prompts()
+        # Every task-type package's ``judging`` module registers its prompts when imported.
+        autodiscover_modules("judging")

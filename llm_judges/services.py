@@ -118,7 +118,7 @@ class RunFilters(serializers.Serializer):
 def clean_filters(data: dict | None) -> dict:
     serializer = RunFilters(data=data or {})
     if not serializer.is_valid():
-        from annotation.task_types.base import first_error
+        from core.errors import first_error
 
         where, message = first_error(serializer.errors)
         raise JudgeError(f"Filter {where}: {message}")

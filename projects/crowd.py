@@ -143,7 +143,7 @@ def validate_crowd_settings(value) -> None:
     try:
         parse_crowd_settings(value)
     except serializers.ValidationError as exc:
-        from annotation.task_types.base import first_error
+        from core.errors import first_error
 
         field, message = first_error(exc.detail)
         raise ValidationError(f"{field}: {message}" if field else message) from None

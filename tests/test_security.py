@@ -148,7 +148,7 @@ def test_padding_or_recasing_the_username_does_not_buy_more_login_attempts(db, s
 
 def test_csv_export_cells_never_run_as_spreadsheet_formulas(project, annotator, items):
     from annotation.models import Item
-    from projects.services.exports import export_stream
+    from studies.services.exports import export_stream
 
     Item.objects.filter(project=project).update(group='=HYPERLINK("http://evil.example","x")')
     assignment = services.assignment_next(project=project, annotator=annotator)

@@ -19,12 +19,12 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from agreement.ranking import cv_star, spearman_rho
+from metrics.ranking import cv_star, spearman_rho
 
 from .generic import agreement_table
 from .inputs import AnnotatorFilter, ReportInput
 from .tables import clean, column, table
-from .task_types import section_for
+from .sections import section_for
 
 # Bump when the figures a report contains change meaning, so that cached snapshots are redone.
 REPORT_VERSION = 2

@@ -27,7 +27,7 @@ from projects.models import Membership, Project
 
 from .build import REPORT_VERSION
 from .inputs import HUMAN, JUDGE, AnnotatorFilter, CoderInfo, ItemInfo, ReportInput, ReportOptions
-from .task_types import item_extra_for
+from .sections import item_extra_for
 
 JUDGE_PREFIX = "judge:"
 

@@ -26,10 +26,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agreement.alpha import alpha_details
-from agreement.bootstrap import alpha_bootstrap
-from agreement.distances import SET_DISTANCES, AgreementError
-from agreement.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
+from metrics.alpha import alpha_details
+from metrics.bootstrap import alpha_bootstrap
+from metrics.distances import SET_DISTANCES, AgreementError
+from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
 
 from .inputs import BOOTSTRAP_SEED, ReportInput
 from .tables import column, table

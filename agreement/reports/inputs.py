@@ -77,7 +77,7 @@ def filter_key(annotator_filter: AnnotatorFilter, options: ReportOptions) -> str
 class ItemInfo:
     """One unit: its external id, group (e.g. "gpt-4 / human"), gold (may be None) and the
     task-specific facts its report module asked for (``extra``, see
-    :mod:`agreement.reports.task_types`)."""
+    :mod:`agreement.reports.sections`)."""
 
     key: str
     group: str = ""

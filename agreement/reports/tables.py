@@ -19,7 +19,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from projects.spreadsheet import spreadsheet_safe
+from core.spreadsheet import spreadsheet_safe
 
 FORMATS = ("text", "int", "num", "num1", "pct", "mean_sd", "ci")
 

@@ -1,25 +1,42 @@
-"""Task types: one module per task type in this package registers a ``TaskType``."""
+"""The task-type registry (the ``annotation`` app's; Django admin's pattern).
 
-import importlib
-import pkgutil
+Each task-type package ``task_types/<slug>/`` registers its :class:`TaskType` subclass in its
+``task.py``; ``AnnotationConfig.ready()`` imports every installed app's ``task`` module with
+``autodiscover_modules``. Nothing here knows any particular task type.
+"""
+
+from __future__ import annotations
+
+from core.registry import AlreadyRegistered, NotRegistered, Registry
 
 from .base import PayloadError, PreparedItem, TaskType
-from .registry import AlreadyRegistered, TaskTypeNotFound, all_task_types, choices, get, register
 
-_INFRASTRUCTURE = {"base", "registry"}
-_loaded = False
+TaskTypeNotFound = NotRegistered  # the name callers catch
+
+task_type_registry: Registry[TaskType] = Registry("task type")
 
 
-def load_builtin_task_types() -> None:
-    """Import every task-type module of this package once; each registers itself. Adding a task
-    type is adding a module here (plus its template and JS file): no list to edit."""
-    global _loaded
-    if _loaded:
-        return
-    for module in pkgutil.iter_modules(__path__):
-        if module.name not in _INFRASTRUCTURE and not module.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{module.name}")
-    _loaded = True
+def register(task_type_class: type[TaskType]) -> type[TaskType]:
+    """Class decorator: ``@register class CitationRecovery(TaskType): …`` registers one
+    instance under its slug; a second task type with the same slug is refused."""
+    task_type_registry.register(task_type_class.slug, task_type_class())
+    return task_type_class
+
+
+def unregister(slug: str) -> None:
+    task_type_registry.unregister(slug)
+
+
+def get(slug: str) -> TaskType:
+    return task_type_registry.get(slug)
+
+
+def all_task_types() -> list[TaskType]:
+    return list(task_type_registry)
+
+
+def choices() -> list[tuple[str, str]]:
+    return [(t.slug, t.name) for t in all_task_types()]
 
 
 __all__ = [
@@ -31,6 +48,7 @@ __all__ = [
     "all_task_types",
     "choices",
     "get",
-    "load_builtin_task_types",
     "register",
+    "task_type_registry",
+    "unregister",
 ]

@@ -1,7 +1,9 @@
 """The task-type contract: everything that differs between annotation task types.
 
-Adding a task type means one module here (a ``TaskType`` instance registered in the registry),
-one template and one JS module. Services call these hooks; they never branch on the slug.
+A task type is one package ``task_types/<slug>/`` holding a :class:`TaskType` subclass
+(``task.py``) and everything else that is particular to it (formats, judging, report, demo,
+template, JS, CSS); see ``docs/architecture.md``. Services call these hooks; they never branch
+on the slug.
 """
 
 from __future__ import annotations
@@ -9,10 +11,12 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import IO, Any
+from dataclasses import dataclass
+from typing import IO, Any, ClassVar
 
 from rest_framework import serializers
+
+from core.errors import first_error
 
 
 class PayloadError(ValueError):
@@ -42,37 +46,68 @@ class PreparedItem:
     kind: str = "regular"
 
 
-@dataclass(frozen=True)
+Reader = Callable[..., Iterator[tuple[str, dict]]]
+"""An import format: ``reader(stream, **options)`` yields ``(location, payload)``; the location
+("line 3", "claim 27c2…") names the record in error messages."""
+
+
 class TaskType:
-    slug: str
-    name: str
-    template_name: str
-    script: str  # static path of the task's JS module
-    payload_serializer: type
-    answer_serializer: type
-    config_serializer: type
-    measures: Mapping[str, str]  # answer field -> agreement distance name
-    prepare: Callable[..., list[PreparedItem]]  # (payload: dict, *, config: dict) -> [...]
-    display: Callable[..., dict]  # (item) -> what an annotator may see; never gold
-    score: Callable[[dict, dict | None], dict]  # (answer, gold) -> scores
-    export_row: Callable[[Any, Any], dict]  # (item, annotation) -> flat, JSON-able row
-    demo_payload: Callable[[], dict]
-    readers: Mapping[str, Callable[..., Iterator[tuple[str, dict]]]] = field(default_factory=dict)
-    # ^ extra import formats: name -> reader(file) yielding (location, payload); location names the
-    #   line or record in error messages.
-    csv_to_payload: Callable[[dict], dict] | None = None
-    prepare_many: Callable[..., list] | None = None  # batched prepare; see prepare_batch
-    export_rows: Callable[[Any, Any], list[dict]] | None = None
-    # ^ optional (item, annotation) -> several rows (one per claim, per criterion and system…);
-    #   exports use it instead of export_row when set. Every row of a task type has the same keys.
-    display_per_assignment: bool = False
-    # ^ True when what an annotator sees depends on who they are (e.g. an order shuffled per
-    #   annotator): display is then called as display(item, assignment=…); see display_for.
-    private_config: frozenset[str] = frozenset()
-    # ^ config keys the annotation page must not carry (e.g. ranking's system names and seed).
-    agreement_key: Callable[[dict], Any] | None = None
-    # ^ optional answer -> the JSON-able part annotators must agree on (review and majority vote;
-    #   e.g. the chosen sentences, not a free rating). None: the whole answer; see answer_key.
+    """One annotation task type, the way ``ModelAdmin`` is one model's admin: class attributes
+    say what it is, methods are the hooks the platform calls; override what differs.
+
+    A task type lives in its own package ``task_types/<slug>/`` (a Django app): ``task.py``
+    defines the subclass and registers an instance with :func:`annotation.task_types.register`;
+    its template is ``<slug>/annotate.html`` and its JS module ``<slug>/task.js`` in the
+    package's ``templates/`` and ``static/``. Services call these hooks and never branch on the
+    slug.
+    """
+
+    slug: ClassVar[str]
+    name: ClassVar[str]
+    payload_serializer: ClassVar[type[serializers.Serializer]]
+    answer_serializer: ClassVar[type[serializers.Serializer]]
+    config_serializer: ClassVar[type[serializers.Serializer]]
+    measures: ClassVar[Mapping[str, str]] = {}
+    # ^ answer field -> agreement distance name (``metrics.distances``)
+    readers: ClassVar[Mapping[str, Reader]] = {}
+    # ^ import formats beside the generic ``jsonl`` and ``csv``: name -> reader
+    private_config: ClassVar[frozenset[str]] = frozenset()
+    # ^ config keys the annotation page must not carry (e.g. ranking's system names and seed)
+
+    @property
+    def template_name(self) -> str:
+        return f"{self.slug}/annotate.html"
+
+    @property
+    def script(self) -> str:
+        """Static path of the task's JS module."""
+        return f"{self.slug}/task.js"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.slug!r}>"
+
+    # --- import -------------------------------------------------------------------------------
+
+    def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
+        """The items derived from one validated payload (usually one)."""
+        raise NotImplementedError(f"{type(self).__name__} must define prepare()")
+
+    def prepare_batch(
+        self, payloads: list[dict], *, config: dict
+    ) -> list[list[PreparedItem] | PayloadError]:
+        """``prepare`` over a chunk of validated payloads; a record's ``PayloadError`` is
+        returned in its place. Override to batch expensive work (e.g. sentence splitting)."""
+        results: list[list[PreparedItem] | PayloadError] = []
+        for payload in payloads:
+            try:
+                results.append(self.prepare(payload, config=config))
+            except PayloadError as exc:
+                results.append(exc)
+        return results
+
+    def csv_to_payload(self, row: dict) -> dict:
+        """One CSV row (header -> cell text) as a payload; decode nested JSON cells here."""
+        return row
 
     def validate_payload(self, data: Any) -> dict:
         # One serializer instance per thread, reused: building a DRF serializer deep-copies its
@@ -84,40 +119,50 @@ class TaskType:
             field_name, message = first_error(exc.detail)
             raise PayloadError(message, field=field_name) from None
 
-    def prepare_batch(self, payloads: list[dict], *, config: dict) -> list[list[PreparedItem] | PayloadError]:
-        """``prepare`` over a chunk of validated payloads (task types may batch expensive work,
-        e.g. sentence splitting); a record's ``PayloadError`` is returned in its place."""
-        if self.prepare_many is not None:
-            return self.prepare_many(payloads, config=config)
-        results: list[list[PreparedItem] | PayloadError] = []
-        for payload in payloads:
-            try:
-                results.append(self.prepare(payload, config=config))
-            except PayloadError as exc:
-                results.append(exc)
-        return results
+    def validate_config(self, data: Any) -> dict:
+        serializer = self.config_serializer(data=data or {})
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
 
-    def answer_key(self, answer: dict) -> str:
-        """Canonical text of what two answers must share to agree (``agreement_key``)."""
-        import json
+    # --- annotation ---------------------------------------------------------------------------
 
-        value = self.agreement_key(answer) if self.agreement_key is not None else answer
-        return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-    def display_for(self, item: Any, *, assignment: Any = None) -> dict:
-        """What the annotator of ``assignment`` sees of ``item`` (never gold)."""
-        if self.display_per_assignment:
-            return self.display(item, assignment=assignment)
-        return self.display(item)
+    def display(self, item: Any, *, assignment: Any = None) -> dict:
+        """What the annotator of ``assignment`` may see of ``item`` (never gold). ``assignment``
+        is None for reviewers and judges; a task type whose display depends on who looks (an
+        order shuffled per annotator) uses it."""
+        raise NotImplementedError(f"{type(self).__name__} must define display()")
 
     def annotator_config(self, config: Mapping[str, Any]) -> dict:
         """The validated config without the keys annotators must not see."""
         return {k: v for k, v in config.items() if k not in self.private_config}
 
-    def validate_config(self, data: Any) -> dict:
-        serializer = self.config_serializer(data=data or {})
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
+    def score(self, answer: dict, gold: dict | None) -> dict:
+        """Scores of an answer against gold (control items, qualification); {} without gold."""
+        return {}
+
+    def agreement_key(self, answer: dict) -> Any:
+        """The JSON-able part of an answer annotators must agree on (review and majority vote;
+        e.g. the chosen sentences, not a free rating). Default: the whole answer."""
+        return answer
+
+    def answer_key(self, answer: dict) -> str:
+        """Canonical text of :meth:`agreement_key`, for grouping equal answers."""
+        return json.dumps(self.agreement_key(answer), sort_keys=True, separators=(",", ":"))
+
+    # --- export and demo ----------------------------------------------------------------------
+
+    def export_row(self, item: Any, annotation: Any) -> dict:
+        """One flat, JSON-able row for one annotation."""
+        raise NotImplementedError(f"{type(self).__name__} must define export_row()")
+
+    def export_rows(self, item: Any, annotation: Any) -> list[dict]:
+        """The rows of one annotation; override to write several (one per claim, per criterion
+        and system…). Every row of a task type has the same keys."""
+        return [self.export_row(item, annotation)]
+
+    def demo_payload(self) -> dict:
+        """One valid payload, for the contract test and the admin's example."""
+        raise NotImplementedError(f"{type(self).__name__} must define demo_payload()")
 
 
 def jsonl_records(stream: IO[str]) -> Iterator[tuple[str, dict]]:
@@ -147,21 +192,3 @@ def _reusable(serializer_class: type) -> Any:
     if serializer_class not in cache:
         cache[serializer_class] = serializer_class()
     return cache[serializer_class]
-
-
-def first_error(errors: Any, prefix: str = "") -> tuple[str, str]:
-    """The first (field path, message) of a DRF ``errors`` structure, for one-line reports."""
-    if isinstance(errors, dict):
-        for key, value in errors.items():
-            path = f"{prefix}.{key}" if prefix else str(key)
-            if key == "non_field_errors":
-                path = prefix
-            return first_error(value, path)
-    if isinstance(errors, list):
-        for index, value in enumerate(errors):
-            if isinstance(value, dict | list) and value:
-                return first_error(value, f"{prefix}[{index}]")
-            if isinstance(value, dict | list):
-                continue
-            return prefix, str(value)
-    return prefix, str(errors)

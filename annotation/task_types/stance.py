@@ -6,7 +6,7 @@ sentences are chosen once, at import, with all-MiniLM-L6-v2 embeddings and cosin
 (:mod:`annotation.text.embeddings`), and stored in ``prepared`` with their similarities.
 
 Labels are stored in lower case (``agree`` / ``disagree`` / ``neutral``) so that export rows feed
-:mod:`agreement.stance` (factual accuracy per presupposition level, consistency) directly: each
+:mod:`metrics.stance` (factual accuracy per presupposition level, consistency) directly: each
 row carries ``claim_id``, ``veracity``, ``level`` and ``label``. Sentence indices are 0-based in
 storage and exports; the UI shows them 1-based.
 
@@ -284,7 +284,7 @@ def score(answer: dict, gold: dict | None) -> dict:
 
 def export_row(item: Any, annotation: Any) -> dict:
     """One row per answer; ``claim_id``, ``veracity``, ``level`` and ``label`` are the
-    ``(claim_id, veracity, level, stance)`` rows of :func:`agreement.stance.factual_accuracy`."""
+    ``(claim_id, veracity, level, stance)`` rows of :func:`metrics.stance.factual_accuracy`."""
     answer = annotation.answer
     payload = item.payload
     sentences = item.prepared["sentences"]

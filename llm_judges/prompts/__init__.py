@@ -1,13 +1,11 @@
-"""Judge prompts and answer parsers, one module per task type (like the task-type registry).
-
-Adding judges for a task type means adding ``llm_judges/prompts/<task_type>.py`` that calls
-``register(JudgePrompt(...))``; modules are found automatically.
+"""The judge-prompt registry: a task type gets judges by defining ``judging.py`` in its package
+that calls ``register(JudgePrompt(...))``; ``LlmJudgesConfig.ready()`` imports every installed
+app's ``judging`` module.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+from core.registry import NotRegistered, Registry
 
 from .base import (
     KINDS,
@@ -21,49 +19,23 @@ from .base import (
     validated_answer,
 )
 
-_INFRASTRUCTURE = {"base"}
-_registry: dict[str, JudgePrompt] = {}
-_loaded = False
+PromptNotFound = NotRegistered  # the name callers catch
 
-
-class PromptNotFound(LookupError):
-    pass
+prompt_registry: Registry[JudgePrompt] = Registry("judge prompt")
 
 
 def register(prompt: JudgePrompt) -> JudgePrompt:
-    if prompt.task_type in _registry:
-        raise ValueError(f"A judge prompt for {prompt.task_type!r} is already registered.")
     if prompt.default_version not in prompt.versions:
         raise ValueError(f"{prompt.task_type}: default version {prompt.default_version!r} is missing.")
-    _registry[prompt.task_type] = prompt
-    return prompt
-
-
-def load_prompts() -> None:
-    """Import every prompt module of this package once; each registers itself."""
-    global _loaded
-    if _loaded:
-        return
-    for module in pkgutil.iter_modules(__path__):
-        if module.name not in _INFRASTRUCTURE and not module.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{module.name}")
-    _loaded = True
+    return prompt_registry.register(prompt.task_type, prompt)
 
 
 def get(task_type: str) -> JudgePrompt:
-    load_prompts()
-    try:
-        return _registry[task_type]
-    except KeyError:
-        known = ", ".join(sorted(_registry)) or "none"
-        raise PromptNotFound(
-            f"No judge prompt for task type {task_type!r} (prompts exist for: {known})."
-        ) from None
+    return prompt_registry.get(task_type)
 
 
 def all_prompts() -> list[JudgePrompt]:
-    load_prompts()
-    return [_registry[key] for key in sorted(_registry)]
+    return list(prompt_registry)
 
 
 __all__ = [
@@ -76,7 +48,7 @@ __all__ = [
     "extract_json",
     "get",
     "json_schema_format",
-    "load_prompts",
+    "prompt_registry",
     "object_reply",
     "read_bool",
     "register",

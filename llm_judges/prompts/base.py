@@ -119,7 +119,7 @@ def validated_answer(task_type: str, data: dict, item: Any) -> dict:
     """``data`` checked by the task type's own answer serializer (the rules annotators' answers
     follow); raises Unparseable with the first problem."""
     from annotation import task_types
-    from annotation.task_types.base import first_error
+    from core.errors import first_error
 
     serializer = task_types.get(task_type).answer_serializer(data=data, context={"item": item})
     if not serializer.is_valid():

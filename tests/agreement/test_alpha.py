@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 from nltk.metrics import agreement as nltk_agreement
 from nltk.metrics import distance as nltk_distance
 
-from agreement import (
+from metrics import (
     AgreementError,
     alpha_details,
     jaccard_distance,
     krippendorff_alpha,
     masi_distance,
 )
-from agreement.alpha import prepare
+from metrics.alpha import prepare
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

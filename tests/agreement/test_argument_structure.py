@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from agreement.argument_structure import parse_compact, structure_metrics
+from metrics.argument_structure import parse_compact, structure_metrics
 from tests.conftest import REPO
 
 REFERENCE = parse_compact("(E1, E2) -> E3 -> E6; (E5, E6) -> claim")
@@ -56,7 +56,7 @@ def test_an_empty_prediction_scores_zero_against_a_reference():
 
 def test_the_metrics_module_loads_without_django():
     code = (
-        "import sys; import agreement.argument_structure as m; "
+        "import sys; import metrics.argument_structure as m; "
         "assert 'django' not in sys.modules, sorted(k for k in sys.modules if k.startswith('django'))"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=60)

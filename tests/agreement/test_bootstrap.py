@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agreement import AgreementError, alpha_bootstrap, krippendorff_alpha
+from metrics import AgreementError, alpha_bootstrap, krippendorff_alpha
 
 
 def noisy_ratings(n_units: int, seed: int = 0, coders: int = 4, levels: int = 5) -> dict:
@@ -95,9 +95,9 @@ def test_fixed_expected_disagreement_is_available_and_recorded():
 def test_auto_keeps_expected_disagreement_fixed_when_there_are_too_many_distinct_sets(
     monkeypatch,
 ):
-    import agreement.distances
+    import metrics.distances
 
-    monkeypatch.setattr(agreement.distances, "MAX_DENSE_VALUES", 10)
+    monkeypatch.setattr(metrics.distances, "MAX_DENSE_VALUES", 10)
     data = noisy_sets(100)
     auto = alpha_bootstrap(data, "jaccard", n_boot=200, seed=3)
     assert auto.expected == "fixed"

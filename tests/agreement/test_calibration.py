@@ -1,4 +1,4 @@
-"""Tests for agreement.calibration (Bayesian utility calibration, Xing et al. Appendix A).
+"""Tests for metrics.calibration (Bayesian utility calibration, Xing et al. Appendix A).
 
 The real-data tests use ``data/utility_ratings_raw.csv`` and the authors' posterior item means
 derived from their release (Transparent-FCExp, MIT licence; see ``data/README.md`` and
@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agreement.calibration import (
+from metrics.calibration import (
     AnnotatorPosterior,
     calibrate_utility,
     zscore_by_annotator,
 )
-from agreement.ranking import spearman_rho
+from metrics.ranking import spearman_rho
 
 DATA = Path(__file__).parent / "data"
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from agreement.claim_review import AGREEMENTS, OPERATIONS, claim_review_stats
+from metrics.claim_review import AGREEMENTS, OPERATIONS, claim_review_stats
 from tests.conftest import REPO
 
 PUBLISHED_STATS = REPO / "data" / "fastfact" / "annotation_stats.json"

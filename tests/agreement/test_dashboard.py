@@ -243,7 +243,7 @@ def test_two_projects_over_the_same_items_are_compared_side_by_side(study, resea
     assert spearman["entries"] == 2 and spearman["rho"] == pytest.approx(1.0)
     scalars = {row["measure"]: row for row in comparison["scalars"]["rows"]}
     f1 = scalars["F1 (humans)"]
-    from agreement import cv_star
+    from metrics import cv_star
 
     assert f1["cv_star"] == pytest.approx(cv_star([f1["a"], f1["b"]]))
     assert "α sentences" in scalars

@@ -1,10 +1,10 @@
-"""Tests for agreement.kappa: published values first, then the documented edge rules."""
+"""Tests for metrics.kappa: published values first, then the documented edge rules."""
 
 import math
 
 import pytest
 
-from agreement.kappa import (
+from metrics.kappa import (
     all_agree_rate,
     at_least_two_agree_rate,
     choice_entropy,

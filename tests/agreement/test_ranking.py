@@ -1,11 +1,11 @@
-"""Tests for agreement.ranking: ReproHum #0087-01 and Belz et al. (2022) figures first."""
+"""Tests for metrics.ranking: ReproHum #0087-01 and Belz et al. (2022) figures first."""
 
 import math
 import random
 
 import pytest
 
-from agreement.ranking import (
+from metrics.ranking import (
     cv_star,
     mean_average_rank,
     spearman_rho,

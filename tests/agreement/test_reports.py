@@ -12,7 +12,7 @@ import pytest
 from nltk.metrics.agreement import AnnotationTask
 from nltk.metrics.distance import interval_distance, jaccard_distance
 
-from agreement import krippendorff_alpha
+from metrics import krippendorff_alpha
 from agreement.reports import AnnotatorFilter, ReportOptions, build_report
 from agreement.reports.gather import gather
 from agreement.reports.inputs import JUDGE, CoderInfo, ItemInfo, ReportInput

@@ -1,11 +1,11 @@
-"""Tests for agreement.sets (citation recovery, Xing et al.)."""
+"""Tests for metrics.sets (citation recovery, Xing et al.)."""
 
 import math
 import random
 
 import pytest
 
-from agreement.sets import (
+from metrics.sets import (
     MeanSD,
     SetScores,
     aggregate_claims,

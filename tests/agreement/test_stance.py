@@ -1,10 +1,10 @@
-"""Tests for agreement.stance (UPHILL factual accuracy and consistency), hand-computed cases."""
+"""Tests for metrics.stance (UPHILL factual accuracy and consistency), hand-computed cases."""
 
 import math
 
 import pytest
 
-from agreement.stance import StanceRow, consistency, expected_stance, factual_accuracy
+from metrics.stance import StanceRow, consistency, expected_stance, factual_accuracy
 
 
 def _rows():

@@ -11,7 +11,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from agreement import cv_star, krippendorff_alpha
+from metrics import cv_star, krippendorff_alpha
 from agreement.reports import ReportOptions, build_report, compare_reports
 from agreement.reports.gather import gather
 from agreement.reports.inputs import CoderInfo, ItemInfo, ReportInput

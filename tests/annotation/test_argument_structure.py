@@ -9,8 +9,8 @@ import pytest
 from annotation import task_types
 from annotation.models import Item
 from annotation.task_types import PayloadError
-from projects.services.exports import export_jsonl
-from projects.services.imports import ImportFailed, import_items
+from studies.services.exports import export_jsonl
+from studies.services.imports import ImportFailed, import_items
 from tests import factories
 from tests.conftest import client_for
 
@@ -291,7 +291,7 @@ def test_every_mode_exports_the_same_columns():
 
 
 def test_the_demo_creates_an_edit_and_a_review_project_once(db):
-    from projects.demo import argument_structure as demo
+    from studies.demo import argument_structure as demo
 
     researcher, annotator = factories.UserFactory(), factories.UserFactory()
     summary = demo.create(researcher=researcher, annotators=[annotator])

@@ -16,8 +16,8 @@ from annotation.task_types.claim_review import (
     response_segments,
     source_span,
 )
-from projects.services.exports import export_stream
-from projects.services.imports import ImportFailed, import_items
+from studies.services.exports import export_stream
+from studies.services.imports import ImportFailed, import_items
 from tests import factories
 from tests.conftest import REPO, client_for
 
@@ -361,7 +361,7 @@ def test_the_export_reads_per_claim_rows_in_a_constant_number_of_queries(project
 
 
 def test_the_demo_project_loads_the_trial_file(db, researcher):
-    from projects.demo import claim_review as demo
+    from studies.demo import claim_review as demo
 
     annotators = [factories.UserFactory() for _ in range(3)]
     assert "2 items created" in demo.create(researcher=researcher, annotators=annotators)

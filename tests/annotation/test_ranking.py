@@ -9,12 +9,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from agreement.ranking import mean_average_rank
+from metrics.ranking import mean_average_rank
 from annotation import services, task_types
 from annotation.models import Item
 from annotation.task_types.ranking import DEFAULT_CRITERIA, display_order, is_standard_competition
-from projects.services.exports import export_stream
-from projects.services.imports import ImportFailed, import_items
+from studies.services.exports import export_stream
+from studies.services.imports import ImportFailed, import_items
 from tests import factories
 from tests.conftest import REPO, client_for
 
@@ -276,7 +276,7 @@ def test_a_missing_criterion_an_unknown_criterion_or_a_wrong_order_is_refused(pr
 
 
 def test_is_standard_competition_matches_the_agreement_modules_conversion():
-    from agreement.ranking import to_standard_competition
+    from metrics.ranking import to_standard_competition
 
     for ranks in ([1, 1, 3], [1, 1, 2], [2, 2, 2], [1, 1, 1], [3, 1, 2], [1, 3, 3], [1, 2, 2, 4]):
         assert is_standard_competition(ranks) == (to_standard_competition(ranks) == ranks)
@@ -315,7 +315,7 @@ def test_the_export_reattaches_systems_one_row_per_criterion_and_system_and_feed
 
 
 def test_the_demo_project_loads_forty_claims_with_three_explanations_each(db, researcher):
-    from projects.demo import ranking as demo
+    from studies.demo import ranking as demo
 
     annotators = [factories.UserFactory() for _ in range(3)]
     assert "40 items created" in demo.create(researcher=researcher, annotators=annotators)

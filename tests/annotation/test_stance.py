@@ -6,12 +6,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from agreement.stance import consistency, factual_accuracy
+from metrics.stance import consistency, factual_accuracy
 from annotation import task_types
 from annotation.models import Item
 from annotation.task_types import PayloadError
-from projects.services.exports import export_jsonl
-from projects.services.imports import ImportFailed, import_items
+from studies.services.exports import export_jsonl
+from studies.services.imports import ImportFailed, import_items
 from tests import factories
 from tests.conftest import client_for
 
@@ -225,7 +225,7 @@ def test_exported_rows_feed_the_stance_metrics_directly(db):
 
 
 def test_the_demo_is_synthetic_labelled_and_loads_once(db):
-    from projects.demo import stance as demo
+    from studies.demo import stance as demo
 
     assert "SYNTHETIC" in demo.__doc__
     researcher, annotator = factories.UserFactory(), factories.UserFactory()

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from projects.services.imports import import_items
+from studies.services.imports import import_items
 from tests import factories
 
 # Factory items cite evidence i in sentence i (0-based i-1) and mask evidence 2: gold is [1].

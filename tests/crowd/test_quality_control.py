@@ -9,7 +9,7 @@ from annotation import quality, selectors, services
 from annotation.models import Annotation, Assignment, Batch, Item
 from crowd.selectors import quality_overview
 from projects.models import Membership
-from projects.services.exports import export_jsonl
+from studies.services.exports import export_jsonl
 from tests.conftest import client_for
 from tests.crowd.conftest import NONE, RIGHT, WRONG, add_annotator, crowd_project, import_jsonl
 from tests.factories import citation_payload

@@ -7,7 +7,7 @@ from django.test import Client
 from annotation import review, services, task_types
 from annotation.models import Adjudication, Item
 from projects.models import Membership
-from projects.services.exports import export_csv, export_jsonl
+from studies.services.exports import export_csv, export_jsonl
 from tests.conftest import client_for
 from tests.crowd.conftest import RIGHT, WRONG, add_annotator, crowd_project
 

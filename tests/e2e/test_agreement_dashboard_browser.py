@@ -6,7 +6,7 @@ import random
 from pathlib import Path
 
 from annotation.models import Item
-from projects.demo import citation_recovery as demo
+from studies.demo import citation_recovery as demo
 from projects.models import Project
 from tests import factories
 from tests.agreement import helpers

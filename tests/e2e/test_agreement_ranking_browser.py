@@ -40,7 +40,7 @@ def rank_everything(project, annotators, preference, *, items=30, seed=3):
 
 def test_researcher_compares_an_original_ranking_study_with_its_reproduction(live_server, page,
                                                                              settings):
-    from projects.demo import ranking as demo
+    from studies.demo import ranking as demo
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     researcher = factories.UserFactory(username="researcher-rank")

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from annotation.models import Annotation
-from projects.services.imports import import_items
+from studies.services.imports import import_items
 from tests import factories
 from tests.e2e.conftest import login
 

@@ -9,8 +9,8 @@ from django.core.management import call_command
 
 from annotation.models import Annotation
 from projects.models import Membership
-from projects.services.exports import export_stream
-from projects.services.imports import import_items
+from studies.services.exports import export_stream
+from studies.services.imports import import_items
 from tests import factories
 from tests.conftest import REPO
 from tests.e2e.conftest import login

@@ -8,7 +8,7 @@ from pathlib import Path
 from annotation.models import Batch
 from crowd import services as crowd_services
 from projects.models import Membership
-from projects.services.imports import import_items
+from studies.services.imports import import_items
 from tests import factories
 from tests.e2e.conftest import login
 

@@ -5,11 +5,11 @@ import io
 import json
 from types import SimpleNamespace
 
-from agreement.ranking import mean_average_rank
+from metrics.ranking import mean_average_rank
 from annotation.models import Annotation
 from annotation.task_types.ranking import display_order
-from projects.services.exports import export_stream
-from projects.services.imports import import_items
+from studies.services.exports import export_stream
+from studies.services.imports import import_items
 from tests import factories
 from tests.conftest import REPO
 from tests.e2e.conftest import login

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from annotation.models import Annotation, Item
 from annotation.task_types.stance import GUIDELINES
-from projects.services.imports import import_items
+from studies.services.imports import import_items
 from tests import factories
 from tests.e2e.conftest import login
 

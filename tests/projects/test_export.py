@@ -8,7 +8,7 @@ from django.core.management import call_command
 
 from annotation import services
 from projects.models import Membership
-from projects.services.exports import export_stream
+from studies.services.exports import export_stream
 from tests import factories
 
 

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Item
-from projects.services.imports import ImportFailed, import_items
+from studies.services.imports import ImportFailed, import_items
 from tests import factories
 from tests.conftest import REPO
 
@@ -70,7 +70,7 @@ def test_a_file_with_a_malformed_line_3_imports_nothing_and_reports_line_3(proje
 
 
 def test_an_invalid_field_on_a_later_chunk_rolls_back_everything(project, monkeypatch):
-    monkeypatch.setattr("projects.services.imports.CHUNK_SIZE", 2)
+    monkeypatch.setattr("studies.services.imports.CHUNK_SIZE", 2)
     records = [factories.citation_payload(n) for n in range(7)]
     records[5]["evidence"] = [{"id": "x", "text": "no id"}]
     with pytest.raises(ImportFailed) as caught:
@@ -228,7 +228,7 @@ def test_an_upload_is_imported_by_a_job_that_records_its_result(researcher_clien
 
 def test_an_import_job_runs_once_even_if_its_message_is_delivered_twice(project, researcher):
     from projects.models import ImportJob
-    from projects.services.import_jobs import import_job_run
+    from studies.services.import_jobs import import_job_run
 
     content = (json.dumps(factories.citation_payload(1)) + "\n").encode()
     job = ImportJob.objects.create(project=project, filename="a.jsonl", fmt="jsonl", content=content)
@@ -239,7 +239,7 @@ def test_an_import_job_runs_once_even_if_its_message_is_delivered_twice(project,
 
 def test_a_failed_import_job_keeps_the_upload_and_says_why(project):
     from projects.models import ImportJob
-    from projects.services.import_jobs import import_job_run
+    from studies.services.import_jobs import import_job_run
 
     job = ImportJob.objects.create(project=project, filename="b.jsonl", fmt="jsonl", content=b"{oops\n")
     job = import_job_run(job_id=job.id)
@@ -334,7 +334,7 @@ def test_a_transparent_fcexp_record_with_a_malformed_masked_cit_is_named(project
 
 def test_a_job_left_running_by_a_dead_worker_runs_again_when_its_message_comes_back(project):
     from projects.models import ImportJob
-    from projects.services.import_jobs import import_job_run
+    from studies.services.import_jobs import import_job_run
 
     content = (json.dumps(factories.citation_payload(1)) + "\n").encode()
     job = ImportJob.objects.create(project=project, filename="a.jsonl", fmt="jsonl", content=content, status="running")

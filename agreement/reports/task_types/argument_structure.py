@@ -4,7 +4,7 @@ figures (retain / discard with Fleiss' kappa, faithfulness, fluency, validity, w
 Rules:
 
 * edit mode: every answer's final structure is compared with the item's reference structure
-  (its gold) by :func:`agreement.argument_structure.structure_metrics`; the metrics are averaged
+  (its gold) by :func:`metrics.argument_structure.structure_metrics`; the metrics are averaged
   over answers (humans) and, as a baseline, over the items' draft structures (the structure the
   annotators started from, when there was one);
 * review mode: shares of "yes" / of each decision and outcome over the humans' answers; Fleiss'
@@ -18,8 +18,8 @@ from collections import Counter
 from collections.abc import Mapping
 from statistics import fmean
 
-from agreement.argument_structure import structure_metrics
-from agreement.kappa import fleiss_kappa_from_labels
+from metrics.argument_structure import structure_metrics
+from metrics.kappa import fleiss_kappa_from_labels
 from agreement.reports.inputs import HUMAN, ReportInput
 from agreement.reports.tables import column, table
 

@@ -2,7 +2,7 @@
 the per-group table of the paper's Table 3, F1 distribution, helpfulness with its Bayesian
 calibration, and judge-versus-humans agreement.
 
-Rules (beyond those documented in :mod:`agreement.sets`):
+Rules (beyond those documented in :mod:`metrics.sets`):
 
 * scores: every answer is scored against its item's gold sentences (set P/R/F1); answers on items
   without gold are not scored. "Humans" pools the answers of every human coder that counts;
@@ -25,13 +25,13 @@ from collections.abc import Mapping
 from statistics import fmean
 from typing import Any
 
-from agreement.alpha import krippendorff_alpha
-from agreement.calibration import calibrate_utility
-from agreement.distances import AgreementError
+from metrics.alpha import krippendorff_alpha
+from metrics.calibration import calibrate_utility
+from metrics.distances import AgreementError
 from agreement.reports.generic import alpha_with_ci, reliability_data
 from agreement.reports.inputs import HUMAN, JUDGE, ReportInput
 from agreement.reports.tables import column, table
-from agreement.sets import (
+from metrics.sets import (
     HUMANS,
     SetScores,
     aggregate_claims,
@@ -40,7 +40,7 @@ from agreement.sets import (
     set_scores,
     transparency_proportion,
 )
-from agreement.sets import (
+from metrics.sets import (
     JUDGE as JUDGE_CODER,
 )
 

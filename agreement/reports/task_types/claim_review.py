@@ -1,6 +1,6 @@
 """Claim-review report (FaStfact protocol): operations on the pipeline's claims, agreement with
 its labels and the annotators' final labels, overall and by model and prompt source (the shape of
-FaStfact's ``annotation_stats.json``, via :func:`agreement.claim_review.claim_review_stats`), and
+FaStfact's ``annotation_stats.json``, via :func:`metrics.claim_review.claim_review_stats`), and
 agreement between annotators on what to do with each claim and on its final label.
 
 Rules:
@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
-from agreement.claim_review import AGREEMENTS, OPERATIONS, claim_review_stats
-from agreement.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
+from metrics.claim_review import AGREEMENTS, OPERATIONS, claim_review_stats
+from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import HUMAN, ReportInput
 from agreement.reports.tables import column, table

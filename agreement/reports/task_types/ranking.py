@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from statistics import pstdev
 from typing import Any
 
-from agreement.ranking import mean_average_rank
+from metrics.ranking import mean_average_rank
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import ReportInput
 from agreement.reports.tables import column, table

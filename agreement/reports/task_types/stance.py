@@ -5,7 +5,7 @@ Rules:
 
 * humans only (judges, when selected, count in the generic agreement table);
 * shares by level: every human answer's response label counts once;
-* factual accuracy and consistency (:mod:`agreement.stance`) use one stance per response: the
+* factual accuracy and consistency (:mod:`metrics.stance`) use one stance per response: the
   majority of its human labels; a response whose labels tie has no majority and is left out
   (counted in a note); responses without veracity or level are left out too. Accuracy at a level
   is the share of responses with the correct stance (agree with true, disagree with false,
@@ -24,11 +24,11 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from agreement.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
+from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import HUMAN, ReportInput
 from agreement.reports.tables import column, table
-from agreement.stance import CORRECT_STANCE, consistency, factual_accuracy
+from metrics.stance import CORRECT_STANCE, consistency, factual_accuracy
 
 LABELS = ("agree", "disagree", "neutral")
 LEVEL_NAMES = {

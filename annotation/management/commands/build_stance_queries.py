@@ -25,7 +25,7 @@ from annotation.stance_queries import (
     write_records,
 )
 from projects.models import Project
-from projects.services.imports import ImportFailed, import_items
+from studies.services.imports import ImportFailed, import_items
 
 
 def _levels(text: str) -> list[int]:

@@ -1,0 +1,79 @@
+"""The one refusal type and its mapping to HTTP.
+
+A service that refuses a request raises :class:`Refusal` (or a subclass named after its domain:
+``WorkflowError``, ``JudgeError``, ``ImportFailed``…) with a ``code``; views never map errors to
+status codes by hand. :func:`exception_handler` (DRF's ``EXCEPTION_HANDLER``) turns a refusal
+into ``{"detail": message, "code": code, "field": field}`` with the status of its code, and
+:func:`refusal_status` gives the same status to server-rendered pages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+STATUS_BY_CODE: dict[str, int] = {
+    "invalid": 400,
+    "forbidden": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "gone": 410,
+    "too_many_requests": 429,
+    "unavailable": 503,
+}
+
+
+class Refusal(Exception):
+    """The service refuses this, with a ``code`` from :data:`STATUS_BY_CODE` and, where one field
+    of the request is at fault, its name."""
+
+    default_code = "invalid"
+
+    def __init__(self, message: str, *, code: str | None = None, field: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.default_code
+        if self.code not in STATUS_BY_CODE:
+            raise ValueError(f"unknown refusal code {self.code!r}")
+        self.field = field
+
+    @property
+    def status(self) -> int:
+        return STATUS_BY_CODE[self.code]
+
+    def as_json(self) -> dict[str, str]:
+        body = {"detail": self.message, "code": self.code}
+        if self.field:
+            body["field"] = self.field
+        return body
+
+
+def refusal_status(exc: Refusal) -> int:
+    return exc.status
+
+
+def exception_handler(exc: Exception, context: dict) -> Any:
+    """DRF's handler, plus refusals (JSON with the code's status)."""
+    from rest_framework.response import Response
+    from rest_framework.views import exception_handler as drf_handler
+
+    if isinstance(exc, Refusal):
+        return Response(exc.as_json(), status=exc.status)
+    return drf_handler(exc, context)
+
+
+def first_error(errors: Any, prefix: str = "") -> tuple[str, str]:
+    """The first (field path, message) of a DRF ``errors`` structure, for one-line reports."""
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key == "non_field_errors":
+                path = prefix
+            return first_error(value, path)
+    if isinstance(errors, list):
+        for index, value in enumerate(errors):
+            if isinstance(value, dict | list) and value:
+                return first_error(value, f"{prefix}[{index}]")
+            if isinstance(value, dict | list):
+                continue
+            return prefix, str(value)
+    return prefix, str(errors)

@@ -1,0 +1,131 @@
+"""Researcher API: projects, items, progress, import and export.
+
+Security: authenticated users only. The project list shows only projects the caller belongs to
+(with their role). Item, progress, import and export endpoints require the researcher role in the
+project (``IsProjectResearcher`` → ``project_for``; 404 otherwise), because they reveal gold and
+every annotator's answers.
+"""
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.generics import ListAPIView
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import task_types
+from annotation.models import Item
+from studies import selectors
+from projects.models import ImportJob, Membership
+from projects.permissions import IsProjectResearcher
+from studies.serializers import ImportSerializer, ItemSerializer, ProjectSerializer
+from studies.services.exports import FORMATS, export_stream
+from studies.services.import_jobs import import_job_create, import_job_view
+from studies.services.imports import available_formats
+
+
+class ProjectListView(ListAPIView):
+    """Projects the caller belongs to, with the caller's role."""
+
+    serializer_class = ProjectSerializer
+
+    def get_queryset(self):
+        return selectors.projects_for_user(self.request.user).order_by("name")
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        context["roles"] = dict(
+            Membership.objects.filter(user=self.request.user).values_list("project_id", "role")
+        )
+        return context
+
+
+class ItemListView(ListAPIView):
+    """All items of a project with payload, prepared data and gold (researchers only)."""
+
+    permission_classes = [IsProjectResearcher]
+    serializer_class = ItemSerializer
+
+    def get_queryset(self):
+        return Item.objects.filter(project=self.project).order_by("position", "id")
+
+
+class ProgressView(APIView):
+    permission_classes = [IsProjectResearcher]
+
+    @extend_schema(responses=dict)
+    def get(self, request, slug):
+        return Response(selectors.project_progress(self.project))
+
+
+class ImportView(APIView):
+    """Upload a file of items; a worker imports it, all or nothing. 201 with the report when the
+    import has already finished (no broker), 400 with the line and field of the first problem,
+    202 with the job while a worker has it (poll ``api-import-job``)."""
+
+    permission_classes = [IsProjectResearcher]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request={"multipart/form-data": ImportSerializer}, responses=dict)
+    def post(self, request, slug):
+        body = ImportSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        fmt = body.validated_data["format"]
+        formats = available_formats(task_types.get(self.project.task_type))
+        if fmt not in formats:
+            return Response(
+                {"detail": f"Unknown format {fmt!r}; choose one of {', '.join(formats)}."}, status=400
+            )
+        job = import_job_create(
+            project=self.project,
+            user=request.user,
+            uploaded_file=body.validated_data["file"],
+            fmt=fmt,
+            update=body.validated_data["update"],
+            mapping_file=body.validated_data.get("mapping"),
+        )
+        job.refresh_from_db()
+        return _job_response(job)
+
+
+class ImportJobView(APIView):
+    """One import job of the project (researchers only)."""
+
+    permission_classes = [IsProjectResearcher]
+
+    @extend_schema(responses=dict)
+    def get(self, request, slug, job_id):
+        job = ImportJob.objects.filter(project=self.project, id=job_id).defer("content").first()
+        if job is None:
+            return Response({"detail": "No such import."}, status=404)
+        return _job_response(job, created_status=status.HTTP_200_OK)
+
+
+def _job_response(job: ImportJob, created_status: int = status.HTTP_201_CREATED) -> Response:
+    data = import_job_view(job)
+    if job.status == ImportJob.Status.FAILED:
+        return Response({"detail": job.message, **data}, status=status.HTTP_400_BAD_REQUEST)
+    if job.status == ImportJob.Status.DONE:
+        return Response(data, status=created_status)
+    return Response(data, status=status.HTTP_202_ACCEPTED)
+
+
+class ExportView(APIView):
+    """Stream every current annotation as JSONL or CSV (``?format=``), in constant memory."""
+
+    permission_classes = [IsProjectResearcher]
+
+    @extend_schema(parameters=[OpenApiParameter("format", str, enum=list(FORMATS))], responses=bytes)
+    def get(self, request, slug):
+        fmt = request.query_params.get("format", "jsonl")
+        if fmt not in FORMATS:
+            return Response({"detail": f"Unknown format {fmt!r}."}, status=400)
+        return export_response(self.project, fmt)
+
+
+def export_response(project, fmt: str) -> StreamingHttpResponse:
+    content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
+    response = StreamingHttpResponse(export_stream(project, fmt), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-annotations.{fmt}"'
+    return response

@@ -1,0 +1,17 @@
+from celery import shared_task
+
+from studies.services.import_jobs import import_job_run
+
+
+@shared_task(
+    bind=True,
+    name="projects.run_import_job",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    time_limit=3600,
+    soft_time_limit=3500,
+)
+def run_import_job(self, job_id: int) -> str:
+    """Import one uploaded file (see ``import_job_run``; safe to run twice)."""
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    return import_job_run(job_id=job_id, redelivered=redelivered).status

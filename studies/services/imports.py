@@ -1,0 +1,269 @@
+"""Importing items: file → records → task type's payload serializer → ``prepare()`` → bulk insert.
+
+The whole import is one transaction: the first invalid record aborts it with a message naming its
+line (or claim id) and field, and nothing is half-imported. Records are processed in chunks so
+memory stays flat in the file size (only the set of seen external ids grows).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import inspect
+import io
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from django.db import reset_queries, transaction
+from django.db.models import Max
+from django.utils import timezone
+from rest_framework.exceptions import ValidationError
+
+from annotation import task_types
+from annotation.models import Assignment, Item
+from annotation.task_types import PayloadError, PreparedItem, TaskType
+from annotation.task_types.base import jsonl_records
+from core.errors import first_error
+from llm_judges.models import JudgeResult
+
+CHUNK_SIZE = 1000
+# Long explanations or evidence lists fit in one CSV cell (the csv module's default is 128 KiB).
+csv.field_size_limit(64 * 1024 * 1024)
+GENERIC_FORMATS = ("jsonl", "csv")
+
+
+class ImportFailed(Exception):
+    """The import was refused; nothing was written. ``str()`` names the line and field."""
+
+
+@dataclass
+class ImportReport:
+    created: int = 0
+    updated: int = 0
+    records: int = 0
+    skipped: list[str] = field(default_factory=list)  # locations of records with nothing to annotate
+
+    def summary(self) -> str:
+        text = f"{self.records} records read, {self.created} items created, {self.updated} updated"
+        if self.skipped:
+            text += f", {len(self.skipped)} skipped (explanation cites no evidence: {', '.join(self.skipped[:5])}"
+            text += ", …)" if len(self.skipped) > 5 else ")"
+        return text
+
+
+def available_formats(task_type: TaskType) -> list[str]:
+    return [*GENERIC_FORMATS, *task_type.readers]
+
+
+def _csv_reader(task_type: TaskType) -> Callable[[IO[str]], Iterator[tuple[str, dict]]]:
+    def read(stream: IO[str]) -> Iterator[tuple[str, dict]]:
+        reader = csv.DictReader(stream, strict=True)  # bad quoting is an error, not merged rows
+        rows = iter(reader)
+        while True:
+            try:
+                row = next(rows)
+            except StopIteration:
+                return
+            except csv.Error as exc:  # e.g. an unterminated quote
+                raise PayloadError(f"not valid CSV: {exc}", location=f"line {reader.line_num}") from None
+            # Line numbers count the header, as a spreadsheet shows them.
+            location = f"line {reader.line_num}"
+            if None in row:
+                raise PayloadError("more cells than header columns", location=location)
+            try:
+                yield location, task_type.csv_to_payload(row)
+            except (ValueError, TypeError) as exc:
+                raise PayloadError(f"cannot read the row: {exc}", location=location) from None
+
+    return read
+
+
+def _reader_for(
+    task_type: TaskType, fmt: str, options: Mapping[str, Any] | None = None
+) -> Callable[[IO[str]], Iterator[tuple[str, dict]]]:
+    if fmt == "jsonl":
+        reader = jsonl_records
+    elif fmt == "csv":
+        reader = _csv_reader(task_type)
+    elif fmt in task_type.readers:
+        reader = task_type.readers[fmt]
+    else:
+        raise ImportFailed(
+            f"Unknown format {fmt!r} for {task_type.name}; choose one of {', '.join(available_formats(task_type))}."
+        )
+    if not options:
+        return reader
+    accepted = inspect.signature(reader).parameters
+    for name in options:
+        if name not in accepted or name == "stream":
+            raise ImportFailed(f"Nothing imported. The {fmt} format takes no {name} option.")
+    return functools.partial(reader, **options)
+
+
+def _prepared_records(
+    records: Iterable[tuple[str, dict]], task_type: TaskType, config: dict, report: ImportReport
+) -> Iterator[tuple[str, PreparedItem]]:
+    """Validate record by record (so the first bad one stops the import at once), then prepare
+    in chunks so task types can batch expensive work such as sentence splitting."""
+    for chunk in _chunks(_validated(records, task_type, report), CHUNK_SIZE):
+        results = task_type.prepare_batch([payload for _, payload in chunk], config=config)
+        for (location, _), result in zip(chunk, results, strict=True):
+            if isinstance(result, PayloadError):
+                result.location = result.location or location
+                raise result
+            if not result:
+                report.skipped.append(location)
+            for item in result:
+                yield location, item
+
+
+def _validated(
+    records: Iterable[tuple[str, dict]], task_type: TaskType, report: ImportReport
+) -> Iterator[tuple[str, dict]]:
+    for location, record in records:
+        report.records += 1
+        try:
+            # Keep fields the task type does not know (provenance such as article ids) next to
+            # the validated ones.
+            validated = task_type.validate_payload(record)
+            _check_storable({k: v for k, v in record.items() if k not in validated})
+            yield location, {**record, **validated}
+        except PayloadError as exc:
+            exc.location = exc.location or location
+            raise
+
+
+def _check_storable(extra: dict) -> None:
+    """Fields kept as they came (provenance) must be storable: PostgreSQL's jsonb refuses NUL and
+    lone surrogates, and would otherwise fail the whole import with a bare database error."""
+    for key, value in extra.items():
+        for text in _strings(value):
+            if "\x00" in text:
+                raise PayloadError("contains a NUL character", field=str(key))
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise PayloadError("contains an invalid (surrogate) character", field=str(key)) from None
+
+
+def _strings(value) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield str(key)
+            yield from _strings(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _strings(inner)
+
+
+def _chunks(iterable: Iterable, size: int) -> Iterator[list]:
+    chunk = []
+    for element in iterable:
+        chunk.append(element)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def import_items(
+    *,
+    project,
+    stream: IO[str] | IO[bytes],
+    fmt: str,
+    update: bool = False,
+    progress: Callable[[ImportReport], None] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> ImportReport:
+    """Import a file into ``project``. Raises ``ImportFailed`` (and writes nothing) on the first
+    bad record, on an external id that already exists (unless ``update``), on an update of an
+    item that already has annotations, or on an invalid project configuration. ``options`` go to
+    a task-specific reader as keyword arguments (e.g. ``mapping`` for ranking's ``reprohum``)."""
+    task_type = task_types.get(project.task_type)
+    try:
+        config = task_type.validate_config(project.config)
+    except ValidationError as exc:
+        field_name, message = first_error(exc.detail)
+        raise ImportFailed(
+            f"Nothing imported. The project configuration is invalid: {field_name or 'config'}: {message}"
+        ) from None
+    if isinstance(stream.read(0), bytes):
+        stream = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
+    reader = _reader_for(task_type, fmt, options)
+    report = ImportReport()
+    seen: set[str] = set()
+    try:
+        with transaction.atomic():
+            position = (Item.objects.filter(project=project).aggregate(p=Max("position"))["p"] or 0) + 1
+            records = _prepared_records(reader(stream), task_type, config, report)
+            for chunk in _chunks(records, CHUNK_SIZE):
+                position = _write_chunk(project, chunk, seen, position, update, report)
+                # With DEBUG on, Django keeps every SQL statement of the request or task; the bulk
+                # inserts of a large file would pile up there (memory must stay flat).
+                reset_queries()
+                if progress:
+                    progress(report)
+    except PayloadError as exc:
+        raise ImportFailed(f"Nothing imported. {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ImportFailed(f"Nothing imported. The file is not UTF-8 text ({exc.reason}).") from None
+    return report
+
+
+def _write_chunk(project, chunk, seen, position, update, report) -> int:
+    ids = [item.external_id for _, item in chunk]
+    for location, item in chunk:
+        if item.external_id in seen:
+            raise PayloadError(f"external id {item.external_id!r} appears twice in the file", field="id", location=location)
+        seen.add(item.external_id)
+    existing = dict(
+        Item.objects.filter(project=project, external_id__in=ids).values_list("external_id", "id")
+    )
+    if existing and not update:
+        location = next(loc for loc, item in chunk if item.external_id in existing)
+        external_id = next(i for i in ids if i in existing)
+        raise PayloadError(
+            f"an item with external id {external_id!r} already exists in this project "
+            "(use update to replace it)",
+            field="id",
+            location=location,
+        )
+    if existing:
+        # Lock the rows first so no annotator is handed an item while it changes under them.
+        list(Item.objects.select_for_update().filter(id__in=existing.values()).values_list("id"))
+        handed_out = set(
+            Assignment.objects.filter(item_id__in=existing.values()).values_list(
+                "item__external_id", flat=True
+            )
+        )
+        if handed_out:
+            raise PayloadError(
+                f"item {sorted(handed_out)[0]!r} has already been given to annotators and cannot "
+                "be updated (their answers refer to the text they saw)",
+                field="id",
+                location=next(loc for loc, item in chunk if item.external_id in handed_out),
+            )
+        # Judge answers were computed on the old text and gold: they go, a re-run recomputes them.
+        JudgeResult.objects.filter(item_id__in=existing.values()).delete()
+    new_items, changed = [], []
+    now = timezone.now()
+    for _, item in chunk:
+        fields = dict(payload=item.payload, prepared=item.prepared, gold=item.gold, group=item.group, kind=item.kind)
+        if item.external_id in existing:
+            # bulk_update skips auto_now: set it, so cached agreement reports see the change.
+            changed.append(Item(id=existing[item.external_id], updated_at=now, **fields))
+        else:
+            new_items.append(Item(project=project, external_id=item.external_id, position=position, **fields))
+            position += 1
+    Item.objects.bulk_create(new_items, batch_size=CHUNK_SIZE)
+    if changed:
+        Item.objects.bulk_update(
+            changed, ["payload", "prepared", "gold", "group", "kind", "updated_at"], batch_size=CHUNK_SIZE
+        )
+    report.created += len(new_items)
+    report.updated += len(changed)
+    return position

@@ -1,0 +1,102 @@
+"""Pages for everyone (home) and for researchers (project page with import and export).
+
+Security: all views require login. ``home`` lists only the caller's own memberships. The project
+page, import and export require the researcher role in the project (``project_for``: 404 to
+anyone else), because they show gold and every annotator's answers. Uploaded files are imported
+by a Celery worker (``import_job_create``), never parsed in the request.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, F, Q
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation import task_types
+from annotation.models import Assignment
+from studies import selectors
+from studies.api import export_response
+from studies.forms import ImportForm
+from projects.models import ImportJob
+from projects.permissions import RESEARCH_ROLES, project_for
+from studies.services.exports import FORMATS
+from studies.services.import_jobs import import_job_create
+from studies.services.imports import available_formats
+
+
+@require_GET
+def healthz(request):
+    """Liveness for the container health check: the database answers. No data, no login."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return HttpResponse("ok", content_type="text/plain")
+
+
+@login_required
+@require_GET
+def home(request):
+    memberships = selectors.memberships_for_user(request.user).annotate(
+        submitted=Count(
+            "user__assignments",
+            filter=Q(
+                user__assignments__project_id=F("project_id"),
+                user__assignments__state=Assignment.State.SUBMITTED,
+            ),
+        )
+    )
+    return render(request, "home.html", {"memberships": memberships})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_detail(request, slug):
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    task_type = task_types.get(project.task_type)
+    formats = available_formats(task_type)
+    form = ImportForm(formats=formats)
+    if request.method == "POST":
+        form = ImportForm(request.POST, request.FILES, formats=formats)
+        if form.is_valid():
+            job = import_job_create(
+                project=project,
+                user=request.user,
+                uploaded_file=form.cleaned_data["file"],
+                fmt=form.cleaned_data["format"],
+                update=form.cleaned_data["update"],
+                mapping_file=form.cleaned_data.get("mapping"),
+            )
+            job.refresh_from_db()  # without a broker the import has already run
+            if job.status == ImportJob.Status.DONE:
+                messages.success(request, f"Import finished: {job.message}.")
+            elif job.status == ImportJob.Status.FAILED:
+                messages.error(request, job.message)
+            else:
+                messages.info(request, f"Import of {job.filename} queued; this page shows its progress.")
+            return redirect("project-detail", slug=project.slug)
+    jobs = list(project.import_jobs.defer("content")[:5])
+    return render(
+        request,
+        "projects/detail.html",
+        {
+            "project": project,
+            "task_type": task_type,
+            "progress": selectors.project_progress(project),
+            "form": form,
+            "export_formats": FORMATS,
+            "import_jobs": jobs,
+            "refresh_seconds": 3 if any(j.status in ("queued", "running") for j in jobs) else 0,
+        },
+    )
+
+
+@login_required
+@require_GET
+def project_export(request, slug, fmt):
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    if fmt not in FORMATS:
+        messages.error(request, f"Unknown export format {fmt!r}.")
+        return redirect("project-detail", slug=slug)
+    return export_response(project, fmt)
