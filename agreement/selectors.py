@@ -8,13 +8,13 @@ from statistics import median
 from django.db.models import Sum
 
 from annotation.models import Annotation, Item
+from annotation.selectors import project_progress
 from projects.models import Membership, Project
 from projects.permissions import RESEARCH_ROLES
-from studies.selectors import project_progress
 
 
 def dashboard_progress(project: Project) -> dict:
-    """:func:`studies.selectors.project_progress` plus, per annotator, the qualification and the
+    """:func:`annotation.selectors.project_progress` plus, per annotator, the qualification and the
     median active time per submitted item. A fixed number of queries.
 
     Time per item: the active time of all versions of the annotator's answer summed (a revision

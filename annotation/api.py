@@ -17,13 +17,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
+from annotation.crowd_session import batch_ref
 from annotation.serializers import (
     DraftSerializer,
     HistoryEntrySerializer,
     NextSerializer,
     SubmitSerializer,
 )
-from crowd.session import batch_ref
 from projects.permissions import ANNOTATE_ROLES, IsProjectAnnotator, has_role
 
 STATUS_FOR_CODE = {
@@ -48,7 +48,7 @@ class NextItemView(APIView):
     the annotator may not go on (disqualified, qualification failed or pending, batch finished:
     the completion code); 204 when nothing is left. ``{"start_batch": true}`` starts the next
     batch after a finished one (not in a crowd-platform session, which gets one batch). The
-    crowd session (``crowd.session``) ties the batch to the platform session it came from.
+    crowd session (``annotation.crowd_session``) ties the batch to the platform session it came from.
     """
 
     permission_classes = [IsProjectAnnotator]

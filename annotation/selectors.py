@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from annotation import quality, task_types
+from annotation.hooks import reachable
 from annotation.models import Annotation, Assignment, Batch, Draft, Item
-from crowd.selectors import in_current_session
 from projects.crowd import crowd_settings
-from projects.models import Membership
+from projects.models import Membership, Project
 
 
 def own_assignment(user, assignment_id: int) -> Assignment:
     """The user's own assignment with its item and project; 404 for anyone else's, and for a
-    crowd worker's assignment outside their current platform session (``in_current_session``)."""
-    assignment = in_current_session(
+    crowd worker's assignment outside their current platform session (``annotation.hooks``)."""
+    assignment = reachable(
         Assignment.objects.select_related("item", "project", "batch").filter(
             pk=assignment_id, annotator=user
         ),
@@ -72,7 +72,7 @@ def annotator_history(*, project, user) -> QuerySet[Assignment]:
     """The user's assignments in the project, newest first (a crowd worker's: of their current
     platform session only)."""
     return (
-        in_current_session(Assignment.objects.filter(project=project, annotator=user), user=user)
+        reachable(Assignment.objects.filter(project=project, annotator=user), user=user)
         .order_by("-sequence")
         .only("id", "sequence", "state", "reserved_at", "submitted_at")
     )
@@ -171,3 +171,57 @@ def _regular_items_left(project, user) -> bool:
         .exists()
     )
 
+
+def project_progress(project: Project) -> dict:
+    """Items, places needed, answers given, and per-annotator counts; a fixed number of queries."""
+    items = Item.objects.filter(project=project).aggregate(
+        total=Count("id"),
+        regular=Count("id", filter=Q(kind=Item.Kind.REGULAR)),
+    )
+    needed = items["regular"] * project.annotators_per_item
+    submitted = Assignment.objects.filter(project=project, state=Assignment.State.SUBMITTED).count()
+    complete_items = (
+        Item.objects.filter(project=project, kind=Item.Kind.REGULAR)
+        .annotate(done=Count("assignments", filter=Q(assignments__state=Assignment.State.SUBMITTED)))
+        .filter(done__gte=project.annotators_per_item)
+        .count()
+    )
+    per_annotator = list(
+        Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR)
+        .annotate(
+            submitted=Count(
+                "user__assignments",
+                filter=Q(
+                    user__assignments__project=project,
+                    user__assignments__state=Assignment.State.SUBMITTED,
+                ),
+            ),
+            reserved=Count(
+                "user__assignments",
+                filter=Q(
+                    user__assignments__project=project,
+                    user__assignments__state=Assignment.State.RESERVED,
+                ),
+            ),
+        )
+        .select_related("user")
+        .order_by("user__username")
+    )
+    return {
+        "items": items["total"],
+        "regular_items": items["regular"],
+        "complete_items": complete_items,
+        "answers_needed": needed,
+        "answers_submitted": submitted,
+        "percent": round(100 * submitted / needed, 1) if needed else 0.0,
+        "annotators": [
+            {
+                "username": m.user.username,
+                "pseudonym": m.pseudonym,
+                "submitted": m.submitted,
+                "reserved": m.reserved,
+            }
+            for m in per_annotator
+        ],
+        "versions": Annotation.objects.filter(item__project=project).count(),
+    }

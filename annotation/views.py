@@ -14,7 +14,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from annotation import task_types
-from crowd.session import crowd_context
+from annotation.crowd_session import crowd_context
 from projects.crowd import crowd_settings
 from projects.permissions import ANNOTATE_ROLES, membership_for, project_for
 

@@ -5,9 +5,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from annotation import api as annotation_api
 from annotation import views as annotation_views
+from projects.auth import LoginView, TokenView
 from studies import api as projects_api
 from studies import views as projects_views
-from projects.auth import LoginView, TokenView
 
 api = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -27,11 +27,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import quality, review, task_types
+from annotation.crowd_session import crowd_context, set_crowd_context
 from annotation.models import Batch, Item
 from annotation.services import AnswerInvalid
 from crowd import selectors, services
 from crowd.models import CrowdEntry
-from crowd.session import crowd_context, set_crowd_context
 from projects.crowd import crowd_settings
 from projects.models import Membership, Project
 from projects.permissions import ANNOTATE_ROLES, RESEARCH_ROLES, REVIEW_ROLES, project_for

@@ -16,7 +16,8 @@ from rest_framework.views import APIView
 
 from annotation import task_types
 from annotation.models import Item
-from studies import selectors
+from annotation.selectors import project_progress
+from projects import selectors
 from projects.models import ImportJob, Membership
 from projects.permissions import IsProjectResearcher
 from studies.serializers import ImportSerializer, ItemSerializer, ProjectSerializer
@@ -56,7 +57,7 @@ class ProgressView(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request, slug):
-        return Response(selectors.project_progress(self.project))
+        return Response(project_progress(self.project))
 
 
 class ImportView(APIView):

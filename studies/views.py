@@ -15,11 +15,12 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import task_types
 from annotation.models import Assignment
-from studies import selectors
-from studies.api import export_response
-from studies.forms import ImportForm
+from annotation.selectors import project_progress
+from projects import selectors
 from projects.models import ImportJob
 from projects.permissions import RESEARCH_ROLES, project_for
+from studies.api import export_response
+from studies.forms import ImportForm
 from studies.services.exports import FORMATS
 from studies.services.import_jobs import import_job_create
 from studies.services.imports import available_formats
@@ -83,7 +84,7 @@ def project_detail(request, slug):
         {
             "project": project,
             "task_type": task_type,
-            "progress": selectors.project_progress(project),
+            "progress": project_progress(project),
             "form": form,
             "export_formats": FORMATS,
             "import_jobs": jobs,

@@ -23,8 +23,8 @@ from metrics.ranking import cv_star, spearman_rho
 
 from .generic import agreement_table
 from .inputs import AnnotatorFilter, ReportInput
-from .tables import clean, column, table
 from .sections import section_for
+from .tables import clean, column, table
 
 # Bump when the figures a report contains change meaning, so that cached snapshots are redone.
 REPORT_VERSION = 2

@@ -8,8 +8,8 @@ structure, with the kind of mistakes the check catches); they are not CheckWhy r
 import io
 import json
 
-from studies.demo import add_members
 from projects.models import Project
+from studies.demo import add_members
 from studies.services.imports import import_items
 
 EDIT_GUIDELINES = """\

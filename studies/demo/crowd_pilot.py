@@ -15,8 +15,8 @@ from django.conf import settings
 from annotation.task_types.citation_recovery import read_transparent_fcexp
 from annotation.text import parse_citations
 from crowd import services as crowd_services
-from studies.demo import add_members
 from projects.models import Project
+from studies.demo import add_members
 from studies.services.imports import import_items
 
 DATA = Path(settings.BASE_DIR) / "data" / "transparent-fcexp" / "gpt4_full_data.json"

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from annotation import task_types
 from annotation.models import Annotation
 from annotation.review import with_item_verdicts
+from core.spreadsheet import spreadsheet_safe
 from llm_judges.selectors import preselections_shown
 from projects.models import Membership
-from core.spreadsheet import spreadsheet_safe
 
 FORMATS = ("jsonl", "csv")
 CHUNK = 2000

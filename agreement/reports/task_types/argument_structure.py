@@ -18,10 +18,10 @@ from collections import Counter
 from collections.abc import Mapping
 from statistics import fmean
 
-from metrics.argument_structure import structure_metrics
-from metrics.kappa import fleiss_kappa_from_labels
 from agreement.reports.inputs import HUMAN, ReportInput
 from agreement.reports.tables import column, table
+from metrics.argument_structure import structure_metrics
+from metrics.kappa import fleiss_kappa_from_labels
 
 METRICS = (
     ("edge_similarity", "Edge similarity"),

@@ -25,12 +25,12 @@ from collections.abc import Mapping
 from statistics import fmean
 from typing import Any
 
-from metrics.alpha import krippendorff_alpha
-from metrics.calibration import calibrate_utility
-from metrics.distances import AgreementError
 from agreement.reports.generic import alpha_with_ci, reliability_data
 from agreement.reports.inputs import HUMAN, JUDGE, ReportInput
 from agreement.reports.tables import column, table
+from metrics.alpha import krippendorff_alpha
+from metrics.calibration import calibrate_utility
+from metrics.distances import AgreementError
 from metrics.sets import (
     HUMANS,
     SetScores,

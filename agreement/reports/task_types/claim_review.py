@@ -20,11 +20,11 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
-from metrics.claim_review import AGREEMENTS, OPERATIONS, claim_review_stats
-from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import HUMAN, ReportInput
 from agreement.reports.tables import column, table
+from metrics.claim_review import AGREEMENTS, OPERATIONS, claim_review_stats
+from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
 
 
 def item_extra(payload: dict, prepared: dict) -> dict:

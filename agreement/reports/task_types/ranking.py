@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from statistics import pstdev
 from typing import Any
 
-from metrics.ranking import mean_average_rank
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import ReportInput
 from agreement.reports.tables import column, table
+from metrics.ranking import mean_average_rank
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 MAX_PLOTTED_ANNOTATORS = 8

@@ -24,10 +24,10 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import HUMAN, ReportInput
 from agreement.reports.tables import column, table
+from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
 from metrics.stance import CORRECT_STANCE, consistency, factual_accuracy
 
 LABELS = ("agree", "disagree", "neutral")

@@ -5,9 +5,9 @@ from collections.abc import Iterator
 
 from django.core.management.base import BaseCommand, CommandError
 
-from metrics.claim_review import claim_review_stats
 from annotation.models import Annotation
 from annotation.task_types.claim_review import claim_rows
+from metrics.claim_review import claim_review_stats
 from projects.models import Project
 
 

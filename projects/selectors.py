@@ -1,0 +1,19 @@
+"""Reads about projects and memberships."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from projects.models import Membership, Project
+
+
+def projects_for_user(user) -> QuerySet[Project]:
+    """Projects where the user has any role (all projects for superusers), each annotated with
+    the user's role as ``user_role``."""
+    if user.is_superuser:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user).distinct()
+
+
+def memberships_for_user(user) -> QuerySet[Membership]:
+    return Membership.objects.filter(user=user).select_related("project").order_by("project__name")
