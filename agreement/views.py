@@ -30,14 +30,15 @@ from agreement.reports import AnnotatorFilter, ReportOptions, compare_reports
 from agreement.reports.plots import render as render_plot
 from agreement.reports.tables import column, render_cell, table, to_csv
 from annotation import task_types
+from core.errors import Refusal
 from projects.models import Membership
 from projects.permissions import RESEARCH_ROLES, project_for
 
 PREVIEW_ROWS = 15
 
 
-class BadQuery(ValueError):
-    pass
+class BadQuery(Refusal):
+    """A dashboard query parameter that cannot be read (the message names it)."""
 
 
 @dataclass
@@ -182,7 +183,7 @@ def dashboard(request, slug):
     try:
         choice = parse_choice(request.GET)
     except BadQuery as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+        return HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
     base_query = _query_without(request.GET, "download")
 
     if request.method == "POST":

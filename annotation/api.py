@@ -26,20 +26,6 @@ from annotation.serializers import (
 )
 from projects.permissions import ANNOTATE_ROLES, IsProjectAnnotator, has_role
 
-STATUS_FOR_CODE = {
-    "invalid": status.HTTP_400_BAD_REQUEST,
-    "conflict": status.HTTP_409_CONFLICT,
-    "too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-    "forbidden": status.HTTP_403_FORBIDDEN,
-}
-
-
-def _error(exc: services.WorkflowError) -> Response:
-    body = {"detail": exc.message}
-    if isinstance(exc, services.AnswerInvalid):
-        body["errors"] = exc.errors
-    return Response(body, status=STATUS_FOR_CODE.get(exc.code, 400))
-
 
 class NextItemView(APIView):
     """Reserve (or return the open reservation of) the next item for the calling annotator.
@@ -98,10 +84,7 @@ class DraftView(APIView):
         assignment = selectors.own_assignment(request.user, pk)
         body = DraftSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            draft = services.draft_save(assignment=assignment, **body.validated_data)
-        except services.WorkflowError as exc:
-            return _error(exc)
+        draft = services.draft_save(assignment=assignment, **body.validated_data)
         if draft is None:  # older than what is stored or submitted: nothing to keep
             return Response({"revision": body.validated_data["revision"], "ignored": True})
         return Response({"revision": draft.revision, "saved_at": draft.updated_at.isoformat()})
@@ -116,16 +99,13 @@ class SubmitView(APIView):
         assignment = selectors.own_assignment(request.user, pk)
         body = SubmitSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            annotation, created = services.annotation_submit(
-                assignment=assignment,
-                answer=body.validated_data["answer"],
-                time_spent_ms=body.validated_data["time_spent_ms"],
-                submission_id=body.validated_data.get("submission_id"),
-                revision=body.validated_data["revision"],
-            )
-        except services.WorkflowError as exc:
-            return _error(exc)
+        annotation, created = services.annotation_submit(
+            assignment=assignment,
+            answer=body.validated_data["answer"],
+            time_spent_ms=body.validated_data["time_spent_ms"],
+            submission_id=body.validated_data.get("submission_id"),
+            revision=body.validated_data["revision"],
+        )
         return Response(
             {"annotation": annotation.id, "version": annotation.version, "answer": annotation.answer},
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,

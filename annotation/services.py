@@ -24,26 +24,23 @@ from django.utils import timezone
 
 from annotation import quality, task_types
 from annotation.models import Annotation, Assignment, Batch, Draft, Item
-from core.errors import first_error
+from core.errors import Refusal, first_error
 from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
 
 MAX_DRAFT_BYTES = 64 * 1024
 
 
-class WorkflowError(Exception):
-    """A request the workflow refuses; ``code`` maps to an HTTP status in the API layer."""
-
-    def __init__(self, message: str, *, code: str = "invalid") -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
+class WorkflowError(Refusal):
+    """A request the annotator workflow refuses (``core.errors`` maps its code to HTTP)."""
 
 
 class AnswerInvalid(WorkflowError):
     def __init__(self, errors: dict) -> None:
-        super().__init__("The answer is not complete or not valid.", code="invalid")
-        self.errors = errors
+        field, _ = first_error(errors)
+        super().__init__(
+            "The answer is not complete or not valid.", code="invalid", field=field, errors=errors
+        )
 
 
 def _reservation_window() -> timedelta:

@@ -3,8 +3,8 @@
 A service that refuses a request raises :class:`Refusal` (or a subclass named after its domain:
 ``WorkflowError``, ``JudgeError``, ``ImportFailed``…) with a ``code``; views never map errors to
 status codes by hand. :func:`exception_handler` (DRF's ``EXCEPTION_HANDLER``) turns a refusal
-into ``{"detail": message, "code": code, "field": field}`` with the status of its code, and
-:func:`refusal_status` gives the same status to server-rendered pages.
+into ``{"detail": message, "code": code, "field": field}`` with the status of its code,; server-rendered
+pages show ``message`` and answer with ``status``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "not_found": 404,
     "conflict": 409,
     "gone": 410,
+    "too_large": 413,
     "too_many_requests": 429,
     "unavailable": 503,
 }
@@ -28,27 +29,28 @@ class Refusal(Exception):
 
     default_code = "invalid"
 
-    def __init__(self, message: str, *, code: str | None = None, field: str = "") -> None:
+    def __init__(
+        self, message: str, *, code: str | None = None, field: str = "", errors: Any = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.code = code or self.default_code
         if self.code not in STATUS_BY_CODE:
             raise ValueError(f"unknown refusal code {self.code!r}")
         self.field = field
+        self.errors = errors  # per-field detail (a DRF errors structure), when there is one
 
     @property
     def status(self) -> int:
         return STATUS_BY_CODE[self.code]
 
-    def as_json(self) -> dict[str, str]:
-        body = {"detail": self.message, "code": self.code}
+    def as_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"detail": self.message, "code": self.code}
         if self.field:
             body["field"] = self.field
+        if self.errors is not None:
+            body["errors"] = self.errors
         return body
-
-
-def refusal_status(exc: Refusal) -> int:
-    return exc.status
 
 
 def exception_handler(exc: Exception, context: dict) -> Any:

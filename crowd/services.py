@@ -49,6 +49,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Assignment, Batch
+from core.errors import Refusal
 from crowd.models import CrowdEntry
 from projects.crowd import crowd_settings
 from projects.models import Membership, Project
@@ -65,13 +66,8 @@ _CLOSED = (
 Platform = CrowdEntry.Platform
 
 
-class EntryRefused(Exception):
-    """An entry link that cannot be honoured; ``status`` is the HTTP status of the page."""
-
-    def __init__(self, message: str, *, status: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
+class EntryRefused(Refusal):
+    """An entry link that cannot be honoured; the page answers with the code's status."""
 
 
 def _signed_value(project: Project, platform: str, study: str) -> str:
@@ -91,7 +87,7 @@ def verify_link(*, project: Project, platform: str, study: str, signature: str) 
     except signing.BadSignature:
         raise EntryRefused(
             "This study link is not valid. Please use the link exactly as the study gave it.",
-            status=403,
+            code="forbidden",
         ) from None
 
 
@@ -165,7 +161,7 @@ def _worker_account(*, project: Project, platform: str, worker_id: str, study_id
         user.save(update_fields=["password"])
     elif user.has_usable_password():
         # A regular account with this name: never log it in from a link.
-        raise EntryRefused("This worker id cannot be used here.", status=403)
+        raise EntryRefused("This worker id cannot be used here.", code="forbidden")
     membership, _ = Membership.objects.get_or_create(
         project=project,
         user=user,
@@ -177,15 +173,15 @@ def _worker_account(*, project: Project, platform: str, worker_id: str, study_id
         },
     )
     if membership.role != Membership.Role.ANNOTATOR:
-        raise EntryRefused("This worker id cannot be used here.", status=403)
+        raise EntryRefused("This worker id cannot be used here.", code="forbidden")
     return user
 
 
 def _reenter(entry: CrowdEntry, *, worker_id: str, study_id: str) -> CrowdEntry:
     if entry.worker_id != worker_id or entry.study_id != study_id:
-        raise EntryRefused("This session belongs to another worker.", status=403)
+        raise EntryRefused("This session belongs to another worker.", code="forbidden")
     if entry.closed_at is not None:
-        raise EntryRefused(_CLOSED, status=409)
+        raise EntryRefused(_CLOSED, code="conflict")
     entry.save(update_fields=["last_seen_at"])
     return entry
 
@@ -227,7 +223,7 @@ def worker_enter(
         _check_id(hit_id, "HIT id")
     crowd = crowd_settings(project)
     if project.status != Project.Status.ACTIVE or not crowd.batches:
-        raise EntryRefused("This study is not open at the moment.", status=404)
+        raise EntryRefused("This study is not open at the moment.", code="not_found")
 
     sessions = CrowdEntry.objects.select_related("user").filter(
         project=project, platform=platform, session_id=session_id
@@ -251,20 +247,20 @@ def worker_enter(
         raise EntryRefused(
             "You already have a session in this study. Please continue it from the link Prolific "
             "gave you for that session.",
-            status=409,
+            code="conflict",
         )
     if platform == Platform.MTURK:
         if same_worker.filter(hit_id=hit_id).exists():
             raise EntryRefused(
                 "You already have an assignment of this HIT. Please continue that one; if you "
                 "returned it and accepted the HIT again, contact the researcher.",
-                status=409,
+                code="conflict",
             )
         if session_in_progress(project=project, user=user, crowd=crowd):
             raise EntryRefused(
                 "Another HIT of this study is in progress for your worker id. Please finish or "
                 "return it first, then open this one again.",
-                status=409,
+                code="conflict",
             )
     try:
         with transaction.atomic():
@@ -305,12 +301,12 @@ def entry_from_token(token: str) -> CrowdEntry:
     try:
         pk = signing.loads(token, salt=START_SALT, max_age=START_TOKEN_MAX_AGE)
     except signing.SignatureExpired:
-        raise EntryRefused("This link has expired. Please open the task from the HIT again.", status=403) from None
+        raise EntryRefused("This link has expired. Please open the task from the HIT again.", code="forbidden") from None
     except signing.BadSignature:
-        raise EntryRefused("This link is not valid.", status=403) from None
+        raise EntryRefused("This link is not valid.", code="forbidden") from None
     entry = CrowdEntry.objects.select_related("project", "user").filter(pk=pk).first()
     if entry is None:
-        raise EntryRefused("This link is not valid.", status=403)
+        raise EntryRefused("This link is not valid.", code="forbidden")
     if entry.closed_at is not None:
-        raise EntryRefused(_CLOSED, status=403)
+        raise EntryRefused(_CLOSED, code="forbidden")
     return entry

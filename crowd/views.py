@@ -29,7 +29,6 @@ from rest_framework.views import APIView
 from annotation import quality, review, task_types
 from annotation.crowd_session import crowd_context, set_crowd_context
 from annotation.models import Batch, Item
-from annotation.services import AnswerInvalid
 from crowd import selectors, services
 from crowd.models import CrowdEntry
 from projects.crowd import crowd_settings
@@ -52,7 +51,7 @@ def _refused(request, exc: services.EntryRefused, *, frameable: bool = False) ->
 def _project_or_refuse(slug: str) -> Project:
     project = Project.objects.filter(slug=slug).first()
     if project is None:
-        raise services.EntryRefused("This study does not exist.", status=404)
+        raise services.EntryRefused("This study does not exist.", code="not_found")
     return project
 
 
@@ -340,15 +339,12 @@ class AdjudicationView(APIView):
             raise Http404("No such item.")
         body = AdjudicationSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            decision = review.adjudication_record(
-                item=item,
-                reviewer=request.user,
-                answer=body.validated_data["answer"],
-                note=body.validated_data["note"],
-            )
-        except AnswerInvalid as exc:
-            return Response({"detail": exc.message, "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        decision = review.adjudication_record(  # an invalid answer is a Refusal: JSON 400
+            item=item,
+            reviewer=request.user,
+            answer=body.validated_data["answer"],
+            note=body.validated_data["note"],
+        )
         return Response(
             {"version": decision.version, "answer": decision.answer}, status=status.HTTP_201_CREATED
         )

@@ -24,7 +24,7 @@ from annotation import task_types
 from annotation.models import Assignment, Item
 from annotation.task_types import PayloadError, PreparedItem, TaskType
 from annotation.task_types.base import jsonl_records
-from core.errors import first_error
+from core.errors import Refusal, first_error
 from llm_judges.models import JudgeResult
 
 CHUNK_SIZE = 1000
@@ -33,8 +33,8 @@ csv.field_size_limit(64 * 1024 * 1024)
 GENERIC_FORMATS = ("jsonl", "csv")
 
 
-class ImportFailed(Exception):
-    """The import was refused; nothing was written. ``str()`` names the line and field."""
+class ImportFailed(Refusal):
+    """The import was refused; nothing was written. The message names the line and field."""
 
 
 @dataclass
