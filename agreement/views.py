@@ -27,7 +27,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from agreement import selectors, services
 from agreement.models import AgreementSnapshot
 from agreement.reports import AnnotatorFilter, ReportOptions, compare_reports
+from agreement.reports.inputs import ReportParameter
 from agreement.reports.plots import render as render_plot
+from agreement.reports.sections import parameters_for
 from agreement.reports.tables import column, render_cell, table, to_csv
 from annotation import task_types
 from core.errors import Refusal
@@ -49,19 +51,32 @@ class Choice:
     options: ReportOptions
 
 
-def parse_choice(query: QueryDict, *, shared_with: str = "") -> Choice:
+def _parameters(query: QueryDict, specs: tuple[ReportParameter, ...]) -> tuple:
+    values = []
+    for spec in specs:
+        text = query.get(spec.name, "").strip()
+        if not text:
+            continue
+        try:
+            values.append((spec.name, spec.read(float(text))))
+        except ValueError:
+            raise BadQuery(
+                f"{spec.name} must be a number between {spec.minimum:g} and {spec.maximum:g},"
+                f" got {text!r}",
+                field=spec.name,
+            ) from None
+    return tuple(values)
+
+
+def parse_choice(
+    query: QueryDict, *, shared_with: str = "", parameters: tuple[ReportParameter, ...] = ()
+) -> Choice:
     """Filter and options from GET parameters: ``select=1`` with ``include=<pseudonym>``…
     (exactly these annotators), ``exclude=<pseudonym>``…, ``disqualified=include``,
-    ``judge=<key>``…, ``threshold=<0..1>``."""
+    ``judge=<key>``…, and ``<name>=<number>`` for each of the task type's report
+    ``parameters``."""
     include = tuple(query.getlist("include")) if query.get("select") else None
-    threshold_text = query.get("threshold", "").strip()
-    try:
-        threshold = float(threshold_text) if threshold_text else 0.6
-        options = ReportOptions(transparency_threshold=threshold, shared_with=shared_with)
-    except ValueError:
-        raise BadQuery(
-            f"threshold must be a number between 0 and 1, got {threshold_text!r}"
-        ) from None
+    options = ReportOptions(shared_with=shared_with, parameters=_parameters(query, parameters))
     return Choice(
         AnnotatorFilter(
             include=include,
@@ -180,8 +195,9 @@ def dashboard(request, slug):
     """
     project = project_for(request.user, slug, RESEARCH_ROLES)
     task_type = task_types.get(project.task_type)
+    parameters = parameters_for(project.task_type)
     try:
-        choice = parse_choice(request.GET)
+        choice = parse_choice(request.GET, parameters=parameters)
     except BadQuery as exc:
         return HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
     base_query = _query_without(request.GET, "download")
@@ -225,6 +241,9 @@ def dashboard(request, slug):
         {**row, "counted": _counted(row, choice)} for row in progress["annotators"]
     ]
     context = {
+        "parameters": [
+            {"spec": spec, "value": choice.options.parameter(spec)} for spec in parameters
+        ],
         "project": project,
         "task_type": task_type,
         "progress": progress,

@@ -52,19 +52,45 @@ class AnnotatorFilter:
 
 
 @dataclass(frozen=True)
-class ReportOptions:
-    """Computation settings that change figures (and therefore the cache key)."""
+class ReportParameter:
+    """A number a task type's report section lets researchers set on the dashboard (e.g.
+    citation recovery's transparency threshold); declared when the section is registered."""
 
-    transparency_threshold: float = 0.6
+    name: str
+    label: str
+    default: float
+    minimum: float
+    maximum: float
+    step: float = 0.05
+
+    def read(self, value: float) -> float:
+        if not self.minimum <= value <= self.maximum:
+            raise ValueError(
+                f"{self.name} must be a number between {self.minimum:g} and {self.maximum:g}"
+            )
+        return float(value)
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Computation settings that change figures (and therefore the cache key).
+
+    ``parameters`` holds the values of the task type's :class:`ReportParameter` s that differ
+    from their defaults, as sorted ``(name, value)`` pairs; sections read them with
+    :meth:`parameter`."""
+
     n_boot: int = 1000
     confidence: float = 0.95
     shared_with: str = ""  # restrict to items whose external id is also in this project
+    parameters: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.transparency_threshold <= 1.0:
-            raise ValueError("the transparency threshold must lie between 0 and 1")
         if not 1 <= self.n_boot <= 100_000:
             raise ValueError("n_boot must lie between 1 and 100000")
+        object.__setattr__(self, "parameters", tuple(sorted(dict(self.parameters).items())))
+
+    def parameter(self, spec: ReportParameter) -> float:
+        return dict(self.parameters).get(spec.name, spec.default)
 
 
 def filter_key(annotator_filter: AnnotatorFilter, options: ReportOptions) -> str:

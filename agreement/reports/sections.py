@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agreement.reports.inputs import ReportInput
+from agreement.reports.inputs import ReportInput, ReportParameter
 from core.registry import Registry
 
 Section = Callable[[ReportInput], dict]
@@ -42,13 +42,25 @@ ItemExtra = Callable[[dict, dict], dict]
 class ReportHooks:
     section: Section
     item_extra: ItemExtra | None = None
+    parameters: tuple[ReportParameter, ...] = ()
 
 
 report_registry: Registry[ReportHooks] = Registry("report section")
 
 
-def register(task_type: str, *, section: Section, item_extra: ItemExtra | None = None) -> None:
-    report_registry.register(task_type, ReportHooks(section=section, item_extra=item_extra))
+def register(
+    task_type: str,
+    *,
+    section: Section,
+    item_extra: ItemExtra | None = None,
+    parameters: tuple[ReportParameter, ...] = (),
+) -> None:
+    """``parameters``: numbers researchers may set on the dashboard (``?<name>=<value>``);
+    the section reads them with ``report_input.options.parameter(spec)``."""
+    report_registry.register(
+        task_type,
+        ReportHooks(section=section, item_extra=item_extra, parameters=tuple(parameters)),
+    )
 
 
 def section_for(task_type: str) -> Section | None:
@@ -59,3 +71,8 @@ def section_for(task_type: str) -> Section | None:
 def item_extra_for(task_type: str) -> ItemExtra | None:
     hooks = report_registry.find(task_type)
     return hooks.item_extra if hooks else None
+
+
+def parameters_for(task_type: str) -> tuple[ReportParameter, ...]:
+    hooks = report_registry.find(task_type)
+    return hooks.parameters if hooks else ()

@@ -73,6 +73,8 @@ class TaskType:
     # ^ import formats beside the generic ``jsonl`` and ``csv``: name -> reader
     private_config: ClassVar[frozenset[str]] = frozenset()
     # ^ config keys the annotation page must not carry (e.g. ranking's system names and seed)
+    skip_reason: ClassVar[str] = "nothing to annotate"
+    # ^ why a record whose ``prepare`` yields no item is skipped, in import summaries
 
     @property
     def template_name(self) -> str:

@@ -43,11 +43,13 @@ class ImportReport:
     updated: int = 0
     records: int = 0
     skipped: list[str] = field(default_factory=list)  # locations of records with nothing to annotate
+    skip_reason: str = "nothing to annotate"  # the task type's ``skip_reason``
 
     def summary(self) -> str:
         text = f"{self.records} records read, {self.created} items created, {self.updated} updated"
         if self.skipped:
-            text += f", {len(self.skipped)} skipped (explanation cites no evidence: {', '.join(self.skipped[:5])}"
+            where = ", ".join(self.skipped[:5])
+            text += f", {len(self.skipped)} skipped ({self.skip_reason}: {where}"
             text += ", …)" if len(self.skipped) > 5 else ")"
         return text
 
@@ -194,7 +196,7 @@ def import_items(
     if isinstance(stream.read(0), bytes):
         stream = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
     reader = _reader_for(task_type, fmt, options)
-    report = ImportReport()
+    report = ImportReport(skip_reason=task_type.skip_reason)
     seen: set[str] = set()
     try:
         with transaction.atomic():

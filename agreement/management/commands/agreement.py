@@ -8,6 +8,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agreement.reports import AnnotatorFilter, ReportOptions, build_report
 from agreement.reports.gather import gather
+from agreement.reports.inputs import ReportParameter
+from agreement.reports.sections import parameters_for
 from agreement.reports.tables import render_cell
 from projects.models import Project
 
@@ -37,7 +39,10 @@ class Command(BaseCommand):
             "--judge", action="append", default=[], metavar="KEY",
             help="add this judge's answers as a coder (repeatable)",
         )
-        parser.add_argument("--threshold", type=float, default=0.6, help="transparency threshold")
+        parser.add_argument(
+            "--param", action="append", default=[], metavar="NAME=VALUE",
+            help="a report parameter of the task type (e.g. transparency_threshold=0.5)",
+        )
         parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates")
         parser.add_argument(
             "--table", action="append", default=[], metavar="NAME",
@@ -50,7 +55,8 @@ class Command(BaseCommand):
             raise CommandError(f"No project with slug {options['project']!r}.")
         try:
             report_options = ReportOptions(
-                transparency_threshold=options["threshold"], n_boot=options["n_boot"]
+                n_boot=options["n_boot"],
+                parameters=_parameters(options["param"], parameters_for(project.task_type)),
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
@@ -110,3 +116,20 @@ def _text_table(tbl: dict) -> str:
         ).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def _parameters(pairs: list[str], specs: tuple[ReportParameter, ...]) -> tuple:
+    by_name = {spec.name: spec for spec in specs}
+    values = []
+    for pair in pairs:
+        name, _, text = pair.partition("=")
+        spec = by_name.get(name.strip())
+        if spec is None:
+            known = ", ".join(by_name) or "none"
+            raise ValueError(f"unknown report parameter {name!r} (this task type has: {known})")
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{name} must be a number, got {text!r}") from None
+        values.append((spec.name, spec.read(value)))
+    return tuple(values)
