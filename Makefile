@@ -27,8 +27,12 @@ run: install
 test: install
 	$(BIN)/python -m pytest -q
 
+# The house's checks, the same as CI runs before the tests.
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	env -u DATABASE_URL -u REDIS_URL $(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/lint-imports
 
 bench: install
 	$(BIN)/python bench/import_speed.py
