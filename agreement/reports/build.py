@@ -42,23 +42,20 @@ def build_report(report_input: ReportInput, annotator_filter: AnnotatorFilter | 
     domains: dict[str, list] = {}
     if section_fn is not None:
         result = section_fn(inp)
-        for name, tbl in result["tables"].items():
+        for name, tbl in result.tables.items():
             if name in tables:
                 raise ValueError(f"report table {name!r} defined twice")
             tables[name] = tbl
         section = {
-            "title": result["title"],
-            "summary": result.get("summary", []),
-            "tables": list(result["tables"]),
-            "plots": result.get("plots", []),
-            "notes": result.get("notes", []),
+            "title": result.title,
+            "summary": [asdict(figure) for figure in result.summary],
+            "tables": list(result.tables),
+            "plots": result.plots,
+            "notes": result.notes,
         }
-        comparison = result.get("comparison", {})
-        scalars.update(comparison.get("scalars", {}))
-        if comparison.get("vector"):
-            vectors[comparison.get("vector_title") or "Result vector"] = comparison["vector"]
-        vectors.update(comparison.get("vectors", {}))
-        domains.update(comparison.get("domains", {}))
+        scalars.update(result.scalars)
+        vectors.update(result.vectors)
+        domains.update({title: list(domain) for title, domain in result.domains.items()})
     answers_per_coder = {c: len(a) for c, a in inp.answers.items()}
     answered = {unit for a in inp.answers.values() for unit in a if unit in inp.items}
     return {

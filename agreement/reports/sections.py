@@ -1,26 +1,18 @@
 """The report registry: task-specific dashboard sections, one per task type.
 
 A task-type package's ``report.py`` calls :func:`register` with ``section(report_input:
-ReportInput) -> dict`` returning::
-
-    {
-        "title": "Citation recovery",
-        "summary": [{"label": "F1", "value": "0.63 ± 0.29"}, ...],   # headline figures
-        "tables": {name: table, ...},          # agreement.reports.tables format, display order
-        "plots": [plot spec, ...],              # see agreement.reports.plots.render
-        "notes": ["...", ...],
-        "comparison": {"scalars": {name: value}, "vector_title": str, "vector": {name: value}},
-    }
-
-``comparison`` feeds the original-versus-reproduction view: every scalar and vector entry is
-shown side by side with CV*, and Spearman's rho is taken over each vector. A module may instead
-give ``"vectors": {title: {name: value}}`` for several result vectors (e.g. MAR per system, one
-vector per criterion), and ``"domains": {title: [low, high]}`` for the axis of a vector's chart.
+ReportInput) -> SectionResult``. A section is built from small functions, one per table, each
+returning a :data:`agreement.reports.tables.Table`; :class:`SectionResult` collects them with the
+headline figures, plots, notes and the figures a reproduction is compared on (``scalars``, and
+``vectors`` such as MAR per system, one vector per criterion, with optional axis ``domains``);
+the original-versus-reproduction view shows each side by side with CV*, and Spearman's rho over
+each vector.
 
 A section that needs more of an item than its id, group and gold registers
 ``item_extra(payload: dict, prepared: dict) -> dict``: the reports layer then reads payloads
 (in chunks) and keeps only what it returns, as ``ItemInfo.extra`` (e.g. the system behind each
-ranking key, a stance item's claim, veracity and level).
+ranking key, a stance item's claim, veracity and level). Numbers researchers may set on the
+dashboard are declared as ``parameters`` (:class:`ReportParameter`).
 
 ``AgreementConfig.ready()`` imports every installed app's ``report`` module; a task type that
 registers none gets the generic agreement table only (the system check ``concord.W001`` says so).
@@ -29,12 +21,36 @@ registers none gets the generic agreement table only (the system check ``concord
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agreement.reports.inputs import ReportInput, ReportParameter
+from agreement.reports.tables import Table
 from core.registry import Registry
 
-Section = Callable[[ReportInput], dict]
+
+@dataclass(frozen=True)
+class Figure:
+    """A headline figure: a label and its formatted value ("0.63 ± 0.29")."""
+
+    label: str
+    value: str
+
+
+@dataclass
+class SectionResult:
+    """What a task type's section adds to the report (see the module docstring)."""
+
+    title: str
+    tables: dict[str, Table]
+    summary: list[Figure] = field(default_factory=list)
+    plots: list[dict] = field(default_factory=list)  # specs for agreement.reports.plots.render
+    notes: list[str] = field(default_factory=list)
+    scalars: dict[str, float | None] = field(default_factory=dict)
+    vectors: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    domains: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+Section = Callable[[ReportInput], SectionResult]
 ItemExtra = Callable[[dict, dict], dict]
 
 

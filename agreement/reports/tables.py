@@ -17,20 +17,35 @@ import csv
 import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from core.spreadsheet import spreadsheet_safe
 
 FORMATS = ("text", "int", "num", "num1", "pct", "mean_sd", "ci")
 
 
-def column(key: str, label: str, fmt: str = "num") -> dict:
+class Column(TypedDict):
+    key: str
+    label: str
+    fmt: str
+
+
+class Table(TypedDict):
+    """A table of a report, JSON-able as snapshots store it."""
+
+    title: str
+    columns: list[Column]
+    rows: list[dict[str, Any]]
+    note: str
+
+
+def column(key: str, label: str, fmt: str = "num") -> Column:
     if fmt not in FORMATS:
         raise ValueError(f"unknown column format {fmt!r}")
     return {"key": key, "label": label, "fmt": fmt}
 
 
-def table(title: str, columns: Sequence[dict], rows: Iterable[Mapping], note: str = "") -> dict:
+def table(title: str, columns: Sequence[Column], rows: Iterable[Mapping], note: str = "") -> Table:
     return {
         "title": title,
         "columns": list(columns),

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 from agreement.reports.inputs import ReportInput
-from agreement.reports.sections import register
-from agreement.reports.tables import column, table
+from agreement.reports.sections import Figure, SectionResult, register
+from agreement.reports.tables import Table, column, table
 
 
-def section(report_input: ReportInput) -> dict:
+def yes_share(report_input: ReportInput) -> Table:
     """Share of "yes" answers, one row."""
     answers = [a for by_unit in report_input.answers.values() for a in by_unit.values()]
     yes = sum(1 for a in answers if a.get("answer") is True)
@@ -16,11 +16,18 @@ def section(report_input: ReportInput) -> dict:
         column("yes", "Yes", "int"),
         column("share_yes", "Share yes", "num"),
     ]
-    return {
-        "title": "Yes or no",
-        "summary": [{"label": "Share yes", "value": "–" if share is None else f"{share:.2f}"}],
-        "tables": {"yes_share": table("Yes answers", columns, rows)},
-    }
+    return table("Yes answers", columns, rows)
+
+
+def section(report_input: ReportInput) -> SectionResult:
+    share = yes_share(report_input)
+    value = share["rows"][0]["share_yes"]
+    return SectionResult(
+        title="Yes or no",
+        tables={"yes_share": share},
+        summary=[Figure("Share yes", "–" if value is None else f"{value:.2f}")],
+        scalars={"share yes": value},
+    )
 
 
 register("yes_no", section=section)
