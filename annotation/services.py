@@ -196,6 +196,91 @@ def _reserve(project, annotator, item: Item, now, *, sequence: int) -> Assignmen
     return assignment
 
 
+def _open_batch_assignment(project, annotator) -> Assignment | None:
+    """The first reserved assignment of the annotator's open batch, if one is open."""
+    return (
+        Assignment.objects.select_related("item", "project", "batch")
+        .filter(
+            project=project,
+            annotator=annotator,
+            state=Assignment.State.RESERVED,
+            batch__state=Batch.State.OPEN,
+        )
+        .order_by("sequence")
+        .first()
+    )
+
+
+def _main_batch_items(
+    project, annotator, crowd: CrowdSettings, *, ref: str, force: bool
+) -> tuple[list[Item], list[Item]]:
+    """(regular, chosen) for a main batch: up to ``batch_size`` free regular items (locked) and
+    the controls, shuffled together; nothing when the annotator is not due a batch."""
+    done = Batch.objects.filter(
+        project=project, annotator=annotator, kind=Batch.Kind.MAIN, state=Batch.State.FINISHED
+    )
+    if ref:
+        done = done.filter(external_ref=ref)
+    if (ref or not force) and done.exists():
+        return [], []
+    regular = list(_free_items(project, annotator, crowd).select_for_update()[: crowd.batch_size])
+    if not regular:
+        return [], []
+    controls = []
+    if crowd.controls_per_batch:
+        controls = list(
+            _unseen(project, annotator, Item.Kind.CONTROL).order_by("?")[: crowd.controls_per_batch]
+        )
+    chosen = regular + controls
+    random.SystemRandom().shuffle(chosen)  # where the controls sit must not be guessable
+    return regular, chosen
+
+
+def _qualification_items(project, annotator, crowd: CrowdSettings) -> list[Item]:
+    pool = _unseen(project, annotator, Item.Kind.QUALIFICATION).order_by("position", "id")
+    return list(pool[: crowd.qualification_size] if crowd.qualification_size else pool)
+
+
+def _create_batch(
+    project, annotator, crowd: CrowdSettings, now, *, kind: str, ref: str, chosen: list[Item]
+) -> tuple[Batch, list[Assignment]]:
+    """The batch row and one reserved assignment per chosen item, in the chosen order."""
+    number = (
+        Batch.objects.filter(project=project, annotator=annotator, kind=kind).aggregate(
+            last=Max("number")
+        )["last"]
+        or 0
+    ) + 1
+    expires_at = now + timedelta(minutes=crowd.batch_minutes)
+    first_sequence = _next_sequence(project, annotator)
+    batch = Batch.objects.create(
+        project=project,
+        annotator=annotator,
+        kind=kind,
+        number=number,
+        size=len(chosen),
+        external_ref=ref,
+        first_sequence=first_sequence,
+        created_at=now,
+        expires_at=expires_at,
+    )
+    assignments = Assignment.objects.bulk_create(
+        [
+            Assignment(
+                project=project,
+                item_id=item.id,
+                annotator=annotator,
+                reserved_at=now,
+                expires_at=expires_at,
+                sequence=first_sequence + offset,
+                batch=batch,
+            )
+            for offset, item in enumerate(chosen)
+        ]
+    )
+    return batch, assignments
+
+
 def _start_batch(
     project, annotator, crowd: CrowdSettings, now, *, kind: str, ref: str = "", force: bool = False
 ) -> Assignment | None:
@@ -211,75 +296,17 @@ def _start_batch(
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
         _reclaim(project.id, batches=True)
-        current = (
-            Assignment.objects.select_related("item", "project", "batch")
-            .filter(
-                project=project,
-                annotator=annotator,
-                state=Assignment.State.RESERVED,
-                batch__state=Batch.State.OPEN,
-            )
-            .order_by("sequence")
-            .first()
-        )
+        current = _open_batch_assignment(project, annotator)
         if current is not None:
             return current
         if kind == Batch.Kind.MAIN:
-            done = Batch.objects.filter(
-                project=project, annotator=annotator, kind=kind, state=Batch.State.FINISHED
-            )
-            if ref:
-                done = done.filter(external_ref=ref)
-            if (ref or not force) and done.exists():
-                return None
-            regular = list(_free_items(project, annotator, crowd).select_for_update()[: crowd.batch_size])
-            if not regular:
-                return None
-            controls = []
-            if crowd.controls_per_batch:
-                controls = list(
-                    _unseen(project, annotator, Item.Kind.CONTROL).order_by("?")[: crowd.controls_per_batch]
-                )
-            chosen = regular + controls
-            random.SystemRandom().shuffle(chosen)  # where the controls sit must not be guessable
+            regular, chosen = _main_batch_items(project, annotator, crowd, ref=ref, force=force)
         else:
-            pool = _unseen(project, annotator, Item.Kind.QUALIFICATION).order_by("position", "id")
-            chosen = list(pool[: crowd.qualification_size] if crowd.qualification_size else pool)
-            regular = []
-            if not chosen:
-                return None
-        number = (
-            Batch.objects.filter(project=project, annotator=annotator, kind=kind).aggregate(
-                last=Max("number")
-            )["last"]
-            or 0
-        ) + 1
-        expires_at = now + timedelta(minutes=crowd.batch_minutes)
-        first_sequence = _next_sequence(project, annotator)
-        batch = Batch.objects.create(
-            project=project,
-            annotator=annotator,
-            kind=kind,
-            number=number,
-            size=len(chosen),
-            external_ref=ref,
-            first_sequence=first_sequence,
-            created_at=now,
-            expires_at=expires_at,
-        )
-        assignments = Assignment.objects.bulk_create(
-            [
-                Assignment(
-                    project=project,
-                    item_id=item.id,
-                    annotator=annotator,
-                    reserved_at=now,
-                    expires_at=expires_at,
-                    sequence=first_sequence + offset,
-                    batch=batch,
-                )
-                for offset, item in enumerate(chosen)
-            ]
+            regular, chosen = [], _qualification_items(project, annotator, crowd)
+        if not chosen:
+            return None
+        batch, assignments = _create_batch(
+            project, annotator, crowd, now, kind=kind, ref=ref, chosen=chosen
         )
         if regular:
             Item.objects.filter(id__in=[i.id for i in regular]).update(

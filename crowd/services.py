@@ -240,6 +240,35 @@ def worker_enter(
     entry = sessions.first()
     if entry is not None:  # the same session arrived twice at once
         return _reenter(entry, worker_id=worker_id, study_id=study_id)
+    _check_new_session(
+        project=project, platform=platform, worker_id=worker_id, study_id=study_id,
+        hit_id=hit_id, user=user, crowd=crowd,
+    )
+    try:
+        with transaction.atomic():
+            entry = CrowdEntry.objects.create(
+                project=project,
+                user=user,
+                platform=platform,
+                worker_id=worker_id,
+                study_id=study_id,
+                session_id=session_id,
+                hit_id=hit_id,
+            )
+    except IntegrityError:  # another account took the session id meanwhile
+        entry = sessions.first()
+        if entry is None:
+            raise
+        return _reenter(entry, worker_id=worker_id, study_id=study_id)
+    _close_other_sessions(project=project, user=user, entry=entry)
+    return entry
+
+
+def _check_new_session(
+    *, project: Project, platform: str, worker_id: str, study_id: str, hit_id: str, user, crowd
+) -> None:
+    """Refuse a second Prolific session of the account, and on MTurk a second assignment of the
+    same HIT or a new session while another one is in progress."""
     same_worker = CrowdEntry.objects.filter(
         project=project, platform=platform, worker_id=worker_id, study_id=study_id
     )
@@ -262,22 +291,9 @@ def worker_enter(
                 "return it first, then open this one again.",
                 code="conflict",
             )
-    try:
-        with transaction.atomic():
-            entry = CrowdEntry.objects.create(
-                project=project,
-                user=user,
-                platform=platform,
-                worker_id=worker_id,
-                study_id=study_id,
-                session_id=session_id,
-                hit_id=hit_id,
-            )
-    except IntegrityError:  # another account took the session id meanwhile
-        entry = sessions.first()
-        if entry is None:
-            raise
-        return _reenter(entry, worker_id=worker_id, study_id=study_id)
+
+
+def _close_other_sessions(*, project: Project, user, entry: CrowdEntry) -> None:
     closed = (
         CrowdEntry.objects.filter(project=project, user=user, closed_at__isnull=True)
         .exclude(pk=entry.pk)
@@ -288,7 +304,6 @@ def worker_enter(
         # logged in to an earlier session is logged out on its next request.
         user.set_unusable_password()
         user.save(update_fields=["password"])
-    return entry
 
 
 def start_token(entry: CrowdEntry) -> str:

@@ -33,7 +33,7 @@ come from the full data's marginal frequencies.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -106,12 +106,7 @@ def alpha_bootstrap(
     Nominal, interval and ordinal always resample cheaply. The result's
     ``expected`` field records what was done.
     """
-    if not 0.0 < confidence < 1.0:
-        raise AgreementError(f"confidence must be between 0 and 1, got {confidence!r}")
-    if int(n_boot) != n_boot or n_boot < 1:
-        raise AgreementError(f"n_boot must be a positive integer, got {n_boot!r}")
-    if expected not in ("auto", "resample", "fixed"):
-        raise AgreementError(f'expected must be "auto", "resample" or "fixed", got {expected!r}')
+    _check_arguments(n_boot=n_boot, confidence=confidence, expected=expected)
     n_boot = int(n_boot)
     rng = np.random.default_rng(seed)
 
@@ -123,44 +118,10 @@ def alpha_bootstrap(
     n = float(sizes.sum())
     expected_sum = metric.expected_sum() if metric.n_values > 1 else 0.0
     point = alpha_from_sums(float(disagreement.sum()), expected_sum, n)
-
-    # How each replicate gets its expected-disagreement sum E* = sum n*_v n*_v' d.
-    unit_of_value = np.repeat(np.arange(n_units), prep.unit_sizes)
-    dense = None
+    sums = _ExpectedSums(prep, expected)
     constant = metric.n_values < 2 and expected != "fixed"
-    if expected == "fixed" or metric.n_values < 2:
-        mode = "fixed"
-    elif isinstance(metric, NominalMetric):
-        mode = "nominal"  # E* = n*^2 - sum n*_v^2
-    elif isinstance(metric, SquaredDifferenceMetric):
-        mode = "moments"  # E* = 2 (n* S2* - S1*^2), S_k* = sum_v n*_v x_v^k
-        x = metric.x[prep.codes]
-        s1 = np.bincount(unit_of_value, weights=x, minlength=n_units)
-        s2 = np.bincount(unit_of_value, weights=x * x, minlength=n_units)
-    else:
-        dense = metric.dense_matrix()
-        if dense is not None:
-            mode = "dense"  # E* = n*^T D n*
-        elif expected == "resample":
-            raise AgreementError(
-                f"cannot resample the expected disagreement for {metric.n_values} distinct values "
-                f'under distance "{prep.distance}" (limit {MAX_DENSE_VALUES}); '
-                'use expected="fixed" or expected="auto"'
-            )
-        else:
-            mode = "fixed"
 
-    if mode in ("nominal", "dense"):
-        # n*_v = sum over values of the weight of their unit, grouped by code:
-        # sort values by code once, then reduceat per replicate chunk.
-        by_code = np.argsort(prep.codes, kind="stable")
-        unit_by_code = unit_of_value[by_code]
-        code_starts = np.flatnonzero(np.r_[True, np.diff(prep.codes[by_code]) != 0])
-        # A replicate's n*_v is at most n_units * max(m_u).
-        exact32 = n_units * int(prep.unit_sizes.max()) < 2**24
-        count_dtype = np.float32 if exact32 else np.float64
-
-    width = max(n_units, prep.n_values if mode in ("nominal", "dense") else 0)
+    width = max(n_units, prep.n_values if sums.mode in ("nominal", "dense") else 0)
     chunk = max(1, min(n_boot, _CHUNK_ELEMENTS // max(width, 1)))
     replicates = np.empty(n_boot)
     for lo in range(0, n_boot, chunk):
@@ -172,28 +133,10 @@ def alpha_bootstrap(
         weights = counts.astype(np.float64)
         obs = weights @ disagreement
         n_star = weights @ sizes
-        if mode == "fixed":
-            # D_e fixed at the full-data value: alpha* = 1 - D_o* / D_e.
-            if expected_sum <= 0.0:
-                replicates[lo : lo + b] = 1.0
-                continue
-            d_e = expected_sum / (n * (n - 1.0))
-            replicates[lo : lo + b] = 1.0 - (obs / n_star) / d_e
+        if sums.mode == "fixed":
+            replicates[lo : lo + b] = _fixed_expected_alphas(obs, n_star, expected_sum, n)
             continue
-        if mode == "moments":
-            t1 = weights @ s1
-            t2 = weights @ s2
-            exp_star = 2.0 * (n_star * t2 - t1 * t1)
-        else:
-            # np.take is several times faster than fancy indexing here, and
-            # float32 halves the memory traffic; it stays exact because all
-            # partial sums are integers below 2**24 (checked above).
-            per_value = np.take(counts.astype(count_dtype), unit_by_code, axis=1)
-            n_v = np.add.reduceat(per_value, code_starts, axis=1).astype(np.float64)
-            if mode == "nominal":
-                exp_star = n_star * n_star - np.einsum("ij,ij->i", n_v, n_v)
-            else:
-                exp_star = np.einsum("ij,ij->i", n_v @ dense, n_v)
+        exp_star = sums.of_replicates(counts, weights, n_star)
         # Same convention as krippendorff_alpha: no variation -> 1.0. The
         # tolerance (relative to the full data's E, rescaled to n*) absorbs
         # rounding in the closed forms when every drawn value is identical.
@@ -213,6 +156,85 @@ def alpha_bootstrap(
         distance=prep.distance,
         # With a single distinct value every replicate is 1.0 either way;
         # report what was asked for.
-        expected="fixed" if mode == "fixed" and not constant else "resampled",
+        expected="fixed" if sums.mode == "fixed" and not constant else "resampled",
         replicates=replicates,
     )
+
+
+def _check_arguments(*, n_boot: int, confidence: float, expected: str) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise AgreementError(f"confidence must be between 0 and 1, got {confidence!r}")
+    if int(n_boot) != n_boot or n_boot < 1:
+        raise AgreementError(f"n_boot must be a positive integer, got {n_boot!r}")
+    if expected not in ("auto", "resample", "fixed"):
+        raise AgreementError(f'expected must be "auto", "resample" or "fixed", got {expected!r}')
+
+
+def _fixed_expected_alphas(
+    obs: np.ndarray, n_star: np.ndarray, expected_sum: float, n: float
+) -> np.ndarray | float:
+    """D_e fixed at the full-data value: alpha* = 1 - D_o* / D_e."""
+    if expected_sum <= 0.0:
+        return 1.0
+    d_e = expected_sum / (n * (n - 1.0))
+    return 1.0 - (obs / n_star) / d_e
+
+
+class _ExpectedSums:
+    """How each replicate gets its expected-disagreement sum E* = sum n*_v n*_v' d.
+
+    ``mode``: "fixed" (E kept at the full-data value), "nominal" (E* = n*^2 - sum n*_v^2),
+    "moments" (squared differences: E* = 2 (n* S2* - S1*^2), S_k* = sum_v n*_v x_v^k) or
+    "dense" (E* = n*^T D n* with the full distance matrix between distinct values)."""
+
+    def __init__(self, prep: Any, expected: str) -> None:
+        metric = prep.metric
+        n_units = len(prep.unit_sizes)
+        unit_of_value = np.repeat(np.arange(n_units), prep.unit_sizes)
+        self.dense = None
+        if expected == "fixed" or metric.n_values < 2:
+            self.mode = "fixed"
+        elif isinstance(metric, NominalMetric):
+            self.mode = "nominal"
+        elif isinstance(metric, SquaredDifferenceMetric):
+            self.mode = "moments"
+            x = metric.x[prep.codes]
+            self.s1 = np.bincount(unit_of_value, weights=x, minlength=n_units)
+            self.s2 = np.bincount(unit_of_value, weights=x * x, minlength=n_units)
+        else:
+            self.dense = metric.dense_matrix()
+            if self.dense is not None:
+                self.mode = "dense"
+            elif expected == "resample":
+                raise AgreementError(
+                    f"cannot resample the expected disagreement for {metric.n_values} distinct "
+                    f'values under distance "{prep.distance}" (limit {MAX_DENSE_VALUES}); '
+                    'use expected="fixed" or expected="auto"'
+                )
+            else:
+                self.mode = "fixed"
+        if self.mode in ("nominal", "dense"):
+            # n*_v = sum over values of the weight of their unit, grouped by code:
+            # sort values by code once, then reduceat per replicate chunk.
+            by_code = np.argsort(prep.codes, kind="stable")
+            self.unit_by_code = unit_of_value[by_code]
+            self.code_starts = np.flatnonzero(np.r_[True, np.diff(prep.codes[by_code]) != 0])
+            # A replicate's n*_v is at most n_units * max(m_u).
+            exact32 = n_units * int(prep.unit_sizes.max()) < 2**24
+            self.count_dtype = np.float32 if exact32 else np.float64
+
+    def of_replicates(
+        self, counts: np.ndarray, weights: np.ndarray, n_star: np.ndarray
+    ) -> np.ndarray:
+        """E* for each replicate of a chunk (``counts``: draws per unit, one row a replicate)."""
+        if self.mode == "moments":
+            t1 = weights @ self.s1
+            t2 = weights @ self.s2
+            return 2.0 * (n_star * t2 - t1 * t1)
+        # np.take is several times faster than fancy indexing here, and float32 halves the
+        # memory traffic; it stays exact because all partial sums are integers below 2**24.
+        per_value = np.take(counts.astype(self.count_dtype), self.unit_by_code, axis=1)
+        n_v = np.add.reduceat(per_value, self.code_starts, axis=1).astype(np.float64)
+        if self.mode == "nominal":
+            return n_star * n_star - np.einsum("ij,ij->i", n_v, n_v)
+        return np.einsum("ij,ij->i", n_v @ self.dense, n_v)

@@ -173,73 +173,35 @@ def calibrate_utility(
         data, excluded = zscore_by_annotator(rows)
     else:
         data, excluded = [(a, i, float(s)) for a, i, s in rows], []
-
-    item_ids = list(all_items)
-    annotator_ids = list(dict.fromkeys(a for a, _, _ in data))
-    item_index = {k: n for n, k in enumerate(item_ids)}
-    annotator_index = {k: n for n, k in enumerate(annotator_ids)}
-    ii = np.array([item_index[i] for _, i, _ in data], dtype=int)
-    jj = np.array([annotator_index[a] for a, _, _ in data], dtype=int)
-    s = np.array([z for _, _, z in data], dtype=float)
-    n_items, n_annotators = len(item_ids), len(annotator_ids)
-    n_per_item = np.bincount(ii, minlength=n_items)
-    n_per_annotator = np.bincount(jj, minlength=n_annotators)
-
-    k0, b0 = precision_shape, precision_rate
-    prec0 = 1.0 / prior_var
+    d = _Scores.of(data, list(all_items))
+    priors = _Priors(prior_mean, prior_var, precision_shape, precision_rate)
 
     # initialisation: item means from the raw z-scores, no item uncertainty
-    sums = np.bincount(ii, weights=s, minlength=n_items)
-    m = np.divide(sums, n_per_item, out=np.full(n_items, prior_mean), where=n_per_item > 0)
-    v = np.zeros(n_items)
-    a = k0 + n_per_annotator / 2.0  # fixed by the model
-    b = np.full(n_annotators, b0)
-    e_tau = a / b
-
-    def elbo() -> float:
-        e_log_tau = _digamma(a) - np.log(b)
-        resid = (s - m[ii]) ** 2 + v[ii]
-        like = np.sum(0.5 * e_log_tau[jj] - 0.5 * math.log(2 * math.pi) - 0.5 * e_tau[jj] * resid)
-        prior_mu = np.sum(
-            -0.5 * math.log(2 * math.pi * prior_var) - ((m - prior_mean) ** 2 + v) / (2 * prior_var)
-        )
-        prior_tau = np.sum(k0 * math.log(b0) - math.lgamma(k0) + (k0 - 1) * e_log_tau - b0 * e_tau)
-        entropy_mu = np.sum(0.5 * np.log(2 * math.pi * math.e * v))
-        entropy_tau = np.sum(a - np.log(b) + _lgamma(a) + (1 - a) * _digamma(a))
-        return float(like + prior_mu + prior_tau + entropy_mu + entropy_tau)
-
+    sums = np.bincount(d.ii, weights=d.s, minlength=d.n_items)
+    q = _Posterior(
+        m=np.divide(sums, d.n_per_item, out=np.full(d.n_items, prior_mean), where=d.n_per_item > 0),
+        v=np.zeros(d.n_items),
+        a=precision_shape + d.n_per_annotator / 2.0,  # fixed by the model
+        b=np.full(d.n_annotators, precision_rate),
+    )
     trace: list[float] = []
     converged = False
     iterations = 0
     for _ in range(max_iter):
         iterations += 1
-        # q(τ) update
-        resid = (s - m[ii]) ** 2 + v[ii]
-        b = b0 + 0.5 * np.bincount(jj, weights=resid, minlength=n_annotators)
-        new_e_tau = a / b
-        # q(μ) update
-        precision = prec0 + np.bincount(ii, weights=new_e_tau[jj], minlength=n_items)
-        new_v = 1.0 / precision
-        new_m = new_v * (
-            prior_mean * prec0 + np.bincount(ii, weights=new_e_tau[jj] * s, minlength=n_items)
-        )
-        change = max(
-            float(np.max(np.abs(new_m - m) / np.maximum(1.0, np.abs(new_m)), initial=0.0)),
-            float(np.max(np.abs(new_e_tau - e_tau) / np.maximum(1.0, new_e_tau), initial=0.0)),
-        )
-        m, v, e_tau = new_m, new_v, new_e_tau
-        trace.append(elbo())
+        change = _update(q, d, priors)
+        trace.append(_elbo(q, d, priors))
         if change < tol:
             converged = True
             break
 
     items = {
-        key: ItemPosterior(float(m[n]), float(math.sqrt(v[n])), int(n_per_item[n]))
-        for key, n in item_index.items()
+        key: ItemPosterior(float(q.m[n]), float(math.sqrt(q.v[n])), int(d.n_per_item[n]))
+        for n, key in enumerate(d.item_ids)
     }
     annotators = {
-        key: AnnotatorPosterior(float(a[n]), float(b[n]), int(n_per_annotator[n]))
-        for key, n in annotator_index.items()
+        key: AnnotatorPosterior(float(q.a[n]), float(q.b[n]), int(d.n_per_annotator[n]))
+        for n, key in enumerate(d.annotator_ids)
     }
     return CalibrationResult(
         items=items,
@@ -250,3 +212,104 @@ def calibrate_utility(
         elbo_trace=trace,
         excluded_annotators=excluded,
     )
+
+
+@dataclass
+class _Scores:
+    """The standardised scores as index arrays: score ``s[k]`` of item ``ii[k]`` by annotator
+    ``jj[k]``."""
+
+    item_ids: list[Hashable]
+    annotator_ids: list[Hashable]
+    ii: np.ndarray
+    jj: np.ndarray
+    s: np.ndarray
+
+    @classmethod
+    def of(cls, data: list[tuple[Hashable, Hashable, float]], item_ids: list[Hashable]) -> _Scores:
+        annotator_ids = list(dict.fromkeys(a for a, _, _ in data))
+        item_index = {k: n for n, k in enumerate(item_ids)}
+        annotator_index = {k: n for n, k in enumerate(annotator_ids)}
+        return cls(
+            item_ids=item_ids,
+            annotator_ids=annotator_ids,
+            ii=np.array([item_index[i] for _, i, _ in data], dtype=int),
+            jj=np.array([annotator_index[a] for a, _, _ in data], dtype=int),
+            s=np.array([z for _, _, z in data], dtype=float),
+        )
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def n_annotators(self) -> int:
+        return len(self.annotator_ids)
+
+    @property
+    def n_per_item(self) -> np.ndarray:
+        return np.bincount(self.ii, minlength=self.n_items)
+
+    @property
+    def n_per_annotator(self) -> np.ndarray:
+        return np.bincount(self.jj, minlength=self.n_annotators)
+
+
+@dataclass(frozen=True)
+class _Priors:
+    mean: float
+    var: float
+    shape: float  # k0 of the Gamma prior on annotator precision
+    rate: float  # b0
+
+
+@dataclass
+class _Posterior:
+    """q(μ_i) = N(m_i, v_i) and q(τ_j) = Gamma(a_j, b_j)."""
+
+    m: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+
+    @property
+    def e_tau(self) -> np.ndarray:
+        return self.a / self.b
+
+
+def _update(q: _Posterior, d: _Scores, priors: _Priors) -> float:
+    """One round of the variational updates, q(τ) then q(μ); returns the largest relative change
+    of an item mean or an annotator's expected precision."""
+    e_tau = q.e_tau
+    resid = (d.s - q.m[d.ii]) ** 2 + q.v[d.ii]
+    q.b = priors.rate + 0.5 * np.bincount(d.jj, weights=resid, minlength=d.n_annotators)
+    new_e_tau = q.e_tau
+    prec0 = 1.0 / priors.var
+    precision = prec0 + np.bincount(d.ii, weights=new_e_tau[d.jj], minlength=d.n_items)
+    new_v = 1.0 / precision
+    new_m = new_v * (
+        priors.mean * prec0 + np.bincount(d.ii, weights=new_e_tau[d.jj] * d.s, minlength=d.n_items)
+    )
+    change = max(
+        float(np.max(np.abs(new_m - q.m) / np.maximum(1.0, np.abs(new_m)), initial=0.0)),
+        float(np.max(np.abs(new_e_tau - e_tau) / np.maximum(1.0, new_e_tau), initial=0.0)),
+    )
+    q.m, q.v = new_m, new_v
+    return change
+
+
+def _elbo(q: _Posterior, d: _Scores, priors: _Priors) -> float:
+    a, b, e_tau, m, v = q.a, q.b, q.e_tau, q.m, q.v
+    k0, b0 = priors.shape, priors.rate
+    e_log_tau = _digamma(a) - np.log(b)
+    resid = (d.s - m[d.ii]) ** 2 + v[d.ii]
+    like = np.sum(
+        0.5 * e_log_tau[d.jj] - 0.5 * math.log(2 * math.pi) - 0.5 * e_tau[d.jj] * resid
+    )
+    prior_mu = np.sum(
+        -0.5 * math.log(2 * math.pi * priors.var) - ((m - priors.mean) ** 2 + v) / (2 * priors.var)
+    )
+    prior_tau = np.sum(k0 * math.log(b0) - math.lgamma(k0) + (k0 - 1) * e_log_tau - b0 * e_tau)
+    entropy_mu = np.sum(0.5 * np.log(2 * math.pi * math.e * v))
+    entropy_tau = np.sum(a - np.log(b) + _lgamma(a) + (1 - a) * _digamma(a))
+    return float(like + prior_mu + prior_tau + entropy_mu + entropy_tau)

@@ -18,6 +18,7 @@ Which answers count:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from django.db.models import Count, Max
 
@@ -103,23 +104,8 @@ def shared_item_keys(project: Project, other_slug: str) -> set[str]:
     )
 
 
-def gather(
-    *,
-    project: Project,
-    annotator_filter: AnnotatorFilter | None = None,
-    options: ReportOptions | None = None,
-    extra_judges: Mapping[str, Mapping[str, dict]] | None = None,
-) -> ReportInput:
-    """The project's answers, filtered to the coders that count, as plain structures.
-
-    ``extra_judges`` (``{judge key: {item external id: answer}}``) adds judge answers that do not
-    come from the database; they count when their key is in ``annotator_filter.judges``.
-    """
-    annotator_filter = annotator_filter or AnnotatorFilter()
-    options = options or ReportOptions()
-    task_type = task_types.get(project.task_type)
-    members = _members(project)
-
+def _items(project: Project, options: ReportOptions) -> tuple[dict[str, ItemInfo], dict[int, str]]:
+    """The regular items as units (``{external id: ItemInfo}``) and ``{item pk: external id}``."""
     item_rows = Item.objects.filter(project=project, kind=Item.Kind.REGULAR).order_by(
         "position", "id"
     )
@@ -143,10 +129,20 @@ def gather(
         extra = extra_of(payload or {}, prepared or {}) if extra_of is not None else {}
         items[external_id] = ItemInfo(key=external_id, group=group, gold=gold, extra=extra)
         key_of[pk] = external_id
+    return items, key_of
 
-    answers: dict[str, dict[str, dict]] = {}
-    labels: dict[str, str] = {}
-    qualification: dict[str, str] = {}
+
+@dataclass
+class _HumanAnswers:
+    answers: dict[str, dict[str, dict]]  # coder -> unit -> answer
+    labels: dict[str, str]  # coder -> username
+    qualification: dict[str, str]  # coder -> membership qualification
+
+
+def _human_answers(project: Project, key_of: Mapping[int, str]) -> _HumanAnswers:
+    """Every current human answer on the units, by pseudonymous coder."""
+    members = _members(project)
+    found = _HumanAnswers({}, {}, {})
     current = Annotation.objects.filter(
         item__project=project, item__kind=Item.Kind.REGULAR, is_current=True
     ).order_by("id")
@@ -156,42 +152,79 @@ def gather(
             continue
         member = members.get(user_id)
         coder = member["pseudonym"] if member else f"ann-removed-{user_id}"
-        if coder not in labels:
-            labels[coder] = member["user__username"] if member else coder
-            qualification[coder] = member["qualification"] if member else ""
-        answers.setdefault(coder, {})[unit] = answer
+        if coder not in found.labels:
+            found.labels[coder] = member["user__username"] if member else coder
+            found.qualification[coder] = member["qualification"] if member else ""
+        found.answers.setdefault(coder, {})[unit] = answer
+    return found
 
-    coders: list[CoderInfo] = []
-    excluded: list[dict] = []
-    wanted = set(annotator_filter.include) if annotator_filter.include is not None else None
-    for coder in sorted(answers, key=lambda c: labels[c]):
-        reason = ""
-        if wanted is not None:
-            if coder not in wanted:
-                reason = "not selected"
-        elif coder in annotator_filter.exclude:
-            reason = "excluded"
-        elif (
-            annotator_filter.exclude_disqualified
-            and qualification[coder] == Membership.Qualification.DISQUALIFIED
-        ):
-            reason = "disqualified"
-        if reason:
-            excluded.append({"id": coder, "label": labels[coder], "reason": reason})
-            del answers[coder]
-        else:
-            coders.append(CoderInfo(id=coder, kind=HUMAN, label=labels[coder]))
 
-    judges = dict(extra_judges or {})
+def _exclusion_reason(coder: str, qualification: str, annotator_filter: AnnotatorFilter) -> str:
+    """Why the filter leaves this human coder out ("" when they count)."""
+    if annotator_filter.include is not None:
+        return "" if coder in annotator_filter.include else "not selected"
+    if coder in annotator_filter.exclude:
+        return "excluded"
+    if (
+        annotator_filter.exclude_disqualified
+        and qualification == Membership.Qualification.DISQUALIFIED
+    ):
+        return "disqualified"
+    return ""
+
+
+def _judge_coders(
+    project: Project,
+    annotator_filter: AnnotatorFilter,
+    extra_judges: Mapping[str, Mapping[str, dict]],
+    items: Mapping[str, ItemInfo],
+) -> tuple[list[CoderInfo], dict[str, dict[str, dict]]]:
+    """The judges the filter asks for, as coders, and their answers on the units."""
+    judges = dict(extra_judges)
     wanted_judges = tuple(k for k in annotator_filter.judges if k not in judges)
     if wanted_judges:
         judges.update(judge_answers(project, wanted_judges))
+    coders, answers = [], {}
     for key in annotator_filter.judges:
         if key not in judges:
             continue
         coder = f"{JUDGE_PREFIX}{key}"
         coders.append(CoderInfo(id=coder, kind=JUDGE, label=key))
         answers[coder] = {u: a for u, a in judges[key].items() if u in items}
+    return coders, answers
+
+
+def gather(
+    *,
+    project: Project,
+    annotator_filter: AnnotatorFilter | None = None,
+    options: ReportOptions | None = None,
+    extra_judges: Mapping[str, Mapping[str, dict]] | None = None,
+) -> ReportInput:
+    """The project's answers, filtered to the coders that count, as plain structures.
+
+    ``extra_judges`` (``{judge key: {item external id: answer}}``) adds judge answers that do not
+    come from the database; they count when their key is in ``annotator_filter.judges``.
+    """
+    annotator_filter = annotator_filter or AnnotatorFilter()
+    options = options or ReportOptions()
+    task_type = task_types.get(project.task_type)
+    items, key_of = _items(project, options)
+    humans = _human_answers(project, key_of)
+
+    answers = humans.answers
+    coders: list[CoderInfo] = []
+    excluded: list[dict] = []
+    for coder in sorted(answers, key=lambda c: humans.labels[c]):
+        reason = _exclusion_reason(coder, humans.qualification[coder], annotator_filter)
+        if reason:
+            excluded.append({"id": coder, "label": humans.labels[coder], "reason": reason})
+            del answers[coder]
+        else:
+            coders.append(CoderInfo(id=coder, kind=HUMAN, label=humans.labels[coder]))
+    judge_coders, judge_answers_ = _judge_coders(project, annotator_filter, extra_judges or {}, items)
+    coders.extend(judge_coders)
+    answers.update(judge_answers_)
 
     return ReportInput(
         task_type=project.task_type,
