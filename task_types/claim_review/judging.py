@@ -19,8 +19,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import register
-from .base import JudgePrompt, PromptVersion, Unparseable, json_schema_format, object_reply
+from llm_judges.prompts import (
+    JudgePrompt,
+    PromptVersion,
+    Unparseable,
+    json_schema_format,
+    object_reply,
+    register,
+)
+
+from .labels import EVIDENCE_LABELS, REDUCED_LABELS, can_agree, scheme_of
 
 NLI_TO_LABEL = {"entailment": "supported", "contradiction": "refuted"}
 
@@ -43,12 +51,6 @@ V1 = PromptVersion(
 )
 
 VERSIONS = {"v1": V1}
-
-
-def _task():
-    from annotation.task_types import claim_review
-
-    return claim_review
 
 
 def _claim_block(number: int, claim: dict) -> str:
@@ -74,9 +76,8 @@ def messages(item: Any, version: str) -> list[dict]:
 
 
 def response_format(item: Any, version: str) -> dict:
-    task = _task()
     ids = [c["id"] for c in item.payload["claims"]]
-    labels = list(dict.fromkeys(task.EVIDENCE_LABELS + task.REDUCED_LABELS))
+    labels = list(dict.fromkeys(EVIDENCE_LABELS + REDUCED_LABELS))
     return json_schema_format(
         "claim_review",
         {
@@ -103,9 +104,8 @@ def response_format(item: Any, version: str) -> dict:
 
 
 def _decision(claim: dict, label: str) -> dict:
-    task = _task()
     decision = {"id": claim["id"], "action": "keep"}
-    if label == claim.get("system_label") and task.can_agree(claim):
+    if label == claim.get("system_label") and can_agree(claim):
         decision["agreement"] = "agree"
     else:
         decision.update(agreement="disagree", label=label)
@@ -113,7 +113,6 @@ def _decision(claim: dict, label: str) -> dict:
 
 
 def parse(text: str, item: Any) -> dict:
-    task = _task()
     reply = object_reply(text)
     entries = reply.get("claims")
     if not isinstance(entries, list):
@@ -129,7 +128,7 @@ def parse(text: str, item: Any) -> dict:
         if claim_id in labels:
             raise Unparseable(f"claim {claim_id!r} is answered twice")
         label = str(entry.get("label", "")).strip().lower()
-        scheme = task.scheme_of(originals[claim_id])
+        scheme = scheme_of(originals[claim_id])
         if label not in scheme:
             raise Unparseable(f"claim {claim_id!r}: {label!r} is not one of {', '.join(scheme)}")
         labels[claim_id] = label
@@ -150,7 +149,9 @@ def pairs(item: Any, version: str) -> list[tuple[str, str]]:
     ]
 
 
-def from_nli(item: Any, labels: Sequence[str], probabilities: Sequence[Mapping[str, float]]) -> dict:
+def from_nli(
+    item: Any, labels: Sequence[str], probabilities: Sequence[Mapping[str, float]]
+) -> dict:
     claims = _with_evidence(item)
     return {
         "claims": [

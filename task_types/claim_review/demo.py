@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from studies.demo import load_demo_project
+from studies.demos import load_demo_project, register
 
 DATA = Path(settings.BASE_DIR) / "data" / "fastfact"
 
@@ -53,3 +53,6 @@ def create(*, researcher, annotators) -> str:
         open_items=lambda: open(DATA / "trial.jsonl", "rb"),
         fmt="fastfact",
     )
+
+
+register(name="claim_review", task_type="claim_review", create=create)

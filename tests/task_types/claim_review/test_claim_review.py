@@ -11,13 +11,10 @@ from django.core.management.base import CommandError
 
 from annotation import services, task_types
 from annotation.models import Item
-from annotation.task_types.claim_review import (
-    parse_verification_context,
-    response_segments,
-    source_span,
-)
 from studies.services.exports import export_stream
 from studies.services.imports import ImportFailed, import_items
+from task_types.claim_review.formats import parse_verification_context
+from task_types.claim_review.spans import response_segments, source_span
 from tests import factories
 from tests.conftest import REPO, client_for
 
@@ -45,7 +42,12 @@ def annotator_in(project):
 
 
 def keep_all(item, agreement="agree"):
-    return {"claims": [{"id": c["id"], "action": "keep", "agreement": agreement} for c in item.payload["claims"]]}
+    return {
+        "claims": [
+            {"id": c["id"], "action": "keep", "agreement": agreement}
+            for c in item.payload["claims"]
+        ]
+    }
 
 
 # --- import ----------------------------------------------------------------------------------------
@@ -60,20 +62,30 @@ def test_importing_the_trial_file_gives_two_items_with_all_claims_evidence_and_r
     for item, record in zip(items, source, strict=True):
         assert item.payload["question"] == record["question"]
         assert item.payload["response"] == record["response"]
-        assert [c["id"] for c in item.payload["claims"]] == [c["claim_id"] for c in record["claims_lst"]]
-        assert [c["text"] for c in item.payload["claims"]] == [c["claim"] for c in record["claims_lst"]]
+        assert [c["id"] for c in item.payload["claims"]] == [
+            c["claim_id"] for c in record["claims_lst"]
+        ]
+        assert [c["text"] for c in item.payload["claims"]] == [
+            c["claim"] for c in record["claims_lst"]
+        ]
     swift = items[0].payload["claims"]
     assert [c["system_label"] for c in swift] == ["refuted", "unsupported", "supported"]
     assert [len(c["evidence"]) for c in swift] == [10, 0, 0]
     context = source[0]["claims_lst"][0]["verification_result"]
     assert swift[0]["reasoning"] == context["reasoning_for_verification_label"]
-    assert swift[0]["evidence"][2]["title"] == "Has Taylor Swift ever won a Golden Globe? How many times has she been nominated?"
+    assert (
+        swift[0]["evidence"][2]["title"]
+        == "Has Taylor Swift ever won a Golden Globe? How many times has she been nominated?"
+    )
     assert swift[0]["evidence"][2]["content"].startswith("art of translating cliché-speak.")
     # Every passage's content is in the original context, in order, nothing lost in between.
     text = context["verification_context"]
     position = 0
     for number, passage in enumerate(swift[0]["evidence"], start=1):
-        position = text.index(f"Evidence {number}\nSource Title: {passage['title']}\nContent: {passage['content']}", position)
+        position = text.index(
+            f"Evidence {number}\nSource Title: {passage['title']}\nContent: {passage['content']}",
+            position,
+        )
     assert swift[0]["pre_label"] == "unsure" and swift[0]["prelabel_confidence"] == 0.97965
     assert len(items[1].payload["claims"]) == 14
     assert items[1].payload["model"] == "DeepSeek-R1" and items[1].payload["question_id"] == 1
@@ -82,7 +94,9 @@ def test_importing_the_trial_file_gives_two_items_with_all_claims_evidence_and_r
 def test_reimporting_the_trial_file_finds_the_same_items_by_their_derived_ids(project):
     import_trial(project)
     ids = set(Item.objects.values_list("external_id", flat=True))
-    report = import_items(project=project, stream=io.BytesIO(TRIAL.read_bytes()), fmt="fastfact", update=True)
+    report = import_items(
+        project=project, stream=io.BytesIO(TRIAL.read_bytes()), fmt="fastfact", update=True
+    )
     assert (report.created, report.updated) == (0, 2)
     assert set(Item.objects.values_list("external_id", flat=True)) == ids
 
@@ -92,7 +106,9 @@ def test_a_malformed_evidence_block_names_the_line_and_claim_and_imports_nothing
     record = json.loads(lines[0])
     context = record["claims_lst"][0]["verification_result"]["verification_context"]
     record["claims_lst"][0]["verification_result"]["verification_context"] = context.replace(
-        "Evidence 4\nSource Title: Taylor Swift - Golden Globes\n", "Evidence 4\nTaylor Swift - Golden Globes\n", 1
+        "Evidence 4\nSource Title: Taylor Swift - Golden Globes\n",
+        "Evidence 4\nTaylor Swift - Golden Globes\n",
+        1,
     )
     second = json.loads(lines[1])
     second["question"] += " (a changed copy)"
@@ -133,7 +149,10 @@ def test_generic_jsonl_and_csv_records_import(project):
     buffer.write(header)
     csv.writer(buffer).writerow(row)
     import_items(project=project, stream=io.BytesIO(buffer.getvalue().encode()), fmt="csv")
-    assert Item.objects.get(external_id="csv-1").payload["claims"][0]["evidence"][0]["title"] == "Eiffel Tower"
+    assert (
+        Item.objects.get(external_id="csv-1").payload["claims"][0]["evidence"][0]["title"]
+        == "Eiffel Tower"
+    )
 
 
 def test_duplicate_claim_ids_in_one_record_are_refused(project):
@@ -149,11 +168,17 @@ def test_duplicate_claim_ids_in_one_record_are_refused(project):
 def test_display_shows_claims_labels_evidence_and_sources_but_not_model_or_prompt_source(project):
     import_trial(project)
     item = Item.objects.get(position=1)
-    shown = TASK.display_for(item)
+    shown = TASK.display(item)
     text = json.dumps(shown)
     assert "gpt-4o" not in text and "freshQA" not in text and "prelabel" not in text
     first = shown["claims"][0]
-    assert first["labels"] == ["supported", "refuted", "conflicting evidence", "not enough evidence", "irrelevant"]
+    assert first["labels"] == [
+        "supported",
+        "refuted",
+        "conflicting evidence",
+        "not enough evidence",
+        "irrelevant",
+    ]
     assert shown["claims"][1]["labels"] == ["supported", "unsupported", "irrelevant"]
     start, end = first["span"]
     assert shown["response"][start:end] == "Taylor Swift won her first Golden Globe Award in 2020."
@@ -162,7 +187,7 @@ def test_display_shows_claims_labels_evidence_and_sources_but_not_model_or_promp
 def test_the_source_highlight_prefers_rare_words_and_gives_up_on_unrelated_claims():
     response = "Planets orbit stars.\n- Giant planets formed far out, in cold regions.\nMoons orbit planets."
     span = source_span("Giant planets form in colder regions far from the Sun.", response)
-    assert response[span[0]:span[1]] == "- Giant planets formed far out, in cold regions."
+    assert response[span[0] : span[1]] == "- Giant planets formed far out, in cold regions."
     assert source_span("Paris is the capital of France.", response) is None
     text = "One. Two!\n\n  Three"
     assert [text[s:e] for s, e in response_segments(text)] == ["One.", "Two!", "Three"]
@@ -173,7 +198,9 @@ def test_the_source_highlight_prefers_rare_words_and_gives_up_on_unrelated_claim
 
 def validate(item, answer):
     serializer = TASK.answer_serializer(data=answer, context={"item": item})
-    return serializer.is_valid(), (serializer.validated_data if serializer.is_valid() else serializer.errors)
+    return serializer.is_valid(), (
+        serializer.validated_data if serializer.is_valid() else serializer.errors
+    )
 
 
 def test_every_claim_needs_a_decision_and_errors_name_the_offending_claims(project):
@@ -194,16 +221,32 @@ def test_every_claim_needs_a_decision_and_errors_name_the_offending_claims(proje
 @pytest.mark.parametrize(
     ("decision", "message"),
     [
-        ({"id": "43b2b7-0", "action": "keep", "agreement": "disagree", "label": "unsupported"}, "correct label"),
-        ({"id": "c2afab-1", "action": "keep", "agreement": "disagree", "label": "refuted"}, "correct label"),
-        ({"id": "c2afab-1", "action": "revise", "text": "  ", "agreement": "agree"}, "text is empty"),
         (
-            {"id": "c2afab-1", "action": "revise", "agreement": "agree",
-             "text": 'Taylor Swift received the Golden Globe Award for Best Original Song for "Beautiful Ghosts" in 2020.'},
+            {"id": "43b2b7-0", "action": "keep", "agreement": "disagree", "label": "unsupported"},
+            "correct label",
+        ),
+        (
+            {"id": "c2afab-1", "action": "keep", "agreement": "disagree", "label": "refuted"},
+            "correct label",
+        ),
+        (
+            {"id": "c2afab-1", "action": "revise", "text": "  ", "agreement": "agree"},
+            "text is empty",
+        ),
+        (
+            {
+                "id": "c2afab-1",
+                "action": "revise",
+                "agreement": "agree",
+                "text": 'Taylor Swift received the Golden Globe Award for Best Original Song for "Beautiful Ghosts" in 2020.',
+            },
             "same as the original",
         ),
         ({"id": "c2afab-1", "action": "remove", "reason": "boring"}, "why it is removed"),
-        ({"id": "c2afab-1", "action": "add", "text": "x", "label": "supported"}, "is an extracted claim"),
+        (
+            {"id": "c2afab-1", "action": "add", "text": "x", "label": "supported"},
+            "is an extracted claim",
+        ),
     ],
 )
 def test_invalid_decisions_are_refused_with_a_reason(project, decision, message):
@@ -220,7 +263,9 @@ def test_added_claims_use_the_reduced_labels_and_extracted_claims_keep_their_ord
     import_trial(project)
     item = Item.objects.get(position=1)
     answer = keep_all(item)
-    answer["claims"].insert(0, {"id": "new-1", "action": "add", "text": "A new claim.", "label": "refuted"})
+    answer["claims"].insert(
+        0, {"id": "new-1", "action": "add", "text": "A new claim.", "label": "refuted"}
+    )
     ok, errors = validate(item, answer)
     assert not ok and "supported, unsupported, irrelevant" in str(errors["claims"]["new-1"])
     answer["claims"][0]["label"] = "unsupported"
@@ -236,7 +281,7 @@ def test_agreeing_with_a_label_outside_the_claims_scheme_is_refused(project):
     payload["claims"][1]["system_label"] = "unsure"
     import_items(project=project, stream=io.BytesIO(json.dumps(payload).encode()), fmt="jsonl")
     item = Item.objects.get()
-    assert TASK.display_for(item)["claims"][1]["can_agree"] is False
+    assert TASK.display(item)["claims"][1]["can_agree"] is False
     ok, errors = validate(item, keep_all(item))
     assert not ok and "not a verdict to agree with" in str(errors["claims"]["c2"])
 
@@ -246,8 +291,21 @@ def test_a_clean_answer_keeps_only_the_fields_each_action_uses(project):
     item = Item.objects.get(position=1)
     answer = {
         "claims": [
-            {"id": "43b2b7-0", "action": "keep", "agreement": "agree", "label": "supported", "text": "x", "reason": "redundant"},
-            {"id": "c2afab-1", "action": "revise", "text": "  Swift was nominated in 2020. ", "agreement": "disagree", "label": "supported"},
+            {
+                "id": "43b2b7-0",
+                "action": "keep",
+                "agreement": "agree",
+                "label": "supported",
+                "text": "x",
+                "reason": "redundant",
+            },
+            {
+                "id": "c2afab-1",
+                "action": "revise",
+                "text": "  Swift was nominated in 2020. ",
+                "agreement": "disagree",
+                "label": "supported",
+            },
             {"id": "e8845f-2", "action": "remove", "reason": "not a claim", "agreement": "agree"},
         ]
     }
@@ -256,7 +314,13 @@ def test_a_clean_answer_keeps_only_the_fields_each_action_uses(project):
     assert clean == {
         "claims": [
             {"id": "43b2b7-0", "action": "keep", "agreement": "agree"},
-            {"id": "c2afab-1", "action": "revise", "text": "Swift was nominated in 2020.", "agreement": "disagree", "label": "supported"},
+            {
+                "id": "c2afab-1",
+                "action": "revise",
+                "text": "Swift was nominated in 2020.",
+                "agreement": "disagree",
+                "label": "supported",
+            },
             {"id": "e8845f-2", "action": "remove", "reason": "not a claim"},
         ]
     }
@@ -270,11 +334,15 @@ def test_the_server_refuses_an_incomplete_submit_and_names_the_claims(project):
     item = Item.objects.get(id=project.items.get(position=1).id)
     answer = keep_all(item)
     answer["claims"][0].pop("agreement")
-    response = client.post(f"/api/assignments/{assignment['id']}/submit/", {"answer": answer}, format="json")
+    response = client.post(
+        f"/api/assignments/{assignment['id']}/submit/", {"answer": answer}, format="json"
+    )
     assert response.status_code == 400
     assert list(response.data["errors"]["claims"]) == ["43b2b7-0"]
     answer["claims"][0]["agreement"] = "agree"
-    response = client.post(f"/api/assignments/{assignment['id']}/submit/", {"answer": answer}, format="json")
+    response = client.post(
+        f"/api/assignments/{assignment['id']}/submit/", {"answer": answer}, format="json"
+    )
     assert response.status_code == 201
 
 
@@ -289,9 +357,17 @@ def test_control_items_score_the_final_labels_against_gold(project):
     answer = keep_all(item)
     answer["claims"][2] = {"id": "c3", "action": "remove", "reason": "not a claim"}
     assert TASK.score(answer, item.gold) == {
-        "labels_checked": 2, "labels_correct": 2, "label_accuracy": 1.0, "correct": True
+        "labels_checked": 2,
+        "labels_correct": 2,
+        "label_accuracy": 1.0,
+        "correct": True,
     }
-    answer["claims"][0] = {"id": "c1", "action": "keep", "agreement": "disagree", "label": "refuted"}
+    answer["claims"][0] = {
+        "id": "c1",
+        "action": "keep",
+        "agreement": "disagree",
+        "label": "refuted",
+    }
     assert TASK.score(answer, item.gold)["label_accuracy"] == 0.5
     bad = copy.deepcopy(payload)
     bad["id"] = "other"
@@ -306,13 +382,20 @@ def annotate(project, user, item, answer):
     services.annotation_submit(assignment=assignment, answer=answer, time_spent_ms=1000)
 
 
-def test_the_export_has_one_row_per_claim_and_the_statistics_count_them_by_model_and_source(project):
+def test_the_export_has_one_row_per_claim_and_the_statistics_count_them_by_model_and_source(
+    project,
+):
     import_trial(project)
     first, second = Item.objects.filter(project=project).order_by("position")
     alice, bob = annotator_in(project), annotator_in(project)
     answer = {
         "claims": [
-            {"id": "43b2b7-0", "action": "keep", "agreement": "disagree", "label": "conflicting evidence"},
+            {
+                "id": "43b2b7-0",
+                "action": "keep",
+                "agreement": "disagree",
+                "label": "conflicting evidence",
+            },
             {"id": "c2afab-1", "action": "remove", "reason": "not a claim"},
             {"id": "e8845f-2", "action": "keep", "agreement": "agree"},
         ]
@@ -322,7 +405,10 @@ def test_the_export_has_one_row_per_claim_and_the_statistics_count_them_by_model
     annotate(project, alice, second, keep_all(second))
     rows = [json.loads(line) for line in "".join(export_stream(project, "jsonl")).splitlines()]
     assert len(rows) == 3 + 3 + 14
-    assert rows[0]["agreement"] == "disagreed_corrected" and rows[0]["annotator_label"] == "conflicting evidence"
+    assert (
+        rows[0]["agreement"] == "disagreed_corrected"
+        and rows[0]["annotator_label"] == "conflicting evidence"
+    )
     assert rows[1]["action"] == "removed" and rows[1]["annotator_label"] == "not a claim"
     csv_text = "".join(export_stream(project, "csv"))
     assert csv_text.count("\n") == len(rows) + 1
@@ -331,14 +417,30 @@ def test_the_export_has_one_row_per_claim_and_the_statistics_count_them_by_model
     call_command("claim_review_stats", project=project.slug, stdout=out)
     stats = json.loads(out.getvalue())
     assert stats["overall"]["count"] == 3
-    assert stats["overall"]["operations"] == {"unchanged": 19, "removed": 1, "added": 0, "revised": 0}
-    assert stats["overall"]["agreements"] == {"agreed": 18, "disagreed_corrected": 1, "verification_pending": 0}
+    assert stats["overall"]["operations"] == {
+        "unchanged": 19,
+        "removed": 1,
+        "added": 0,
+        "revised": 0,
+    }
+    assert stats["overall"]["agreements"] == {
+        "agreed": 18,
+        "disagreed_corrected": 1,
+        "verification_pending": 0,
+    }
     assert stats["overall"]["annotator_labels"] == {
-        "supported": 2 + 14, "refuted": 1, "unsupported": 1, "conflicting evidence": 1, "not a claim": 1
+        "supported": 2 + 14,
+        "refuted": 1,
+        "unsupported": 1,
+        "conflicting evidence": 1,
+        "not a claim": 1,
     }
     assert stats["grouped"]["by_model"]["gpt-4o"]["count"] == 2
     assert stats["grouped"]["by_model"]["DeepSeek-R1"]["operations"]["unchanged"] == 14
-    assert set(stats["grouped"]["by_model_prompt_source"]) == {"gpt-4o_freshQA", "DeepSeek-R1_factcheck-bench"}
+    assert set(stats["grouped"]["by_model_prompt_source"]) == {
+        "gpt-4o_freshQA",
+        "DeepSeek-R1_factcheck-bench",
+    }
 
 
 def test_the_statistics_command_refuses_other_task_types_and_unknown_projects(db):
@@ -349,7 +451,9 @@ def test_the_statistics_command_refuses_other_task_types_and_unknown_projects(db
         call_command("claim_review_stats", project="nope")
 
 
-def test_the_export_reads_per_claim_rows_in_a_constant_number_of_queries(project, django_assert_max_num_queries):
+def test_the_export_reads_per_claim_rows_in_a_constant_number_of_queries(
+    project, django_assert_max_num_queries
+):
     import_trial(project)
     for _ in range(2):
         user = annotator_in(project)
@@ -361,7 +465,7 @@ def test_the_export_reads_per_claim_rows_in_a_constant_number_of_queries(project
 
 
 def test_the_demo_project_loads_the_trial_file(db, researcher):
-    from studies.demo import claim_review as demo
+    from task_types.claim_review import demo
 
     annotators = [factories.UserFactory() for _ in range(3)]
     assert "2 items created" in demo.create(researcher=researcher, annotators=annotators)
@@ -369,14 +473,19 @@ def test_the_demo_project_loads_the_trial_file(db, researcher):
 
 
 def test_the_agreement_key_compares_decisions_not_the_wording_of_revisions(project):
-    from annotation.task_types.claim_review import agreement_key
-
     import_trial(project)
     item = Item.objects.get(position=1)
     one = keep_all(item)
-    one["claims"][1] = {"id": "c2afab-1", "action": "revise", "text": "Swift was nominated.", "agreement": "agree"}
+    one["claims"][1] = {
+        "id": "c2afab-1",
+        "action": "revise",
+        "text": "Swift was nominated.",
+        "agreement": "agree",
+    }
     other = keep_all(item)
-    other["claims"].append({"id": "new-1", "action": "add", "text": "Another claim.", "label": "supported"})
-    assert agreement_key(one) == agreement_key(other)
+    other["claims"].append(
+        {"id": "new-1", "action": "add", "text": "Another claim.", "label": "supported"}
+    )
+    assert TASK.agreement_key(one) == TASK.agreement_key(other)
     other["claims"][2] = {"id": "e8845f-2", "action": "remove", "reason": "redundant"}
-    assert agreement_key(one) != agreement_key(other)
+    assert TASK.agreement_key(one) != TASK.agreement_key(other)

@@ -20,11 +20,14 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
+from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import HUMAN, ReportInput
 from agreement.reports.tables import column, table
 from metrics.claim_review import AGREEMENTS, OPERATIONS, claim_review_stats
 from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
+
+from .rows import claim_rows
 
 
 def item_extra(payload: dict, prepared: dict) -> dict:
@@ -47,8 +50,6 @@ def item_extra(payload: dict, prepared: dict) -> dict:
 
 
 def _claim_rows(extra: Mapping, answer: Mapping) -> list[dict]:
-    from annotation.task_types.claim_review import claim_rows
-
     return claim_rows(SimpleNamespace(payload={"claims": extra.get("claims", [])}), answer)
 
 
@@ -71,8 +72,13 @@ def section(inp: ReportInput) -> dict:
             if item is None or not isinstance(answer, Mapping):
                 continue
             rows = _claim_rows(item.extra, answer)
-            samples.append({"model": item.extra.get("model"),
-                            "prompt_source": item.extra.get("prompt_source"), "claims": rows})
+            samples.append(
+                {
+                    "model": item.extra.get("model"),
+                    "prompt_source": item.extra.get("prompt_source"),
+                    "claims": rows,
+                }
+            )
             for row in rows:
                 if row["action"] == "added":
                     continue
@@ -83,8 +89,7 @@ def section(inp: ReportInput) -> dict:
     stats = claim_review_stats(samples)
     group_rows = [_block_row("All", stats["overall"])]
     names = {
-        f"{s['model'] or 'unknown'}_{s['prompt_source'] or 'unknown'}":
-        f"{s['model'] or 'unknown'} · {s['prompt_source'] or 'unknown'}"
+        f"{s['model'] or 'unknown'}_{s['prompt_source'] or 'unknown'}": f"{s['model'] or 'unknown'} · {s['prompt_source'] or 'unknown'}"
         for s in samples
     }
     for key, block in stats["grouped"]["by_model_prompt_source"].items():
@@ -108,8 +113,11 @@ def section(inp: ReportInput) -> dict:
     total = sum(labels.values())
     tables["labels"] = table(
         "Final annotator labels",
-        [column("label", "Label", "text"), column("claims", "Claims", "int"),
-         column("share", "Share", "pct")],
+        [
+            column("label", "Label", "text"),
+            column("claims", "Claims", "int"),
+            column("share", "Share", "pct"),
+        ],
         [{"label": k, "claims": v, "share": v / total} for k, v in labels.items()],
         note="A removed claim counts under its removal reason; an agreed claim under the "
         "pipeline's label.",
@@ -120,10 +128,16 @@ def section(inp: ReportInput) -> dict:
             continue
         values = [list(v.values()) for v in data.values()]
         row = {"attribute": name, "units": len(data)}
-        row.update(alpha_with_ci(data, "nominal", n_boot=inp.options.n_boot,
-                                 confidence=inp.options.confidence))
-        row.update(pairwise=pairwise_agreement(values), all_agree=all_agree_rate(values),
-                   at_least_two=at_least_two_agree_rate(values))
+        row.update(
+            alpha_with_ci(
+                data, "nominal", n_boot=inp.options.n_boot, confidence=inp.options.confidence
+            )
+        )
+        row.update(
+            pairwise=pairwise_agreement(values),
+            all_agree=all_agree_rate(values),
+            at_least_two=at_least_two_agree_rate(values),
+        )
         agreement_rows.append(row)
     tables["claim_agreement"] = table(
         "Agreement between annotators per pipeline claim",
@@ -153,8 +167,11 @@ def section(inp: ReportInput) -> dict:
             "table": "operations",
             "label": "group",
             "series": list(AGREEMENTS),
-            "series_labels": {"agreed": "Agreed", "disagreed_corrected": "Disagreed",
-                              "verification_pending": "Pending"},
+            "series_labels": {
+                "agreed": "Agreed",
+                "disagreed_corrected": "Disagreed",
+                "verification_pending": "Pending",
+            },
             "title": "Agreement with the pipeline's labels",
         },
     ]
@@ -164,8 +181,10 @@ def section(inp: ReportInput) -> dict:
         "summary": [
             {"label": "Reviews", "value": str(stats["metadata"]["total_samples"])},
             {"label": "Claims reviewed", "value": str(stats["metadata"]["total_claims"])},
-            {"label": "Agreed with pipeline",
-             "value": "—" if agreed_share is None else f"{100 * agreed_share:.1f} %"},
+            {
+                "label": "Agreed with pipeline",
+                "value": "—" if agreed_share is None else f"{100 * agreed_share:.1f} %",
+            },
         ],
         "tables": tables,
         "plots": plots,
@@ -177,3 +196,6 @@ def section(inp: ReportInput) -> dict:
             else {},
         },
     }
+
+
+sections.register("claim_review", section=section, item_extra=item_extra)

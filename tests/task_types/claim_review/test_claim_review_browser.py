@@ -41,30 +41,45 @@ def card(page, screen, claim_id):
     return page.locator(f"#rv-{screen}-list li.rv-card[data-id='{claim_id}']")
 
 
-def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_stats_show_it(live_server, page):
+def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_stats_show_it(
+    live_server, page
+):
     project, annotator = setup_project()
     login(page, live_server, annotator.username, factories.PASSWORD)
     page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
     page.wait_for_selector("#rv-revise-list li.rv-card")
     assert page.locator("#position").inner_text().startswith("Item 1 of 2")
-    assert page.locator("#rv-question").inner_text() == "In which year did Taylor Swift win a Golden Globe Award?"
+    assert (
+        page.locator("#rv-question").inner_text()
+        == "In which year did Taylor Swift win a Golden Globe Award?"
+    )
     assert page.locator("#rv-revise-list li.rv-card").count() == 3
 
     # Selecting a claim highlights its source sentence in the response.
     card(page, "revise", "43b2b7-0").locator(".rv-text").click()
-    assert page.locator("#rv-response mark").inner_text() == "Taylor Swift won her first Golden Globe Award in 2020."
+    assert (
+        page.locator("#rv-response mark").inner_text()
+        == "Taylor Swift won her first Golden Globe Award in 2020."
+    )
 
     # Revise claim 2 (the original stays visible), remove claim 3 with a reason, add one after claim 2.
     card(page, "revise", "c2afab-1").locator(".rv-revise").click()
     editor = card(page, "revise", "c2afab-1").locator("textarea")
     editor.fill(REVISED)
-    assert "received the Golden Globe" in card(page, "revise", "c2afab-1").locator(".rv-text").inner_text()
+    assert (
+        "received the Golden Globe"
+        in card(page, "revise", "c2afab-1").locator(".rv-text").inner_text()
+    )
     card(page, "revise", "e8845f-2").locator(".rv-remove").click()
-    assert "why it is removed" in card(page, "revise", "e8845f-2").locator(".rv-problem").inner_text()
+    assert (
+        "why it is removed" in card(page, "revise", "e8845f-2").locator(".rv-problem").inner_text()
+    )
     card(page, "revise", "e8845f-2").locator("[data-reason='redundant']").click()
     page.locator("#rv-revise-list li.rv-slot").nth(2).locator("button").click()
     page.locator("#rv-revise-list li.rv-card.rv-add textarea").fill(ADDED)
-    ids = page.eval_on_selector_all("#rv-revise-list li.rv-card", "cards => cards.map(c => c.dataset.id)")
+    ids = page.eval_on_selector_all(
+        "#rv-revise-list li.rv-card", "cards => cards.map(c => c.dataset.id)"
+    )
     assert ids == ["43b2b7-0", "c2afab-1", "new-1", "e8845f-2"]
 
     # Nothing verified yet: submit is refused and the claims still open are marked.
@@ -74,13 +89,20 @@ def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_sta
     page.screenshot(path=str(SCREENSHOTS / "claim_review_revise.png"), full_page=True)
 
     page.click("#rv-to-verify")
-    assert page.locator("#rv-verify-list li.rv-card").count() == 3  # the removed claim is not verified
+    assert (
+        page.locator("#rv-verify-list li.rv-card").count() == 3
+    )  # the removed claim is not verified
     assert page.locator("#rv-verify-list li.rv-card.needs").count() == 3
     first = card(page, "verify", "43b2b7-0")
     assert first.locator(".rv-chip").inner_text() == "refuted"
     assert first.locator("details.rv-passage").count() == 10
-    assert "Evidence 3" in first.locator("details.rv-passage").nth(2).locator("summary").inner_text()
-    assert "Has Taylor Swift ever won a Golden Globe?" in first.locator("details.rv-passage").nth(2).inner_text()
+    assert (
+        "Evidence 3" in first.locator("details.rv-passage").nth(2).locator("summary").inner_text()
+    )
+    assert (
+        "Has Taylor Swift ever won a Golden Globe?"
+        in first.locator("details.rv-passage").nth(2).inner_text()
+    )
     first.locator("details.rv-passage").nth(2).locator("summary").click()
     assert first.locator("details.rv-passage").nth(2).locator(".rv-passage-content").is_visible()
     assert "never won" in first.locator(".rv-reasoning").inner_text()
@@ -96,7 +118,11 @@ def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_sta
     assert "Revised from:" in revised.locator(".rv-original").inner_text()
     revised.locator(".rv-disagree").click()
     labels = revised.locator(".rv-labels button").evaluate_all("bs => bs.map(b => b.dataset.label)")
-    assert labels == ["supported", "unsupported", "irrelevant"]  # claims without evidence: reduced scheme
+    assert labels == [
+        "supported",
+        "unsupported",
+        "irrelevant",
+    ]  # claims without evidence: reduced scheme
     revised.locator("[data-label='supported']").click()
     assert page.locator("#submit").is_disabled()
     assert "1 claim needs a decision" in page.locator("#validation").inner_text()
@@ -112,7 +138,13 @@ def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_sta
     assert annotation.answer == {
         "claims": [
             {"id": "43b2b7-0", "action": "keep", "agreement": "agree"},
-            {"id": "c2afab-1", "action": "revise", "text": REVISED, "agreement": "disagree", "label": "supported"},
+            {
+                "id": "c2afab-1",
+                "action": "revise",
+                "text": REVISED,
+                "agreement": "disagree",
+                "label": "supported",
+            },
             {"id": "new-1", "action": "add", "text": ADDED, "label": "supported"},
             {"id": "e8845f-2", "action": "remove", "reason": "redundant"},
         ]
@@ -122,7 +154,14 @@ def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_sta
     pseudonym = Membership.objects.get(project=project, user=annotator).pseudonym
     assert {r["annotator"] for r in rows} == {pseudonym}
     assert [
-        (r["claim_id"], r["action"], r["removal_reason"], r["agreement"], r["system_label"], r["annotator_label"])
+        (
+            r["claim_id"],
+            r["action"],
+            r["removal_reason"],
+            r["agreement"],
+            r["system_label"],
+            r["annotator_label"],
+        )
         for r in rows
     ] == [
         ("43b2b7-0", "unchanged", None, "agreed", "refuted", "refuted"),
@@ -130,7 +169,9 @@ def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_sta
         ("new-1", "added", None, None, None, "supported"),
         ("e8845f-2", "removed", "redundant", None, "supported", "redundant"),
     ]
-    assert rows[1]["claim"].startswith("Taylor Swift received") and rows[1]["revised_claim"] == REVISED
+    assert (
+        rows[1]["claim"].startswith("Taylor Swift received") and rows[1]["revised_claim"] == REVISED
+    )
     assert rows[2]["claim"] == ADDED and rows[2]["revised_claim"] is None
     assert {(r["model"], r["prompt_source"]) for r in rows} == {("gpt-4o", "freshQA")}
 
@@ -154,7 +195,9 @@ def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_sta
     Path(SCREENSHOTS / "claim_review_stats.json").write_text(out.getvalue())
 
 
-def test_a_project_without_search_shows_no_search_button_and_dataset_html_stays_text(live_server, page):
+def test_a_project_without_search_shows_no_search_button_and_dataset_html_stays_text(
+    live_server, page
+):
     project, annotator = setup_project(search_url="")
     item = project.items.get(position=1)
     item.payload["question"] = '<img src=x onerror="window.__pwned = 1">'
@@ -186,9 +229,16 @@ def test_a_reload_restores_revisions_removals_and_added_claims(live_server, page
     page.wait_for_function("document.querySelector('#save-state').textContent === 'Draft saved'")
     page.reload()
     page.wait_for_selector("#rv-revise-list li.rv-card.rv-add")
-    ids = page.eval_on_selector_all("#rv-revise-list li.rv-card", "cards => cards.map(c => c.dataset.id)")
+    ids = page.eval_on_selector_all(
+        "#rv-revise-list li.rv-card", "cards => cards.map(c => c.dataset.id)"
+    )
     assert ids == ["43b2b7-0", "c2afab-1", "e8845f-2", "new-1"]
-    assert card(page, "revise", "43b2b7-0").locator("[data-reason='not a claim']").get_attribute("aria-pressed") == "true"
+    assert (
+        card(page, "revise", "43b2b7-0")
+        .locator("[data-reason='not a claim']")
+        .get_attribute("aria-pressed")
+        == "true"
+    )
     assert card(page, "revise", "c2afab-1").locator("textarea").input_value() == REVISED
     assert page.locator("#rv-revise-list li.rv-card.rv-add textarea").input_value() == ADDED
     page.click("#rv-to-verify")

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Annotation
-from annotation.task_types.claim_review import claim_rows
 from metrics.claim_review import claim_review_stats
 from projects.models import Project
+
+from ...rows import claim_rows
 
 
 def claim_review_samples(project) -> Iterator[dict]:
@@ -43,7 +44,9 @@ class Command(BaseCommand):
         except Project.DoesNotExist:
             raise CommandError(f"No project with slug {project!r}.") from None
         if target.task_type != "claim_review":
-            raise CommandError(f"Project {project!r} is a {target.task_type} project, not claim_review.")
+            raise CommandError(
+                f"Project {project!r} is a {target.task_type} project, not claim_review."
+            )
         stats = claim_review_stats(claim_review_samples(target))
         stats["metadata"]["project"] = target.slug
         self.stdout.write(json.dumps(stats, indent=2, ensure_ascii=False))
