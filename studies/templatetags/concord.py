@@ -15,7 +15,7 @@ def markdown(text: str) -> str:
 
 @register.filter
 def task_type_name(slug: str) -> str:
-    """The registered task type's display name ("citation_recovery" -> "Citation recovery")."""
+    """The registered task type's display name (its slug -> its ``name``)."""
     from annotation import task_types
 
     try:

@@ -1,0 +1,62 @@
+"""The house's rules that no linter checks: nothing about a task type lives outside its package,
+and no function grows past what a reader can hold."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from annotation import task_types
+from tests.conftest import REPO
+
+CORE = [
+    "config", "core", "metrics", "projects", "annotation", "crowd", "llm_judges", "agreement",
+    "studies", "templates", "static",
+]
+MAX_FUNCTION_LINES = 80
+
+
+def _files(*suffixes: str):
+    for folder in CORE:
+        for path in (REPO / folder).rglob("*"):
+            if path.suffix in suffixes and "migrations" not in path.parts and "vendor" not in path.parts:
+                yield path
+
+
+def test_no_generic_code_names_a_task_type():
+    slugs = [t.slug for t in task_types.all_task_types()]
+    assert len(slugs) >= 5
+    quoted = re.compile(r"""["'](%s)["']""" % "|".join(map(re.escape, slugs)))
+    found = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in _files(".py", ".html", ".js", ".css")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if quoted.search(line)
+    ]
+    assert found == []
+
+
+def test_templates_and_static_files_hold_nothing_of_one_task_type():
+    slugs = {t.slug for t in task_types.all_task_types()}
+    named = [
+        str(path.relative_to(REPO))
+        for folder in ("templates", "static")
+        for path in (REPO / folder).rglob("*")
+        if any(slug in path.name for slug in slugs)
+    ]
+    assert named == []
+
+
+def test_no_function_is_longer_than_a_reader_can_hold():
+    roots = [*CORE[:-2], "task_types"]
+    long = []
+    for folder in roots:
+        for path in (REPO / folder).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    lines = node.end_lineno - node.lineno + 1
+                    if lines > MAX_FUNCTION_LINES:
+                        long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({lines})")
+    assert long == []
