@@ -60,3 +60,18 @@ def test_no_function_is_longer_than_a_reader_can_hold():
                     if lines > MAX_FUNCTION_LINES:
                         long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({lines})")
     assert long == []
+
+
+def test_higher_apps_register_their_hooks_at_start_up():
+    """``annotation`` calls up only through hooks that higher apps fill in ``ready()``."""
+    from agreement.reports.sections import report_registry
+    from annotation.hooks import assignment_scopes
+    from crowd.selectors import in_current_session
+    from llm_judges.prompts import prompt_registry
+    from studies.demos import demos
+
+    assert in_current_session in assignment_scopes
+    slugs = {t.slug for t in task_types.all_task_types()}
+    assert set(report_registry.keys()) >= slugs
+    assert set(prompt_registry.keys()) >= slugs
+    assert {demo.task_type for demo in demos()} >= slugs
