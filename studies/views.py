@@ -22,7 +22,7 @@ from projects.models import ImportJob
 from projects.permissions import RESEARCH_ROLES, project_for
 from studies.services.exports import FORMATS
 from studies.services.import_jobs import import_job_create
-from studies.services.imports import available_formats
+from studies.services.imports import available_formats, formats_taking
 
 
 @require_GET
@@ -85,6 +85,7 @@ def project_detail(request, slug):
             "task_type": task_type,
             "progress": selectors.project_progress(project),
             "form": form,
+            "mapping_formats": formats_taking(task_type, "mapping"),
             "export_formats": FORMATS,
             "import_jobs": jobs,
             "refresh_seconds": 3 if any(j.status in ("queued", "running") for j in jobs) else 0,
