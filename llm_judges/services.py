@@ -489,7 +489,7 @@ def _process_batch(run: JudgeRun, item_ids: Sequence[int], attempt: int) -> Batc
         .order_by("position", "id")
     )
     for item in items:
-        item.project = run.project  # prompts may read the project's config (ranking criteria)
+        item.project = run.project  # prompts may read the project's config (e.g. criteria)
     try:
         prompt = _prompt_for(judge, run.project)
         parameters = clean_parameters(judge.kind, judge.parameters)

@@ -6,7 +6,7 @@ class ImportForm(forms.Form):
     format = forms.ChoiceField(choices=[])
     update = forms.BooleanField(required=False, help_text="Replace items whose external id exists.")
     mapping = forms.FileField(
-        required=False, help_text="Mapping file for formats that need one (ranking's reprohum)."
+        required=False, help_text="Mapping file for formats that need one."
     )
 
     def __init__(self, *args, formats: list[str], **kwargs):

@@ -37,4 +37,4 @@ class ImportSerializer(serializers.Serializer):
     file = serializers.FileField()
     format = serializers.CharField()
     update = serializers.BooleanField(default=False)
-    mapping = serializers.FileField(required=False, help_text="Mapping file (ranking's reprohum).")
+    mapping = serializers.FileField(required=False, help_text="Mapping file for formats that need one.")

@@ -23,7 +23,7 @@ from studies.api import export_response
 from studies.forms import ImportForm
 from studies.services.exports import FORMATS
 from studies.services.import_jobs import import_job_create
-from studies.services.imports import available_formats
+from studies.services.imports import available_formats, formats_taking
 
 
 @require_GET
@@ -86,6 +86,7 @@ def project_detail(request, slug):
             "task_type": task_type,
             "progress": project_progress(project),
             "form": form,
+            "mapping_formats": formats_taking(task_type, "mapping"),
             "export_formats": FORMATS,
             "import_jobs": jobs,
             "refresh_seconds": 3 if any(j.status in ("queued", "running") for j in jobs) else 0,

@@ -58,6 +58,15 @@ def available_formats(task_type: TaskType) -> list[str]:
     return [*GENERIC_FORMATS, *task_type.readers]
 
 
+def formats_taking(task_type: TaskType, option: str) -> list[str]:
+    """The task type's import formats whose reader takes ``option`` (e.g. a ``mapping`` file)."""
+    return [
+        fmt
+        for fmt, reader in task_type.readers.items()
+        if option in inspect.signature(reader).parameters
+    ]
+
+
 def _csv_reader(task_type: TaskType) -> Callable[[IO[str]], Iterator[tuple[str, dict]]]:
     def read(stream: IO[str]) -> Iterator[tuple[str, dict]]:
         reader = csv.DictReader(stream, strict=True)  # bad quoting is an error, not merged rows
@@ -184,7 +193,7 @@ def import_items(
     """Import a file into ``project``. Raises ``ImportFailed`` (and writes nothing) on the first
     bad record, on an external id that already exists (unless ``update``), on an update of an
     item that already has annotations, or on an invalid project configuration. ``options`` go to
-    a task-specific reader as keyword arguments (e.g. ``mapping`` for ranking's ``reprohum``)."""
+    a task-specific reader as keyword arguments (e.g. a ``mapping`` file; see ``formats_taking``)."""
     task_type = task_types.get(project.task_type)
     try:
         config = task_type.validate_config(project.config)

@@ -1,6 +1,5 @@
-"""Judge prompts and parsers of the stance, ranking and argument-structure task types, on their
-demo items (prepared exactly as an import prepares them). Claim review's are in
-tests/task_types/claim_review/test_judging.py."""
+"""Judge prompts and parsers of task types whose tests have not moved to tests/task_types/<slug>/
+(on their demo items, prepared exactly as an import prepares them)."""
 
 import json
 from types import SimpleNamespace
@@ -83,54 +82,6 @@ def test_stance_nli_uses_the_top_sentences_when_the_response_is_long():
     assert len(premise.split()) < len(" ".join(item.prepared["sentences"]).split())
 
 
-# --- ranking -------------------------------------------------------------------------------------
-
-
-def test_ranking_prompt_is_blind_and_lists_the_criteria():
-    item = demo("ranking")
-    text = prompts.get("ranking").messages(item, "v1")[1]["content"]
-    for output in item.payload["outputs"]:
-        assert output["text"] in text
-        assert f"{output['system']}" not in text.replace(output["text"], "")
-    assert "- Coverage:" in text and "- Overall:" in text
-    assert "Output A:" in text
-    schema = prompts.get("ranking").response_format(item, "v1")["json_schema"]["schema"]
-    assert schema["required"] == ["Coverage", "Non-redundancy", "Non-contradiction", "Overall"]
-
-
-def test_ranking_replies_become_standard_competition_ranks_by_output_key():
-    item = demo("ranking")
-    prompt = prompts.get("ranking")
-    k = len(item.payload["outputs"])
-    letters = [chr(ord("A") + i) for i in range(k)]
-    dense_tie = {letters[0]: 1, letters[1]: 1, **{letter: 2 for letter in letters[2:]}}
-    reply = {name: dense_tie for name in ("Coverage", "Non-redundancy", "Non-contradiction", "Overall")}
-    answer = prompt.parse(json.dumps(reply), item)
-    shown = task_types.get("ranking").display(item, assignment=None)
-    keys = [o["key"] for o in shown["outputs"]]
-    assert answer["order"] == keys
-    assert answer["ranks"]["Coverage"] == {keys[0]: 1, keys[1]: 1, **{key: 3 for key in keys[2:]}}
-
-
-@pytest.mark.parametrize(
-    ("mutate", "reason"),
-    [
-        (lambda r: r.pop("Overall"), "no ranks for the criterion 'Overall'"),
-        (lambda r: r["Coverage"].update(A=9), "rank 9 of output A"),
-        (lambda r: r["Coverage"].pop("B"), "output B has no whole-number rank"),
-        (lambda r: r["Coverage"].update(Z=1), "there is no output Z"),
-    ],
-)
-def test_ranking_replies_with_missing_or_impossible_ranks_are_unparseable(mutate, reason):
-    item = demo("ranking")
-    k = len(item.payload["outputs"])
-    reply = {
-        name: {chr(ord("A") + i): i + 1 for i in range(k)}
-        for name in ("Coverage", "Non-redundancy", "Non-contradiction", "Overall")
-    }
-    mutate(reply)
-    with pytest.raises(Unparseable, match=reason):
-        prompts.get("ranking").parse(json.dumps(reply), item)
 
 
 # --- argument structure --------------------------------------------------------------------------

@@ -257,22 +257,6 @@ def test_an_unknown_format_is_refused_before_anything_is_stored(researcher_clien
     assert not ImportJob.objects.exists()
 
 
-@pytest.mark.django_db(transaction=True)  # the job is queued on commit
-def test_the_upload_api_takes_the_mapping_file_of_the_reprohum_format(researcher_client, researcher):
-    data = REPO / "data" / "explanation-ranking"
-    project = factories.ProjectFactory(task_type="ranking", config={})
-    factories.MembershipFactory(project=project, user=researcher, role="researcher")
-    sheet = io.BytesIO((data / "reprohum_sheet.csv").read_bytes())
-    sheet.name = "sheet.csv"
-    mapping = io.BytesIO((data / "reprohum_mapping.csv").read_bytes())
-    mapping.name = "mapping.csv"
-    response = researcher_client.post(
-        f"/api/projects/{project.slug}/import/", {"file": sheet, "format": "reprohum", "mapping": mapping}
-    )
-    assert response.status_code == 201, response.data
-    assert response.data["created"] == Item.objects.filter(project=project).count() > 0
-
-
 def test_full_masking_ignores_the_masked_citation_named_in_a_transparent_fcexp_file(researcher):
     project = factories.ProjectFactory(config={"masking": "full"})
     source = json.loads(GPT4_FILE.read_text())

@@ -15,7 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="Project slug")
         parser.add_argument("--format", required=True, dest="fmt", help="jsonl, csv or a task-specific format")
         parser.add_argument("--update", action="store_true", help="Replace items whose external id exists")
-        parser.add_argument("--mapping", help="Mapping file some formats need (ranking's reprohum: column → system)")
+        parser.add_argument("--mapping", help="Mapping file some formats need (e.g. column → system)")
 
     def handle(self, *args, file, project, fmt, update, mapping=None, **options):
         try:

@@ -5,11 +5,11 @@ import io
 import json
 from types import SimpleNamespace
 
-from metrics.ranking import mean_average_rank
 from annotation.models import Annotation
-from annotation.task_types.ranking import display_order
+from metrics.ranking import mean_average_rank
 from studies.services.exports import export_stream
 from studies.services.imports import import_items
+from task_types.ranking.task import display_order
 from tests import factories
 from tests.conftest import REPO
 from tests.e2e.conftest import login
@@ -18,7 +18,11 @@ SCREENSHOTS = REPO / "bench" / "out"
 EXPLANATIONS = REPO / "data" / "explanation-ranking" / "explanations.jsonl"
 SYSTEMS = ["gpt4", "gpt35", "llama2-70b"]
 CRITERIA = [
-    {"name": "Coverage", "definition": "Contains the salient information for the fact check.", "examples": []},
+    {
+        "name": "Coverage",
+        "definition": "Contains the salient information for the fact check.",
+        "examples": [],
+    },
     {
         "name": "Overall",
         "definition": "Overall quality of the justification.",
@@ -37,7 +41,8 @@ def setup_project():
         s
         for s in range(100)
         if display_order(
-            SimpleNamespace(prepared={"keys": [1, 2, 3], "order_seed": f"{s}:{records[0]['id']}"}), annotator.id
+            SimpleNamespace(prepared={"keys": [1, 2, 3], "order_seed": f"{s}:{records[0]['id']}"}),
+            annotator.id,
         )
         not in ([0, 1, 2],)
     )
@@ -53,7 +58,9 @@ def setup_project():
     return project, annotator, records
 
 
-def test_annotator_ranks_three_shuffled_outputs_with_a_tie_and_the_answer_maps_to_the_systems(live_server, page):
+def test_annotator_ranks_three_shuffled_outputs_with_a_tie_and_the_answer_maps_to_the_systems(
+    live_server, page
+):
     project, annotator, records = setup_project()
     bodies = []
 
@@ -99,21 +106,28 @@ def test_annotator_ranks_three_shuffled_outputs_with_a_tie_and_the_answer_maps_t
 
     annotation = Annotation.objects.get(annotator=annotator)
     item = annotation.item
-    system_of_key = dict(zip(item.prepared["keys"], (o["system"] for o in item.payload["outputs"]), strict=True))
+    system_of_key = dict(
+        zip(item.prepared["keys"], (o["system"] for o in item.payload["outputs"]), strict=True)
+    )
     assert [system_of_key[k] for k in annotation.answer["order"]] == shown_systems
     by_system = {
-        c: {system_of_key[k]: r for k, r in ranks.items()} for c, ranks in annotation.answer["ranks"].items()
+        c: {system_of_key[k]: r for k, r in ranks.items()}
+        for c, ranks in annotation.answer["ranks"].items()
     }
     a, b, c = shown_systems
     assert by_system == {"Coverage": {a: 1, b: 1, c: 3}, "Overall": {a: 2, b: 3, c: 1}}
 
     rows = [json.loads(line) for line in "".join(export_stream(project, "jsonl")).splitlines()]
     assert {(r["criterion"], r["system"], r["rank"]) for r in rows} == {
-        (criterion, system, rank) for criterion, ranks in by_system.items() for system, rank in ranks.items()
+        (criterion, system, rank)
+        for criterion, ranks in by_system.items()
+        for system, rank in ranks.items()
     }
     assert len(rows) == 6 and {r["item_id"] for r in rows} == {record["id"]}
     coverage = mean_average_rank(
-        (r["annotator"], r["item_id"], r["system"], r["rank"]) for r in rows if r["criterion"] == "Coverage"
+        (r["annotator"], r["item_id"], r["system"], r["rank"])
+        for r in rows
+        if r["criterion"] == "Coverage"
     )
     assert coverage.overall == {a: 1.0, b: 1.0, c: 3.0}
 
@@ -135,5 +149,8 @@ def test_a_reload_keeps_the_order_and_the_ranks_given_so_far(live_server, page):
     page.reload()
     page.wait_for_selector(".rk-cell")
     assert page.locator(".rk-output-text").all_inner_texts() == texts
-    assert page.locator(".rk-cell[data-criterion='0'][data-output='1'] .rk-rank.on").inner_text() == "2"
+    assert (
+        page.locator(".rk-cell[data-criterion='0'][data-output='1'] .rk-rank.on").inner_text()
+        == "2"
+    )
     assert "rank output A, C" in page.locator("#validation").inner_text()

@@ -9,12 +9,14 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from metrics.ranking import mean_average_rank
 from annotation import services, task_types
 from annotation.models import Item
-from annotation.task_types.ranking import DEFAULT_CRITERIA, display_order, is_standard_competition
+from metrics.ranking import mean_average_rank
 from studies.services.exports import export_stream
 from studies.services.imports import ImportFailed, import_items
+from task_types.ranking.ranks import is_standard_competition
+from task_types.ranking.serializers import DEFAULT_CRITERIA
+from task_types.ranking.task import display_order
 from tests import factories
 from tests.conftest import REPO, client_for
 
@@ -31,7 +33,9 @@ CRITERIA = [
 @pytest.fixture
 def project(db, researcher):
     project = factories.ProjectFactory(
-        task_type="ranking", config={"criteria": CRITERIA, "systems": SYSTEMS, "seed": 5}, annotators_per_item=3
+        task_type="ranking",
+        config={"criteria": CRITERIA, "systems": SYSTEMS, "seed": 5},
+        annotators_per_item=3,
     )
     factories.MembershipFactory(project=project, user=researcher, role="researcher")
     return project
@@ -58,7 +62,10 @@ def annotator_in(project):
 
 
 def ranks_for(item, by_system: dict[str, dict[str, int]], order=None) -> dict:
-    key_of = {o["system"]: key for key, o in zip(item.prepared["keys"], item.payload["outputs"], strict=True)}
+    key_of = {
+        o["system"]: key
+        for key, o in zip(item.prepared["keys"], item.payload["outputs"], strict=True)
+    }
     return {
         "order": order or list(item.prepared["keys"]),
         "ranks": {c: {key_of[s]: r for s, r in ranks.items()} for c, ranks in by_system.items()},
@@ -69,7 +76,9 @@ def ranks_for(item, by_system: dict[str, dict[str, int]], order=None) -> dict:
 
 
 def test_importing_the_explanations_gives_one_item_per_claim_with_opaque_keys(project):
-    report = import_items(project=project, stream=open(DATA / "explanations.jsonl", "rb"), fmt="jsonl")
+    report = import_items(
+        project=project, stream=open(DATA / "explanations.jsonl", "rb"), fmt="jsonl"
+    )
     assert report.created == 40
     items = list(Item.objects.filter(project=project))
     assert all(len(set(i.prepared["keys"])) == 3 for i in items)
@@ -81,9 +90,18 @@ def test_importing_the_explanations_gives_one_item_per_claim_with_opaque_keys(pr
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda r: r.update(outputs=r["outputs"][:1]), r"line 2, field 'outputs'.*2 to 9 outputs \(k = 1\)"),
-        (lambda r: r["outputs"][1].update(system="gpt5"), r"line 2, field 'outputs.1.system'.*Unknown system 'gpt5'"),
-        (lambda r: r["outputs"][2].update(system="gpt4"), r"line 2, field 'outputs'.*'gpt4' appears twice"),
+        (
+            lambda r: r.update(outputs=r["outputs"][:1]),
+            r"line 2, field 'outputs'.*2 to 9 outputs \(k = 1\)",
+        ),
+        (
+            lambda r: r["outputs"][1].update(system="gpt5"),
+            r"line 2, field 'outputs.1.system'.*Unknown system 'gpt5'",
+        ),
+        (
+            lambda r: r["outputs"][2].update(system="gpt4"),
+            r"line 2, field 'outputs'.*'gpt4' appears twice",
+        ),
         (lambda r: r["outputs"][0].update(text=""), r"line 2, field 'outputs.0.text'"),
     ],
 )
@@ -105,25 +123,33 @@ def test_bad_records_name_the_line_and_field_and_import_nothing(project, change,
 )
 def test_missing_or_broken_criteria_refuse_the_import(db, config, message):
     project = factories.ProjectFactory(task_type="ranking", config=config)
-    with pytest.raises(ImportFailed, match=f"Nothing imported. The project configuration is invalid: {message}"):
+    with pytest.raises(
+        ImportFailed, match=f"Nothing imported. The project configuration is invalid: {message}"
+    ):
         import_items(project=project, stream=jsonl(RECORDS[:2]), fmt="jsonl")
     assert not Item.objects.exists()
 
 
 def test_without_configured_criteria_the_four_of_atanasova_et_al_apply(db):
-    assert [c["name"] for c in TASK.validate_config({})["criteria"]] == [c["name"] for c in DEFAULT_CRITERIA] == [
-        "Coverage", "Non-redundancy", "Non-contradiction", "Overall"
-    ]
+    assert (
+        [c["name"] for c in TASK.validate_config({})["criteria"]]
+        == [c["name"] for c in DEFAULT_CRITERIA]
+        == ["Coverage", "Non-redundancy", "Non-contradiction", "Overall"]
+    )
 
 
 def test_the_reprohum_sheet_with_its_per_row_mapping_recovers_every_system(project):
     mapping = (DATA / "reprohum_mapping.csv").read_text()
     with open(DATA / "reprohum_sheet.csv", "rb") as stream:
-        report = import_items(project=project, stream=stream, fmt="reprohum", options={"mapping": mapping})
+        report = import_items(
+            project=project, stream=stream, fmt="reprohum", options={"mapping": mapping}
+        )
     assert report.created == 10
     expected = {r["id"]: {o["system"]: o["text"] for o in r["outputs"]} for r in RECORDS[:10]}
     for item in Item.objects.filter(project=project):
-        assert {o["system"]: o["text"] for o in item.payload["outputs"]} == expected[item.external_id]
+        assert {o["system"]: o["text"] for o in item.payload["outputs"]} == expected[
+            item.external_id
+        ]
         assert item.payload["claim"] and item.payload["label"] in {"true", "false", "half-true"}
     # The sheet really was shuffled per row: the column order of the systems varies.
     orders = {tuple(o["system"] for o in i.payload["outputs"]) for i in Item.objects.all()}
@@ -142,7 +168,12 @@ SHEET = "id,claim,label,justification 1,justification 2,extra\nr1,A claim.,false
     ],
 )
 def test_a_common_mapping_as_csv_or_json_also_works(project, mapping):
-    import_items(project=project, stream=io.BytesIO(SHEET.encode()), fmt="reprohum", options={"mapping": mapping})
+    import_items(
+        project=project,
+        stream=io.BytesIO(SHEET.encode()),
+        fmt="reprohum",
+        options={"mapping": mapping},
+    )
     assert Item.objects.get().payload["outputs"] == [
         {"system": "gpt35", "text": "First text."},
         {"system": "gpt4", "text": "Second text."},
@@ -153,43 +184,98 @@ def test_a_common_mapping_as_csv_or_json_also_works(project, mapping):
     ("mapping", "message"),
     [
         (None, "needs a mapping file"),
-        ("column,system\njustification 1,gpt35\njustification 2,gpt5\n", r"line 2, field 'outputs.1.system'.*'gpt5'"),
-        ("column,system\njustification 1,gpt35\n", "line 2: column 'justification 2' has no system"),
-        ("id,column,system\nr9,justification 1,gpt35\nr9,justification 2,gpt4\n", "line 2: the mapping file has no entry for row 'r1'"),
-        ("column,system\njustification 1,gpt35\njustification 7,gpt4\n", "mapping names column 'justification 7'"),
-        ("column,system\njustification 1,gpt35\njustification 1,gpt4\n", "mapping file line 3: column 'justification 1' is mapped twice"),
+        (
+            "column,system\njustification 1,gpt35\njustification 2,gpt5\n",
+            r"line 2, field 'outputs.1.system'.*'gpt5'",
+        ),
+        (
+            "column,system\njustification 1,gpt35\n",
+            "line 2: column 'justification 2' has no system",
+        ),
+        (
+            "id,column,system\nr9,justification 1,gpt35\nr9,justification 2,gpt4\n",
+            "line 2: the mapping file has no entry for row 'r1'",
+        ),
+        (
+            "column,system\njustification 1,gpt35\njustification 7,gpt4\n",
+            "mapping names column 'justification 7'",
+        ),
+        (
+            "column,system\njustification 1,gpt35\njustification 1,gpt4\n",
+            "mapping file line 3: column 'justification 1' is mapped twice",
+        ),
         ("col,sys\n", "needs the columns column and system"),
     ],
 )
 def test_bad_reprohum_mappings_are_refused_with_the_line(project, mapping, message):
     options = None if mapping is None else {"mapping": mapping}
     with pytest.raises(ImportFailed, match=message):
-        import_items(project=project, stream=io.BytesIO(SHEET.encode()), fmt="reprohum", options=options)
+        import_items(
+            project=project, stream=io.BytesIO(SHEET.encode()), fmt="reprohum", options=options
+        )
     assert not Item.objects.exists()
 
 
 def test_the_import_command_passes_the_mapping_file_and_other_formats_refuse_it(project, tmp_path):
     call_command(
-        "import_items", str(DATA / "reprohum_sheet.csv"), project=project.slug, fmt="reprohum",
+        "import_items",
+        str(DATA / "reprohum_sheet.csv"),
+        project=project.slug,
+        fmt="reprohum",
         mapping=str(DATA / "reprohum_mapping.csv"),
     )
     assert Item.objects.count() == 10
     with pytest.raises(CommandError, match="The jsonl format takes no mapping option"):
         call_command(
-            "import_items", str(DATA / "explanations.jsonl"), project=project.slug, fmt="jsonl",
+            "import_items",
+            str(DATA / "explanations.jsonl"),
+            project=project.slug,
+            fmt="jsonl",
             mapping=str(DATA / "reprohum_mapping.csv"),
         )
     with pytest.raises(CommandError, match="No such mapping file"):
-        call_command("import_items", str(DATA / "reprohum_sheet.csv"), project=project.slug, fmt="reprohum",
-                     mapping=str(tmp_path / "missing.csv"))
+        call_command(
+            "import_items",
+            str(DATA / "reprohum_sheet.csv"),
+            project=project.slug,
+            fmt="reprohum",
+            mapping=str(tmp_path / "missing.csv"),
+        )
     assert Item.objects.count() == 10
+
+
+def test_the_project_page_offers_a_mapping_file_for_the_reprohum_format(project, researcher):
+    page = Client()
+    page.force_login(researcher)
+    html = page.get(f"/p/{project.slug}/").content.decode()
+    assert '<option value="reprohum">reprohum</option>' in html
+    assert 'Mapping file <span class="muted">(reprohum)</span>' in html
+
+
+@pytest.mark.django_db(transaction=True)  # the job is queued on commit
+def test_the_upload_api_takes_the_mapping_file_of_the_reprohum_format(
+    researcher_client, researcher
+):
+    project = factories.ProjectFactory(task_type="ranking", config={})
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    sheet = io.BytesIO((DATA / "reprohum_sheet.csv").read_bytes())
+    sheet.name = "sheet.csv"
+    mapping = io.BytesIO((DATA / "reprohum_mapping.csv").read_bytes())
+    mapping.name = "mapping.csv"
+    response = researcher_client.post(
+        f"/api/projects/{project.slug}/import/",
+        {"file": sheet, "format": "reprohum", "mapping": mapping},
+    )
+    assert response.status_code == 201, response.data
+    assert response.data["created"] == Item.objects.filter(project=project).count() > 0
 
 
 def test_csv_rows_with_one_column_per_system_import(project):
     text = "id,claim,label,system:gpt4,system:gpt35\nc1,A claim.,true,Text one.,Text two.\n"
     import_items(project=project, stream=io.BytesIO(text.encode()), fmt="csv")
     assert Item.objects.get().payload["outputs"] == [
-        {"system": "gpt4", "text": "Text one."}, {"system": "gpt35", "text": "Text two."}
+        {"system": "gpt4", "text": "Text one."},
+        {"system": "gpt35", "text": "Text two."},
     ]
 
 
@@ -208,7 +294,13 @@ def test_each_annotator_sees_a_stable_order_of_their_own_and_never_a_system_name
         text = json.dumps(response.data)
         for system in SYSTEMS:
             assert system not in text
-        assert not set(keys_of(response.data)) & {"system", "systems", "order_seed", "payload", "prepared"}
+        assert not set(keys_of(response.data)) & {
+            "system",
+            "systems",
+            "order_seed",
+            "payload",
+            "prepared",
+        }
         shown = [o["key"] for o in response.data["item"]["outputs"]]
         again = client.get(f"/api/assignments/{response.data['id']}/").data["item"]["outputs"]
         assert [o["key"] for o in again] == shown  # stable for this annotator
@@ -256,7 +348,12 @@ def test_standard_competition_rankings_with_ties_are_accepted(project, ranks):
 def test_incomplete_or_inconsistent_rankings_are_refused_per_criterion(project, coverage, message):
     import_items(project=project, stream=jsonl(RECORDS[:1]), fmt="jsonl")
     item = Item.objects.get()
-    ok, errors = validate(item, ranks_for(item, {"Coverage": coverage, "Overall": {"gpt4": 1, "gpt35": 2, "llama2-70b": 3}}))
+    ok, errors = validate(
+        item,
+        ranks_for(
+            item, {"Coverage": coverage, "Overall": {"gpt4": 1, "gpt35": 2, "llama2-70b": 3}}
+        ),
+    )
     assert not ok and list(errors["ranks"]) == ["Coverage"]
     assert message in str(errors["ranks"]["Coverage"])
 
@@ -289,24 +386,38 @@ def test_the_export_reattaches_systems_one_row_per_criterion_and_system_and_feed
     import_items(project=project, stream=jsonl(RECORDS[:2]), fmt="jsonl")
     alice, bob = annotator_in(project), annotator_in(project)
     plans = {
-        alice: {"Coverage": {"gpt4": 1, "gpt35": 1, "llama2-70b": 3}, "Overall": {"gpt4": 2, "gpt35": 1, "llama2-70b": 3}},
-        bob: {"Coverage": {"gpt4": 2, "gpt35": 3, "llama2-70b": 1}, "Overall": {"gpt4": 1, "gpt35": 2, "llama2-70b": 2}},
+        alice: {
+            "Coverage": {"gpt4": 1, "gpt35": 1, "llama2-70b": 3},
+            "Overall": {"gpt4": 2, "gpt35": 1, "llama2-70b": 3},
+        },
+        bob: {
+            "Coverage": {"gpt4": 2, "gpt35": 3, "llama2-70b": 1},
+            "Overall": {"gpt4": 1, "gpt35": 2, "llama2-70b": 2},
+        },
     }
     for user, plan in plans.items():
         while (assignment := services.assignment_next(project=project, annotator=user)) is not None:
             item = assignment.item
             shown = [item.prepared["keys"][i] for i in display_order(item, user.id)]
-            services.annotation_submit(assignment=assignment, answer=ranks_for(item, plan, order=shown))
+            services.annotation_submit(
+                assignment=assignment, answer=ranks_for(item, plan, order=shown)
+            )
     rows = [json.loads(line) for line in "".join(export_stream(project, "jsonl")).splitlines()]
     assert len(rows) == 2 * 2 * 2 * 3  # items × annotators × criteria × systems
     first = [r for r in rows if r["item_id"] == RECORDS[0]["id"] and r["criterion"] == "Coverage"]
-    assert {(r["system"], r["rank"], r["rank_dense"]) for r in first if r["annotator"] == rows[0]["annotator"]} in (
+    assert {
+        (r["system"], r["rank"], r["rank_dense"])
+        for r in first
+        if r["annotator"] == rows[0]["annotator"]
+    } in (
         {("gpt4", 1, 1), ("gpt35", 1, 1), ("llama2-70b", 3, 2)},
         {("gpt4", 2, 2), ("gpt35", 3, 3), ("llama2-70b", 1, 1)},
     )
     assert all(r["shown_as"] == f"Output {'ABC'[r['shown_position'] - 1]}" for r in rows)
     coverage = mean_average_rank(
-        (r["annotator"], r["item_id"], r["system"], r["rank"]) for r in rows if r["criterion"] == "Coverage"
+        (r["annotator"], r["item_id"], r["system"], r["rank"])
+        for r in rows
+        if r["criterion"] == "Coverage"
     )
     assert coverage.overall == {"gpt4": 1.5, "gpt35": 2.0, "llama2-70b": 2.0}
     text = "".join(export_stream(project, "csv"))
@@ -315,7 +426,7 @@ def test_the_export_reattaches_systems_one_row_per_criterion_and_system_and_feed
 
 
 def test_the_demo_project_loads_forty_claims_with_three_explanations_each(db, researcher):
-    from studies.demo import ranking as demo
+    from task_types.ranking import demo
 
     annotators = [factories.UserFactory() for _ in range(3)]
     assert "40 items created" in demo.create(researcher=researcher, annotators=annotators)
@@ -323,23 +434,27 @@ def test_the_demo_project_loads_forty_claims_with_three_explanations_each(db, re
 
 
 def test_the_agreement_key_compares_ranks_not_the_order_each_annotator_saw(project):
-    from annotation.task_types.ranking import agreement_key
-
     import_items(project=project, stream=jsonl(RECORDS[:1]), fmt="jsonl")
     item = Item.objects.get()
-    plan = {"Coverage": {"gpt4": 1, "gpt35": 1, "llama2-70b": 3}, "Overall": {"gpt4": 1, "gpt35": 2, "llama2-70b": 3}}
+    plan = {
+        "Coverage": {"gpt4": 1, "gpt35": 1, "llama2-70b": 3},
+        "Overall": {"gpt4": 1, "gpt35": 2, "llama2-70b": 3},
+    }
     one = validate(item, ranks_for(item, plan))[1]
     other = validate(item, ranks_for(item, plan, order=list(reversed(item.prepared["keys"]))))[1]
-    assert one != other and agreement_key(one) == agreement_key(other)
+    assert one != other and TASK.agreement_key(one) == TASK.agreement_key(other)
     plan["Overall"]["gpt35"] = 3
-    assert agreement_key(validate(item, ranks_for(item, plan))[1]) != agreement_key(one)
+    assert TASK.agreement_key(validate(item, ranks_for(item, plan))[1]) != TASK.agreement_key(one)
 
 
 def test_annotators_who_gave_the_same_ranks_in_different_orders_are_not_a_dispute(project):
     from annotation.review import disputed_items
 
     import_items(project=project, stream=jsonl(RECORDS[:1]), fmt="jsonl")
-    plan = {"Coverage": {"gpt4": 1, "gpt35": 1, "llama2-70b": 3}, "Overall": {"gpt4": 2, "gpt35": 1, "llama2-70b": 3}}
+    plan = {
+        "Coverage": {"gpt4": 1, "gpt35": 1, "llama2-70b": 3},
+        "Overall": {"gpt4": 2, "gpt35": 1, "llama2-70b": 3},
+    }
     orders = []
     for _ in range(2):
         user = annotator_in(project)

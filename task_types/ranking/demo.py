@@ -5,8 +5,9 @@ from pathlib import Path
 
 from django.conf import settings
 
-from annotation.task_types.ranking import DEFAULT_CRITERIA
-from studies.demo import load_demo_project
+from studies.demos import load_demo_project, register
+
+from .serializers import DEFAULT_CRITERIA
 
 DATA = Path(settings.BASE_DIR) / "data" / "explanation-ranking"
 
@@ -44,3 +45,6 @@ def create(*, researcher, annotators) -> str:
         open_items=lambda: open(DATA / "explanations.jsonl", "rb"),
         fmt="jsonl",
     )
+
+
+register(name="ranking", task_type="ranking", create=create)

@@ -11,10 +11,21 @@ LLM only: NLI and similarity say nothing about a ranking.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from . import register
-from .base import JudgePrompt, PromptVersion, Unparseable, json_schema_format, object_reply
+from annotation import task_types
+from llm_judges.prompts import (
+    JudgePrompt,
+    PromptVersion,
+    Unparseable,
+    json_schema_format,
+    object_reply,
+    register,
+)
+
+from .ranks import competition_ranks, output_letter
+from .serializers import project_criteria
 
 V1 = PromptVersion(
     system="You are an expert evaluator of fact-checking explanations.",
@@ -34,24 +45,18 @@ V1 = PromptVersion(
 VERSIONS = {"v1": V1}
 
 
-def _task():
-    from annotation.task_types import ranking
-
-    return ranking
-
-
 def _criteria(item: Any) -> list[dict]:
     project = getattr(item, "project", None)
-    config = _task().RANKING.validate_config(getattr(project, "config", None) or {})
-    return [dict(c) for c in config["criteria"]]
+    return project_criteria(getattr(project, "config", None))
 
 
 def _shown(item: Any) -> dict:
-    return _task().display(item, assignment=None)
+    """What annotators see, in the reviewers' (annotator-less) order."""
+    return task_types.get("ranking").display(item, assignment=None)
 
 
 def _letters(shown: dict) -> list[str]:
-    return [_task().output_letter(i) for i in range(len(shown["outputs"]))]
+    return [output_letter(i) for i in range(len(shown["outputs"]))]
 
 
 def messages(item: Any, version: str) -> list[dict]:
@@ -60,8 +65,6 @@ def messages(item: Any, version: str) -> list[dict]:
     letters = _letters(shown)
     criteria = _criteria(item)
     example = {c["name"]: {letter: n for n, letter in enumerate(letters, 1)} for c in criteria[:1]}
-    import json
-
     user = wording.user.format(
         claim=shown["claim"],
         label=shown["label"],
@@ -81,7 +84,8 @@ def response_format(item: Any, version: str) -> dict:
     ranks = {
         "type": "object",
         "properties": {
-            letter: {"type": "integer", "enum": list(range(1, len(letters) + 1))} for letter in letters
+            letter: {"type": "integer", "enum": list(range(1, len(letters) + 1))}
+            for letter in letters
         },
         "required": letters,
         "additionalProperties": False,
@@ -97,11 +101,6 @@ def response_format(item: Any, version: str) -> dict:
     )
 
 
-def competition_ranks(values: list[int]) -> list[int]:
-    """Standard competition ranks of the ordering ``values`` expresses (lower is better)."""
-    return [1 + sum(other < value for other in values) for value in values]
-
-
 def parse(text: str, item: Any) -> dict:
     reply = object_reply(text)
     shown = _shown(item)
@@ -113,14 +112,18 @@ def parse(text: str, item: Any) -> dict:
         given = by_name.get(criterion.lower())
         if not isinstance(given, dict):
             raise Unparseable(f"no ranks for the criterion {criterion!r}")
-        given = {str(k).strip().upper().removeprefix("OUTPUT ").strip(): v for k, v in given.items()}
+        given = {
+            str(k).strip().upper().removeprefix("OUTPUT ").strip(): v for k, v in given.items()
+        }
         values = []
         for letter in letters:
             value = given.get(letter)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise Unparseable(f"{criterion}: output {letter} has no whole-number rank")
             if not 1 <= value <= len(letters):
-                raise Unparseable(f"{criterion}: rank {value} of output {letter} is not 1..{len(letters)}")
+                raise Unparseable(
+                    f"{criterion}: rank {value} of output {letter} is not 1..{len(letters)}"
+                )
             values.append(value)
         extra = sorted(set(given) - set(letters))
         if extra:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 from annotation.models import Annotation, Item
 from projects.models import Project
+from task_types.ranking import demo
 from tests import factories
 from tests.agreement import helpers
+from tests.conftest import REPO
 from tests.e2e.conftest import login
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "out"
+SCREENSHOTS = REPO / "bench" / "out"
 
 
 def competition(scores: dict[str, float]) -> dict[str, int]:
@@ -25,8 +26,10 @@ def rank_everything(project, annotators, preference, *, items=30, seed=3):
     rng = random.Random(seed)
     criteria = [c["name"] for c in project.config["criteria"]]
     for item in Item.objects.filter(project=project).order_by("position")[:items]:
-        systems = {k: o["system"] for k, o in zip(item.prepared["keys"], item.payload["outputs"],
-                                                  strict=True)}
+        systems = {
+            k: o["system"]
+            for k, o in zip(item.prepared["keys"], item.payload["outputs"], strict=True)
+        }
         for user in annotators:
             ranks = {
                 c: competition({k: preference[s] + rng.gauss(0, 1.1) for k, s in systems.items()})
@@ -38,10 +41,9 @@ def rank_everything(project, annotators, preference, *, items=30, seed=3):
             )
 
 
-def test_researcher_compares_an_original_ranking_study_with_its_reproduction(live_server, page,
-                                                                             settings):
-    from studies.demo import ranking as demo
-
+def test_researcher_compares_an_original_ranking_study_with_its_reproduction(
+    live_server, page, settings
+):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     researcher = factories.UserFactory(username="researcher-rank")
     first = [factories.UserFactory(username=f"orig{i}") for i in (1, 2, 3)]
@@ -50,16 +52,24 @@ def test_researcher_compares_an_original_ranking_study_with_its_reproduction(liv
     rank_everything(original, first, {"gpt4": 3.0, "gpt35": 2.0, "llama2-70b": 1.6})
 
     reproduction = Project.objects.create(
-        slug="ranking-reproduction", name="Ranking · reproduction", task_type="ranking",
-        config=original.config, annotators_per_item=3,
+        slug="ranking-reproduction",
+        name="Ranking · reproduction",
+        task_type="ranking",
+        config=original.config,
+        annotators_per_item=3,
     )
     factories.MembershipFactory(project=reproduction, user=researcher, role="researcher")
     second = [factories.UserFactory(username=f"repro{i}") for i in (1, 2, 3)]
     for user in second:
         factories.MembershipFactory(project=reproduction, user=user)
     for item in Item.objects.filter(project=original).order_by("position")[:30]:
-        Item.objects.create(project=reproduction, external_id=item.external_id,
-                            payload=item.payload, prepared=item.prepared, position=item.position)
+        Item.objects.create(
+            project=reproduction,
+            external_id=item.external_id,
+            payload=item.payload,
+            prepared=item.prepared,
+            position=item.position,
+        )
     rank_everything(reproduction, second, {"gpt4": 2.6, "gpt35": 2.3, "llama2-70b": 1.2}, seed=4)
 
     login(page, live_server, researcher.username, factories.PASSWORD)

@@ -1,0 +1,199 @@
+"""Ranking report (Atanasova et al. 2020; ReproHum #0087-01): mean average rank (MAR) per
+system, per annotator and overall, for each criterion, and Krippendorff's alpha at all four
+levels.
+
+Rules:
+
+* ranks are read as stored (standard competition ranks, "1224", lower is better) and averaged
+  as given (:func:`metrics.ranking.mean_average_rank` without conversion);
+* MAR per annotator: the mean rank an annotator gave a system over the items they ranked;
+  overall MAR: the mean of the annotators' MARs (each annotator weighs the same, as in ReproHum);
+  pooled MAR: the mean over all rankings, for comparison;
+* alpha: one unit per (item, system), the coders' ranks as values, at the nominal, ordinal,
+  interval and ratio levels (ReproHum reports all four because ranks are ordinal);
+* every coder that counts is an annotator here (judges too, when selected).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from statistics import pstdev
+from typing import Any
+
+from agreement.reports import sections
+from agreement.reports.generic import alpha_with_ci
+from agreement.reports.inputs import ReportInput
+from agreement.reports.tables import column, table
+from metrics.ranking import mean_average_rank
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+MAX_PLOTTED_ANNOTATORS = 8
+
+
+def item_extra(payload: dict, prepared: dict) -> dict:
+    """The system behind each opaque output key (annotators never see system names)."""
+    keys = prepared.get("keys") or []
+    outputs = payload.get("outputs") or []
+    return {"systems": {k: o.get("system") for k, o in zip(keys, outputs, strict=False)}}
+
+
+def _criteria(inp: ReportInput) -> list[str]:
+    configured = [c.get("name") for c in inp.config.get("criteria") or [] if isinstance(c, Mapping)]
+    seen: dict[str, None] = dict.fromkeys(c for c in configured if c)
+    for answers in inp.answers.values():
+        for answer in answers.values():
+            ranks = answer.get("ranks") if isinstance(answer, Mapping) else None
+            if isinstance(ranks, Mapping):
+                seen.update(dict.fromkeys(ranks))
+    return list(seen)
+
+
+def _rows(inp: ReportInput, criterion: str) -> list[tuple[str, str, str, float]]:
+    """``(coder, item, system, rank)`` for one criterion."""
+    rows = []
+    for coder in inp.coder_ids():
+        for unit, answer in inp.answers.get(coder, {}).items():
+            item = inp.items.get(unit)
+            ranks = (
+                (answer.get("ranks") or {}).get(criterion) if isinstance(answer, Mapping) else None
+            )
+            if item is None or not isinstance(ranks, Mapping):
+                continue
+            systems = item.extra.get("systems", {})
+            for key, rank in ranks.items():
+                if rank is not None:
+                    rows.append((coder, unit, systems.get(key) or key, float(rank)))
+    return rows
+
+
+def _mar_rows(mar: Any, annotators: list[str]) -> list[dict]:
+    """One row per system, best (lowest MAR) first."""
+    rows = []
+    for system in mar.systems:
+        per = [mar.per_annotator[a][system] for a in annotators if system in mar.per_annotator[a]]
+        row = {
+            "system": str(system),
+            "mar": mar.overall[system],
+            "pooled": mar.pooled[system],
+            "annotators": len(per),
+            "spread": pstdev(per) if len(per) > 1 else None,
+        }
+        for a in annotators:
+            row[f"mar:{a}"] = mar.per_annotator[a].get(system)
+        rows.append(row)
+    rows.sort(key=lambda r: r["mar"])
+    return rows
+
+
+def _mar_table(criterion: str, rows: list[dict], annotators: list[str], labels: dict) -> dict:
+    return table(
+        f"Mean average rank · {criterion}",
+        [
+            column("system", "System", "text"),
+            column("mar", "MAR", "num"),
+            column("pooled", "Pooled", "num"),
+            column("spread", "SD (annotators)", "num"),
+            *[column(f"mar:{a}", labels[a], "num") for a in annotators],
+        ],
+        rows,
+        note="Lower is better. MAR: mean of the annotators' MARs; pooled: mean of all "
+        "rankings; then each annotator's MAR. Ranks as stored (standard competition: ties "
+        "share the best rank).",
+    )
+
+
+def _mar_plot(name: str, criterion: str, shown: list[str], labels: dict, top: float) -> dict:
+    return {
+        "kind": "grouped",
+        "table": name,
+        "label": "system",
+        "series": ["mar", *[f"mar:{a}" for a in shown]],
+        "series_labels": {"mar": "All annotators", **{f"mar:{a}": labels[a] for a in shown}},
+        "title": f"MAR per system · {criterion} (lower is better)",
+        "domain": [1.0, top],
+    }
+
+
+def _alpha_row(inp: ReportInput, criterion: str, rows: list, coders: int) -> dict[str, Any]:
+    """Alpha at the four levels over the (item, system) units of one criterion."""
+    data: dict[str, dict[str, float]] = {}
+    for coder, unit, system, rank in rows:
+        data.setdefault(f"{unit}::{system}", {})[coder] = rank
+    row: dict[str, Any] = {"criterion": criterion, "units": len(data), "coders": coders}
+    for level in LEVELS:
+        result = alpha_with_ci(
+            data,
+            level,
+            n_boot=inp.options.n_boot,
+            confidence=inp.options.confidence,
+            prefix=f"alpha_{level}",
+        )
+        row.update({k: v for k, v in result.items() if k.startswith("alpha_")})
+    return row
+
+
+def _alpha_table(alpha_rows: list[dict], inp: ReportInput) -> dict:
+    return table(
+        "Agreement on ranks at the four levels (Krippendorff's α)",
+        [
+            column("criterion", "Criterion", "text"),
+            column("units", "Units (item × system)", "int"),
+            column("coders", "Coders", "int"),
+            *[column(f"alpha_{level}", level.capitalize(), "ci") for level in LEVELS],
+        ],
+        alpha_rows,
+        note=f"{round(100 * inp.options.confidence)} % bootstrap intervals over units "
+        f"({inp.options.n_boot} replicates).",
+    )
+
+
+def section(inp: ReportInput) -> dict:
+    labels = {c.id: c.label or c.id for c in inp.coders}
+    tables: dict[str, dict] = {}
+    plots: list[dict] = []
+    alpha_rows: list[dict[str, Any]] = []
+    vectors: dict[str, dict] = {}
+    domains: dict[str, list[float]] = {}
+    scalars: dict[str, Any] = {}
+    summary: list[dict] = []
+    notes: list[str] = []
+
+    for index, criterion in enumerate(_criteria(inp), start=1):
+        rows = _rows(inp, criterion)
+        if not rows:
+            continue
+        mar = mean_average_rank(rows)
+        annotators = [c for c in inp.coder_ids() if c in mar.per_annotator]
+        mar_rows = _mar_rows(mar, annotators)
+        name = f"mar_{index}"
+        tables[name] = _mar_table(criterion, mar_rows, annotators, labels)
+        shown = annotators[:MAX_PLOTTED_ANNOTATORS]
+        top = max(max(r[3] for r in rows), 2.0)
+        plots.append(_mar_plot(name, criterion, shown, labels, top))
+        if len(annotators) > len(shown):
+            notes.append(
+                f"The {criterion} chart shows the first {len(shown)} of {len(annotators)} "
+                "annotators; the table has all of them."
+            )
+        vectors[f"MAR · {criterion}"] = {r["system"]: r["mar"] for r in mar_rows}
+        domains[f"MAR · {criterion}"] = [1.0, top]
+        best = mar_rows[0]
+        summary.append(
+            {"label": f"Best · {criterion}", "value": f"{best['system']} ({best['mar']:.2f})"}
+        )
+        alpha_row = _alpha_row(inp, criterion, rows, len(annotators))
+        alpha_rows.append(alpha_row)
+        scalars[f"α ordinal · {criterion}"] = alpha_row.get("alpha_ordinal")
+
+    tables["alpha_levels"] = _alpha_table(alpha_rows, inp)
+    return {
+        "title": "Ranking",
+        "summary": summary,
+        "tables": tables,
+        "plots": plots,
+        "notes": notes,
+        "comparison": {"scalars": scalars, "vectors": vectors, "domains": domains},
+    }
+
+
+sections.register("ranking", section=section, item_extra=item_extra)

@@ -1,0 +1,172 @@
+"""The ranking task type: rank blinded outputs per criterion, ties allowed (see the package
+docstring for the tie convention and the blinding)."""
+
+from __future__ import annotations
+
+import hmac
+import random
+import secrets
+from typing import Any
+
+from django.conf import settings
+
+from annotation.task_types import PayloadError, PreparedItem, TaskType, register
+
+from .formats import decode_csv_row, read_reprohum
+from .ranks import dense_ranks, output_letter
+from .serializers import RankingAnswerSerializer, RankingConfigSerializer, RankingPayloadSerializer
+
+
+def display_order(item: Any, annotator_id: Any = None) -> list[int]:
+    """Payload indices of the outputs in the order this annotator sees them: a shuffle seeded by
+    the item and the annotator, so it is random across annotators and stable for each. The seed
+    is keyed with the server's secret: knowing the project seed, item id and user id is not
+    enough to undo the blinding. (Answers name outputs by opaque key, so the order is cosmetic
+    for stored work.)"""
+    order = list(range(len(item.prepared["keys"])))
+    seed = hmac.new(
+        settings.SECRET_KEY.encode(),
+        f"{item.prepared['order_seed']}:{annotator_id}".encode(),
+        "sha256",
+    ).hexdigest()
+    random.Random(seed).shuffle(order)
+    return order
+
+
+def _new_keys(count: int) -> list[str]:
+    keys: list[str] = []
+    while len(keys) < count:
+        key = secrets.token_hex(4)
+        if key not in keys:
+            keys.append(key)
+    return keys
+
+
+def _systems_by_key(item: Any) -> dict[str, str]:
+    outputs = item.payload["outputs"]
+    return {key: o["system"] for key, o in zip(item.prepared["keys"], outputs, strict=True)}
+
+
+@register
+class Ranking(TaskType):
+    slug = "ranking"
+    name = "Ranking with ties"
+    payload_serializer = RankingPayloadSerializer
+    answer_serializer = RankingAnswerSerializer
+    config_serializer = RankingConfigSerializer
+    # Agreement unit: (item, criterion, system); value: the rank (ordinal).
+    measures = {"ranks": "ordinal"}
+    readers = {"reprohum": read_reprohum}
+    private_config = frozenset({"systems", "seed"})
+
+    # --- import -------------------------------------------------------------------------------
+
+    def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
+        """Check system names against the project's systems (when declared) and give each output
+        an opaque key. The order seed combines the project seed and the item id."""
+        allowed = config.get("systems") or []
+        if allowed:
+            for index, output in enumerate(payload["outputs"]):
+                if output["system"] not in allowed:
+                    raise PayloadError(
+                        f"Unknown system {output['system']!r}; this project's systems are "
+                        f"{', '.join(allowed)}.",
+                        field=f"outputs.{index}.system",
+                    )
+        return [
+            PreparedItem(
+                external_id=payload["id"],
+                payload=payload,
+                prepared={
+                    "keys": _new_keys(len(payload["outputs"])),
+                    "order_seed": f"{config.get('seed', 13)}:{payload['id']}",
+                },
+                gold=None,
+                kind=payload.get("kind", "regular"),
+            )
+        ]
+
+    def csv_to_payload(self, row: dict) -> dict:
+        return decode_csv_row(row)
+
+    # --- annotation ---------------------------------------------------------------------------
+
+    def display(self, item: Any, *, assignment: Any = None) -> dict:
+        """The claim, its label and the outputs by opaque key in this annotator's order: never
+        the system names."""
+        keys = item.prepared["keys"]
+        outputs = item.payload["outputs"]
+        annotator_id = getattr(assignment, "annotator_id", None)
+        return {
+            "claim": item.payload["claim"],
+            "label": item.payload["label"],
+            "outputs": [
+                {"key": keys[i], "text": outputs[i]["text"]}
+                for i in display_order(item, annotator_id)
+            ],
+        }
+
+    def score(self, answer: dict, gold: dict | None) -> dict:
+        """Rankings have no gold answer: nothing to score."""
+        return {}
+
+    def agreement_key(self, answer: dict) -> dict:
+        """Annotators agree on an item when they gave the same ranks; the order they were shown
+        differs by design and does not count."""
+        return answer.get("ranks", {})
+
+    # --- export and demo ----------------------------------------------------------------------
+
+    def export_row(self, item: Any, annotation: Any) -> dict:
+        """One summary row per annotation: the systems in the order shown and the ranks by
+        system."""
+        systems = _systems_by_key(item)
+        answer = annotation.answer
+        return {
+            "shown_order": [systems[key] for key in answer["order"]],
+            "ranks": {
+                c: {systems[key]: rank for key, rank in r.items()}
+                for c, r in answer["ranks"].items()
+            },
+        }
+
+    def export_rows(self, item: Any, annotation: Any) -> list[dict]:
+        """One row per (criterion, system): the rank in the standard competition convention, its
+        dense equivalent, and where the output was shown (1-based position, letter)."""
+        systems = _systems_by_key(item)
+        order = annotation.answer["order"]
+        rows = []
+        for criterion, ranks in annotation.answer["ranks"].items():
+            keys = [key for key in item.prepared["keys"] if key in ranks]  # payload (system) order
+            dense = dict(zip(keys, dense_ranks([ranks[key] for key in keys]), strict=True))
+            for key in keys:
+                rows.append(
+                    {
+                        "criterion": criterion,
+                        "system": systems[key],
+                        "rank": ranks[key],
+                        "rank_dense": dense[key],
+                        "k": len(order),
+                        "shown_position": order.index(key) + 1,
+                        "shown_as": f"Output {output_letter(order.index(key))}",
+                    }
+                )
+        return rows
+
+    def demo_payload(self) -> dict:
+        return {
+            "id": "demo-1",
+            "claim": "The city doubled its bike lanes in 2023.",
+            "label": "half-true",
+            "outputs": [
+                {
+                    "system": "gold",
+                    "text": "The city added 40 km to an 80 km network: a 50% increase.",
+                },
+                {"system": "extractive", "text": "The 2023 report lists 40 km of new lanes."},
+                {
+                    "system": "abstractive",
+                    "text": "Lanes grew by half, not double, and most are painted.",
+                },
+            ],
+        }
