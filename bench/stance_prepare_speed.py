@@ -1,4 +1,4 @@
-"""Stance import preparation: one record at a time versus batched per chunk (``prepare_many``).
+"""Stance import preparation: one record at a time versus batched per chunk (``prepare_batch``).
 
     .venv/bin/python bench/stance_prepare_speed.py [--items 300]
 

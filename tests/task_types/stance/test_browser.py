@@ -5,12 +5,12 @@ import json
 from pathlib import Path
 
 from annotation.models import Annotation, Item
-from annotation.task_types.stance import GUIDELINES
 from studies.services.imports import import_items
+from task_types.stance.task import GUIDELINES
 from tests import factories
 from tests.e2e.conftest import login
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "out"
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "bench" / "out"
 
 RECORDS = [
     {
@@ -38,7 +38,9 @@ RECORDS = [
 
 
 def setup_project():
-    project = factories.ProjectFactory(task_type="stance", config={"k": 4}, annotators_per_item=1, guidelines=GUIDELINES)
+    project = factories.ProjectFactory(
+        task_type="stance", config={"k": 4}, annotators_per_item=1, guidelines=GUIDELINES
+    )
     annotator = factories.UserFactory()
     factories.MembershipFactory(project=project, user=annotator, role="annotator")
     body = "".join(json.dumps(r) + "\n" for r in RECORDS).encode()
@@ -62,21 +64,21 @@ def test_annotator_labels_a_response_and_its_sentences_with_the_keyboard_only(li
     assert current_row(page) == "0"
 
     keyboard = page.keyboard
-    keyboard.press("d")            # whole response: disagree, moves to sentence 1
+    keyboard.press("d")  # whole response: disagree, moves to sentence 1
     assert current_row(page) == "1"
-    keyboard.press("a")            # sentence 1: agree (on its own), moves on
-    keyboard.press("u")            # sentence 2: not sure ...
-    keyboard.press("n")            # ... and neutral
+    keyboard.press("a")  # sentence 1: agree (on its own), moves on
+    keyboard.press("u")  # sentence 2: not sure ...
+    keyboard.press("n")  # ... and neutral
     keyboard.press("ArrowUp")
-    keyboard.press("ArrowUp")      # back to sentence 1
+    keyboard.press("ArrowUp")  # back to sentence 1
     assert current_row(page) == "1"
-    keyboard.press("n")            # change sentence 1 to neutral
+    keyboard.press("n")  # change sentence 1 to neutral
     assert current_row(page) == "2"
     keyboard.press("ArrowDown")
-    keyboard.press("d")            # sentence 3: disagree
+    keyboard.press("d")  # sentence 3: disagree
     assert page.locator("#submit").is_disabled()
     assert page.locator("#validation").inner_text() == "Label sentence 4 on its own too (row 5)."
-    keyboard.press("n")            # sentence 4: neutral (last row, stays)
+    keyboard.press("n")  # sentence 4: neutral (last row, stays)
     assert current_row(page) == "4"
     assert page.locator("#validation").inner_text() == "Ready to submit."
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -109,7 +111,11 @@ def test_the_instructions_and_worked_examples_are_one_click_away(live_server, pa
     assert guidelines.is_visible()
     text = guidelines.inner_text()
     assert "Three worked examples" in text
-    assert "Example 1 — Agree" in text and "Example 2 — Disagree" in text and "Example 3 — Neutral" in text
+    assert (
+        "Example 1 — Agree" in text
+        and "Example 2 — Disagree" in text
+        and "Example 3 — Neutral" in text
+    )
     assert "independently of the paragraph" in text
 
 
@@ -118,10 +124,13 @@ def test_dataset_text_is_shown_as_text(live_server, page):
     annotator = factories.UserFactory()
     factories.MembershipFactory(project=project, user=annotator, role="annotator")
     hostile = {
-        "id": "x", "claim": "<img src=x onerror=\"window.__pwned=1\"> cures colds.",
+        "id": "x",
+        "claim": '<img src=x onerror="window.__pwned=1"> cures colds.',
         "response": "It does not <b>cure</b> colds. <script>window.__pwned=2</script> Rest helps.",
     }
-    import_items(project=project, stream=io.BytesIO((json.dumps(hostile) + "\n").encode()), fmt="jsonl")
+    import_items(
+        project=project, stream=io.BytesIO((json.dumps(hostile) + "\n").encode()), fmt="jsonl"
+    )
     login(page, live_server, annotator.username, factories.PASSWORD)
     page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
     page.wait_for_selector(".st-row")

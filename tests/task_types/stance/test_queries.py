@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Item
-from annotation.stance_queries import (
+from task_types.stance.queries import (
     LEVELS,
     QueryBuildError,
     build_queries,
@@ -50,18 +50,27 @@ def test_filling_drops_the_final_period_and_lowercases_an_ordinary_first_word():
     assert fill("Is it true that [claim]?", "Barack Obama was born in Kenya.") == (
         "Is it true that Barack Obama was born in Kenya?"
     )
-    assert fill("[claim]: true?", "Taking vitamin C prevents colds.") == "Taking vitamin C prevents colds: true?"
-    assert fill("Is it true that [claim]?", "Taking X.", keep_case=True) == "Is it true that Taking X?"
+    assert (
+        fill("[claim]: true?", "Taking vitamin C prevents colds.")
+        == "Taking vitamin C prevents colds: true?"
+    )
+    assert (
+        fill("Is it true that [claim]?", "Taking X.", keep_case=True) == "Is it true that Taking X?"
+    )
 
 
 def test_one_template_per_level_is_drawn_with_a_seed_independent_of_claim_order():
     claims = read_claims(io.StringIO(CLAIMS_CSV))
     queries = build_queries(claims, seed=13)
     assert len(queries) == 15
-    assert {(q["claim_id"], q["level"]) for q in queries} == {(c, lvl) for c in ("c1", "c2", "c3") for lvl in LEVELS}
+    assert {(q["claim_id"], q["level"]) for q in queries} == {
+        (c, lvl) for c in ("c1", "c2", "c3") for lvl in LEVELS
+    }
     assert queries[0]["id"] == "c1-L0"
     again = build_queries(list(reversed(claims)), seed=13)
-    assert sorted(json.dumps(q, sort_keys=True) for q in again) == sorted(json.dumps(q, sort_keys=True) for q in queries)
+    assert sorted(json.dumps(q, sort_keys=True) for q in again) == sorted(
+        json.dumps(q, sort_keys=True) for q in queries
+    )
     other_seeds = {tuple(q["template"] for q in build_queries(claims, seed=s)) for s in range(10)}
     assert len(other_seeds) > 1  # the seed matters
     for query in queries:
@@ -100,16 +109,31 @@ def test_the_command_imports_responses_as_stance_items(tmp_path, db):
     claims.write_text(CLAIMS_CSV)
     responses = tmp_path / "responses.jsonl"
     responses.write_text(
-        json.dumps({"id": "c1-L2", "model": "m1", "response": "No. Vitamin C does not prevent colds. It may shorten them."})
+        json.dumps(
+            {
+                "id": "c1-L2",
+                "model": "m1",
+                "response": "No. Vitamin C does not prevent colds. It may shorten them.",
+            }
+        )
         + "\n"
         + json.dumps({"id": "c1-L2", "model": "m2", "response": "Yes, vitamin C prevents colds."})
         + "\n"
     )
-    call_command("build_stance_queries", str(claims), "--responses", str(responses), "--project", project.slug)
+    call_command(
+        "build_stance_queries",
+        str(claims),
+        "--responses",
+        str(responses),
+        "--project",
+        project.slug,
+    )
     items = {i.external_id: i for i in Item.objects.filter(project=project)}
     assert set(items) == {"c1-L2@m1", "c1-L2@m2"}
     first = items["c1-L2@m1"].payload
-    (query,) = [q for q in build_queries(read_claims(io.StringIO(CLAIMS_CSV))) if q["id"] == "c1-L2"]
+    (query,) = [
+        q for q in build_queries(read_claims(io.StringIO(CLAIMS_CSV))) if q["id"] == "c1-L2"
+    ]
     assert first["query"] == query["query"] and first["level"] == 2 and first["veracity"] == "false"
     assert len(items["c1-L2@m1"].prepared["targets"]) == 2
 
@@ -121,8 +145,22 @@ def test_a_response_to_an_unknown_query_imports_nothing(tmp_path, db):
     responses = tmp_path / "responses.jsonl"
     responses.write_text(json.dumps({"id": "c9-L0", "response": "Text."}) + "\n")
     with pytest.raises(CommandError, match="line 1, field 'id': no query 'c9-L0'"):
-        call_command("build_stance_queries", str(claims), "--responses", str(responses), "--project", project.slug)
+        call_command(
+            "build_stance_queries",
+            str(claims),
+            "--responses",
+            str(responses),
+            "--project",
+            project.slug,
+        )
     assert not Item.objects.exists()
     with pytest.raises(CommandError, match="not a stance project"):
         other = factories.ProjectFactory(task_type="citation_recovery")
-        call_command("build_stance_queries", str(claims), "--responses", str(responses), "--project", other.slug)
+        call_command(
+            "build_stance_queries",
+            str(claims),
+            "--responses",
+            str(responses),
+            "--project",
+            other.slug,
+        )

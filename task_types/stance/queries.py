@@ -3,9 +3,9 @@
 Level 0 neutral, 1 mild presupposition, 2 unequivocal presupposition, 3 writing request,
 4 writing demand. For each claim and level one template is drawn with a seeded generator keyed by
 ``(seed, claim id, level)``, so the choice does not depend on the order of the claims file, and
-``[claim]`` is replaced by the claim. The templates live in ``annotation/data/
-uphill_query_templates.json`` (each marked with where it comes from); ``--templates`` takes
-another file of the same shape.
+``[claim]`` is replaced by the claim. The templates live in ``data/uphill_query_templates.json``
+beside this module (each marked with where it comes from); ``--templates`` takes another file of
+the same shape.
 
 Filling is plain substitution (UPHILL had an LLM rewrite each filled template for grammar): the
 claim's final period is dropped and, when the claim is not at the start of the template, its first
@@ -90,7 +90,9 @@ def _looks_ordinary(claim: str) -> bool:
     return not (len(words) > 1 and words[1][:1].isupper())
 
 
-def fill(template: str, claim: str, *, placeholder: str = "[claim]", keep_case: bool = False) -> str:
+def fill(
+    template: str, claim: str, *, placeholder: str = "[claim]", keep_case: bool = False
+) -> str:
     """The template with the claim in place of the placeholder (see the module docstring)."""
     text = claim.strip()
     while text.endswith("."):
@@ -112,7 +114,9 @@ def read_claims(stream: IO[str]) -> list[dict]:
     columns = reader.fieldnames or []
     for required in ("claim", "veracity"):
         if required not in columns:
-            raise QueryBuildError(f"The claims CSV needs a {required!r} column (found: {', '.join(columns) or 'none'}).")
+            raise QueryBuildError(
+                f"The claims CSV needs a {required!r} column (found: {', '.join(columns) or 'none'})."
+            )
     claims, seen = [], set()
     for number, row in enumerate(reader, start=1):
         location = f"line {reader.line_num}"

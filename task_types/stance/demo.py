@@ -8,8 +8,9 @@ they are not model outputs, not UPHILL records and not medical advice.
 import io
 import json
 
-from annotation.task_types.stance import GUIDELINES
-from studies.demo import load_demo_project
+from studies.demos import load_demo_project, register
+
+from .task import GUIDELINES, Stance
 
 ITEMS = [
     {
@@ -126,7 +127,7 @@ def create(*, researcher, annotators) -> str:
         slug="stance-demo",
         defaults={
             "name": "Stance · synthetic health claims (demo)",
-            "task_type": "stance",
+            "task_type": Stance.slug,
             "config": {"k": 5},
             "guidelines": GUIDELINES,
         },
@@ -135,3 +136,6 @@ def create(*, researcher, annotators) -> str:
         open_items=lambda: io.StringIO(body),
         fmt="jsonl",
     )
+
+
+register(name=Stance.slug, task_type=Stance.slug, create=create)

@@ -10,7 +10,7 @@ from tests import factories
 from tests.agreement import helpers
 from tests.e2e.conftest import login
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "out"
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "bench" / "out"
 CORRECT = {"true": "agree", "false": "disagree", "mixture": "neutral"}
 
 
@@ -30,10 +30,18 @@ def test_researcher_reads_stance_shares_and_accuracy_by_level(live_server, page,
             for level in range(5):
                 position += 1
                 item = Item.objects.create(
-                    project=project, external_id=f"{model}-{claim}-{level}", position=position,
-                    payload={"id": f"{model}-{claim}-{level}", "claim": "c", "response": "r",
-                             "claim_id": f"claim-{claim}", "veracity": veracity, "level": level,
-                             "model": model},
+                    project=project,
+                    external_id=f"{model}-{claim}-{level}",
+                    position=position,
+                    payload={
+                        "id": f"{model}-{claim}-{level}",
+                        "claim": "c",
+                        "response": "r",
+                        "claim_id": f"claim-{claim}",
+                        "veracity": veracity,
+                        "level": level,
+                        "model": model,
+                    },
                     prepared={"sentences": ["r"], "targets": [{"index": 0}]},
                     group=f"{model} / level {level}",
                 )
@@ -42,9 +50,13 @@ def test_researcher_reads_stance_shares_and_accuracy_by_level(live_server, page,
                 for user in annotators:
                     label = stance if rng.random() < 0.85 else rng.choice(list(CORRECT.values()))
                     helpers.answer(item, user, [], 0)
-                    Annotation.objects.filter(item=item, annotator=user).update(answer={
-                        "label": label, "not_sure": False,
-                        "sentences": [{"index": 0, "label": label, "not_sure": False}]})
+                    Annotation.objects.filter(item=item, annotator=user).update(
+                        answer={
+                            "label": label,
+                            "not_sure": False,
+                            "sentences": [{"index": 0, "label": label, "not_sure": False}],
+                        }
+                    )
     login(page, live_server, researcher.username, factories.PASSWORD)
     page.goto(f"{live_server.url}/p/{project.slug}/agreement/")
     page.wait_for_selector("#block-shares svg")

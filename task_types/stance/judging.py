@@ -18,15 +18,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import register
-from .base import (
+from llm_judges.prompts import (
     JudgePrompt,
     PromptVersion,
     Unparseable,
     json_schema_format,
     object_reply,
     read_bool,
+    register,
 )
+
+from .task import Stance
 
 AGREEMENTS = ("Agree", "Disagree", "Neutral")
 WHOLE_RESPONSE_WORDS = 250
@@ -56,7 +58,7 @@ VERSIONS = {"v1": V1}
 def _shown(item: Any) -> dict:
     from annotation import task_types
 
-    return task_types.get("stance").display(item)
+    return task_types.get(Stance.slug).display(item)
 
 
 def messages(item: Any, version: str) -> list[dict]:
@@ -68,7 +70,7 @@ def messages(item: Any, version: str) -> list[dict]:
 
 def response_format(item: Any, version: str) -> dict:
     return json_schema_format(
-        "stance",
+        Stance.slug,
         {
             "type": "object",
             "properties": {
@@ -100,7 +102,9 @@ def pairs(item: Any, version: str) -> list[tuple[str, str]]:
     return [(response, claim)] + [(sentences[i], claim) for i in targets]
 
 
-def from_nli(item: Any, labels: Sequence[str], probabilities: Sequence[Mapping[str, float]]) -> dict:
+def from_nli(
+    item: Any, labels: Sequence[str], probabilities: Sequence[Mapping[str, float]]
+) -> dict:
     targets = _shown(item)["targets"]
     stances = [NLI_TO_STANCE.get(label, "neutral") for label in labels]
     return {
@@ -115,7 +119,7 @@ def from_nli(item: Any, labels: Sequence[str], probabilities: Sequence[Mapping[s
 
 PROMPT = register(
     JudgePrompt(
-        task_type="stance",
+        task_type=Stance.slug,
         versions=VERSIONS,
         default_version="v1",
         messages=messages,

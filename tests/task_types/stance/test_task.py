@@ -6,10 +6,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from metrics.stance import consistency, factual_accuracy
 from annotation import task_types
 from annotation.models import Item
 from annotation.task_types import PayloadError
+from metrics.stance import consistency, factual_accuracy
 from studies.services.exports import export_jsonl
 from studies.services.imports import ImportFailed, import_items
 from tests import factories
@@ -61,7 +61,10 @@ def test_the_k_most_similar_sentences_are_chosen_at_import_in_response_order():
     assert len(targets) == 3
     best = min(targets, key=lambda t: t["rank"])
     # The sentence that restates the claim (negated) is the most similar one.
-    assert sentences[best["index"]] == "Moderate coffee drinking does not damage the heart in healthy adults."
+    assert (
+        sentences[best["index"]]
+        == "Moderate coffee drinking does not damage the heart in healthy adults."
+    )
     chosen = {sentences[t["index"]] for t in targets}
     assert "Coffee beans are grown in over fifty countries." not in chosen
     assert item.prepared["similarity"]["weights_sha256"].startswith("53aa5117")
@@ -70,10 +73,18 @@ def test_the_k_most_similar_sentences_are_chosen_at_import_in_response_order():
 
 def test_batched_preparation_chooses_the_same_sentences_as_one_by_one():
     records = [
-        payload(id=f"r{n}", claim=claim, response=RESPONSE if n % 2 else RESPONSE.replace("Coffee", "Tea"))
+        payload(
+            id=f"r{n}",
+            claim=claim,
+            response=RESPONSE if n % 2 else RESPONSE.replace("Coffee", "Tea"),
+        )
         for n, claim in enumerate(
-            ["Drinking coffee damages the heart.", "Coffee beans grow in many countries.",
-             "Caffeine causes palpitations.", "Drinking coffee damages the heart."]
+            [
+                "Drinking coffee damages the heart.",
+                "Coffee beans grow in many countries.",
+                "Caffeine causes palpitations.",
+                "Drinking coffee damages the heart.",
+            ]
         )
     ]
     config = TASK.validate_config({"k": 3})
@@ -86,9 +97,13 @@ def test_batched_preparation_chooses_the_same_sentences_as_one_by_one():
             continue
         (alone,) = TASK.prepare(record, config=config)
         (together,) = result
-        assert [t["index"] for t in together.prepared["targets"]] == [t["index"] for t in alone.prepared["targets"]]
+        assert [t["index"] for t in together.prepared["targets"]] == [
+            t["index"] for t in alone.prepared["targets"]
+        ]
         for a, b in zip(alone.prepared["targets"], together.prepared["targets"], strict=True):
-            assert a["rank"] == b["rank"] and a["similarity"] == pytest.approx(b["similarity"], abs=1e-3)
+            assert a["rank"] == b["rank"] and a["similarity"] == pytest.approx(
+                b["similarity"], abs=1e-3
+            )
 
 
 def test_k_defaults_to_five_and_a_short_response_labels_all_its_sentences():
@@ -154,12 +169,22 @@ def test_an_answer_must_label_exactly_the_chosen_sentences():
     unchosen = next(i for i in range(7) if i not in (first, second))
     cases = [
         ([{"index": first, "label": "agree"}], f"Label sentence {second + 1}"),
-        ([{"index": first, "label": "agree"}, {"index": first, "label": "agree"}], "labelled twice"),
         (
-            [{"index": first, "label": "agree"}, {"index": second, "label": "agree"}, {"index": unchosen, "label": "agree"}],
+            [{"index": first, "label": "agree"}, {"index": first, "label": "agree"}],
+            "labelled twice",
+        ),
+        (
+            [
+                {"index": first, "label": "agree"},
+                {"index": second, "label": "agree"},
+                {"index": unchosen, "label": "agree"},
+            ],
             "not one of the sentences",
         ),
-        ([{"index": first, "label": "agree"}, {"index": second, "label": "maybe"}], "not a valid choice"),
+        (
+            [{"index": first, "label": "agree"}, {"index": second, "label": "maybe"}],
+            "not a valid choice",
+        ),
     ]
     for sentences, message in cases:
         serializer = TASK.answer_serializer(
@@ -178,13 +203,19 @@ def test_control_items_are_scored_against_their_label():
 def test_csv_with_uphill_column_names_imports(db):
     project = factories.ProjectFactory(task_type="stance", config={"k": 2})
     rows = io.StringIO()
-    rows.write("query_response_id,claim_id,claim,claim_veracity,presupposition_level,"
-               "query_with_presupposition,conversational_model,model_response\n")
-    rows.write('r1,c1,Coffee damages the heart.,false,Unequivocal Presupposition,"I read a study about '
-               'it. Tell me more.",gpt-x,"Coffee is fine for most people. It does not damage the heart."\n')
+    rows.write(
+        "query_response_id,claim_id,claim,claim_veracity,presupposition_level,"
+        "query_with_presupposition,conversational_model,model_response\n"
+    )
+    rows.write(
+        'r1,c1,Coffee damages the heart.,false,Unequivocal Presupposition,"I read a study about '
+        'it. Tell me more.",gpt-x,"Coffee is fine for most people. It does not damage the heart."\n'
+    )
     import_items(project=project, stream=io.BytesIO(rows.getvalue().encode()), fmt="csv")
     item = Item.objects.get(project=project)
-    assert item.external_id == "r1" and item.payload["level"] == 2 and item.payload["model"] == "gpt-x"
+    assert (
+        item.external_id == "r1" and item.payload["level"] == 2 and item.payload["model"] == "gpt-x"
+    )
     assert item.payload["veracity"] == "false" and len(item.prepared["targets"]) == 2
 
 
@@ -202,7 +233,11 @@ def test_exported_rows_feed_the_stance_metrics_directly(db):
     factories.MembershipFactory(project=project, user=annotator, role="annotator")
     records = [
         payload(id=f"coffee-L{level}", level=level, veracity="false") for level in range(5)
-    ] + [payload(id="tea-L0", claim_id="tea", claim="Tea contains caffeine.", veracity="true", level=0)]
+    ] + [
+        payload(
+            id="tea-L0", claim_id="tea", claim="Tea contains caffeine.", veracity="true", level=0
+        )
+    ]
     body = "".join(json.dumps(r) + "\n" for r in records)
     import_items(project=project, stream=io.BytesIO(body.encode()), fmt="jsonl")
     client = client_for(annotator)
@@ -212,7 +247,8 @@ def test_exported_rows_feed_the_stance_metrics_directly(db):
         sentences = [{"index": i, "label": "neutral"} for i in assignment["item"]["targets"]]
         response = client.post(
             f"/api/assignments/{assignment['id']}/submit/",
-            {"answer": {"label": label, "sentences": sentences}}, format="json",
+            {"answer": {"label": label, "sentences": sentences}},
+            format="json",
         )
         assert response.status_code in (200, 201), response.json()
     rows = [json.loads(line) for line in export_jsonl(project)]
@@ -225,11 +261,13 @@ def test_exported_rows_feed_the_stance_metrics_directly(db):
 
 
 def test_the_demo_is_synthetic_labelled_and_loads_once(db):
-    from studies.demo import stance as demo
+    from task_types.stance import demo
 
     assert "SYNTHETIC" in demo.__doc__
     researcher, annotator = factories.UserFactory(), factories.UserFactory()
-    assert f"{len(demo.ITEMS)} items created" in demo.create(researcher=researcher, annotators=[annotator])
+    assert f"{len(demo.ITEMS)} items created" in demo.create(
+        researcher=researcher, annotators=[annotator]
+    )
     project = Item.objects.filter(project__slug="stance-demo").first().project
     assert "Three worked examples" in project.guidelines
     assert all(len(i.prepared["targets"]) == 5 for i in project.items.all())

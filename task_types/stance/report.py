@@ -24,20 +24,16 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import HUMAN, ReportInput
 from agreement.reports.tables import column, table
 from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
 from metrics.stance import CORRECT_STANCE, consistency, factual_accuracy
 
-LABELS = ("agree", "disagree", "neutral")
-LEVEL_NAMES = {
-    0: "Neutral",
-    1: "Mild presupposition",
-    2: "Unequivocal presupposition",
-    3: "Writing request",
-    4: "Writing demand",
-}
+from .serializers import LABELS, LEVEL_NAMES
+from .task import Stance
+
 ALL_MODELS = "All models"
 
 
@@ -116,7 +112,9 @@ def section(inp: ReportInput) -> dict:
         share_rows.append(
             {
                 "level": "—" if level is None else str(level),
-                "name": LEVEL_NAMES.get(level, "unknown level") if level is not None else "no level",
+                "name": LEVEL_NAMES.get(level, "unknown level")
+                if level is not None
+                else "no level",
                 "answers": total,
                 **{label: counts[label] / total for label in LABELS},
                 "other": sum(v for k, v in counts.items() if k not in LABELS) / total,
@@ -133,7 +131,7 @@ def section(inp: ReportInput) -> dict:
             column("not_sure", "Not sure", "pct"),
         ],
         share_rows,
-        note="Every human answer counts once. \"Not sure\" is a flag next to the label.",
+        note='Every human answer counts once. "Not sure" is a flag next to the label.',
     )
 
     # --- factual accuracy and consistency ----------------------------------------------------
@@ -151,11 +149,15 @@ def section(inp: ReportInput) -> dict:
         row = (extra["claim_id"], extra["veracity"], extra["level"], majority)
         by_model[extra.get("model") or "(no model)"].append(row)
     if ties:
-        notes.append(f"{ties} response(s) have tied labels and no majority stance; they are left "
-                     "out of accuracy and consistency.")
+        notes.append(
+            f"{ties} response(s) have tied labels and no majority stance; they are left "
+            "out of accuracy and consistency."
+        )
     if unscored:
-        notes.append(f"{unscored} response(s) lack a veracity or a presupposition level and are "
-                     "left out of accuracy and consistency.")
+        notes.append(
+            f"{unscored} response(s) lack a veracity or a presupposition level and are "
+            "left out of accuracy and consistency."
+        )
     groups = dict(sorted(by_model.items()))
     if len(groups) > 1:
         groups[ALL_MODELS] = [row for rows in by_model.values() for row in rows]
@@ -188,12 +190,17 @@ def section(inp: ReportInput) -> dict:
     )
 
     # --- label agreement ---------------------------------------------------------------------
-    pooled = {**{f"r::{k}": v for k, v in response_data.items()},
-              **{f"s::{k}": v for k, v in sentence_data.items()}}
+    pooled = {
+        **{f"r::{k}": v for k, v in response_data.items()},
+        **{f"s::{k}": v for k, v in sentence_data.items()},
+    }
     agreement_rows = [
         _agreement_row(name, data, n_boot, confidence)
-        for name, data in (("Response", response_data), ("Sentences", sentence_data),
-                           ("Both", pooled))
+        for name, data in (
+            ("Response", response_data),
+            ("Sentences", sentence_data),
+            ("Both", pooled),
+        )
         if data
     ]
     tables["label_agreement"] = table(
@@ -207,7 +214,7 @@ def section(inp: ReportInput) -> dict:
             column("at_least_two", "At least two agree", "pct"),
         ],
         agreement_rows,
-        note="Units: responses, and (response, sentence) pairs. \"At least two agree\" needs "
+        note='Units: responses, and (response, sentence) pairs. "At least two agree" needs '
         "three or more labels on a unit.",
     )
 
@@ -233,9 +240,14 @@ def section(inp: ReportInput) -> dict:
     everything = accuracy_rows[-1] if accuracy_rows else {}
     summary = [
         {"label": "Factual accuracy", "value": _pct(everything.get("overall", float("nan")))},
-        {"label": "Consistency", "value": _pct(
-            everything["consistency"] if everything.get("consistency") is not None
-            else float("nan"))},
+        {
+            "label": "Consistency",
+            "value": _pct(
+                everything["consistency"]
+                if everything.get("consistency") is not None
+                else float("nan")
+            ),
+        },
         {"label": "Responses scored", "value": str(everything.get("responses", 0))},
     ]
     return {
@@ -257,3 +269,6 @@ def section(inp: ReportInput) -> dict:
             "domains": {"Factual accuracy by level": [0.0, 1.0]},
         },
     }
+
+
+sections.register(Stance.slug, section=section, item_extra=item_extra)
