@@ -1,16 +1,14 @@
-"""Text utilities for the citation-recovery task: sentence splitting and citation markers.
+"""Text utilities: sentence splitting that keeps inline citation markers with their sentence
+(:mod:`annotation.text.sentences`, the marker shape in :mod:`annotation.text.markers`) and the
+bundled MiniLM sentence embeddings (:mod:`annotation.text.embeddings`, imported on its own).
 
 Pure Python plus spaCy (no Django), so the importer, the LLM judges and the benchmarks can all
-use them. See `annotation.text.sentences` and `annotation.text.citations` for the rules.
+use them. Importing this package loads spaCy: code that runs at Django start-up imports it lazily.
 """
 
-from .citations import parse_citations, remove_all_citations, remove_citation
 from .sentences import split_sentences, split_sentences_many
 
 __all__ = [
-    "parse_citations",
-    "remove_all_citations",
-    "remove_citation",
     "split_sentences",
     "split_sentences_many",
 ]

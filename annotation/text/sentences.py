@@ -81,7 +81,7 @@ from spacy.attrs import IDX, SENT_START
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from .citations import MARKER_PATTERN
+from .markers import MARKER_PATTERN
 
 __all__ = ["get_nlp", "iter_split_sentences", "split_sentences", "split_sentences_many"]
 

@@ -16,7 +16,7 @@ from metrics import krippendorff_alpha
 from agreement.reports import AnnotatorFilter, ReportOptions, build_report
 from agreement.reports.gather import gather
 from agreement.reports.inputs import JUDGE, CoderInfo, ItemInfo, ReportInput
-from agreement.reports.task_types.citation_recovery import claim_of
+from task_types.citation_recovery.report import claim_of
 from tests import factories
 from tests.agreement import helpers
 

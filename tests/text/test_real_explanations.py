@@ -1,4 +1,5 @@
-"""The splitter and the marker parser against the real Transparent-FCExp explanations.
+"""The sentence splitter against the real Transparent-FCExp explanations (the marker parser's
+tests on the same data are in ``tests/task_types/citation_recovery/test_real_citations.py``).
 
 Each item's ``explanation[<model>]`` is already a list of sentences with inline markers and
 ``gen_cit[<model>]`` lists the ids each sentence cites. The data is read from the repository
@@ -22,13 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from annotation.text import (
-    parse_citations,
-    remove_all_citations,
-    remove_citation,
-    split_sentences_many,
-)
-from annotation.text.citations import MARKER_PATTERN
+from annotation.text import split_sentences_many
+from annotation.text.markers import MARKER_PATTERN
 
 REPO = Path(__file__).resolve().parents[2]
 DATASET = "transparent-fcexp"
@@ -38,10 +34,6 @@ FOLDERS = (REPO / "data" / DATASET, REPO.parent / "shared" / "datasets" / DATASE
 ROUND_TRIP_FLOOR = {"gpt4": 0.98, "gpt35": 0.97, "llama2-70b": 0.88}
 MODELS = tuple(ROUND_TRIP_FLOOR)
 
-# The dataset writes [-1] for a sentence whose only markers its own parser could not read:
-# comma groups such as "[5,3]" or "[21, 29]".
-UNPARSED_GROUP = [-1]
-_COMMA_GROUP = re.compile(r"\[\s*\d+\s*,")
 _MARKER = re.compile(MARKER_PATTERN)
 
 
@@ -73,40 +65,6 @@ def test_dataset_has_one_citation_list_per_sentence(model):
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_parse_citations_gives_the_datasets_citations_in_order(model):
-    """Ordered equality holds once the dataset's repeats are dropped ([14, 15, 15] -> [14, 15])."""
-    mismatches = []
-    for claim_id, sentences, cited in explanations(model):
-        for sentence, ids in zip(sentences, cited, strict=True):
-            if ids == UNPARSED_GROUP:
-                continue
-            if parse_citations(sentence) != list(dict.fromkeys(ids)):
-                mismatches.append((claim_id, sentence, ids, parse_citations(sentence)))
-    assert not mismatches, mismatches[:5]
-
-
-@pytest.mark.parametrize("model", MODELS)
-def test_parse_citations_reads_comma_groups_the_dataset_could_not(model):
-    groups = [
-        sentence
-        for _, sentences, cited in explanations(model)
-        for sentence, ids in zip(sentences, cited, strict=True)
-        if ids == UNPARSED_GROUP
-    ]
-    for sentence in groups:
-        assert _COMMA_GROUP.search(sentence), sentence
-        ids = parse_citations(sentence)
-        assert len(ids) >= 2, sentence
-        assert all(re.search(rf"\b{number}\b", sentence) for number in ids)
-
-
-def test_parse_citations_reads_the_llama_comma_groups_exactly():
-    sentence = "Andrew Yang made similar claims, and a thousand economists endorsed it [5,3]."
-    assert parse_citations(sentence) == [5, 3]
-    assert parse_citations("There is no warning in the letter [21, 29].") == [21, 29]
-
-
-@pytest.mark.parametrize("model", MODELS)
 def test_resplitting_joined_explanations_gives_back_the_same_sentences(model):
     items = explanations(model)
     failures = []
@@ -129,21 +87,3 @@ def test_resplitting_never_breaks_or_loses_a_marker(model):
 def test_resplitting_keeps_every_character_but_whitespace(model):
     for (claim_id, sentences, _), got in zip(explanations(model), resplit(model), strict=True):
         assert "".join("".join(got).split()) == "".join("".join(sentences).split()), claim_id
-
-
-@pytest.mark.parametrize("model", MODELS)
-def test_removing_citations_from_real_sentences_leaves_tidy_text(model):
-    """No new space before punctuation, double space, or outer whitespace; nothing else lost."""
-    untidy = re.compile(r" [.,;:!?]|  |^\s|\s$")
-    for claim_id, sentences, _ in explanations(model):
-        for sentence in (s.strip() for s in sentences):
-            ids = parse_citations(sentence)
-            results = [(i, remove_citation(sentence, i)) for i in ids]
-            results.append((None, remove_all_citations(sentence)))
-            for removed, result in results:
-                assert len(untidy.findall(result)) <= len(untidy.findall(sentence)), (
-                    claim_id,
-                    sentence,
-                    removed,
-                )
-                assert parse_citations(result) == [i for i in ids if removed not in (None, i)]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annotation.text import split_sentences, split_sentences_many
-from annotation.text.citations import MARKER_PATTERN
+from annotation.text.markers import MARKER_PATTERN
 from annotation.text.sentences import get_nlp
 
 REPO = Path(__file__).resolve().parents[2]

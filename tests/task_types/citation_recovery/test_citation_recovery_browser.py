@@ -9,12 +9,14 @@ from studies.services.imports import import_items
 from tests import factories
 from tests.e2e.conftest import login
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "out"
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "bench" / "out"
 
 
 def setup_project(payloads):
     researcher = factories.UserFactory()
-    project = factories.ProjectFactory(annotators_per_item=1, guidelines="## Guide\nPick sentences.")
+    project = factories.ProjectFactory(
+        annotators_per_item=1, guidelines="## Guide\nPick sentences."
+    )
     factories.MembershipFactory(project=project, user=researcher, role="researcher")
     annotator = factories.UserFactory()
     factories.MembershipFactory(project=project, user=annotator, role="annotator")
@@ -51,7 +53,9 @@ def test_annotator_selects_sentences_by_click_and_key_rates_and_submits(live_ser
 
 
 def test_a_reload_restores_unsent_work_and_previous_items_can_be_revised(live_server, page):
-    project, annotator = setup_project([factories.citation_payload(1), factories.citation_payload(2)])
+    project, annotator = setup_project(
+        [factories.citation_payload(1), factories.citation_payload(2)]
+    )
     login(page, live_server, annotator.username, factories.PASSWORD)
     page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
     page.wait_for_selector("#cr-sentences li")
@@ -71,7 +75,11 @@ def test_a_reload_restores_unsent_work_and_previous_items_can_be_revised(live_se
     page.keyboard.press("3")
     page.keyboard.press("Enter")
     page.wait_for_function("document.querySelector('#position').textContent.startsWith('Item 2')")
-    versions = list(Annotation.objects.filter(annotator=annotator).order_by("version").values_list("answer", "version"))
+    versions = list(
+        Annotation.objects.filter(annotator=annotator)
+        .order_by("version")
+        .values_list("answer", "version")
+    )
     assert versions == [
         ({"sentences": [], "none": True, "helpfulness": 49}, 1),
         ({"sentences": [2], "none": False, "helpfulness": 49}, 2),
@@ -80,7 +88,7 @@ def test_a_reload_restores_unsent_work_and_previous_items_can_be_revised(live_se
 
 def test_dataset_html_is_shown_as_text_never_executed(live_server, page):
     hostile = factories.citation_payload(1)
-    hostile["claim"] = '<script>window.__pwned = 1</script><b>bold?</b>'
+    hostile["claim"] = "<script>window.__pwned = 1</script><b>bold?</b>"
     hostile["evidence"][0]["text"] = '<img src=x onerror="window.__pwned = 2">'
     hostile["explanation"][1] = 'Sentence with <i onclick="x()">markup</i> [2].'
     project, annotator = setup_project([hostile])
@@ -90,7 +98,10 @@ def test_dataset_html_is_shown_as_text_never_executed(live_server, page):
     assert page.locator("#cr-claim").inner_text() == hostile["claim"]
     assert "<img src=x" in page.locator("#cr-evidence").inner_text()
     assert page.evaluate("window.__pwned === undefined")
-    assert page.locator("#cr-claim script, #cr-claim b, #cr-evidence img, #cr-sentences i").count() == 0
+    assert (
+        page.locator("#cr-claim script, #cr-claim b, #cr-evidence img, #cr-sentences i").count()
+        == 0
+    )
 
 
 def test_two_digit_keys_reach_sentences_beyond_nine(live_server, page):
@@ -103,12 +114,16 @@ def test_two_digit_keys_reach_sentences_beyond_nine(live_server, page):
     page.keyboard.press("3")  # no sentence 30 or more: sentence 3 at once
     page.keyboard.press("1")  # alone: sentence 1 after a short wait
     page.wait_for_selector("#cr-sentences li.selected[data-index='0']")
-    selected = page.eval_on_selector_all("#cr-sentences li.selected", "els => els.map(e => e.dataset.index)")
+    selected = page.eval_on_selector_all(
+        "#cr-sentences li.selected", "els => els.map(e => e.dataset.index)"
+    )
     assert selected == ["0", "2", "10"]
 
 
 def test_an_answer_sent_after_the_session_ended_stays_in_the_browser_until_login(live_server, page):
-    project, annotator = setup_project([factories.citation_payload(1), factories.citation_payload(2)])
+    project, annotator = setup_project(
+        [factories.citation_payload(1), factories.citation_payload(2)]
+    )
     login(page, live_server, annotator.username, factories.PASSWORD)
     page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
     page.wait_for_selector("#cr-sentences li")

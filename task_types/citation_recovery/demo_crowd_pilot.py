@@ -4,6 +4,7 @@ A qualification round of four items, then batches of four items plus two hidden 
 (positive ones, and negative ones where no sentence should cite the highlighted passage). The
 summary prints a signed Prolific link with a sample participant filled in, so ``make run`` users
 can walk through the whole flow as a crowd worker; the researcher sees it under Quality control.
+Registered by :mod:`.demo` as the demo ``crowd_pilot``.
 """
 
 import io
@@ -12,12 +13,12 @@ from pathlib import Path
 
 from django.conf import settings
 
-from annotation.task_types.citation_recovery import read_transparent_fcexp
-from annotation.text import parse_citations
 from crowd import services as crowd_services
 from projects.models import Project
-from studies.demo import add_members
+from studies.demos import add_members
 from studies.services.imports import import_items
+
+from .formats import read_transparent_fcexp
 
 DATA = Path(settings.BASE_DIR) / "data" / "transparent-fcexp" / "gpt4_full_data.json"
 SLUG = "crowd-pilot-demo"
@@ -44,6 +45,8 @@ and check the quality of the work. At the end of a batch you get a completion co
 
 
 def _records(limit: int) -> list[dict]:
+    from .citations import parse_citations  # lazily: annotation.text loads spaCy
+
     with DATA.open(encoding="utf-8") as stream:
         records = []
         for _, payload in read_transparent_fcexp(stream):
@@ -88,8 +91,12 @@ def create(*, researcher, annotators) -> str:
     link = crowd_services.entry_link(
         base_url="http://127.0.0.1:8000/", project=project, platform="prolific", study=STUDY
     )
-    sample = link.replace("{{%PROLIFIC_PID%}}", "demoworker1").replace("{{%SESSION_ID%}}", "demosession1")
-    kinds = {k: project.items.filter(kind=k).count() for k in ("regular", "control", "qualification")}
+    sample = link.replace("{{%PROLIFIC_PID%}}", "demoworker1").replace(
+        "{{%SESSION_ID%}}", "demosession1"
+    )
+    kinds = {
+        k: project.items.filter(kind=k).count() for k in ("regular", "control", "qualification")
+    }
     return (
         f"{project.name}: {kinds['regular']} items, {kinds['control']} controls, "
         f"{kinds['qualification']} qualification items; try it as a Prolific worker: {sample}"

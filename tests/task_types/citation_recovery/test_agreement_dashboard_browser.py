@@ -6,13 +6,13 @@ import random
 from pathlib import Path
 
 from annotation.models import Item
-from studies.demo import citation_recovery as demo
 from projects.models import Project
+from task_types.citation_recovery import demo
 from tests import factories
 from tests.agreement import helpers
 from tests.e2e.conftest import login
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "out"
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "bench" / "out"
 
 
 def annotate_demo(project, annotators, *, items=90, seed=7):

@@ -6,7 +6,6 @@ import pytest
 
 from annotation import task_types
 from annotation.task_types import PayloadError
-from annotation.task_types.citation_recovery import set_scores
 from tests import factories
 
 TASK = task_types.get("citation_recovery")
@@ -72,8 +71,8 @@ def test_display_shows_the_target_but_never_gold_or_group():
         ({3}, {1, 2}, (0.0, 0.0, 0.0)),
     ],
 )
-def test_set_scores_follow_the_documented_conventions(predicted, gold, expected):
-    scores = set_scores(predicted, gold)
+def test_scores_follow_the_documented_conventions(predicted, gold, expected):
+    scores = TASK.score({"sentences": sorted(predicted)}, {"sentences": sorted(gold)})
     assert (scores["precision"], scores["recall"]) == pytest.approx(expected[:2])
     assert scores["f1"] == pytest.approx(expected[2])
 
@@ -84,14 +83,22 @@ def test_score_of_a_none_answer_against_empty_gold_is_correct():
 
 def test_the_answer_serializer_normalises_and_validates():
     item = SimpleNamespace(prepared={"sentences": ["a", "b", "c"]})
-    ok = TASK.answer_serializer(data={"sentences": [2, 0, 2], "helpfulness": 40}, context={"item": item})
+    ok = TASK.answer_serializer(
+        data={"sentences": [2, 0, 2], "helpfulness": 40}, context={"item": item}
+    )
     assert ok.is_valid(), ok.errors
     assert ok.validated_data == {"sentences": [0, 2], "none": False, "helpfulness": 40}
-    both = TASK.answer_serializer(data={"sentences": [1], "none": True, "helpfulness": 40}, context={"item": item})
+    both = TASK.answer_serializer(
+        data={"sentences": [1], "none": True, "helpfulness": 40}, context={"item": item}
+    )
     assert not both.is_valid() and "none" in both.errors
-    out_of_range = TASK.answer_serializer(data={"sentences": [3], "helpfulness": 1}, context={"item": item})
+    out_of_range = TASK.answer_serializer(
+        data={"sentences": [3], "helpfulness": 1}, context={"item": item}
+    )
     assert not out_of_range.is_valid() and "does not exist" in str(out_of_range.errors)
-    slider = TASK.answer_serializer(data={"sentences": [1], "helpfulness": 101}, context={"item": item})
+    slider = TASK.answer_serializer(
+        data={"sentences": [1], "helpfulness": 101}, context={"item": item}
+    )
     assert not slider.is_valid() and "helpfulness" in slider.errors
 
 

@@ -23,8 +23,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import register
-from .base import JudgePrompt, PromptVersion, Unparseable, extract_json, json_schema_format
+from annotation import task_types
+from llm_judges.prompts import (
+    JudgePrompt,
+    PromptVersion,
+    Unparseable,
+    extract_json,
+    json_schema_format,
+    register,
+)
 
 NONE = -1
 
@@ -54,8 +61,6 @@ VERSIONS = {"v1": V1}
 
 
 def _shown(item: Any) -> dict:
-    from annotation import task_types
-
     return task_types.get("citation_recovery").display(item)
 
 
@@ -145,7 +150,7 @@ def parse(text: str, item: Any) -> dict:
 
 
 def pairs(item: Any, version: str) -> list[tuple[str, str]]:
-    from annotation.text import remove_all_citations
+    from .citations import remove_all_citations  # lazily: annotation.text loads spaCy
 
     shown = _shown(item)
     premise = _target_text(shown)
@@ -156,7 +161,9 @@ def _answer(selected: list[int]) -> dict:
     return {"sentences": selected, "none": not selected}
 
 
-def from_nli(item: Any, labels: Sequence[str], probabilities: Sequence[Mapping[str, float]]) -> dict:
+def from_nli(
+    item: Any, labels: Sequence[str], probabilities: Sequence[Mapping[str, float]]
+) -> dict:
     return _answer([i for i, label in enumerate(labels) if label == "entailment"])
 
 

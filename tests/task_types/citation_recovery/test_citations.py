@@ -2,7 +2,11 @@
 
 import pytest
 
-from annotation.text import parse_citations, remove_all_citations, remove_citation
+from task_types.citation_recovery.citations import (
+    parse_citations,
+    remove_all_citations,
+    remove_citation,
+)
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from statistics import fmean
 from typing import Any
 
+from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci, reliability_data
 from agreement.reports.inputs import HUMAN, JUDGE, ReportInput
 from agreement.reports.tables import column, table
@@ -117,8 +118,9 @@ def _score(inp: ReportInput, coders: list[str], claims: dict, setting: str) -> _
             gold = _gold_sentences(item.gold) if item is not None else None
             if gold is None or not isinstance(answer, Mapping):
                 continue
-            rows.append((unit, coder, set_scores(answer.get("sentences") or [], gold),
-                         _helpfulness(answer)))
+            rows.append(
+                (unit, coder, set_scores(answer.get("sentences") or [], gold), _helpfulness(answer))
+            )
     return _Scored(rows, claims, setting)
 
 
@@ -215,8 +217,11 @@ def section(inp: ReportInput) -> dict:
             )
         )
         if calibration is not None:
-            means = [calibration.items[u].mean for u in units if u in calibration.items
-                     and calibration.items[u].n > 0]
+            means = [
+                calibration.items[u].mean
+                for u in units
+                if u in calibration.items and calibration.items[u].n > 0
+            ]
             row["utility"] = fmean(means) if means else None
         else:
             row["utility"] = None
@@ -247,8 +252,11 @@ def section(inp: ReportInput) -> dict:
         series[labels[judge.id]] = _histogram([s.f1 for _, _, s, _ in judge_scores[judge.id].rows])
     dist_rows = []
     for b in range(BINS):
-        row = {"bin": f"{b / BINS:.1f}–{(b + 1) / BINS:.1f}", "lower": b / BINS,
-               "upper": (b + 1) / BINS}
+        row = {
+            "bin": f"{b / BINS:.1f}–{(b + 1) / BINS:.1f}",
+            "lower": b / BINS,
+            "upper": (b + 1) / BINS,
+        }
         for name, counts in series.items():
             row[name] = counts[b]
         dist_rows.append(row)
@@ -286,8 +294,10 @@ def section(inp: ReportInput) -> dict:
         if calibration is not None and coder.id in calibration.annotators:
             row["reliability"] = calibration.annotators[coder.id].mean
         if coder.kind == HUMAN and len(humans) >= 3:
-            rest = {u: {c: v for c, v in vals.items() if c != coder.id}
-                    for u, vals in human_data.items()}
+            rest = {
+                u: {c: v for c, v in vals.items() if c != coder.id}
+                for u, vals in human_data.items()
+            }
             row["alpha_without"] = _alpha_or_none(rest, distance)
         annotator_rows.append(row)
     tables["annotators"] = table(
@@ -358,8 +368,11 @@ def section(inp: ReportInput) -> dict:
                     continue
                 answer = mine.get(unit)
                 selection = answer.get("sentences") if isinstance(answer, Mapping) else None
-                people = [a[unit].get("sentences") or [] for a in human_answers.values()
-                          if isinstance(a.get(unit), Mapping)]
+                people = [
+                    a[unit].get("sentences") or []
+                    for a in human_answers.values()
+                    if isinstance(a.get(unit), Mapping)
+                ]
                 entries.append((unit, gold, selection, people))
             data = {
                 unit: values
@@ -395,8 +408,10 @@ def section(inp: ReportInput) -> dict:
     summary_items = [
         {"label": "Setting", "value": setting},
         {"label": "F1 (humans)", "value": _mean_sd_text(human_summary, "f1")},
-        {"label": f"Transparency at {threshold:g}",
-         "value": _pct_text(human_summary["transparency"])},
+        {
+            "label": f"Transparency at {threshold:g}",
+            "value": _pct_text(human_summary["transparency"]),
+        },
         {"label": "Helpfulness", "value": _mean_sd_text(human_summary, "helpfulness")},
     ]
     confidence_pct = round(100 * confidence)
@@ -469,3 +484,6 @@ def _pct_text(value: float | None) -> str:
     if value is None or value != value:
         return "—"
     return f"{100 * value:.1f} %"
+
+
+sections.register("citation_recovery", section=section)

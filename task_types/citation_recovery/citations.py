@@ -19,7 +19,10 @@ Removal works on *clusters*: runs of markers separated only by whitespace (``[25
 original spelling and spacing, and when nothing is left removes the cluster together with the
 whitespace that attached it to the text, so ``"may receive [9]."`` becomes ``"may receive."``.
 
-Pure Python on purpose: used by the importer, the LLM judges and the benchmarks alike.
+Pure Python, used by the importer, the LLM judges and the crowd-pilot demo alike. The marker
+shape is :data:`annotation.text.markers.MARKER_PATTERN`, shared with the sentence splitter;
+importing it loads spaCy (``annotation.text``), so code that runs at start-up imports this module
+lazily.
 """
 
 from __future__ import annotations
@@ -27,11 +30,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["MARKER_PATTERN", "parse_citations", "remove_all_citations", "remove_citation"]
+from annotation.text.markers import MARKER_PATTERN
 
-#: Regular expression source for one citation marker, e.g. ``[9]``, ``[1, 2]`` or ``[ 3 ]``.
-#: Shared with :mod:`annotation.text.sentences` so both modules agree on what a marker is.
-MARKER_PATTERN = r"\[[ \t]*\d+(?:[ \t]*,[ \t]*\d+)*[ \t]*\]"
+__all__ = ["MARKER_PATTERN", "parse_citations", "remove_all_citations", "remove_citation"]
 
 _MARKER_RE = re.compile(MARKER_PATTERN)
 _ID_RE = re.compile(r"\d+")

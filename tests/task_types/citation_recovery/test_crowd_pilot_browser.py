@@ -12,7 +12,7 @@ from studies.services.imports import import_items
 from tests import factories
 from tests.e2e.conftest import login
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "out"
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "bench" / "out"
 CROWD = {
     "batch_size": 2,
     "controls_per_batch": 1,
@@ -27,7 +27,9 @@ CROWD = {
 def pilot_project():
     researcher = factories.UserFactory(username=factories.unique("researcher"))
     project = factories.ProjectFactory(
-        name="Citation recovery pilot", annotators_per_item=2, crowd=CROWD,
+        name="Citation recovery pilot",
+        annotators_per_item=2,
+        crowd=CROWD,
         guidelines="## Your task\nChoose the sentences that should cite the highlighted evidence.",
     )
     factories.MembershipFactory(project=project, user=researcher, role="researcher")
@@ -40,7 +42,9 @@ def pilot_project():
 
 
 def entry(live_server, project, pid, session):
-    link = crowd_services.entry_link(base_url=live_server.url, project=project, platform="prolific", study="PILOT1")
+    link = crowd_services.entry_link(
+        base_url=live_server.url, project=project, platform="prolific", study="PILOT1"
+    )
     return link.replace("{{%PROLIFIC_PID%}}", pid).replace("{{%SESSION_ID%}}", session)
 
 
@@ -57,7 +61,9 @@ def answer_item(page, sentence_index):
     )
 
 
-def test_a_worker_passes_the_pilot_does_a_batch_with_a_control_and_gets_the_completion_code(live_server, page):
+def test_a_worker_passes_the_pilot_does_a_batch_with_a_control_and_gets_the_completion_code(
+    live_server, page
+):
     project, researcher = pilot_project()
     page.goto(entry(live_server, project, "5f00000000000000000000a1", "sessA1"))
     page.wait_for_selector("#cr-sentences li")
@@ -82,11 +88,15 @@ def test_a_worker_passes_the_pilot_does_a_batch_with_a_control_and_gets_the_comp
     assert page.locator("#start-batch").is_hidden()  # one batch per Prolific session
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "crowd_completion.png"), full_page=True)
-    member = Membership.objects.get(project=project, user__crowd_entries__worker_id="5f00000000000000000000a1")
+    member = Membership.objects.get(
+        project=project, user__crowd_entries__worker_id="5f00000000000000000000a1"
+    )
     assert member.qualification == "qualified"
 
     # Back to Prolific with the study's completion code (Prolific itself is not reachable here).
-    page.route("https://app.prolific.com/**", lambda route: route.fulfill(status=200, body="Prolific"))
+    page.route(
+        "https://app.prolific.com/**", lambda route: route.fulfill(status=200, body="Prolific")
+    )
     page.click("#crowd-return")
     page.wait_for_url("https://app.prolific.com/submissions/complete?cc=CPILOT1")
 
@@ -97,7 +107,9 @@ def test_a_worker_passes_the_pilot_does_a_batch_with_a_control_and_gets_the_comp
     answer_item(page, 0)
     answer_item(page, 3)
     page.locator("#stop").wait_for()
-    assert page.locator("#stop-title").inner_text() == "Thank you for taking the qualification round"
+    assert (
+        page.locator("#stop-title").inner_text() == "Thank you for taking the qualification round"
+    )
     assert page.locator("#stop-code").is_hidden()
     page.screenshot(path=str(SCREENSHOTS / "crowd_qualification_failed.png"), full_page=True)
 
@@ -111,17 +123,23 @@ def test_a_worker_passes_the_pilot_does_a_batch_with_a_control_and_gets_the_comp
     assert "Round 1: 2/2" in passed_row.inner_text()
     assert "Disqualified" in failed_row.inner_text() and "Round 1: 0/2" in failed_row.inner_text()
     failed_row.locator("summary").click()
-    failed_row.locator("textarea[name=feedback]").fill("Sentence 2 restates the highlighted passage: look for that.")
+    failed_row.locator("textarea[name=feedback]").fill(
+        "Sentence 2 restates the highlighted passage: look for that."
+    )
     failed_row.locator("button[value=feedback]").click()
     page.wait_for_selector(".message.success")
     page.fill("input[name=study]", "PILOT1")
     page.click("text=Make link")
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in page.locator(".link-box").first.inner_text()
     page.screenshot(path=str(SCREENSHOTS / "crowd_quality_view.png"), full_page=True)
-    assert Membership.objects.get(user__crowd_entries__worker_id="5f00000000000000000000b2").feedback.startswith("Sentence 2")
+    assert Membership.objects.get(
+        user__crowd_entries__worker_id="5f00000000000000000000b2"
+    ).feedback.startswith("Sentence 2")
 
 
-def test_a_worker_stopped_by_controls_sees_a_polite_message_with_the_researchers_feedback(live_server, page):
+def test_a_worker_stopped_by_controls_sees_a_polite_message_with_the_researchers_feedback(
+    live_server, page
+):
     project = factories.ProjectFactory(
         annotators_per_item=1, crowd={"batch_size": 1, "controls_per_batch": 2, "min_controls": 2}
     )
@@ -129,7 +147,10 @@ def test_a_worker_stopped_by_controls_sees_a_polite_message_with_the_researchers
     factories.make_items(project, 4, kind="control", start=100)
     user = factories.UserFactory()
     factories.MembershipFactory(
-        project=project, user=user, role="annotator", feedback="Please read each explanation to the end."
+        project=project,
+        user=user,
+        role="annotator",
+        feedback="Please read each explanation to the end.",
     )
     login(page, live_server, user.username, factories.PASSWORD)
     page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
@@ -142,7 +163,10 @@ def test_a_worker_stopped_by_controls_sees_a_polite_message_with_the_researchers
     assert answered in (2, 3)  # stopped right after the second control
     assert page.locator("#stop-title").inner_text() == "Thank you for your work"
     assert "cannot offer you more items" in page.locator("#stop-message").inner_text()
-    assert page.locator("#stop-feedback-text").inner_text() == "Please read each explanation to the end."
+    assert (
+        page.locator("#stop-feedback-text").inner_text()
+        == "Please read each explanation to the end."
+    )
     page.screenshot(path=str(SCREENSHOTS / "crowd_disqualified.png"), full_page=True)
     assert Membership.objects.get(user=user).qualification == "disqualified"
 

@@ -1,4 +1,5 @@
-"""Demo: citation recovery on the 120 Transparent-FCExp claims of the human evaluation (GPT-4)."""
+"""Demos of citation recovery: the 120 Transparent-FCExp claims of the human evaluation (GPT-4),
+and a crowd pilot on the same explanations (:mod:`.demo_crowd_pilot`)."""
 
 import io
 import json
@@ -6,7 +7,9 @@ from pathlib import Path
 
 from django.conf import settings
 
-from studies.demo import load_demo_project
+from studies.demos import load_demo_project, register
+
+from . import demo_crowd_pilot
 
 DATA = Path(settings.BASE_DIR) / "data" / "transparent-fcexp"
 
@@ -46,3 +49,7 @@ def create(*, researcher, annotators) -> str:
         open_items=open_items,
         fmt="transparent-fcexp",
     )
+
+
+register(name="citation_recovery", task_type="citation_recovery", create=create)
+register(name="crowd_pilot", task_type="citation_recovery", create=demo_crowd_pilot.create)

@@ -1,0 +1,149 @@
+"""Payload, config and answer of a citation-recovery project (DRF serializers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+HELPFULNESS_QUESTION = "How helpful is the explanation in clarifying the truthfulness of the claim?"
+
+
+# --- payload -------------------------------------------------------------------------------------
+
+
+class ExplanationField(serializers.Field):
+    """Either raw text (split into sentences at import) or an already split list of sentences."""
+
+    default_error_messages = {
+        "invalid": "Must be a non-empty string or a non-empty list of strings."
+    }
+
+    def to_internal_value(self, data: Any) -> str | list[str]:
+        if isinstance(data, str) and data.strip():
+            _check_text(data)
+            return data
+        if isinstance(data, list) and data and all(isinstance(s, str) and s.strip() for s in data):
+            for sentence in data:
+                _check_text(sentence)
+            return data
+        self.fail("invalid")
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class EvidenceListField(serializers.Field):
+    """``[{"id": int >= 0, "text": str}, …]``, non-empty, ids unique.
+
+    Hand-written rather than a nested serializer: imports validate 100k records with a dozen
+    passages each, and a nested DRF serializer per passage was the slowest part of an import.
+    """
+
+    def to_internal_value(self, data: Any) -> list[dict]:
+        if not isinstance(data, list) or not data:
+            raise serializers.ValidationError("Must be a non-empty list of {id, text} objects.")
+        evidence, seen = [], set()
+        for index, passage in enumerate(data):
+            if not isinstance(passage, dict):
+                raise serializers.ValidationError(f"Passage {index} is not an object.")
+            passage_id, text = passage.get("id"), passage.get("text")
+            if isinstance(passage_id, str) and passage_id.strip().isdigit():
+                passage_id = int(passage_id)
+            if not isinstance(passage_id, int) or isinstance(passage_id, bool) or passage_id < 0:
+                raise serializers.ValidationError(
+                    f"Passage {index}: id must be a non-negative integer (markers look like [9])."
+                )
+            if not isinstance(text, str) or not text.strip():
+                raise serializers.ValidationError(
+                    f"Passage {index} (id {passage_id}): text is missing."
+                )
+            _check_text(text)
+            if passage_id in seen:
+                raise serializers.ValidationError(f"Evidence id {passage_id} appears twice.")
+            seen.add(passage_id)
+            evidence.append({"id": passage_id, "text": text})
+        return evidence
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+def _check_text(text: str) -> None:
+    # Lone surrogates and NUL cannot be stored (PostgreSQL rejects them); encoding is the fast way
+    # to find surrogates (DRF's own validator walks the string in Python).
+    if "\x00" in text:
+        raise serializers.ValidationError("Text contains a NUL character.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise serializers.ValidationError(
+            "Text contains an invalid (surrogate) character."
+        ) from None
+
+
+class CitationRecoveryPayloadSerializer(serializers.Serializer):
+    id = serializers.CharField(max_length=200)
+    claim = serializers.CharField()
+    label = serializers.CharField(
+        max_length=50, help_text="Veracity label, e.g. true / false / half-true."
+    )
+    evidence = EvidenceListField()
+    explanation = ExplanationField()
+    masked_evidence = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="Evidence to mask; chosen by seeded RNG if absent.",
+    )
+    generator = serializers.CharField(required=False, allow_blank=True, max_length=80)
+    evidence_source = serializers.CharField(required=False, allow_blank=True, max_length=80)
+    kind = serializers.ChoiceField(
+        choices=["regular", "control", "qualification"], required=False, default="regular"
+    )
+    gold_sentences = serializers.ListField(
+        child=serializers.IntegerField(min_value=0),
+        required=False,
+        help_text="Only for control/qualification items whose gold is given rather than derived.",
+    )
+
+
+class CitationRecoveryConfigSerializer(serializers.Serializer):
+    masking = serializers.ChoiceField(choices=["sample", "full"], default="sample")
+    seed = serializers.IntegerField(default=13)
+    keep_other_markers = serializers.BooleanField(default=True)
+    helpfulness_question = serializers.CharField(default=HELPFULNESS_QUESTION)
+
+
+# --- answer --------------------------------------------------------------------------------------
+
+
+class CitationRecoveryAnswerSerializer(serializers.Serializer):
+    """Validates a submitted answer; needs ``context={"item": item}`` for the sentence count."""
+
+    sentences = serializers.ListField(child=serializers.IntegerField(min_value=0), default=list)
+    none = serializers.BooleanField(default=False)
+    helpfulness = serializers.IntegerField(min_value=0, max_value=100)
+
+    def validate(self, attrs: dict) -> dict:
+        chosen = sorted(set(attrs["sentences"]))
+        item = self.context.get("item")
+        if item is not None:
+            count = len(item.prepared["sentences"])
+            out_of_range = [i for i in chosen if i >= count]
+            if out_of_range:
+                raise serializers.ValidationError(
+                    {
+                        "sentences": f"Sentence {out_of_range[0] + 1} does not exist (the explanation has {count})."
+                    }
+                )
+        if attrs["none"] and chosen:
+            raise serializers.ValidationError(
+                {"none": "Choose sentences or 'No sentence should cite this evidence', not both."}
+            )
+        if not attrs["none"] and not chosen:
+            raise serializers.ValidationError(
+                {
+                    "sentences": "Select at least one sentence, or 'No sentence should cite this evidence'."
+                }
+            )
+        return {"sentences": chosen, "none": attrs["none"], "helpfulness": attrs["helpfulness"]}

@@ -1,0 +1,239 @@
+"""The citation-recovery task type: split the explanation, parse its citation markers, mask one
+cited evidence (or each in turn), derive the gold sentences; show, score and export answers."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from annotation.task_types import PayloadError, PreparedItem, TaskType, register
+from metrics.sets import set_scores
+
+from .formats import decode_csv_row, read_transparent_fcexp
+from .serializers import (
+    CitationRecoveryAnswerSerializer,
+    CitationRecoveryConfigSerializer,
+    CitationRecoveryPayloadSerializer,
+)
+
+
+@register
+class CitationRecovery(TaskType):
+    slug = "citation_recovery"
+    name = "Citation recovery"
+    payload_serializer = CitationRecoveryPayloadSerializer
+    answer_serializer = CitationRecoveryAnswerSerializer
+    config_serializer = CitationRecoveryConfigSerializer
+    measures = {"sentences": "jaccard", "helpfulness": "interval"}
+    readers = {"transparent-fcexp": read_transparent_fcexp}
+
+    # --- import -------------------------------------------------------------------------------
+
+    def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
+        """Split, parse citations, choose the evidence to mask, mask it and derive the gold.
+
+        Returns no item when the explanation cites nothing (there is no citation to recover); the
+        importer reports such records as skipped.
+        """
+        return self._prepare(payload, _sentences_of(payload["explanation"]), config)
+
+    def prepare_batch(
+        self, payloads: list[dict], *, config: dict
+    ) -> list[list[PreparedItem] | PayloadError]:
+        """``prepare`` for a chunk: raw-text explanations are split in one spaCy ``pipe`` call."""
+        from annotation.text import split_sentences_many
+
+        raw = [p["explanation"] for p in payloads if isinstance(p["explanation"], str)]
+        split = iter(split_sentences_many(raw)) if raw else iter(())
+        results: list[list[PreparedItem] | PayloadError] = []
+        for payload in payloads:
+            explanation = payload["explanation"]
+            sentences = (
+                next(split) if isinstance(explanation, str) else [s.strip() for s in explanation]
+            )
+            try:
+                results.append(self._prepare(payload, sentences, config))
+            except PayloadError as exc:
+                results.append(exc)
+        return results
+
+    def _prepare(self, payload: dict, sentences: list[str], config: dict) -> list[PreparedItem]:
+        from .citations import parse_citations  # lazily: annotation.text loads spaCy
+
+        citations = [parse_citations(s) for s in sentences]
+        cited = sorted({e for cites in citations for e in cites})
+        known = {e["id"] for e in payload["evidence"]}
+        unknown = [e for e in cited if e not in known]
+        if unknown:
+            raise PayloadError(
+                f"The explanation cites evidence {unknown[0]}, which is not among the evidence passages.",
+                field="explanation",
+            )
+        given_gold = payload.get("gold_sentences")
+        if given_gold is not None:
+            bad = [i for i in given_gold if i >= len(sentences)]
+            if bad:
+                raise PayloadError(
+                    f"Gold sentence {bad[0]} does not exist.", field="gold_sentences"
+                )
+        requested = _requested_evidence(payload, cited=cited, known=known, config=config)
+        if not cited and requested is None:
+            return []
+        full = config.get("masking") == "full" and requested is None
+        if full:
+            targets = cited  # full setting: every cited evidence is masked in turn
+        elif requested is not None:
+            targets = [requested]
+        else:
+            # Seeded per record, so the choice does not depend on import order or file position.
+            rng = random.Random(f"{config.get('seed', 13)}:{payload['id']}")
+            targets = [rng.choice(cited)]
+        return [
+            _masked_item(payload, sentences, citations, target, full=full, config=config)
+            for target in targets
+        ]
+
+    def csv_to_payload(self, row: dict) -> dict:
+        return decode_csv_row(row)
+
+    # --- annotation ---------------------------------------------------------------------------
+
+    def display(self, item: Any, *, assignment: Any = None) -> dict:
+        """What the annotator sees: no gold, no group, no generator, no kind."""
+        target = item.prepared["target_evidence_id"]
+        return {
+            "claim": item.payload["claim"],
+            "label": item.payload["label"],
+            "evidence": [
+                {"id": e["id"], "text": e["text"], "target": e["id"] == target}
+                for e in item.payload["evidence"]
+            ],
+            "sentences": item.prepared["sentences"],
+        }
+
+    def score(self, answer: dict, gold: dict | None) -> dict:
+        """Set precision / recall / F1 of the chosen sentences against gold
+        (:func:`metrics.sets.set_scores`: "none" against an empty gold scores 1/1/1)."""
+        if gold is None:
+            return {}
+        scores = set_scores(answer.get("sentences", []), gold.get("sentences", []))
+        return {
+            "precision": scores.precision,
+            "recall": scores.recall,
+            "f1": scores.f1,
+            "correct": scores.f1 == 1.0,
+        }
+
+    def agreement_key(self, answer: dict) -> list[int]:
+        """Annotators agree when they chose the same sentences ("none" is the empty choice); the
+        helpfulness rating is a scale, compared by agreement metrics rather than by vote."""
+        return sorted(answer.get("sentences", []))
+
+    # --- export and demo ----------------------------------------------------------------------
+
+    def export_row(self, item: Any, annotation: Any) -> dict:
+        answer = annotation.answer
+        row = {
+            "selected_sentences": answer.get("sentences", []),
+            "none": answer.get("none", False),
+            "helpfulness": answer.get("helpfulness"),
+            "masked_evidence_id": item.prepared.get("target_evidence_id"),
+            "gold_sentences": (item.gold or {}).get("sentences"),
+        }
+        scores = self.score(answer, item.gold)
+        row.update({k: scores.get(k) for k in ("precision", "recall", "f1")})
+        return row
+
+    def demo_payload(self) -> dict:
+        return {
+            "id": "demo-1",
+            "claim": "The city doubled its bike lanes in 2023.",
+            "label": "half-true",
+            "evidence": [
+                {"id": 1, "text": "The 2023 report lists 40 km of new lanes."},
+                {"id": 2, "text": "The network was 80 km long at the end of 2022."},
+                {"id": 3, "text": "Most new lanes are painted, not protected."},
+            ],
+            "explanation": "The city added 40 km of lanes in 2023 [1]. It had 80 km before [2]. "
+            "So the network grew by half, not double [1, 2]. Many lanes are only painted [3].",
+            "generator": "demo",
+        }
+
+
+# --- preparation helpers -------------------------------------------------------------------------
+
+
+def _sentences_of(explanation: str | list[str]) -> list[str]:
+    if isinstance(explanation, list):
+        return [s.strip() for s in explanation]
+    from annotation.text import split_sentences  # spaCy loads only when raw text needs splitting
+
+    return split_sentences(explanation)
+
+
+def _group(payload: dict) -> str:
+    return " / ".join(p for p in (payload.get("generator"), payload.get("evidence_source")) if p)
+
+
+def _requested_evidence(
+    payload: dict, *, cited: list[int], known: set[int], config: dict
+) -> int | None:
+    """The evidence the record asks to mask, checked against the explanation; None to choose."""
+    given_gold = payload.get("gold_sentences")
+    requested = payload.get("masked_evidence")
+    if requested is not None and requested < 0:
+        requested = None  # the Transparent-FCExp files use -1 for "no masked citation"
+    if config.get("masking") == "full" and given_gold is None:
+        requested = (
+            None  # full setting: every cited evidence is masked in turn, whatever the file chose
+        )
+    if given_gold is not None and requested is None:
+        raise PayloadError(
+            "an item with given gold_sentences must name the masked_evidence they belong to",
+            field="masked_evidence",
+        )
+    if requested is not None and requested not in known:
+        raise PayloadError(
+            f"Masked evidence {requested} is not among the evidence passages.",
+            field="masked_evidence",
+        )
+    if requested is not None and requested not in cited and given_gold is None:
+        raise PayloadError(
+            f"Masked evidence {requested} is not cited by the explanation.", field="masked_evidence"
+        )
+    return requested
+
+
+def _masked_item(
+    payload: dict,
+    sentences: list[str],
+    citations: list[list[int]],
+    target: int,
+    *,
+    full: bool,
+    config: dict,
+) -> PreparedItem:
+    """The item masking ``target``: its markers removed (and the others too unless the project
+    keeps them); gold is the given ``gold_sentences`` or else the sentences that cited it."""
+    from .citations import remove_all_citations, remove_citation
+
+    masked = [
+        remove_citation(s, target) if target in c else s
+        for s, c in zip(sentences, citations, strict=True)
+    ]
+    if not config.get("keep_other_markers", True):
+        masked = [remove_all_citations(s) for s in masked]
+    given_gold = payload.get("gold_sentences")
+    gold_sentences = (
+        sorted(set(given_gold))
+        if given_gold is not None
+        else [i for i, c in enumerate(citations) if target in c]
+    )
+    return PreparedItem(
+        external_id=f"{payload['id']}#{target}" if full else payload["id"],
+        payload=payload,
+        prepared={"sentences": masked, "target_evidence_id": target},
+        gold={"evidence_id": target, "sentences": gold_sentences},
+        group=_group(payload),
+        kind=payload.get("kind", "regular"),
+    )
