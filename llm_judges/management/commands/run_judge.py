@@ -70,7 +70,7 @@ class Command(BaseCommand):
         )
         started = time.monotonic()
         if eager:
-            for chunk in services.batches(run.pending_item_ids, run.items_per_task):
+            for chunk in services.batches(item_ids=run.pending_item_ids, size=run.items_per_task):
                 judge_batch.apply(args=(run.pk, chunk))
                 self._show(project, run, started)
                 if JudgeRun.objects.get(pk=run.pk).status not in JudgeRun.ACTIVE:
