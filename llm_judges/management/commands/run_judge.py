@@ -56,7 +56,11 @@ class Command(BaseCommand):
         if judge is None:
             names = ", ".join(Judge.objects.values_list("name", flat=True)) or "none"
             raise CommandError(f"No judge named {options['judge']!r} (judges: {names}).")
-        filters = {"kind": options["kind"], "group": options["group"], "external_ids": options["item"]}
+        filters = {
+            "kind": options["kind"],
+            "group": options["group"],
+            "external_ids": options["item"],
+        }
         eager = bool(judge_batch.app.conf.task_always_eager)
         try:
             run = services.judge_run_start(
