@@ -99,7 +99,15 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeResult)
 class JudgeResultAdmin(ReadOnlyAdmin):
-    list_display = ["item", "judge", "prompt_version", "setting", "status", "latency_ms", "created_at"]
+    list_display = [
+        "item",
+        "judge",
+        "prompt_version",
+        "setting",
+        "status",
+        "latency_ms",
+        "created_at",
+    ]
     list_filter = ["status", "judge", "setting"]
     list_select_related = ["item", "judge"]
     search_fields = ["item__external_id", "raw", "error"]
@@ -108,7 +116,16 @@ class JudgeResultAdmin(ReadOnlyAdmin):
 
 @admin.register(JudgeCall)
 class JudgeCallAdmin(ReadOnlyAdmin):
-    list_display = ["run", "item", "attempt", "outcome", "http_status", "latency_ms", "prompt_tokens", "completion_tokens"]
+    list_display = [
+        "run",
+        "item",
+        "attempt",
+        "outcome",
+        "http_status",
+        "latency_ms",
+        "prompt_tokens",
+        "completion_tokens",
+    ]
     list_filter = ["outcome"]
     list_select_related = ["run", "item"]
     raw_id_fields = ["item", "run"]

@@ -33,22 +33,28 @@ class RunListView(APIView):
         runs = selectors.runs_for_project(project=self.project)
         return Response({"results": [selectors.progress_of(run) for run in runs]})
 
-    @extend_schema(request=StartRunSerializer, responses={201: dict})
+    @extend_schema(
+        request=StartRunSerializer,
+        responses={
+            201: dict,
+            400: OpenApiResponse(description="No such judge, or it cannot run with these filters"),
+            409: OpenApiResponse(description="The judge is already running on the project"),
+        },
+    )
     def post(self, request, slug):
         body = StartRunSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         judge = Judge.objects.filter(name=body.validated_data["judge"]).first()
         if judge is None:
-            return Response({"detail": "No such judge."}, status=status.HTTP_400_BAD_REQUEST)
-        try:
-            run = services.judge_run_start(
-                judge=judge,
-                project=self.project,
-                started_by=request.user,
-                filters=body.validated_data["filters"],
-            )
-        except services.JudgeError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+            raise services.JudgeError("No such judge.", field="judge")
+        # A refusal (JudgeError) becomes {"detail", "code", "field"} with its code's status
+        # (409 while the judge is running, 400 for a judge or filters that cannot work).
+        run = services.judge_run_start(
+            judge=judge,
+            project=self.project,
+            started_by=request.user,
+            filters=body.validated_data["filters"],
+        )
         run = selectors.run_for_project(project=self.project, run_id=run.pk)
         return Response(selectors.progress_of(run), status=status.HTTP_201_CREATED)
 

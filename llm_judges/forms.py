@@ -27,8 +27,14 @@ class StartRunForm(forms.Form):
 
     def filters(self) -> dict:
         data = self.cleaned_data
-        ids = [line.strip() for line in (data.get("external_ids") or "").splitlines() if line.strip()]
-        return {"kind": data.get("kind") or [], "group": data.get("group") or "", "external_ids": ids}
+        ids = [
+            line.strip() for line in (data.get("external_ids") or "").splitlines() if line.strip()
+        ]
+        return {
+            "kind": data.get("kind") or [],
+            "group": data.get("group") or "",
+            "external_ids": ids,
+        }
 
 
 class PreselectionForm(forms.Form):

@@ -109,7 +109,9 @@ class JudgeResult(models.Model):
         UNPARSEABLE = "unparseable", "Unparseable reply"
         FAILED = "failed", "Failed"
 
-    item = models.ForeignKey("annotation.Item", on_delete=models.CASCADE, related_name="judge_results")
+    item = models.ForeignKey(
+        "annotation.Item", on_delete=models.CASCADE, related_name="judge_results"
+    )
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="results")
     prompt_version = models.CharField(max_length=20)
     setting = models.CharField(max_length=40, blank=True, default="")
@@ -122,7 +124,9 @@ class JudgeResult(models.Model):
     detail = models.JSONField(
         default=dict, blank=True, help_text="NLI label probabilities or similarities per pair."
     )
-    error = models.TextField(blank=True, help_text="Why the reply is unparseable or the call failed.")
+    error = models.TextField(
+        blank=True, help_text="Why the reply is unparseable or the call failed."
+    )
     attempts = models.PositiveSmallIntegerField(default=1)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)

@@ -96,8 +96,9 @@ def clean_parameters(kind: str, data: dict | None) -> dict:
     serializer.is_valid(raise_exception=True)
     unknown = sorted(set(data or {}) - set(serializer.fields))
     if unknown:
+        known = ", ".join(serializer.fields)
         raise serializers.ValidationError(
-            {unknown[0]: f"Unknown parameter for a {kind} judge (known: {', '.join(serializer.fields)})."}
+            {unknown[0]: f"Unknown parameter for a {kind} judge (known: {known})."}
         )
     return dict(serializer.validated_data)
 

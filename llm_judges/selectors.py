@@ -7,6 +7,8 @@ Nothing here returns gold. ``judge_answers`` is the interface for the agreement 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.models import Item
@@ -14,10 +16,13 @@ from llm_judges import prompts
 from llm_judges.models import Judge, JudgeResult, JudgeRun, Preselection, PreselectionShown
 from projects.crowd import crowd_settings
 
+if TYPE_CHECKING:
+    from projects.models import Project
+
 ResultStatus = JudgeResult.Status
 
 
-def _setting(project) -> str:
+def _setting(project: Project) -> str:
     try:
         return prompts.get(project.task_type).setting(project.config or {})
     except prompts.PromptNotFound:
@@ -25,7 +30,7 @@ def _setting(project) -> str:
 
 
 def judge_answers(
-    *, project, judge: Judge, prompt_version: str | None = None, setting: str | None = None
+    *, project: Project, judge: Judge, prompt_version: str | None = None, setting: str | None = None
 ) -> dict[str, dict]:
     """The judge's parsed answers on the project as ``{item external id: answer}``.
 
@@ -44,7 +49,7 @@ def judge_answers(
 
 
 def judge_result_counts(
-    *, project, judge: Judge, prompt_version: str | None = None, setting: str | None = None
+    *, project: Project, judge: Judge, prompt_version: str | None = None, setting: str | None = None
 ) -> dict[str, int]:
     """How many items the judge answered, could not parse, failed on, and has not judged yet."""
     counts = JudgeResult.objects.filter(
@@ -62,7 +67,7 @@ def judge_result_counts(
     return counts
 
 
-def judges_for_project(*, project) -> list[Judge]:
+def judges_for_project(*, project: Project) -> list[Judge]:
     """Judges that can run on the project's task type (kind supported, prompt version known)."""
     try:
         prompt = prompts.get(project.task_type)
@@ -124,18 +129,18 @@ def progress_of(run: JudgeRun) -> dict:
     }
 
 
-def runs_for_project(*, project, limit: int = 50) -> list[JudgeRun]:
+def runs_for_project(*, project: Project, limit: int = 50) -> list[JudgeRun]:
     """The project's latest runs with their judge and live counts, in one query."""
     runs = JudgeRun.objects.filter(project=project).select_related("judge", "started_by")
     return list(_with_live_counts(runs).order_by("-created_at", "-id")[:limit])
 
 
-def run_for_project(*, project, run_id: int) -> JudgeRun | None:
+def run_for_project(*, project: Project, run_id: int) -> JudgeRun | None:
     runs = JudgeRun.objects.filter(project=project, pk=run_id).select_related("judge", "started_by")
     return _with_live_counts(runs).first()
 
 
-def run_usage(*, run: JudgeRun) -> dict:
+def run_usage(*, run: JudgeRun) -> dict[str, int | float | None]:
     """Calls, tokens and latency of an LLM run (every attempt counts)."""
     from django.db.models import Avg, Max, Sum
 
@@ -158,7 +163,7 @@ def run_problems(*, run: JudgeRun, limit: int = 100) -> list[JudgeResult]:
     )
 
 
-def preselection_of(*, project) -> Preselection | None:
+def preselection_of(*, project: Project) -> Preselection | None:
     return Preselection.objects.select_related("judge").filter(project=project).first()
 
 
@@ -169,7 +174,7 @@ CONTROLS_DEALT = (
 )
 
 
-def preselection_blocker(*, project, judge: Judge, prompt_version: str) -> str:
+def preselection_blocker(*, project: Project, judge: Judge, prompt_version: str) -> str:
     """Why ``judge``'s answers cannot be pre-selected in ``project`` right now, or "" when they
     can. The rule makes a pre-selection say nothing about an item's kind: it is on for every
     regular item or for none.
@@ -207,7 +212,7 @@ def preselection_blocker(*, project, judge: Judge, prompt_version: str) -> str:
     return ""
 
 
-def preselection_status(*, project) -> dict:
+def preselection_status(*, project: Project) -> dict:
     """``{"preselection", "showing", "reason"}``: the configured pre-selection (or None),
     whether annotators see it now, and why not (``preselection_blocker``) for the judges page."""
     preselection = preselection_of(project=project)
@@ -219,7 +224,7 @@ def preselection_status(*, project) -> dict:
     return {"preselection": preselection, "showing": not reason, "reason": reason}
 
 
-def preselection_answer(*, project, item) -> tuple[Judge, JudgeResult, dict] | None:
+def preselection_answer(*, project: Project, item: Item) -> tuple[Judge, JudgeResult, dict] | None:
     """(judge, result, answer) to pre-select on ``item``, or None: no pre-selection configured,
     not shown in the project now (``preselection_blocker``), or ``item`` is not a regular item.
     The answer holds only the fields the judge fills (citation recovery: ``sentences`` and
@@ -245,7 +250,7 @@ def preselection_answer(*, project, item) -> tuple[Judge, JudgeResult, dict] | N
     return preselection.judge, result, answer
 
 
-def preselections_shown(*, project) -> dict[tuple[int, int], str]:
+def preselections_shown(*, project: Project) -> dict[tuple[int, int], str]:
     """``{(item id, annotator id): judge name}`` for every assignment on which a pre-selection
     was shown: exports and agreement reports can tell anchored answers apart."""
     rows = PreselectionShown.objects.filter(assignment__project=project).values_list(

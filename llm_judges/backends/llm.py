@@ -133,7 +133,9 @@ class LLMBackend:
             )
         except openai.OpenAIError as exc:  # e.g. a 200 whose body is not a completion
             return CallOutcome(
-                error_kind=PERMANENT, error=f"{type(exc).__name__}: {exc}"[:2000], latency_ms=elapsed()
+                error_kind=PERMANENT,
+                error=f"{type(exc).__name__}: {exc}"[:2000],
+                latency_ms=elapsed(),
             )
         latency = elapsed()
         usage = getattr(response, "usage", None)

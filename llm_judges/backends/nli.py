@@ -67,7 +67,9 @@ class NLIModel:
         """Label probabilities for each (premise, hypothesis) pair, in order."""
         import torch
 
-        limit = min(max_length, getattr(self.tokenizer, "model_max_length", max_length) or max_length)
+        limit = min(
+            max_length, getattr(self.tokenizer, "model_max_length", max_length) or max_length
+        )
         # Batch pairs of similar length together: a batch is padded to its longest pair, so
         # mixing a long evidence passage with short ones wastes most of the forward pass.
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))

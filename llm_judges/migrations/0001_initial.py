@@ -6,136 +6,355 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('annotation', '0002_batches_controls_adjudication'),
-        ('projects', '0002_crowd_workflow'),
+        ("annotation", "0002_batches_controls_adjudication"),
+        ("projects", "0002_crowd_workflow"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Judge',
+            name="Judge",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('kind', models.CharField(choices=[('llm', 'LLM (OpenAI-compatible endpoint)'), ('nli', 'NLI model'), ('embedding', 'Embedding similarity')], max_length=10)),
-                ('model', models.CharField(help_text='LLM: the model name the endpoint serves. NLI: path of a local model directory on the workers. Embedding: all-MiniLM-L6-v2.', max_length=500)),
-                ('parameters', models.JSONField(blank=True, default=dict, help_text='Kind-specific settings (base_url, api_key_env, temperature, max_tokens, timeout, concurrency…; threshold; batch_size…). Defaults are filled in on save.')),
-                ('prompt_version', models.CharField(default='v1', max_length=20)),
-                ('description', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100, unique=True)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("llm", "LLM (OpenAI-compatible endpoint)"),
+                            ("nli", "NLI model"),
+                            ("embedding", "Embedding similarity"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "model",
+                    models.CharField(
+                        help_text="LLM: the model name the endpoint serves. NLI: path of a local model directory on the workers. Embedding: all-MiniLM-L6-v2.",
+                        max_length=500,
+                    ),
+                ),
+                (
+                    "parameters",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Kind-specific settings (base_url, api_key_env, temperature, max_tokens, timeout, concurrency…; threshold; batch_size…). Defaults are filled in on save.",
+                    ),
+                ),
+                ("prompt_version", models.CharField(default="v1", max_length=20)),
+                ("description", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='JudgeRun',
+            name="JudgeRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('prompt_version', models.CharField(max_length=20)),
-                ('prompt_fingerprint', models.CharField(blank=True, max_length=32)),
-                ('setting', models.CharField(blank=True, default='', max_length=40)),
-                ('filters', models.JSONField(blank=True, default=dict)),
-                ('items_per_task', models.PositiveIntegerField(default=50)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='pending', max_length=10)),
-                ('error', models.TextField(blank=True)),
-                ('answered_count', models.PositiveIntegerField(default=0, help_text='Copied when the run ends.')),
-                ('unparseable_count', models.PositiveIntegerField(default=0)),
-                ('failed_count', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='runs', to='llm_judges.judge')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judge_runs', to='projects.project')),
-                ('started_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("prompt_version", models.CharField(max_length=20)),
+                ("prompt_fingerprint", models.CharField(blank=True, max_length=32)),
+                ("setting", models.CharField(blank=True, default="", max_length=40)),
+                ("filters", models.JSONField(blank=True, default=dict)),
+                ("items_per_task", models.PositiveIntegerField(default=50)),
+                ("total", models.PositiveIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                (
+                    "answered_count",
+                    models.PositiveIntegerField(default=0, help_text="Copied when the run ends."),
+                ),
+                ("unparseable_count", models.PositiveIntegerField(default=0)),
+                ("failed_count", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="runs",
+                        to="llm_judges.judge",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judge_runs",
+                        to="projects.project",
+                    ),
+                ),
+                (
+                    "started_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='JudgeResult',
+            name="JudgeResult",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('prompt_version', models.CharField(max_length=20)),
-                ('setting', models.CharField(blank=True, default='', max_length=40)),
-                ('status', models.CharField(choices=[('ok', 'Answered'), ('unparseable', 'Unparseable reply'), ('failed', 'Failed')], max_length=12)),
-                ('answer', models.JSONField(blank=True, help_text="In the task type's answer shape.", null=True)),
-                ('raw', models.TextField(blank=True, help_text='The reply as received (LLM).')),
-                ('detail', models.JSONField(blank=True, default=dict, help_text='NLI label probabilities or similarities per pair.')),
-                ('error', models.TextField(blank=True, help_text='Why the reply is unparseable or the call failed.')),
-                ('attempts', models.PositiveSmallIntegerField(default=1)),
-                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('latency_ms', models.PositiveIntegerField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judge_results', to='annotation.item')),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='results', to='llm_judges.judge')),
-                ('run', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='results', to='llm_judges.judgerun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("prompt_version", models.CharField(max_length=20)),
+                ("setting", models.CharField(blank=True, default="", max_length=40)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("ok", "Answered"),
+                            ("unparseable", "Unparseable reply"),
+                            ("failed", "Failed"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "answer",
+                    models.JSONField(
+                        blank=True, help_text="In the task type's answer shape.", null=True
+                    ),
+                ),
+                ("raw", models.TextField(blank=True, help_text="The reply as received (LLM).")),
+                (
+                    "detail",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="NLI label probabilities or similarities per pair.",
+                    ),
+                ),
+                (
+                    "error",
+                    models.TextField(
+                        blank=True, help_text="Why the reply is unparseable or the call failed."
+                    ),
+                ),
+                ("attempts", models.PositiveSmallIntegerField(default=1)),
+                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("latency_ms", models.PositiveIntegerField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judge_results",
+                        to="annotation.item",
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="results",
+                        to="llm_judges.judge",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="results",
+                        to="llm_judges.judgerun",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='JudgeCall',
+            name="JudgeCall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('attempt', models.PositiveSmallIntegerField()),
-                ('outcome', models.CharField(choices=[('ok', 'Answered'), ('unparseable', 'Unparseable reply'), ('transient', 'Transient error'), ('permanent', 'Permanent error'), ('fatal', 'Fatal error')], max_length=12)),
-                ('http_status', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('error', models.TextField(blank=True)),
-                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('latency_ms', models.PositiveIntegerField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotation.item')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='calls', to='llm_judges.judgerun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("attempt", models.PositiveSmallIntegerField()),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("ok", "Answered"),
+                            ("unparseable", "Unparseable reply"),
+                            ("transient", "Transient error"),
+                            ("permanent", "Permanent error"),
+                            ("fatal", "Fatal error"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("http_status", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("error", models.TextField(blank=True)),
+                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("latency_ms", models.PositiveIntegerField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="annotation.item",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="calls",
+                        to="llm_judges.judgerun",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Preselection',
+            name="Preselection",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('prompt_version', models.CharField(max_length=20)),
-                ('enabled_at', models.DateTimeField(auto_now=True)),
-                ('enabled_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='llm_judges.judge')),
-                ('project', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='judge_preselection', to='projects.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("prompt_version", models.CharField(max_length=20)),
+                ("enabled_at", models.DateTimeField(auto_now=True)),
+                (
+                    "enabled_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="llm_judges.judge",
+                    ),
+                ),
+                (
+                    "project",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judge_preselection",
+                        to="projects.project",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='PreselectionShown',
+            name="PreselectionShown",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('answer', models.JSONField()),
-                ('shown_at', models.DateTimeField(auto_now_add=True)),
-                ('assignment', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='judge_preselection_shown', to='annotation.assignment')),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='llm_judges.judge')),
-                ('result', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='llm_judges.judgeresult')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("answer", models.JSONField()),
+                ("shown_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "assignment",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judge_preselection_shown",
+                        to="annotation.assignment",
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="llm_judges.judge",
+                    ),
+                ),
+                (
+                    "result",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="llm_judges.judgeresult",
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='judgerun',
-            index=models.Index(fields=['project', 'created_at'], name='judgerun_project_idx'),
+            model_name="judgerun",
+            index=models.Index(fields=["project", "created_at"], name="judgerun_project_idx"),
         ),
         migrations.AddConstraint(
-            model_name='judgerun',
-            constraint=models.UniqueConstraint(condition=models.Q(('status__in', ['pending', 'running'])), fields=('judge', 'project', 'prompt_version', 'setting'), name='judgerun_one_active_per_key'),
+            model_name="judgerun",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status__in", ["pending", "running"])),
+                fields=("judge", "project", "prompt_version", "setting"),
+                name="judgerun_one_active_per_key",
+            ),
         ),
         migrations.AddIndex(
-            model_name='judgeresult',
-            index=models.Index(fields=['run', 'status'], name='judgeresult_run_idx'),
+            model_name="judgeresult",
+            index=models.Index(fields=["run", "status"], name="judgeresult_run_idx"),
         ),
         migrations.AddConstraint(
-            model_name='judgeresult',
-            constraint=models.UniqueConstraint(fields=('item', 'judge', 'prompt_version', 'setting'), name='judgeresult_unique_key'),
+            model_name="judgeresult",
+            constraint=models.UniqueConstraint(
+                fields=("item", "judge", "prompt_version", "setting"), name="judgeresult_unique_key"
+            ),
         ),
         migrations.AddIndex(
-            model_name='judgecall',
-            index=models.Index(fields=['run', 'item'], name='judgecall_run_item_idx'),
+            model_name="judgecall",
+            index=models.Index(fields=["run", "item"], name="judgecall_run_item_idx"),
         ),
     ]

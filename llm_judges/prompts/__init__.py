@@ -26,7 +26,9 @@ prompt_registry: Registry[JudgePrompt] = Registry("judge prompt")
 
 def register(prompt: JudgePrompt) -> JudgePrompt:
     if prompt.default_version not in prompt.versions:
-        raise ValueError(f"{prompt.task_type}: default version {prompt.default_version!r} is missing.")
+        raise ValueError(
+            f"{prompt.task_type}: default version {prompt.default_version!r} is missing."
+        )
     return prompt_registry.register(prompt.task_type, prompt)
 
 

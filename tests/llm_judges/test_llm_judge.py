@@ -7,6 +7,7 @@ import pytest
 
 from llm_judges import selectors, services
 from llm_judges.models import JudgeCall, JudgeResult, JudgeRun
+from llm_judges.services import batch_engine
 from tests import factories
 from tests.llm_judges.conftest import API_KEY, make_llm_judge, start
 from tests.llm_judges.stub_llm import Reply, claim_of, user_message
@@ -247,7 +248,7 @@ def test_a_run_cancelled_during_a_call_stops_before_the_next_item(
 ):
     project = factories.ProjectFactory()
     items = factories.make_items(project, 5)
-    monkeypatch.setattr(services, "STATUS_CHECK_SECONDS", 0)
+    monkeypatch.setattr(batch_engine, "STATUS_CHECK_SECONDS", 0)
     judge = make_llm_judge(stub, concurrency=1)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
 
@@ -293,13 +294,13 @@ def test_an_invalid_filter_is_refused_with_its_field(project, items, judge):
 
 def test_backoff_grows_exponentially_with_jitter_and_honours_retry_after():
     rng = random.Random(1)
-    delays = [services.backoff_seconds(n, base=2, cap=60, rng=rng) for n in range(6)]
+    delays = [services.backoff_seconds(attempt=n, base=2, cap=60, rng=rng) for n in range(6)]
     for n, delay in enumerate(delays):
         ceiling = min(60, 2 * 2**n)
         assert ceiling / 2 <= delay <= ceiling
     assert len({round(d, 6) for d in delays}) == 6  # jittered, not in lock step
-    assert services.backoff_seconds(0, base=2, cap=60, retry_after=30, rng=rng) == 30
-    assert services.backoff_seconds(0, base=2, cap=60, retry_after=999, rng=rng) == 60
+    assert services.backoff_seconds(attempt=0, base=2, cap=60, retry_after=30, rng=rng) == 30
+    assert services.backoff_seconds(attempt=0, base=2, cap=60, retry_after=999, rng=rng) == 60
 
 
 def test_429_retry_after_sets_the_retry_countdown(project, items, judge, stub):

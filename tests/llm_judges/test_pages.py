@@ -71,7 +71,15 @@ def test_a_run_of_another_project_cannot_be_opened_or_cancelled(project, researc
 def test_the_api_starts_lists_and_cancels_runs(project, researcher, annotator, items, judge):
     api = client_for(researcher)
     url = f"/api/projects/{project.slug}/judge-runs/"
-    assert api.post(url, {"judge": "nobody"}, format="json").status_code == 400
+    nobody = api.post(url, {"judge": "nobody"}, format="json")
+    assert (nobody.status_code, nobody.json()["code"], nobody.json()["field"]) == (
+        400,
+        "invalid",
+        "judge",
+    )
+    bad_filter = api.post(url, {"judge": judge.name, "filters": {"kind": ["x"]}}, format="json")
+    assert (bad_filter.status_code, bad_filter.json()["field"]) == (400, "filters.kind.0")
+    assert bad_filter.json()["detail"].startswith("Filter kind.0: ")
     created = api.post(url, {"judge": judge.name}, format="json")  # not committed: stays pending
     assert created.status_code == 201
     body = created.json()
@@ -79,6 +87,7 @@ def test_the_api_starts_lists_and_cancels_runs(project, researcher, annotator, i
     again = api.post(url, {"judge": judge.name}, format="json")
     assert again.status_code == 409
     assert "already running" in again.json()["detail"]
+    assert again.json()["code"] == "conflict"
     listed = api.get(url).json()["results"]
     assert [r["id"] for r in listed] == [body["id"]]
     cancelled = api.post(f"{url}{body['id']}/cancel/").json()

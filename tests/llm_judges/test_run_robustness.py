@@ -15,6 +15,7 @@ from llm_judges import services
 from llm_judges.backends import llm as llm_module
 from llm_judges.celery_tasks import judge_batch
 from llm_judges.models import JudgeCall, JudgeResult, JudgeRun
+from llm_judges.services import batch_engine
 from tests import factories
 from tests.conftest import require
 from tests.llm_judges.conftest import make_llm_judge
@@ -44,7 +45,7 @@ def test_a_soft_time_limit_while_an_item_waits_to_retry_fails_it_and_the_run_end
         return Reply(wait=hang)  # still in flight when the limit arrives
 
     stub.responder = responder
-    real_wait = services.wait
+    real_wait = batch_engine.wait
     calls = {"n": 0}
 
     def wait_then_hit_the_soft_limit(fs, timeout=None, return_when=None):
@@ -54,7 +55,7 @@ def test_a_soft_time_limit_while_an_item_waits_to_retry_fails_it_and_the_run_end
             raise SoftTimeLimitExceeded()
         return done, pending
 
-    monkeypatch.setattr(services, "wait", wait_then_hit_the_soft_limit)
+    monkeypatch.setattr(batch_engine, "wait", wait_then_hit_the_soft_limit)
     try:
         report = services.judge_batch_process(run_id=run.pk, item_ids=[i.pk for i in items])
     finally:
@@ -83,8 +84,8 @@ def test_a_soft_time_limit_during_a_write_keeps_the_buffered_answers_and_the_run
     items = factories.make_items(project, 3)
     judge = make_llm_judge(stub, concurrency=1)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
-    monkeypatch.setattr(services, "FLUSH_ROWS", 1)  # write after every answer
-    real_store = services._Batch.store
+    monkeypatch.setattr(batch_engine, "FLUSH_ROWS", 1)  # write after every answer
+    real_store = batch_engine._Batch.store
     hits = {"n": 0}
 
     def store_hit_by_the_limit_once(self, results, calls=()):
@@ -93,7 +94,7 @@ def test_a_soft_time_limit_during_a_write_keeps_the_buffered_answers_and_the_run
             raise SoftTimeLimitExceeded()
         return real_store(self, results, calls)
 
-    monkeypatch.setattr(services._Batch, "store", store_hit_by_the_limit_once)
+    monkeypatch.setattr(batch_engine._Batch, "store", store_hit_by_the_limit_once)
     report = services.judge_batch_process(run_id=run.pk, item_ids=[i.pk for i in items])
 
     run.refresh_from_db()
@@ -109,7 +110,7 @@ def test_restarting_a_cancelled_run_while_its_call_is_in_flight_completes_the_ne
 ):
     project = factories.ProjectFactory()
     items = factories.make_items(project, 4)
-    monkeypatch.setattr(services, "STATUS_CHECK_SECONDS", 0)
+    monkeypatch.setattr(batch_engine, "STATUS_CHECK_SECONDS", 0)
     judge = make_llm_judge(stub, concurrency=1)
     run1 = services.judge_run_start(judge=judge, project=project, enqueue=False)
     box = {}
@@ -236,7 +237,7 @@ def test_a_database_error_while_writing_fails_the_unwritten_items_with_its_text(
     factories.make_items(project, 3)
     judge = make_llm_judge(stub, concurrency=1)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
-    monkeypatch.setattr(services, "FLUSH_ROWS", 1)
+    monkeypatch.setattr(batch_engine, "FLUSH_ROWS", 1)
     real_bulk_create = JudgeCall.objects.bulk_create
 
     def bulk_create_that_fails(*args, **kwargs):
@@ -262,8 +263,8 @@ def test_a_connection_the_database_server_drops_mid_batch_is_reopened_to_fail_th
     require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
     # The first query on the dead connection is the status check, outside any transaction
     # (Django's atomic() already closes a connection whose rollback fails).
-    monkeypatch.setattr(services, "STATUS_CHECK_SECONDS", 0)
-    monkeypatch.setattr(services, "FLUSH_SECONDS", 60)
+    monkeypatch.setattr(batch_engine, "STATUS_CHECK_SECONDS", 0)
+    monkeypatch.setattr(batch_engine, "FLUSH_SECONDS", 60)
     project = factories.ProjectFactory()
     factories.make_items(project, 3)
     judge = make_llm_judge(stub, concurrency=1)
@@ -300,7 +301,7 @@ def test_a_soft_time_limit_outside_the_calls_fails_the_batchs_items_and_is_raise
     def backend_hit_by_the_limit(**kwargs):
         raise SoftTimeLimitExceeded()
 
-    monkeypatch.setattr(services, "llm_backend", backend_hit_by_the_limit)
+    monkeypatch.setattr(batch_engine, "llm_backend", backend_hit_by_the_limit)
     with pytest.raises(SoftTimeLimitExceeded):
         services.judge_batch_process(run_id=run.pk, item_ids=run.pending_item_ids)
 
@@ -319,7 +320,7 @@ def test_an_item_a_processor_leaves_without_outcome_is_failed_and_the_run_ends(
     def forgets_all_but_the_first(batch, batch_items):
         batch.store([batch.failed(batch_items[0], "judged")])
 
-    monkeypatch.setitem(services.PROCESSORS, "llm", forgets_all_but_the_first)
+    monkeypatch.setitem(batch_engine.PROCESSORS, "llm", forgets_all_but_the_first)
     services.judge_batch_process(run_id=run.pk, item_ids=[i.pk for i in items])
 
     run.refresh_from_db()

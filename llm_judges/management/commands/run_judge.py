@@ -56,7 +56,11 @@ class Command(BaseCommand):
         if judge is None:
             names = ", ".join(Judge.objects.values_list("name", flat=True)) or "none"
             raise CommandError(f"No judge named {options['judge']!r} (judges: {names}).")
-        filters = {"kind": options["kind"], "group": options["group"], "external_ids": options["item"]}
+        filters = {
+            "kind": options["kind"],
+            "group": options["group"],
+            "external_ids": options["item"],
+        }
         eager = bool(judge_batch.app.conf.task_always_eager)
         try:
             run = services.judge_run_start(
@@ -70,7 +74,7 @@ class Command(BaseCommand):
         )
         started = time.monotonic()
         if eager:
-            for chunk in services.batches(run.pending_item_ids, run.items_per_task):
+            for chunk in services.batches(item_ids=run.pending_item_ids, size=run.items_per_task):
                 judge_batch.apply(args=(run.pk, chunk))
                 self._show(project, run, started)
                 if JudgeRun.objects.get(pk=run.pk).status not in JudgeRun.ACTIVE:

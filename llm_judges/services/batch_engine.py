@@ -1,22 +1,16 @@
-"""Judges: configure them, run them over projects, cancel runs, show pre-selections.
+"""Processing one batch of a run: the body of the Celery task ``judge_batch``.
 
-The flow of a run: ``judge_run_start`` selects the items, claims results that already exist and,
-after the transaction commits, enqueues one Celery task per batch of item ids. Each task calls
-``judge_batch_process``, which is idempotent: items that already have a result for the run's key
-are skipped, and results are inserted with ON CONFLICT DO NOTHING, so a redelivered task (worker
-killed, visibility timeout) or a re-run never stores a second result.
+``judge_batch_process`` is idempotent: items that already have a result for the run's key are
+skipped, and results are inserted with ON CONFLICT DO NOTHING, so a redelivered task (worker
+killed, visibility timeout) or a re-run never stores a second result. The kind-specific
+processors (``PROCESSORS``: LLM calls in threads, NLI and embedding scores in batches) share one
+:class:`_Batch`, which buffers and stores the outcomes and notices a cancel.
 
 Errors: a reply that cannot be parsed is stored as ``unparseable`` with the raw text; a
 permanent error (400, 422…) is stored per item as ``failed`` with the message; a transient one
-(timeout, connection, 429, 5xx) sends the item back to the task, which retries it with
-exponential backoff and jitter until ``max_attempts``; a fatal one (401, 403, 404, missing API key
-or model) fails the whole run at once.
-
-A run always ends: while it is active, every item of a batch leaves with a result or as a retry
-(the soft time limit, an unexpected exception or a retry the broker refuses store ``failed``
-results with the reason), and a result of the run's key counts for the active run whichever batch
-wrote it (a cancelled run's call may answer after a restart counted the item as pending). So the
-counts reach the total, and the run is marked done.
+(timeout, connection, 429, 5xx) sends the item back to the task, which retries it after
+``backoff_seconds`` until ``max_attempts``; a fatal one (401, 403, 404, missing API key or
+model) fails the whole run at once.
 """
 
 from __future__ import annotations
@@ -25,30 +19,25 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from functools import partial
+from typing import Any, Protocol
 
-from django.conf import settings
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, Q
+from django.db import connection, transaction
+from django.db.models import Exists, QuerySet
 from django.utils import timezone
 from rest_framework import serializers
 
-from annotation.models import Assignment, Item
+from annotation.models import Item
 from llm_judges import prompts
 from llm_judges.backends import ConfigError, llm_backend
 from llm_judges.backends import llm as llm_module
-from llm_judges.models import (
-    Judge,
-    JudgeCall,
-    JudgeResult,
-    JudgeRun,
-    Preselection,
-    PreselectionShown,
-)
-from llm_judges.parameters import clean_model, clean_parameters
+from llm_judges.models import JudgeCall, JudgeResult, JudgeRun
+from llm_judges.parameters import clean_parameters
+from llm_judges.services.configuration import _prompt_for
+from llm_judges.services.errors import JudgeError
+from llm_judges.services.runs import _fail_run, _refresh_counts
 
 log = logging.getLogger(__name__)
 
@@ -57,214 +46,16 @@ ResultStatus = JudgeResult.Status
 STATUS_CHECK_SECONDS = 1.0
 FLUSH_SECONDS = 0.5
 FLUSH_ROWS = 50
+TIME_LIMIT_MESSAGE = "The task's time limit was reached before an answer came."
+NO_OUTCOME_MESSAGE = "No outcome was recorded for this item (a bug: see the worker log)."
+
+Pending = tuple[Item, llm_module.CallOutcome]  # an item waiting for a retry, and its last call
 
 
-class JudgeError(Exception):
-    """A request the judge services refuse; the message is shown to the researcher."""
+# --- outcome storage -----------------------------------------------------------------------------
 
 
-# --- configuration -------------------------------------------------------------------------------
-
-
-def judge_create(
-    *,
-    name: str,
-    kind: str,
-    model: str,
-    parameters: dict | None = None,
-    prompt_version: str = "v1",
-    description: str = "",
-) -> Judge:
-    """Create a judge after validating its model and parameters (defaults filled in)."""
-    cleaned = clean_parameters(kind, parameters)
-    return Judge.objects.create(
-        name=name,
-        kind=kind,
-        model=clean_model(kind, model),
-        parameters=cleaned,
-        prompt_version=prompt_version,
-        description=description,
-    )
-
-
-def _prompt_for(judge: Judge, project) -> prompts.JudgePrompt:
-    try:
-        prompt = prompts.get(project.task_type)
-        prompt.version(judge.prompt_version)
-    except LookupError as exc:
-        raise JudgeError(str(exc)) from None
-    if judge.kind not in prompt.kinds:
-        raise JudgeError(
-            f"{project.task_type} has no {judge.kind} judge (supported: {', '.join(prompt.kinds)})."
-        )
-    return prompt
-
-
-# --- starting, cancelling, finishing runs --------------------------------------------------------
-
-
-class RunFilters(serializers.Serializer):
-    """Which items of the project a run covers; no filter means all items."""
-
-    kind = serializers.ListField(
-        child=serializers.ChoiceField(choices=Item.Kind.choices), required=False, allow_empty=True
-    )
-    group = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    external_ids = serializers.ListField(
-        child=serializers.CharField(max_length=255), required=False, allow_empty=True
-    )
-
-
-def clean_filters(data: dict | None) -> dict:
-    serializer = RunFilters(data=data or {})
-    if not serializer.is_valid():
-        from core.errors import first_error
-
-        where, message = first_error(serializer.errors)
-        raise JudgeError(f"Filter {where}: {message}")
-    return {key: value for key, value in serializer.validated_data.items() if value not in ([], "")}
-
-
-def _selection(project, filters: dict):
-    items = Item.objects.filter(project=project)
-    if filters.get("kind"):
-        items = items.filter(kind__in=filters["kind"])
-    if filters.get("group"):
-        items = items.filter(group=filters["group"])
-    if filters.get("external_ids"):
-        items = items.filter(external_id__in=filters["external_ids"])
-    return items
-
-
-def judge_run_start(
-    *,
-    judge: Judge,
-    project,
-    started_by=None,
-    filters: dict | None = None,
-    enqueue: bool = True,
-) -> JudgeRun:
-    """Start a run of ``judge`` over the project's items (or the filtered part).
-
-    Items that already have an answer (ok or unparseable) for this judge, prompt version and
-    setting are not judged again: the run claims those results and counts them as done. Failed
-    results of the selection are deleted and retried. With ``enqueue`` the batches go to Celery
-    once the transaction commits; without it the caller processes them (``run_judge`` does in
-    eager mode, to show progress between batches).
-    """
-    prompt = _prompt_for(judge, project)
-    try:
-        parameters = clean_parameters(judge.kind, judge.parameters)
-    except serializers.ValidationError as exc:
-        raise JudgeError(f"The judge's parameters are invalid: {exc.detail}") from None
-    filters = clean_filters(filters)
-    setting = prompt.setting(project.config or {})
-    key = {"judge": judge, "prompt_version": judge.prompt_version, "setting": setting}
-    with transaction.atomic():
-        selection = _selection(project, filters)
-        active_runs = JudgeRun.objects.filter(
-            judge=judge,
-            project=project,
-            prompt_version=judge.prompt_version,
-            setting=setting,
-            status__in=JudgeRun.ACTIVE,
-        )
-        for active_id in active_runs.values_list("pk", flat=True):
-            # Every item may have its outcome though the last batch died before saying so.
-            _refresh_counts(active_id)
-        active = active_runs.first()
-        if active is not None:
-            raise JudgeError(f"{judge.name} is already running on this project (run {active.pk}).")
-        try:
-            with transaction.atomic():
-                run = JudgeRun.objects.create(
-                    judge=judge,
-                    project=project,
-                    prompt_version=judge.prompt_version,
-                    prompt_fingerprint=prompt.fingerprint(judge.prompt_version),
-                    setting=setting,
-                    filters=filters,
-                    items_per_task=parameters["items_per_task"],
-                    total=selection.count(),
-                    started_by=started_by,
-                )
-        except IntegrityError:  # a concurrent start won the partial unique constraint
-            raise JudgeError(f"{judge.name} is already running on this project.") from None
-        existing = JudgeResult.objects.filter(**key, item__in=selection)
-        existing.filter(status=ResultStatus.FAILED).delete()
-        existing.update(run=run)
-        pending = list(
-            selection.exclude(id__in=JudgeResult.objects.filter(**key).values("item_id"))
-            .order_by("position", "id")
-            .values_list("id", flat=True)
-        )
-        if not pending:
-            _refresh_counts(run.pk)
-        elif enqueue:
-            transaction.on_commit(partial(_enqueue, run.pk, pending, run.items_per_task))
-    run.refresh_from_db()
-    run.pending_item_ids = pending  # for callers that process the batches themselves
-    return run
-
-
-def batches(item_ids: Sequence[int], size: int) -> Iterable[list[int]]:
-    for start in range(0, len(item_ids), size):
-        yield list(item_ids[start : start + size])
-
-
-def _enqueue(run_id: int, item_ids: list[int], size: int) -> None:
-    from llm_judges.celery_tasks import judge_batch
-
-    options = {"queue": settings.CONCORD_JUDGE_QUEUE} if settings.CONCORD_JUDGE_QUEUE else {}
-    try:
-        for chunk in batches(item_ids, size):
-            judge_batch.apply_async(args=(run_id, chunk), **options)
-    except Exception as exc:  # broker unreachable: say so on the run instead of hanging
-        if getattr(judge_batch.app.conf, "task_always_eager", False):
-            raise
-        log.exception("enqueueing judge run %s failed", run_id)
-        _fail_run(run_id, f"Could not enqueue the run's tasks: {exc}")
-
-
-def judge_run_cancel(*, run: JudgeRun) -> bool:
-    """Stop a pending or running run. Queued tasks exit without calling the judge; running ones
-    stop within about a second. Returns False when the run had already ended (or turns out to
-    be done: every item has its outcome)."""
-    _refresh_counts(run.pk)
-    stopped = JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE).update(
-        status=Status.CANCELLED, finished_at=timezone.now()
-    )
-    _refresh_counts(run.pk)
-    run.refresh_from_db()
-    return bool(stopped)
-
-
-def _fail_run(run_id: int, message: str) -> None:
-    JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE).update(
-        status=Status.FAILED, error=message[:4000], finished_at=timezone.now()
-    )
-    _refresh_counts(run_id)
-
-
-def _refresh_counts(run_id: int) -> None:
-    """Copy the live counts onto the run; a run whose every item has an outcome is done."""
-    counts = JudgeResult.objects.filter(run_id=run_id).aggregate(
-        answered=Count("id", filter=Q(status=ResultStatus.OK)),
-        unparseable=Count("id", filter=Q(status=ResultStatus.UNPARSEABLE)),
-        failed=Count("id", filter=Q(status=ResultStatus.FAILED)),
-    )
-    JudgeRun.objects.filter(pk=run_id).update(
-        answered_count=counts["answered"],
-        unparseable_count=counts["unparseable"],
-        failed_count=counts["failed"],
-    )
-    finished = counts["answered"] + counts["unparseable"] + counts["failed"]
-    JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE, total__lte=finished).update(
-        status=Status.DONE, finished_at=timezone.now()
-    )
-
-
-def _results_of_key(run: JudgeRun, item_ids: Iterable[int]):
+def _results_of_key(run: JudgeRun, item_ids: Iterable[int]) -> QuerySet[JudgeResult]:
     return JudgeResult.objects.filter(
         judge_id=run.judge_id,
         prompt_version=run.prompt_version,
@@ -335,7 +126,7 @@ def judge_batch_give_up(
     _refresh_counts(run_id)
 
 
-# --- processing one batch (the Celery task's body) -----------------------------------------------
+# --- one batch -----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -346,8 +137,17 @@ class BatchReport:
     stopped: str = ""  # why the batch stopped early, if it did
 
 
+class _Uniform(Protocol):
+    def uniform(self, a: float, b: float) -> float: ...
+
+
 def backoff_seconds(
-    attempt: int, *, base: float, cap: float, retry_after: float | None = None, rng=random
+    *,
+    attempt: int,
+    base: float,
+    cap: float,
+    retry_after: float | None = None,
+    rng: _Uniform = random,
 ) -> float:
     """Delay before retry ``attempt + 1``: exponential (base · 2^attempt, at most ``cap``) with
     "equal jitter" (half fixed, half random) so that a burst of 429s does not come back in step;
@@ -422,7 +222,7 @@ class _Batch:
             self.store(self._results, self._calls)
             self._results, self._calls = [], []
 
-    def failed(self, item: Item, message: str, **extra) -> JudgeResult:
+    def failed(self, item: Item, message: str, **extra: Any) -> JudgeResult:
         return JudgeResult(
             item=item,
             status=ResultStatus.FAILED,
@@ -431,10 +231,6 @@ class _Batch:
             **self.key(),
             **extra,
         )
-
-
-TIME_LIMIT_MESSAGE = "The task's time limit was reached before an answer came."
-NO_OUTCOME_MESSAGE = "No outcome was recorded for this item (a bug: see the worker log)."
 
 
 def judge_batch_process(*, run_id: int, item_ids: Sequence[int], attempt: int = 0) -> BatchReport:
@@ -456,40 +252,33 @@ def judge_batch_process(*, run_id: int, item_ids: Sequence[int], attempt: int = 
         report = _process_batch(run, item_ids, attempt)
     except Exception as exc:
         log.exception("judge run %s: a batch of %d items stopped", run.pk, len(item_ids))
-        if isinstance(exc, _soft_time_limit()):
-            message = TIME_LIMIT_MESSAGE
-        else:
-            message = f"The batch stopped on an unexpected error: {type(exc).__name__}: {exc}"
-        try:
-            if not connection.in_atomic_block:
-                # A connection the server dropped is closed here and reopened by the next query.
-                connection.close_if_unusable_or_obsolete()
-            _fail_unfinished(run, item_ids, message=message, attempt=attempt)
-            _refresh_counts(run.pk)
-        except Exception:  # the database itself may be gone; the first error is the one to see
-            log.exception("judge run %s: could not record the batch's unfinished items", run.pk)
+        _record_stopped_batch(run, item_ids, attempt, exc)
         raise
     _refresh_counts(run.pk)
     return report
 
 
+def _record_stopped_batch(
+    run: JudgeRun, item_ids: Sequence[int], attempt: int, exc: Exception
+) -> None:
+    """Fail the items of a batch an exception stopped that have no result, with its text."""
+    if isinstance(exc, _soft_time_limit()):
+        message = TIME_LIMIT_MESSAGE
+    else:
+        message = f"The batch stopped on an unexpected error: {type(exc).__name__}: {exc}"
+    try:
+        if not connection.in_atomic_block:
+            # A connection the server dropped is closed here and reopened by the next query.
+            connection.close_if_unusable_or_obsolete()
+        _fail_unfinished(run, item_ids, message=message, attempt=attempt)
+        _refresh_counts(run.pk)
+    except Exception:  # the database itself may be gone; the first error is the one to see
+        log.exception("judge run %s: could not record the batch's unfinished items", run.pk)
+
+
 def _process_batch(run: JudgeRun, item_ids: Sequence[int], attempt: int) -> BatchReport:
     judge = run.judge
-    with transaction.atomic():
-        # A failed result another run wrote for these items after this run started (a cancelled
-        # run's soft limit) is retried, as starting the run retries failed results.
-        _results_of_key(run, item_ids).filter(status=ResultStatus.FAILED).exclude(
-            run_id=run.pk
-        ).filter(_while_active(run)).delete()
-        _claim(run, item_ids)
-    done = _results_of_key(run, item_ids).values("item_id")
-    items = list(
-        Item.objects.filter(project_id=run.project_id, id__in=item_ids)
-        .exclude(id__in=done)
-        .order_by("position", "id")
-    )
-    for item in items:
-        item.project = run.project  # prompts may read the project's config (e.g. criteria)
+    items = _items_to_judge(run, item_ids)
     try:
         prompt = _prompt_for(judge, run.project)
         parameters = clean_parameters(judge.kind, judge.parameters)
@@ -522,32 +311,74 @@ def _process_batch(run: JudgeRun, item_ids: Sequence[int], attempt: int) -> Batc
     return report
 
 
-def _soft_time_limit():
+def _items_to_judge(run: JudgeRun, item_ids: Sequence[int]) -> list[Item]:
+    """The batch's items of the run's project that have no result of the run's key yet, in
+    order (the key's results for them counted as the run's own)."""
+    with transaction.atomic():
+        # A failed result another run wrote for these items after this run started (a cancelled
+        # run's soft limit) is retried, as starting the run retries failed results.
+        _results_of_key(run, item_ids).filter(status=ResultStatus.FAILED).exclude(
+            run_id=run.pk
+        ).filter(_while_active(run)).delete()
+        _claim(run, item_ids)
+    done = _results_of_key(run, item_ids).values("item_id")
+    items = list(
+        Item.objects.filter(project_id=run.project_id, id__in=item_ids)
+        .exclude(id__in=done)
+        .order_by("position", "id")
+    )
+    for item in items:
+        item.project = run.project  # prompts may read the project's config (ranking criteria)
+    return items
+
+
+def _soft_time_limit() -> type[BaseException]:
     from celery.exceptions import SoftTimeLimitExceeded
 
     return SoftTimeLimitExceeded
+
+
+# --- LLM judges ----------------------------------------------------------------------------------
 
 
 def _process_llm(batch: _Batch, items: list[Item]) -> None:
     """Call the endpoint for each item, at most ``concurrency`` calls in flight (threads: the
     calls wait on the network, not the CPU). A new call starts only when one ends, so a fatal
     error or a cancel stops the batch after the calls already in flight."""
-    parameters = batch.parameters
+    backend = llm_backend(model=batch.judge.model, parameters=batch.parameters)
+    waiting = _llm_requests(batch, items)
+    transient = _call_llm(batch, backend, waiting)
+    if transient and not batch.report.stopped:
+        _retry_or_give_up(batch, transient)
+
+
+def _llm_requests(batch: _Batch, items: list[Item]) -> deque[tuple[Item, tuple]]:
+    """(item, call arguments) for each item; an item whose prompt cannot be built fails."""
     prompt = batch.prompt
     version = batch.run.prompt_version
-    backend = llm_backend(model=batch.judge.model, parameters=parameters)
     waiting: deque[tuple[Item, tuple]] = deque()
     for item in items:
         try:
-            waiting.append((item, (prompt.messages(item, version), prompt.response_format(item, version))))
+            waiting.append(
+                (item, (prompt.messages(item, version), prompt.response_format(item, version)))
+            )
         except Exception as exc:  # a malformed item must not stop the batch
             batch.store([batch.failed(item, f"Cannot build the prompt: {exc}")])
-    pool = ThreadPoolExecutor(max_workers=max(1, min(parameters["concurrency"], len(waiting))))
-    in_flight: dict = {}
-    transient: list[tuple[Item, llm_module.CallOutcome]] = []
+    return waiting
+
+
+def _call_llm(
+    batch: _Batch, backend: llm_module.LLMBackend, waiting: deque[tuple[Item, tuple]]
+) -> list[Pending]:
+    """Make the waiting calls and store their outcomes; returns the items whose call failed
+    with a transient error. The soft time limit fails every item without an outcome."""
+    concurrency = batch.parameters["concurrency"]
+    pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(waiting))))
+    in_flight: dict[Future, Item] = {}
+    transient: list[Pending] = []
 
     def fill() -> None:
-        while waiting and len(in_flight) < parameters["concurrency"] and not batch.report.stopped:
+        while waiting and len(in_flight) < concurrency and not batch.report.stopped:
             item, request = waiting.popleft()
             in_flight[pool.submit(backend.call, *request)] = item
 
@@ -562,37 +393,53 @@ def _process_llm(batch: _Batch, items: list[Item]) -> None:
             for future in finished:
                 item = in_flight.pop(future)
                 outcome = future.result()  # LLMBackend.call never raises
-                kind = _store_llm_outcome(batch, item, outcome)
-                if kind == llm_module.TRANSIENT:
-                    transient.append((item, outcome))
-                elif kind == llm_module.FATAL and not batch.report.stopped:
-                    batch.flush()  # the failing item's result counts in the run's figures
-                    _fail_run(batch.run.pk, f"{outcome.error} (item {item.external_id})")
-                    batch.report.stopped = outcome.error
+                _settle_call(batch, item, outcome, transient)
             if not batch.report.stopped:
                 batch.still_active()
             fill()
     except _soft_time_limit():
-        batch.report.stopped = "time limit"
-        late = [*in_flight.values(), *(item for item, _ in waiting)]
-        results = [batch.failed(i, TIME_LIMIT_MESSAGE) for i in late]
-        # Items waiting for a retry: a stopped batch returns no retry, so they end here too.
-        results += [
-            batch.failed(
-                item, f"The task's time limit was reached before a retry; last error: {o.error}"
-            )
-            for item, o in transient
-        ]
-        batch.store(results)
+        _fail_at_time_limit(batch, [*in_flight.values(), *(i for i, _ in waiting)], transient)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         batch.flush()
-    if not transient or batch.report.stopped:
-        return
+    return transient
+
+
+def _settle_call(
+    batch: _Batch, item: Item, outcome: llm_module.CallOutcome, transient: list[Pending]
+) -> None:
+    """Store a finished call; a transient error joins ``transient``, a fatal one fails the run
+    and stops the batch."""
+    kind = _store_llm_outcome(batch, item, outcome)
+    if kind == llm_module.TRANSIENT:
+        transient.append((item, outcome))
+    elif kind == llm_module.FATAL and not batch.report.stopped:
+        batch.flush()  # the failing item's result counts in the run's figures
+        _fail_run(batch.run.pk, f"{outcome.error} (item {item.external_id})")
+        batch.report.stopped = outcome.error
+
+
+def _fail_at_time_limit(batch: _Batch, late: list[Item], transient: list[Pending]) -> None:
+    batch.report.stopped = "time limit"
+    results = [batch.failed(i, TIME_LIMIT_MESSAGE) for i in late]
+    # Items waiting for a retry: a stopped batch returns no retry, so they end here too.
+    results += [
+        batch.failed(
+            item, f"The task's time limit was reached before a retry; last error: {o.error}"
+        )
+        for item, o in transient
+    ]
+    batch.store(results)
+
+
+def _retry_or_give_up(batch: _Batch, transient: list[Pending]) -> None:
+    """Send the transiently failed items back to the task with a backoff, or fail them once
+    ``max_attempts`` is reached."""
+    parameters = batch.parameters
     if batch.attempt + 1 < parameters["max_attempts"]:
         batch.report.retry_item_ids = [item.pk for item, _ in transient]
         batch.report.countdown = backoff_seconds(
-            batch.attempt,
+            attempt=batch.attempt,
             base=parameters["backoff_base"],
             cap=parameters["backoff_cap"],
             retry_after=max((o.retry_after or 0 for _, o in transient), default=None),
@@ -651,7 +498,12 @@ def _store_llm_outcome(batch: _Batch, item: Item, outcome: llm_module.CallOutcom
     return kind
 
 
-def _chunks_by_pairs(items: list[Item], pairs: list[list[tuple[str, str]]], target: int):
+# --- NLI and embedding judges --------------------------------------------------------------------
+
+
+def _chunks_by_pairs(
+    items: list[Item], pairs: list[list[tuple[str, str]]], target: int
+) -> Iterator[list[int]]:
     """Group consecutive items so that each group has about ``target`` pairs: large enough to
     batch well, small enough to store progress and notice a cancel often."""
     group: list[int] = []
@@ -666,7 +518,13 @@ def _chunks_by_pairs(items: list[Item], pairs: list[list[tuple[str, str]]], targ
         yield group
 
 
-def _process_scored(batch: _Batch, items: list[Item], score, to_answer, detail) -> None:
+def _process_scored(
+    batch: _Batch,
+    items: list[Item],
+    score: Callable[[list[tuple[str, str]]], list],
+    to_answer: Callable[[Item, list], dict],
+    detail: Callable[[list], dict],
+) -> None:
     """Shared loop of the NLI and embedding judges: pair texts, score pairs in batches, answer."""
     version = batch.run.prompt_version
     all_pairs: list[list[tuple[str, str]]] = []
@@ -721,16 +579,16 @@ def _process_nli(batch: _Batch, items: list[Item]) -> None:
     parameters = batch.parameters
     model = load_nli_model(batch.judge.model, entailment_label=parameters["entailment_label"])
 
-    def score(pairs):
+    def score(pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
         return model.classify(
             pairs, batch_size=parameters["batch_size"], max_length=parameters["max_length"]
         )
 
-    def to_answer(item, probabilities):
+    def to_answer(item: Item, probabilities: list[dict[str, float]]) -> dict:
         labels = [top_label(p) for p in probabilities]
         return batch.prompt.from_nli(item, labels, probabilities)
 
-    def detail(probabilities):
+    def detail(probabilities: list[dict[str, float]]) -> dict:
         return {
             "pairs": [
                 {"label": top_label(p), "probabilities": {k: round(v, 4) for k, v in p.items()}}
@@ -755,57 +613,8 @@ def _process_embedding(batch: _Batch, items: list[Item]) -> None:
     )
 
 
-PROCESSORS = {"llm": _process_llm, "nli": _process_nli, "embedding": _process_embedding}
-
-
-# --- pre-selection -------------------------------------------------------------------------------
-
-
-def preselection_enable(*, project, judge: Judge, enabled_by=None) -> Preselection:
-    """Show ``judge``'s answers to the project's annotators as a pre-selection (off by default:
-    a visible suggestion anchors people; every showing is recorded).
-
-    Refused (``JudgeError``, with the reason for the judges page) in a project that deals
-    control items, where it could never be shown without pointing at the controls. Enabled but
-    not yet shown while the judge lacks answers for some items (``selectors.preselection_blocker``
-    says why; it starts once they are there)."""
-    from llm_judges.selectors import CONTROLS_DEALT, preselection_blocker
-
-    _prompt_for(judge, project)
-    blocker = preselection_blocker(project=project, judge=judge, prompt_version=judge.prompt_version)
-    if blocker == CONTROLS_DEALT:
-        raise JudgeError(blocker)
-    preselection, _ = Preselection.objects.update_or_create(
-        project=project,
-        defaults={"judge": judge, "prompt_version": judge.prompt_version, "enabled_by": enabled_by},
-    )
-    return preselection
-
-
-def preselection_disable(*, project) -> None:
-    Preselection.objects.filter(project=project).delete()
-
-
-def preselection_show(*, assignment: Assignment) -> dict | None:
-    """The judge's answer to pre-select on this assignment, recording that it was shown; None
-    when the project shows none now (``selectors.preselection_blocker``: then on every item
-    alike, so a None says nothing about the item), on anything but a regular item, and when
-    there is no pre-selection. Showing the same assignment again, while the project shows
-    pre-selections, returns what was shown the first time."""
-    from llm_judges.selectors import preselection_answer
-
-    found = preselection_answer(project=assignment.project, item=assignment.item)
-    if found is None:
-        return None
-    shown = (
-        PreselectionShown.objects.select_related("judge")
-        .filter(assignment=assignment)
-        .first()
-    )
-    if shown is not None:
-        return {"judge": shown.judge.name, "answer": shown.answer, "shown_at": shown.shown_at}
-    judge, result, answer = found
-    shown, _ = PreselectionShown.objects.get_or_create(
-        assignment=assignment, defaults={"judge": judge, "result": result, "answer": answer}
-    )
-    return {"judge": judge.name, "answer": shown.answer, "shown_at": shown.shown_at}
+PROCESSORS: dict[str, Callable[[_Batch, list[Item]], None]] = {
+    "llm": _process_llm,
+    "nli": _process_nli,
+    "embedding": _process_embedding,
+}

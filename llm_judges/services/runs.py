@@ -1,0 +1,246 @@
+"""Starting, cancelling and finishing judge runs: the filters that select a run's items, the
+enqueueing of its batches, and the counts copied onto the run (a run whose every item has an
+outcome is done)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+from rest_framework import serializers
+
+from annotation.models import Item
+from llm_judges import prompts
+from llm_judges.models import Judge, JudgeResult, JudgeRun
+from llm_judges.parameters import clean_parameters
+from llm_judges.services.configuration import _prompt_for
+from llm_judges.services.errors import JudgeError
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+
+    from projects.models import Project
+
+log = logging.getLogger(__name__)
+
+Status = JudgeRun.Status
+ResultStatus = JudgeResult.Status
+
+
+class RunFilters(serializers.Serializer):
+    """Which items of the project a run covers; no filter means all items."""
+
+    kind = serializers.ListField(
+        child=serializers.ChoiceField(choices=Item.Kind.choices), required=False, allow_empty=True
+    )
+    group = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    external_ids = serializers.ListField(
+        child=serializers.CharField(max_length=255), required=False, allow_empty=True
+    )
+
+
+def clean_filters(*, filters: dict | None) -> dict:
+    """The run filters, validated (``JudgeError`` naming the first bad one), empty ones left
+    out."""
+    serializer = RunFilters(data=filters or {})
+    if not serializer.is_valid():
+        from core.errors import first_error
+
+        where, message = first_error(serializer.errors)
+        raise JudgeError(
+            f"Filter {where}: {message}", field=f"filters.{where}" if where else "filters"
+        )
+    return {key: value for key, value in serializer.validated_data.items() if value not in ([], "")}
+
+
+def _selection(project: Project, filters: dict) -> QuerySet[Item]:
+    items = Item.objects.filter(project=project)
+    if filters.get("kind"):
+        items = items.filter(kind__in=filters["kind"])
+    if filters.get("group"):
+        items = items.filter(group=filters["group"])
+    if filters.get("external_ids"):
+        items = items.filter(external_id__in=filters["external_ids"])
+    return items
+
+
+def judge_run_start(
+    *,
+    judge: Judge,
+    project: Project,
+    started_by: AbstractBaseUser | None = None,
+    filters: dict | None = None,
+    enqueue: bool = True,
+) -> JudgeRun:
+    """Start a run of ``judge`` over the project's items (or the filtered part).
+
+    Items that already have an answer (ok or unparseable) for this judge, prompt version and
+    setting are not judged again: the run claims those results and counts them as done. Failed
+    results of the selection are deleted and retried. With ``enqueue`` the batches go to Celery
+    once the transaction commits; without it the caller processes them (``run_judge`` does in
+    eager mode, to show progress between batches).
+
+    Refused (``JudgeError``) when the judge cannot run on the project or its parameters or the
+    filters are invalid (code ``"invalid"``), and while it is already running on the project
+    with the same prompt version and setting (code ``"conflict"``).
+    """
+    prompt = _prompt_for(judge, project)
+    parameters = _valid_parameters(judge)
+    filters = clean_filters(filters=filters)
+    setting = prompt.setting(project.config or {})
+    with transaction.atomic():
+        selection = _selection(project, filters)
+        _refuse_while_running(judge, project, setting)
+        run = _create_run(
+            judge,
+            project,
+            prompt=prompt,
+            setting=setting,
+            filters=filters,
+            items_per_task=parameters["items_per_task"],
+            selection=selection,
+            started_by=started_by,
+        )
+        pending = _adopt_existing_results(run, selection)
+        if not pending:
+            _refresh_counts(run.pk)
+        elif enqueue:
+            transaction.on_commit(partial(_enqueue, run.pk, pending, run.items_per_task))
+    run.refresh_from_db()
+    run.pending_item_ids = pending  # for callers that process the batches themselves
+    return run
+
+
+def _valid_parameters(judge: Judge) -> dict:
+    try:
+        return clean_parameters(judge.kind, judge.parameters)
+    except serializers.ValidationError as exc:
+        raise JudgeError(f"The judge's parameters are invalid: {exc.detail}") from None
+
+
+def _refuse_while_running(judge: Judge, project: Project, setting: str) -> None:
+    """``JudgeError`` (conflict) while a run of the judge's key is active on the project."""
+    active_runs = JudgeRun.objects.filter(
+        judge=judge,
+        project=project,
+        prompt_version=judge.prompt_version,
+        setting=setting,
+        status__in=JudgeRun.ACTIVE,
+    )
+    for active_id in active_runs.values_list("pk", flat=True):
+        # Every item may have its outcome though the last batch died before saying so.
+        _refresh_counts(active_id)
+    active = active_runs.first()
+    if active is not None:
+        raise JudgeError(
+            f"{judge.name} is already running on this project (run {active.pk}).",
+            code="conflict",
+        )
+
+
+def _create_run(
+    judge: Judge,
+    project: Project,
+    *,
+    prompt: prompts.JudgePrompt,
+    setting: str,
+    filters: dict,
+    items_per_task: int,
+    selection: QuerySet[Item],
+    started_by: AbstractBaseUser | None,
+) -> JudgeRun:
+    try:
+        with transaction.atomic():
+            return JudgeRun.objects.create(
+                judge=judge,
+                project=project,
+                prompt_version=judge.prompt_version,
+                prompt_fingerprint=prompt.fingerprint(judge.prompt_version),
+                setting=setting,
+                filters=filters,
+                items_per_task=items_per_task,
+                total=selection.count(),
+                started_by=started_by,
+            )
+    except IntegrityError:  # a concurrent start won the partial unique constraint
+        raise JudgeError(
+            f"{judge.name} is already running on this project.", code="conflict"
+        ) from None
+
+
+def _adopt_existing_results(run: JudgeRun, selection: QuerySet[Item]) -> list[int]:
+    """Claim the selection's answers of the run's key, delete its failed results (they are
+    retried); returns the ids of the items left to judge, in order."""
+    key = {"judge": run.judge, "prompt_version": run.prompt_version, "setting": run.setting}
+    existing = JudgeResult.objects.filter(**key, item__in=selection)
+    existing.filter(status=ResultStatus.FAILED).delete()
+    existing.update(run=run)
+    return list(
+        selection.exclude(id__in=JudgeResult.objects.filter(**key).values("item_id"))
+        .order_by("position", "id")
+        .values_list("id", flat=True)
+    )
+
+
+def batches(*, item_ids: Sequence[int], size: int) -> Iterable[list[int]]:
+    """The item ids in consecutive chunks of ``size`` (one Celery task each)."""
+    for start in range(0, len(item_ids), size):
+        yield list(item_ids[start : start + size])
+
+
+def _enqueue(run_id: int, item_ids: list[int], size: int) -> None:
+    from llm_judges.celery_tasks import judge_batch
+
+    options = {"queue": settings.CONCORD_JUDGE_QUEUE} if settings.CONCORD_JUDGE_QUEUE else {}
+    try:
+        for chunk in batches(item_ids=item_ids, size=size):
+            judge_batch.apply_async(args=(run_id, chunk), **options)
+    except Exception as exc:  # broker unreachable: say so on the run instead of hanging
+        if getattr(judge_batch.app.conf, "task_always_eager", False):
+            raise
+        log.exception("enqueueing judge run %s failed", run_id)
+        _fail_run(run_id, f"Could not enqueue the run's tasks: {exc}")
+
+
+def judge_run_cancel(*, run: JudgeRun) -> bool:
+    """Stop a pending or running run. Queued tasks exit without calling the judge; running ones
+    stop within about a second. Returns False when the run had already ended (or turns out to
+    be done: every item has its outcome)."""
+    _refresh_counts(run.pk)
+    stopped = JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE).update(
+        status=Status.CANCELLED, finished_at=timezone.now()
+    )
+    _refresh_counts(run.pk)
+    run.refresh_from_db()
+    return bool(stopped)
+
+
+def _fail_run(run_id: int, message: str) -> None:
+    JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE).update(
+        status=Status.FAILED, error=message[:4000], finished_at=timezone.now()
+    )
+    _refresh_counts(run_id)
+
+
+def _refresh_counts(run_id: int) -> None:
+    """Copy the live counts onto the run; a run whose every item has an outcome is done."""
+    counts = JudgeResult.objects.filter(run_id=run_id).aggregate(
+        answered=Count("id", filter=Q(status=ResultStatus.OK)),
+        unparseable=Count("id", filter=Q(status=ResultStatus.UNPARSEABLE)),
+        failed=Count("id", filter=Q(status=ResultStatus.FAILED)),
+    )
+    JudgeRun.objects.filter(pk=run_id).update(
+        answered_count=counts["answered"],
+        unparseable_count=counts["unparseable"],
+        failed_count=counts["failed"],
+    )
+    finished = counts["answered"] + counts["unparseable"] + counts["failed"]
+    JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE, total__lte=finished).update(
+        status=Status.DONE, finished_at=timezone.now()
+    )
