@@ -328,7 +328,7 @@ def _items_to_judge(run: JudgeRun, item_ids: Sequence[int]) -> list[Item]:
         .order_by("position", "id")
     )
     for item in items:
-        item.project = run.project  # prompts may read the project's config (ranking criteria)
+        item.project = run.project  # prompts may read the project's config (e.g. criteria)
     return items
 
 
