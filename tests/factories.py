@@ -87,3 +87,22 @@ def make_items(project: Project, count: int, *, kind: str = "regular", start: in
             )
         )
     return Item.objects.bulk_create(objects, batch_size=2000)
+
+
+def demo_item(slug: str, config: dict | None = None, **overrides):
+    """The first item a task type's demo payload (with ``overrides``) prepares into, as judges
+    and displays read it: payload, prepared, gold and the project's config. No database."""
+    from types import SimpleNamespace
+
+    from annotation import task_types
+
+    task_type = task_types.get(slug)
+    clean = task_type.validate_config(config or {})
+    payload = task_type.validate_payload({**task_type.demo_payload(), **overrides})
+    prepared = task_type.prepare(dict(payload), config=clean)[0]
+    return SimpleNamespace(
+        payload=prepared.payload,
+        prepared=prepared.prepared,
+        gold=prepared.gold,
+        project=SimpleNamespace(config=config or {}),
+    )

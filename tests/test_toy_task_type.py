@@ -81,7 +81,7 @@ def test_the_toy_is_annotated_through_the_api_reported_and_exported(toy_installe
     assert report.created == 3
 
     annotators = []
-    for n in range(2):
+    for _ in range(2):
         user = factories.UserFactory(username=factories.unique("toy"))
         factories.MembershipFactory(project=project, user=user, role="annotator")
         annotators.append(user)

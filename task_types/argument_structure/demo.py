@@ -9,7 +9,7 @@ import io
 import json
 
 from projects.models import Project
-from studies.demo import add_members
+from studies.demos import add_members, register
 from studies.services.imports import import_items
 
 EDIT_GUIDELINES = """\
@@ -147,3 +147,6 @@ def create(*, researcher, annotators) -> str:
         REVIEW_GUIDELINES, researcher, annotators,
     )
     return f"{_load(edit, EDIT_ITEMS)}; {_load(review, REVIEW_ITEMS)}"
+
+
+register(name="argument_structure", task_type="argument_structure", create=create)

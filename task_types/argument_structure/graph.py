@@ -1,10 +1,8 @@
-"""Argument structures (CheckWhy): steps, the compact text form, the well-formedness check and
-the comparison metrics. Pure Python (no Django), so the answer serializer, the importer, exports
-and the agreement package (:mod:`metrics.argument_structure` re-exports the metrics) share one
-implementation; ``static/js/argument_graph.js`` mirrors the check and the parser for live feedback
-in the browser and is kept equal to this module by a parity test. It sits in ``annotation/``
-rather than ``annotation/task_types/`` because that package's ``__init__`` loads DRF (Django), and
-:mod:`metrics.argument_structure` must stay importable without Django.
+"""Argument structures (CheckWhy): steps, the compact text form and the well-formedness check.
+Pure Python (no Django), shared by the answer serializer, the importer, the judges and exports;
+the metrics against a reference structure are :mod:`metrics.argument_structure` (re-exported
+here). ``static/argument_structure/graph.js`` mirrors the check and the parser for live feedback
+in the browser and is kept equal to this module by a parity test.
 
 A structure is a list of steps ``{"premises": [ids], "conclusion": id or "claim"}``: the premises
 jointly support the conclusion. Nodes are evidence ids and the claim. Link types: one-to-one (a

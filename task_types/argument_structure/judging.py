@@ -16,16 +16,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import register
-from .base import (
+from annotation import task_types
+from llm_judges.prompts import (
     JudgePrompt,
     PromptVersion,
     Unparseable,
     json_schema_format,
     object_reply,
     read_bool,
+    register,
     validated_answer,
 )
+
+from .graph import StructureSyntaxError, parse_compact, to_compact
+from .task import ArgumentStructure
 
 SYSTEM = "You are an expert in argumentation and causal reasoning."
 HEADER = (
@@ -78,15 +82,11 @@ def _mode(item: Any) -> str:
 
 
 def _compact(steps) -> str:
-    from annotation.argument_graph import to_compact
-
     return to_compact(steps) if steps else "(none)"
 
 
 def messages(item: Any, version: str) -> list[dict]:
-    from annotation import task_types
-
-    shown = task_types.get("argument_structure").display(item)
+    shown = task_types.get(ArgumentStructure.slug).display(item)
     mode = _mode(item)
     version_ = VERSIONS[version]
     template = version_.user if mode == "edit" else version_.variants[mode]
@@ -146,8 +146,6 @@ def parse(text: str, item: Any) -> dict:
     reply = object_reply(text)
     mode = _mode(item)
     if mode == "edit":
-        from annotation.argument_graph import StructureSyntaxError, parse_compact
-
         structure = reply.get("structure")
         if not isinstance(structure, str) or not structure.strip():
             raise Unparseable("'structure' is missing")
@@ -172,12 +170,12 @@ def parse(text: str, item: Any) -> dict:
             "decision": str(reply.get("decision", "")).strip().lower(),
             **{k: read_bool(reply.get(k), k) for k in ("faithfulness", "fluency", "validity")},
         }
-    return validated_answer("argument_structure", data, item)
+    return validated_answer(ArgumentStructure.slug, data, item)
 
 
 PROMPT = register(
     JudgePrompt(
-        task_type="argument_structure",
+        task_type=ArgumentStructure.slug,
         versions=VERSIONS,
         default_version="v1",
         messages=messages,

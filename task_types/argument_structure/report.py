@@ -16,12 +16,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from statistics import fmean
 
 from agreement.reports.inputs import HUMAN, ReportInput
-from agreement.reports.tables import column, table
+from agreement.reports.sections import Figure, SectionResult, register
+from agreement.reports.tables import Table, column, table
 from metrics.argument_structure import structure_metrics
 from metrics.kappa import fleiss_kappa_from_labels
+
+from .task import ArgumentStructure
 
 METRICS = (
     ("edge_similarity", "Edge similarity"),
@@ -47,102 +51,132 @@ def _means(results: list[dict]) -> dict:
     return {key: fmean(float(r[key]) for r in results) if results else None for key, _ in METRICS}
 
 
-def section(inp: ReportInput) -> dict:
-    humans = inp.answers_of(HUMAN)
-    tables: dict[str, dict] = {}
-    human_metrics: list[dict] = []
-    review_answers: list[Mapping] = []
-    decisions: dict[str, list[str]] = {}
-    for answers in humans.values():
+@dataclass
+class _Answers:
+    """The humans' answers, sorted by what the tables need."""
+
+    metrics: list[dict]  # structure_metrics of each edited structure against its reference
+    reviews: list[Mapping]  # every review answer
+    decisions: dict[str, list[str]]  # unit -> retain / discard decisions
+
+
+def _human_answers(inp: ReportInput) -> _Answers:
+    found = _Answers([], [], {})
+    for answers in inp.answers_of(HUMAN).values():
         for unit, answer in answers.items():
             item = inp.items.get(unit)
             if item is None or not isinstance(answer, Mapping):
                 continue
             reference = _reference(item)
             if "steps" in answer and reference:
-                human_metrics.append(structure_metrics(answer["steps"], reference))
+                found.metrics.append(structure_metrics(answer["steps"], reference))
             if item.extra.get("mode") == "review" or "decision" in answer or "outcome" in answer:
-                review_answers.append(answer)
+                found.reviews.append(answer)
                 if answer.get("decision") is not None:
-                    decisions.setdefault(unit, []).append(answer["decision"])
+                    found.decisions.setdefault(unit, []).append(answer["decision"])
+    return found
+
+
+def _structure_table(inp: ReportInput, human_metrics: list[dict]) -> Table:
     draft_metrics = [
         structure_metrics(item.extra["draft"], _reference(item))
         for item in inp.items.values()
         if item.extra.get("draft") and _reference(item) and item.extra.get("mode") != "review"
     ]
-    metric_rows = []
+    rows = []
     if human_metrics:
-        metric_rows.append({"source": "Annotators", "structures": len(human_metrics),
-                            **_means(human_metrics)})
+        rows.append({"source": "Annotators", "structures": len(human_metrics),
+                     **_means(human_metrics)})
     if draft_metrics:
-        metric_rows.append({"source": "Drafts (starting point)", "structures": len(draft_metrics),
-                            **_means(draft_metrics)})
-    tables["structure_metrics"] = table(
+        rows.append({"source": "Drafts (starting point)", "structures": len(draft_metrics),
+                     **_means(draft_metrics)})
+    return table(
         "Structures against the reference",
         [column("source", "Structures", "text"), column("structures", "Count", "int"),
          *[column(key, label, "num") for key, label in METRICS]],
-        metric_rows,
+        rows,
         note="Means over structures; AllCorrect is the share of structures whose leaves (steps) "
         "all match the reference.",
     )
 
-    review_rows = []
-    total = len(review_answers)
-    if total:
-        counts = Counter(a.get("decision") for a in review_answers if a.get("decision"))
-        for decision in ("retain", "discard"):
-            if counts:
-                review_rows.append({"measure": f"Decision: {decision}", "answers": sum(
-                    counts.values()), "share": counts[decision] / sum(counts.values())})
-        for criterion in BINARY:
-            given = [a[criterion] for a in review_answers if isinstance(a.get(criterion), bool)]
-            if given:
-                review_rows.append({"measure": f"{criterion.replace('_', ' ').capitalize()}: yes",
-                                    "answers": len(given), "share": sum(given) / len(given)})
-        outcomes = Counter(a.get("outcome") for a in review_answers if a.get("outcome"))
-        for outcome in ("win", "tie", "lose"):
-            if outcomes:
-                review_rows.append({"measure": f"Generated vs reference: {outcome}",
-                                    "answers": sum(outcomes.values()),
-                                    "share": outcomes[outcome] / sum(outcomes.values())})
-    kappa_note = ""
-    if decisions:
-        raters = Counter(len(v) for v in decisions.values()).most_common(1)[0][0]
-        subjects = [v for v in decisions.values() if len(v) == raters]
-        if raters >= 2:
-            kappa = fleiss_kappa_from_labels(subjects, categories=["retain", "discard"])
-            review_rows.append({"measure": "Fleiss' κ (retain / discard)",
-                                "answers": len(subjects) * raters, "share": None, "kappa": kappa})
-            kappa_note = (f" Fleiss' κ over the {len(subjects)} items with {raters} decisions "
-                          "each.")
-    tables["review"] = table(
+
+def _share_rows(reviews: list[Mapping]) -> list[dict]:
+    """Shares of decisions, of "yes" per binary criterion, and of win / tie / lose."""
+    rows = []
+    counts = Counter(a.get("decision") for a in reviews if a.get("decision"))
+    for decision in ("retain", "discard"):
+        if counts:
+            rows.append({"measure": f"Decision: {decision}", "answers": sum(counts.values()),
+                         "share": counts[decision] / sum(counts.values())})
+    for criterion in BINARY:
+        given = [a[criterion] for a in reviews if isinstance(a.get(criterion), bool)]
+        if given:
+            rows.append({"measure": f"{criterion.replace('_', ' ').capitalize()}: yes",
+                         "answers": len(given), "share": sum(given) / len(given)})
+    outcomes = Counter(a.get("outcome") for a in reviews if a.get("outcome"))
+    for outcome in ("win", "tie", "lose"):
+        if outcomes:
+            rows.append({"measure": f"Generated vs reference: {outcome}",
+                         "answers": sum(outcomes.values()),
+                         "share": outcomes[outcome] / sum(outcomes.values())})
+    return rows
+
+
+def _kappa_row(decisions: dict[str, list[str]]) -> tuple[dict | None, str]:
+    """Fleiss' kappa over the items with the most common number of decisions, and its note."""
+    if not decisions:
+        return None, ""
+    raters = Counter(len(v) for v in decisions.values()).most_common(1)[0][0]
+    subjects = [v for v in decisions.values() if len(v) == raters]
+    if raters < 2:
+        return None, ""
+    kappa = fleiss_kappa_from_labels(subjects, categories=["retain", "discard"])
+    row = {"measure": "Fleiss' κ (retain / discard)", "answers": len(subjects) * raters,
+           "share": None, "kappa": kappa}
+    return row, f" Fleiss' κ over the {len(subjects)} items with {raters} decisions each."
+
+
+def _review_table(answers: _Answers) -> Table:
+    rows = _share_rows(answers.reviews) if answers.reviews else []
+    kappa, kappa_note = _kappa_row(answers.decisions)
+    if kappa is not None:
+        rows.append(kappa)
+    return table(
         "Review figures",
         [column("measure", "Measure", "text"), column("answers", "Answers", "int"),
          column("share", "Share", "pct"), column("kappa", "κ", "num")],
-        review_rows,
+        rows,
         note="Shares over the humans' review answers." + kappa_note,
     )
+
+
+def section(inp: ReportInput) -> SectionResult:
+    answers = _human_answers(inp)
+    review = _review_table(answers)
+    means = _means(answers.metrics) if answers.metrics else None
     summary = []
-    if human_metrics:
-        summary.append({"label": "Edge similarity",
-                        "value": f"{_means(human_metrics)['edge_similarity']:.2f}"})
-    for row in review_rows:
+    if means:
+        summary.append(Figure("Edge similarity", f"{means['edge_similarity']:.2f}"))
+    for row in review["rows"]:
         if row.get("kappa") is not None:
-            summary.append({"label": "Fleiss' κ (filtering)", "value": f"{row['kappa']:.2f}"})
-    return {
-        "title": "Argument structure",
-        "summary": summary,
-        "tables": tables,
-        "plots": [
+            summary.append(Figure("Fleiss' κ (filtering)", f"{row['kappa']:.2f}"))
+    return SectionResult(
+        title="Argument structure",
+        summary=summary,
+        tables={
+            "structure_metrics": _structure_table(inp, answers.metrics),
+            "review": review,
+        },
+        plots=[
             {"kind": "grouped", "table": "structure_metrics", "label": "source",
              "series": [key for key, _ in METRICS],
              "series_labels": dict(METRICS), "title": "Structures against the reference",
              "domain": [0.0, 1.0]},
         ],
-        "notes": [],
-        "comparison": {
-            "scalars": {f"{label} (annotators)": (_means(human_metrics)[key] if human_metrics
-                                                   else None) for key, label in METRICS},
-            "vectors": {},
+        scalars={
+            f"{label} (annotators)": (means[key] if means else None) for key, label in METRICS
         },
-    }
+    )
+
+
+register(ArgumentStructure.slug, section=section, item_extra=item_extra)

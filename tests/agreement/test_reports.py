@@ -12,10 +12,10 @@ import pytest
 from nltk.metrics.agreement import AnnotationTask
 from nltk.metrics.distance import interval_distance, jaccard_distance
 
-from metrics import krippendorff_alpha
 from agreement.reports import AnnotatorFilter, ReportOptions, build_report
 from agreement.reports.gather import gather
 from agreement.reports.inputs import JUDGE, CoderInfo, ItemInfo, ReportInput
+from metrics import krippendorff_alpha
 from task_types.citation_recovery.report import claim_of
 from tests import factories
 from tests.agreement import helpers

@@ -10,7 +10,7 @@ from studies.services.imports import import_items
 from tests import factories
 from tests.e2e.conftest import login
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "out"
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "bench" / "out"
 
 RECORD = {
     "id": "why-bridge",

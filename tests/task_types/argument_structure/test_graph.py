@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotation.argument_graph import (
+from task_types.argument_structure.graph import (
     CLAIM,
     StructureSyntaxError,
     check_structure,

@@ -1,5 +1,5 @@
-"""The browser's structure check and parser (static/js/argument_graph.js, run under Node) give
-exactly the server's results (annotation/argument_graph.py)."""
+"""The browser's structure check and parser (task_types/argument_structure/static/argument_structure/graph.js, run under Node) give
+exactly the server's results (task_types/argument_structure/graph.py)."""
 
 import json
 import random
@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from annotation.argument_graph import (
+from task_types.argument_structure.graph import (
     CLAIM,
     StructureSyntaxError,
     check_structure,
@@ -17,7 +17,7 @@ from annotation.argument_graph import (
 )
 from tests.conftest import REPO, require
 
-SCRIPT = REPO / "static" / "js" / "argument_graph.js"
+SCRIPT = REPO / "task_types" / "argument_structure" / "static" / "argument_structure" / "graph.js"
 RUNNER = """
 const G = require(process.argv[1]);
 const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));

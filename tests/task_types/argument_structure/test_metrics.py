@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from metrics.argument_structure import parse_compact, structure_metrics
+from metrics.argument_structure import structure_metrics
+from task_types.argument_structure.graph import parse_compact
 from tests.conftest import REPO
 
 REFERENCE = parse_compact("(E1, E2) -> E3 -> E6; (E5, E6) -> claim")

@@ -291,7 +291,7 @@ def test_every_mode_exports_the_same_columns():
 
 
 def test_the_demo_creates_an_edit_and_a_review_project_once(db):
-    from studies.demo import argument_structure as demo
+    from task_types.argument_structure import demo
 
     researcher, annotator = factories.UserFactory(), factories.UserFactory()
     summary = demo.create(researcher=researcher, annotators=[annotator])

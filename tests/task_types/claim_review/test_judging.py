@@ -2,26 +2,12 @@
 the task type's demo item prepared exactly as an import prepares it."""
 
 import json
-from types import SimpleNamespace
 
 import pytest
 
-from annotation import task_types
 from llm_judges import prompts
 from llm_judges.prompts import Unparseable
-
-
-def demo(slug: str, config: dict | None = None, **overrides):
-    task_type = task_types.get(slug)
-    clean = task_type.validate_config(config or {})
-    payload = task_type.validate_payload({**task_type.demo_payload(), **overrides})
-    prepared = task_type.prepare(dict(payload), config=clean)[0]
-    return SimpleNamespace(
-        payload=prepared.payload,
-        prepared=prepared.prepared,
-        gold=prepared.gold,
-        project=SimpleNamespace(config=config or {}),
-    )
+from tests.factories import demo_item as demo
 
 
 def test_claim_review_prompt_lists_each_claim_with_its_evidence_and_not_the_system_label():

@@ -2,26 +2,17 @@
 it): the prompt is blind, replies become standard competition ranks by output key."""
 
 import json
-from types import SimpleNamespace
 
 import pytest
 
 from annotation import task_types
 from llm_judges import prompts
 from llm_judges.prompts import Unparseable
+from tests.factories import demo_item
 
 
 def demo(config: dict | None = None, **overrides):
-    task_type = task_types.get("ranking")
-    clean = task_type.validate_config(config or {})
-    payload = task_type.validate_payload({**task_type.demo_payload(), **overrides})
-    prepared = task_type.prepare(dict(payload), config=clean)[0]
-    return SimpleNamespace(
-        payload=prepared.payload,
-        prepared=prepared.prepared,
-        gold=prepared.gold,
-        project=SimpleNamespace(config=config or {}),
-    )
+    return demo_item("ranking", config, **overrides)
 
 
 def test_ranking_prompt_is_blind_and_lists_the_criteria():

@@ -1,25 +1,11 @@
 """Stance judge prompts and parsers, on the demo item (prepared exactly as an import prepares it)."""
 
-from types import SimpleNamespace
 
 import pytest
 
-from annotation import task_types
 from llm_judges import prompts
 from llm_judges.prompts import Unparseable
-
-
-def demo(slug: str, config: dict | None = None, **overrides):
-    task_type = task_types.get(slug)
-    clean = task_type.validate_config(config or {})
-    payload = task_type.validate_payload({**task_type.demo_payload(), **overrides})
-    prepared = task_type.prepare(dict(payload), config=clean)[0]
-    return SimpleNamespace(
-        payload=prepared.payload,
-        prepared=prepared.prepared,
-        gold=prepared.gold,
-        project=SimpleNamespace(config=config or {}),
-    )
+from tests.factories import demo_item as demo
 
 
 def test_stance_prompt_shows_claim_and_response_but_not_veracity_or_level():

@@ -1,49 +1,22 @@
-"""Report sections of task types whose tests have not moved to tests/task_types/<slug>/, and the
-comparison of two reports.
-
-The sections are plain functions of a ReportInput, so most tests build the input by hand; one
-test per task type reads it from the database through ``gather`` (payload facts via
-``item_extra``).
-"""
+"""The argument-structure report section: structures against the reference, review figures."""
 
 from __future__ import annotations
 
 import pytest
 
-from agreement.reports import ReportOptions, build_report, compare_reports
+from agreement.reports import ReportOptions, build_report
 from agreement.reports.inputs import CoderInfo, ItemInfo, ReportInput
 
 OPTIONS = ReportOptions(n_boot=100)
 
 
+REFERENCE = [{"premises": ["E1", "E2"], "conclusion": "claim"}]
+PARTIAL = [{"premises": ["E1"], "conclusion": "claim"}]
+
+
 def rows_by(table, key):
     return {row[key]: row for row in table["rows"]}
 
-
-# --- comparison ----------------------------------------------------------------------------------
-
-
-def test_comparison_reproduces_the_reprohum_cv_star_and_spearman_from_published_mars():
-    def fake(mars):
-        return {"comparison": {"scalars": {}, "vectors": {"MAR · Coverage": mars}}}
-
-    original = fake({"Just": 1.48, "Explain-Extr": 1.89, "Explain-MT": 1.68})
-    reproduction = fake({"Just": 2.18, "Explain-Extr": 1.93, "Explain-MT": 1.62})
-    result = compare_reports(reproduction, original, labels=("reproduction", "original"))
-    cv = {row["entry"]: row["cv_star"] for row in result["vectors"]["rows"]}
-    # ReproHum #0087-01 Table 2 (reproduction vs original), to the published two decimals.
-    assert cv["Just"] == pytest.approx(38.14, abs=0.01)
-    assert cv["Explain-Extr"] == pytest.approx(2.09, abs=0.01)
-    assert cv["Explain-MT"] == pytest.approx(3.63, abs=0.01)
-    (rho,) = result["spearman"]["rows"]
-    assert rho["rho"] == pytest.approx(-0.5) and rho["entries"] == 3
-
-
-
-
-# --- argument structure --------------------------------------------------------------------------
-
-REFERENCE = [{"premises": ["E1", "E2"], "conclusion": "claim"}]
 PARTIAL = [{"premises": ["E1"], "conclusion": "claim"}]
 
 

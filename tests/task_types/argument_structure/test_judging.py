@@ -1,31 +1,11 @@
-"""Judge prompts and parsers of task types whose tests have not moved to tests/task_types/<slug>/
-(on their demo items, prepared exactly as an import prepares them)."""
-
-from types import SimpleNamespace
+"""Judge prompts and reply parsers of the argument-structure task type, on its demo items
+(prepared exactly as an import prepares them)."""
 
 import pytest
 
-from annotation import task_types
 from llm_judges import prompts
 from llm_judges.prompts import Unparseable
-
-
-def demo(slug: str, config: dict | None = None, **overrides):
-    task_type = task_types.get(slug)
-    clean = task_type.validate_config(config or {})
-    payload = task_type.validate_payload({**task_type.demo_payload(), **overrides})
-    prepared = task_type.prepare(dict(payload), config=clean)[0]
-    return SimpleNamespace(
-        payload=prepared.payload,
-        prepared=prepared.prepared,
-        gold=prepared.gold,
-        project=SimpleNamespace(config=config or {}),
-    )
-
-
-
-
-# --- argument structure --------------------------------------------------------------------------
+from tests.factories import demo_item as demo
 
 
 def test_argument_structure_edit_reply_must_pass_the_well_formedness_check():
