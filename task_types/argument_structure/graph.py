@@ -200,9 +200,38 @@ def check_structure(
     """
     steps = normalise_steps(steps)
     known = list(dict.fromkeys(evidence_ids))
-    known_set = set(known)
-    problems: list[Problem] = []
+    problems = _step_problems(steps, set(known))
+    if not steps:
+        problems.append(
+            Problem("empty", "The structure has no steps yet: link the evidence to the claim.")
+        )
+        return problems
+    if not any(s["conclusion"] == CLAIM for s in steps):
+        problems.append(
+            Problem(
+                "no_claim_step",
+                "No step concludes the claim yet: link the final statements to the claim.",
+            )
+        )
+    order, ordered = _support_graph(steps, known)
+    for cycle in _cycles(order, ordered):
+        problems.append(
+            Problem(
+                "cycle",
+                f"Cycle: {' → '.join(cycle)}. A statement cannot support itself, even through "
+                "other steps.",
+                None,
+                tuple(cycle[:-1]),
+            )
+        )
+    problems.extend(_connection_problems(steps, known, ordered, require_all_evidence))
+    return problems
 
+
+def _step_problems(steps: Sequence[Mapping], known: set[str]) -> list[Problem]:
+    """Problems of single steps: no premises, the claim as a premise, unknown ids, no
+    conclusion, a step repeating an earlier one."""
+    problems: list[Problem] = []
     seen_steps: dict[tuple[frozenset[str], str], int] = {}
     for i, step in enumerate(steps):
         number = i + 1
@@ -216,29 +245,10 @@ def check_structure(
                     i,
                 )
             )
-        for premise in premises:
-            if premise == CLAIM:
-                problems.append(
-                    Problem(
-                        "claim_as_premise",
-                        f"Step {number} uses the claim as a premise; the claim can only be a "
-                        "conclusion.",
-                        i,
-                        (CLAIM,),
-                    )
-                )
-            elif premise not in known_set:
-                problems.append(
-                    Problem(
-                        "unknown_id",
-                        f"Step {number} uses {premise}, which is not an evidence id.",
-                        i,
-                        (premise,),
-                    )
-                )
+        problems.extend(_premise_problems(premises, known, i))
         if not conclusion:
             problems.append(Problem("no_conclusion", f"Step {number} has no conclusion.", i))
-        elif conclusion != CLAIM and conclusion not in known_set:
+        elif conclusion != CLAIM and conclusion not in known:
             problems.append(
                 Problem(
                     "unknown_id",
@@ -254,23 +264,44 @@ def check_structure(
             )
         else:
             seen_steps.setdefault(key, i)
+    return problems
 
-    if not steps:
-        problems.append(
-            Problem("empty", "The structure has no steps yet: link the evidence to the claim.")
-        )
-        return problems
-    if not any(s["conclusion"] == CLAIM for s in steps):
-        problems.append(
-            Problem(
-                "no_claim_step",
-                "No step concludes the claim yet: link the final statements to the claim.",
+
+def _premise_problems(premises: Sequence[str], known: set[str], i: int) -> list[Problem]:
+    problems = []
+    for premise in premises:
+        if premise == CLAIM:
+            problems.append(
+                Problem(
+                    "claim_as_premise",
+                    f"Step {i + 1} uses the claim as a premise; the claim can only be a "
+                    "conclusion.",
+                    i,
+                    (CLAIM,),
+                )
             )
-        )
+        elif premise not in known:
+            problems.append(
+                Problem(
+                    "unknown_id",
+                    f"Step {i + 1} uses {premise}, which is not an evidence id.",
+                    i,
+                    (premise,),
+                )
+            )
+    return problems
 
-    # Unknown ids (reported above) stay in the graph as nodes, so that a typo in one step does
-    # not also make the statements around it look disconnected; edges out of the claim are left
-    # out, as the claim-as-premise problem already names them.
+
+def _support_graph(
+    steps: Sequence[Mapping], known: list[str]
+) -> tuple[list[str], dict[str, list[str]]]:
+    """The nodes in a fixed order (evidence, unknown ids, the claim) and each node's successors
+    (the conclusions it supports), sorted in that order.
+
+    Unknown ids (reported by the step check) stay in the graph as nodes, so that a typo in one
+    step does not also make the statements around it look disconnected; edges out of the claim
+    are left out, as the claim-as-premise problem already names them."""
+    known_set = set(known)
     unknown = [
         node
         for step in steps
@@ -287,24 +318,22 @@ def check_structure(
         for premise in step["premises"]:
             if premise in rank and premise != CLAIM:
                 successors[premise].add(conclusion)
-    ordered = {node: sorted(successors[node], key=rank.__getitem__) for node in order}
+    return order, {node: sorted(successors[node], key=rank.__getitem__) for node in order}
 
-    for cycle in _cycles(order, ordered):
-        problems.append(
-            Problem(
-                "cycle",
-                f"Cycle: {' → '.join(cycle)}. A statement cannot support itself, even through "
-                "other steps.",
-                None,
-                tuple(cycle[:-1]),
-            )
-        )
 
+def _connection_problems(
+    steps: Sequence[Mapping],
+    known: list[str],
+    ordered: Mapping[str, Sequence[str]],
+    require_all_evidence: bool,
+) -> list[Problem]:
+    """Parts not connected to the claim, unused evidence, and statements connected to the claim
+    that do not lead to it."""
+    problems: list[Problem] = []
     used = {p for s in steps for p in s["premises"]} | {s["conclusion"] for s in steps}
     nodes = [n for n in known if require_all_evidence or n in used]
     component = _components([*nodes, CLAIM], ordered)
     claim_part = component[CLAIM]
-    reaches = _reaching(CLAIM, ordered)
     reported: set[int] = set()
     for node in nodes:
         part = component[node]
@@ -333,17 +362,18 @@ def check_structure(
                     tuple(members),
                 )
             )
-    stranded = [n for n in nodes if component[n] == claim_part and n not in reaches]
-    for node in stranded:
-        problems.append(
-            Problem(
-                "not_reaching_claim",
-                f"{node} does not lead to the claim: use it as a premise of a step towards the "
-                "claim.",
-                None,
-                (node,),
+    reaches = _reaching(CLAIM, ordered)
+    for node in nodes:
+        if component[node] == claim_part and node not in reaches:
+            problems.append(
+                Problem(
+                    "not_reaching_claim",
+                    f"{node} does not lead to the claim: use it as a premise of a step towards "
+                    "the claim.",
+                    None,
+                    (node,),
+                )
             )
-        )
     return problems
 
 
