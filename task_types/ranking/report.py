@@ -23,8 +23,11 @@ from typing import Any
 from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import ReportInput
-from agreement.reports.tables import column, table
+from agreement.reports.sections import Figure, SectionResult
+from agreement.reports.tables import Table, column, table
 from metrics.ranking import mean_average_rank
+
+from .task import Ranking
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 MAX_PLOTTED_ANNOTATORS = 8
@@ -85,7 +88,7 @@ def _mar_rows(mar: Any, annotators: list[str]) -> list[dict]:
     return rows
 
 
-def _mar_table(criterion: str, rows: list[dict], annotators: list[str], labels: dict) -> dict:
+def _mar_table(criterion: str, rows: list[dict], annotators: list[str], labels: dict) -> Table:
     return table(
         f"Mean average rank · {criterion}",
         [
@@ -132,7 +135,7 @@ def _alpha_row(inp: ReportInput, criterion: str, rows: list, coders: int) -> dic
     return row
 
 
-def _alpha_table(alpha_rows: list[dict], inp: ReportInput) -> dict:
+def _alpha_table(alpha_rows: list[dict], inp: ReportInput) -> Table:
     return table(
         "Agreement on ranks at the four levels (Krippendorff's α)",
         [
@@ -147,17 +150,10 @@ def _alpha_table(alpha_rows: list[dict], inp: ReportInput) -> dict:
     )
 
 
-def section(inp: ReportInput) -> dict:
+def section(inp: ReportInput) -> SectionResult:
     labels = {c.id: c.label or c.id for c in inp.coders}
-    tables: dict[str, dict] = {}
-    plots: list[dict] = []
+    result = SectionResult(title="Ranking", tables={})
     alpha_rows: list[dict[str, Any]] = []
-    vectors: dict[str, dict] = {}
-    domains: dict[str, list[float]] = {}
-    scalars: dict[str, Any] = {}
-    summary: list[dict] = []
-    notes: list[str] = []
-
     for index, criterion in enumerate(_criteria(inp), start=1):
         rows = _rows(inp, criterion)
         if not rows:
@@ -166,34 +162,24 @@ def section(inp: ReportInput) -> dict:
         annotators = [c for c in inp.coder_ids() if c in mar.per_annotator]
         mar_rows = _mar_rows(mar, annotators)
         name = f"mar_{index}"
-        tables[name] = _mar_table(criterion, mar_rows, annotators, labels)
+        result.tables[name] = _mar_table(criterion, mar_rows, annotators, labels)
         shown = annotators[:MAX_PLOTTED_ANNOTATORS]
         top = max(max(r[3] for r in rows), 2.0)
-        plots.append(_mar_plot(name, criterion, shown, labels, top))
+        result.plots.append(_mar_plot(name, criterion, shown, labels, top))
         if len(annotators) > len(shown):
-            notes.append(
+            result.notes.append(
                 f"The {criterion} chart shows the first {len(shown)} of {len(annotators)} "
                 "annotators; the table has all of them."
             )
-        vectors[f"MAR · {criterion}"] = {r["system"]: r["mar"] for r in mar_rows}
-        domains[f"MAR · {criterion}"] = [1.0, top]
+        result.vectors[f"MAR · {criterion}"] = {r["system"]: r["mar"] for r in mar_rows}
+        result.domains[f"MAR · {criterion}"] = (1.0, top)
         best = mar_rows[0]
-        summary.append(
-            {"label": f"Best · {criterion}", "value": f"{best['system']} ({best['mar']:.2f})"}
-        )
+        result.summary.append(Figure(f"Best · {criterion}", f"{best['system']} ({best['mar']:.2f})"))
         alpha_row = _alpha_row(inp, criterion, rows, len(annotators))
         alpha_rows.append(alpha_row)
-        scalars[f"α ordinal · {criterion}"] = alpha_row.get("alpha_ordinal")
-
-    tables["alpha_levels"] = _alpha_table(alpha_rows, inp)
-    return {
-        "title": "Ranking",
-        "summary": summary,
-        "tables": tables,
-        "plots": plots,
-        "notes": notes,
-        "comparison": {"scalars": scalars, "vectors": vectors, "domains": domains},
-    }
+        result.scalars[f"α ordinal · {criterion}"] = alpha_row.get("alpha_ordinal")
+    result.tables["alpha_levels"] = _alpha_table(alpha_rows, inp)
+    return result
 
 
-sections.register("ranking", section=section, item_extra=item_extra)
+sections.register(Ranking.slug, section=section, item_extra=item_extra)
