@@ -17,17 +17,20 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
 from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import HUMAN, ReportInput
-from agreement.reports.tables import column, table
+from agreement.reports.sections import Figure, SectionResult
+from agreement.reports.tables import Table, column, table
 from metrics.claim_review import AGREEMENTS, OPERATIONS, claim_review_stats
 from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
 
 from .rows import claim_rows
+from .task import ClaimReview
 
 
 def item_extra(payload: dict, prepared: dict) -> dict:
@@ -62,17 +65,25 @@ def _block_row(group: str, block: Mapping) -> dict:
     }
 
 
-def section(inp: ReportInput) -> dict:
-    samples = []
-    operation_data: dict[str, dict[str, str]] = {}
-    label_data: dict[str, dict[str, Any]] = {}
+@dataclass
+class _Reviews:
+    """The humans' reviews: samples in FaStfact's shape, and per pipeline claim
+    (``unit::claim id``) each coder's operation and final label."""
+
+    samples: list[dict] = field(default_factory=list)
+    operations: dict[str, dict[str, str]] = field(default_factory=dict)
+    labels: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _reviews(inp: ReportInput) -> _Reviews:
+    found = _Reviews()
     for coder, answers in inp.answers_of(HUMAN).items():
         for unit, answer in answers.items():
             item = inp.items.get(unit)
             if item is None or not isinstance(answer, Mapping):
                 continue
             rows = _claim_rows(item.extra, answer)
-            samples.append(
+            found.samples.append(
                 {
                     "model": item.extra.get("model"),
                     "prompt_source": item.extra.get("prompt_source"),
@@ -83,10 +94,13 @@ def section(inp: ReportInput) -> dict:
                 if row["action"] == "added":
                     continue
                 key = f"{unit}::{row['claim_id']}"
-                operation_data.setdefault(key, {})[coder] = row["action"]
+                found.operations.setdefault(key, {})[coder] = row["action"]
                 if row["annotator_label"] is not None:
-                    label_data.setdefault(key, {})[coder] = row["annotator_label"]
-    stats = claim_review_stats(samples)
+                    found.labels.setdefault(key, {})[coder] = row["annotator_label"]
+    return found
+
+
+def _operations_table(stats: dict, samples: list[dict]) -> Table:
     group_rows = [_block_row("All", stats["overall"])]
     names = {
         f"{s['model'] or 'unknown'}_{s['prompt_source'] or 'unknown'}": f"{s['model'] or 'unknown'} · {s['prompt_source'] or 'unknown'}"
@@ -94,8 +108,7 @@ def section(inp: ReportInput) -> dict:
     }
     for key, block in stats["grouped"]["by_model_prompt_source"].items():
         group_rows.append(_block_row(names.get(key, key), block))
-    tables: dict[str, dict] = {}
-    tables["operations"] = table(
+    return table(
         "Claim operations and agreement with the pipeline",
         [
             column("group", "Model · prompt source", "text"),
@@ -109,9 +122,11 @@ def section(inp: ReportInput) -> dict:
         note="Counts of claims over all counted reviews. Agreement counts only kept or revised "
         "claims (added claims have no pipeline label, removed ones are not verified).",
     )
-    labels = stats["overall"]["annotator_labels"]
+
+
+def _labels_table(labels: Mapping[str, int]) -> Table:
     total = sum(labels.values())
-    tables["labels"] = table(
+    return table(
         "Final annotator labels",
         [
             column("label", "Label", "text"),
@@ -122,8 +137,11 @@ def section(inp: ReportInput) -> dict:
         note="A removed claim counts under its removal reason; an agreed claim under the "
         "pipeline's label.",
     )
-    agreement_rows = []
-    for name, data in (("Operation", operation_data), ("Final label", label_data)):
+
+
+def _claim_agreement_table(inp: ReportInput, reviews: _Reviews) -> Table:
+    rows = []
+    for name, data in (("Operation", reviews.operations), ("Final label", reviews.labels)):
         if not data:
             continue
         values = [list(v.values()) for v in data.values()]
@@ -138,8 +156,8 @@ def section(inp: ReportInput) -> dict:
             all_agree=all_agree_rate(values),
             at_least_two=at_least_two_agree_rate(values),
         )
-        agreement_rows.append(row)
-    tables["claim_agreement"] = table(
+        rows.append(row)
+    return table(
         "Agreement between annotators per pipeline claim",
         [
             column("attribute", "Attribute", "text"),
@@ -149,53 +167,61 @@ def section(inp: ReportInput) -> dict:
             column("all_agree", "All agree", "pct"),
             column("at_least_two", "At least two agree", "pct"),
         ],
-        agreement_rows,
+        rows,
     )
+
+
+PLOTS = [
+    {
+        "kind": "stacked",
+        "table": "operations",
+        "label": "group",
+        "series": list(OPERATIONS),
+        "series_labels": {op: op.capitalize() for op in OPERATIONS},
+        "title": "Claim operations by model and prompt source",
+    },
+    {
+        "kind": "stacked",
+        "table": "operations",
+        "label": "group",
+        "series": list(AGREEMENTS),
+        "series_labels": {
+            "agreed": "Agreed",
+            "disagreed_corrected": "Disagreed",
+            "verification_pending": "Pending",
+        },
+        "title": "Agreement with the pipeline's labels",
+    },
+]
+
+
+def section(inp: ReportInput) -> SectionResult:
+    reviews = _reviews(inp)
+    stats = claim_review_stats(reviews.samples)
     overall = stats["overall"]
+    labels = overall["annotator_labels"]
+    total = sum(labels.values())
     kept = sum(overall["agreements"].values())
-    plots = [
-        {
-            "kind": "stacked",
-            "table": "operations",
-            "label": "group",
-            "series": list(OPERATIONS),
-            "series_labels": {op: op.capitalize() for op in OPERATIONS},
-            "title": "Claim operations by model and prompt source",
-        },
-        {
-            "kind": "stacked",
-            "table": "operations",
-            "label": "group",
-            "series": list(AGREEMENTS),
-            "series_labels": {
-                "agreed": "Agreed",
-                "disagreed_corrected": "Disagreed",
-                "verification_pending": "Pending",
-            },
-            "title": "Agreement with the pipeline's labels",
-        },
-    ]
     agreed_share = overall["agreements"]["agreed"] / kept if kept else None
-    return {
-        "title": "Claim review",
-        "summary": [
-            {"label": "Reviews", "value": str(stats["metadata"]["total_samples"])},
-            {"label": "Claims reviewed", "value": str(stats["metadata"]["total_claims"])},
-            {
-                "label": "Agreed with pipeline",
-                "value": "—" if agreed_share is None else f"{100 * agreed_share:.1f} %",
-            },
+    return SectionResult(
+        title="Claim review",
+        summary=[
+            Figure("Reviews", str(stats["metadata"]["total_samples"])),
+            Figure("Claims reviewed", str(stats["metadata"]["total_claims"])),
+            Figure(
+                "Agreed with pipeline",
+                "—" if agreed_share is None else f"{100 * agreed_share:.1f} %",
+            ),
         ],
-        "tables": tables,
-        "plots": plots,
-        "notes": [],
-        "comparison": {
-            "scalars": {"Agreed with the pipeline": agreed_share},
-            "vectors": {"Final label shares": {k: v / total for k, v in labels.items()}}
-            if total
-            else {},
+        tables={
+            "operations": _operations_table(stats, reviews.samples),
+            "labels": _labels_table(labels),
+            "claim_agreement": _claim_agreement_table(inp, reviews),
         },
-    }
+        plots=[dict(plot) for plot in PLOTS],
+        scalars={"Agreed with the pipeline": agreed_share},
+        vectors={"Final label shares": {k: v / total for k, v in labels.items()}} if total else {},
+    )
 
 
-sections.register("claim_review", section=section, item_extra=item_extra)
+sections.register(ClaimReview.slug, section=section, item_extra=item_extra)
