@@ -22,12 +22,14 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import HUMAN, ReportInput
-from agreement.reports.tables import column, table
+from agreement.reports.sections import Figure, SectionResult
+from agreement.reports.tables import Table, column, table
 from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
 from metrics.stance import CORRECT_STANCE, consistency, factual_accuracy
 
@@ -77,19 +79,20 @@ def _agreement_row(name: str, data: dict, n_boot: int, confidence: float) -> dic
     return row
 
 
-def section(inp: ReportInput) -> dict:
-    humans = inp.answers_of(HUMAN)
-    n_boot, confidence = inp.options.n_boot, inp.options.confidence
-    tables: dict[str, dict] = {}
-    notes: list[str] = []
+@dataclass
+class _Labels:
+    """The humans' labels, gathered once for every table."""
 
-    # --- shares by level ---------------------------------------------------------------------
-    per_item: dict[str, list[str]] = defaultdict(list)
-    shares: dict[Any, Counter] = defaultdict(Counter)
-    not_sure: Counter = Counter()
-    response_data: dict[str, dict[str, str]] = {}
-    sentence_data: dict[str, dict[str, str]] = {}
-    for coder, answers in humans.items():
+    per_item: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    shares: dict[Any, Counter] = field(default_factory=lambda: defaultdict(Counter))  # by level
+    not_sure: Counter = field(default_factory=Counter)  # by level
+    responses: dict[str, dict[str, str]] = field(default_factory=dict)  # unit -> coder -> label
+    sentences: dict[str, dict[str, str]] = field(default_factory=dict)  # unit::index -> ...
+
+
+def _labels(inp: ReportInput) -> _Labels:
+    found = _Labels()
+    for coder, answers in inp.answers_of(HUMAN).items():
         for unit, answer in answers.items():
             item = inp.items.get(unit)
             if item is None or not isinstance(answer, Mapping):
@@ -97,19 +100,23 @@ def section(inp: ReportInput) -> dict:
             label = _label(answer.get("label"))
             level = item.extra.get("level")
             if label is not None:
-                per_item[unit].append(label)
-                shares[level][label] += 1
-                response_data.setdefault(unit, {})[coder] = label
-                not_sure[level] += bool(answer.get("not_sure"))
+                found.per_item[unit].append(label)
+                found.shares[level][label] += 1
+                found.responses.setdefault(unit, {})[coder] = label
+                found.not_sure[level] += bool(answer.get("not_sure"))
             for sentence in answer.get("sentences") or []:
                 if isinstance(sentence, Mapping) and _label(sentence.get("label")) is not None:
                     key = f"{unit}::{sentence.get('index')}"
-                    sentence_data.setdefault(key, {})[coder] = _label(sentence["label"])
-    share_rows = []
-    for level in sorted(shares, key=lambda v: (v is None, v if v is not None else 0)):
-        counts = shares[level]
+                    found.sentences.setdefault(key, {})[coder] = _label(sentence["label"])
+    return found
+
+
+def _shares_table(labels: _Labels) -> Table:
+    rows = []
+    for level in sorted(labels.shares, key=lambda v: (v is None, v if v is not None else 0)):
+        counts = labels.shares[level]
         total = sum(counts.values())
-        share_rows.append(
+        rows.append(
             {
                 "level": "—" if level is None else str(level),
                 "name": LEVEL_NAMES.get(level, "unknown level")
@@ -118,10 +125,10 @@ def section(inp: ReportInput) -> dict:
                 "answers": total,
                 **{label: counts[label] / total for label in LABELS},
                 "other": sum(v for k, v in counts.items() if k not in LABELS) / total,
-                "not_sure": not_sure[level] / total,
+                "not_sure": labels.not_sure[level] / total,
             }
         )
-    tables["shares"] = table(
+    return table(
         "Stance shares by presupposition level (response labels)",
         [
             column("level", "Level", "text"),
@@ -130,16 +137,19 @@ def section(inp: ReportInput) -> dict:
             *[column(label, label.capitalize(), "pct") for label in LABELS],
             column("not_sure", "Not sure", "pct"),
         ],
-        share_rows,
+        rows,
         note='Every human answer counts once. "Not sure" is a flag next to the label.',
     )
 
-    # --- factual accuracy and consistency ----------------------------------------------------
+
+def _scored_responses(inp: ReportInput, labels: _Labels) -> tuple[dict[str, list[tuple]], list[str]]:
+    """(claim id, veracity, level, majority stance) per response, by model, and notes on the
+    responses left out (tied labels; no veracity or level)."""
     by_model: dict[str, list[tuple]] = defaultdict(list)
     ties = unscored = 0
-    for unit, labels in per_item.items():
+    for unit, unit_labels in labels.per_item.items():
         extra = inp.items[unit].extra
-        majority = _majority(labels)
+        majority = _majority(unit_labels)
         if majority is None:
             ties += 1
             continue
@@ -148,6 +158,7 @@ def section(inp: ReportInput) -> dict:
             continue
         row = (extra["claim_id"], extra["veracity"], extra["level"], majority)
         by_model[extra.get("model") or "(no model)"].append(row)
+    notes = []
     if ties:
         notes.append(
             f"{ties} response(s) have tied labels and no majority stance; they are left "
@@ -158,24 +169,29 @@ def section(inp: ReportInput) -> dict:
             f"{unscored} response(s) lack a veracity or a presupposition level and are "
             "left out of accuracy and consistency."
         )
+    return by_model, notes
+
+
+def _accuracy_table(by_model: dict[str, list[tuple]], levels: list) -> Table:
     groups = dict(sorted(by_model.items()))
     if len(groups) > 1:
         groups[ALL_MODELS] = [row for rows in by_model.values() for row in rows]
-    levels = sorted({row[2] for rows in by_model.values() for row in rows})
-    accuracy_rows = []
-    for model, rows in groups.items():
-        result = factual_accuracy(rows, levels=levels)
-        model_levels = sorted({row[2] for row in rows})
-        accuracy_rows.append(
+    rows = []
+    for model, model_rows in groups.items():
+        result = factual_accuracy(model_rows, levels=levels)
+        model_levels = sorted({row[2] for row in model_rows})
+        rows.append(
             {
                 "model": model,
-                "responses": len(rows),
+                "responses": len(model_rows),
                 **{f"level_{lvl}": result.per_level[lvl] for lvl in levels},
                 "overall": result.overall,
-                "consistency": consistency(rows, levels=model_levels) if model_levels else None,
+                "consistency": consistency(model_rows, levels=model_levels)
+                if model_levels
+                else None,
             }
         )
-    tables["accuracy"] = table(
+    return table(
         "Factual accuracy by presupposition level",
         [
             column("model", "Model", "text"),
@@ -184,26 +200,28 @@ def section(inp: ReportInput) -> dict:
             column("overall", "Overall", "pct"),
             column("consistency", "Consistency", "pct"),
         ],
-        accuracy_rows,
+        rows,
         note="Majority stance per response. Overall: mean over levels. Consistency: share of "
         "claims with the same stance at every level present.",
     )
 
-    # --- label agreement ---------------------------------------------------------------------
+
+def _label_agreement_table(inp: ReportInput, labels: _Labels) -> Table:
     pooled = {
-        **{f"r::{k}": v for k, v in response_data.items()},
-        **{f"s::{k}": v for k, v in sentence_data.items()},
+        **{f"r::{k}": v for k, v in labels.responses.items()},
+        **{f"s::{k}": v for k, v in labels.sentences.items()},
     }
-    agreement_rows = [
+    n_boot, confidence = inp.options.n_boot, inp.options.confidence
+    rows = [
         _agreement_row(name, data, n_boot, confidence)
         for name, data in (
-            ("Response", response_data),
-            ("Sentences", sentence_data),
+            ("Response", labels.responses),
+            ("Sentences", labels.sentences),
             ("Both", pooled),
         )
         if data
     ]
-    tables["label_agreement"] = table(
+    return table(
         "Label agreement on responses and sentences",
         [
             column("labels", "Labels", "text"),
@@ -213,12 +231,14 @@ def section(inp: ReportInput) -> dict:
             column("all_agree", "All agree", "pct"),
             column("at_least_two", "At least two agree", "pct"),
         ],
-        agreement_rows,
+        rows,
         note='Units: responses, and (response, sentence) pairs. "At least two agree" needs '
         "three or more labels on a unit.",
     )
 
-    plots = [
+
+def _plots(levels: list) -> list[dict]:
+    return [
         {
             "kind": "stacked",
             "table": "shares",
@@ -237,38 +257,43 @@ def section(inp: ReportInput) -> dict:
             "domain": [0.0, 1.0],
         },
     ]
-    everything = accuracy_rows[-1] if accuracy_rows else {}
-    summary = [
-        {"label": "Factual accuracy", "value": _pct(everything.get("overall", float("nan")))},
-        {
-            "label": "Consistency",
-            "value": _pct(
-                everything["consistency"]
-                if everything.get("consistency") is not None
-                else float("nan")
+
+
+def section(inp: ReportInput) -> SectionResult:
+    labels = _labels(inp)
+    by_model, notes = _scored_responses(inp, labels)
+    levels = sorted({row[2] for rows in by_model.values() for row in rows})
+    accuracy = _accuracy_table(by_model, levels)
+    everything = accuracy["rows"][-1] if accuracy["rows"] else {}
+    consistency_value = everything.get("consistency")
+    return SectionResult(
+        title="Stance",
+        summary=[
+            Figure("Factual accuracy", _pct(everything.get("overall", float("nan")))),
+            Figure(
+                "Consistency",
+                _pct(consistency_value if consistency_value is not None else float("nan")),
             ),
+            Figure("Responses scored", str(everything.get("responses", 0))),
+        ],
+        tables={
+            "shares": _shares_table(labels),
+            "accuracy": accuracy,
+            "label_agreement": _label_agreement_table(inp, labels),
         },
-        {"label": "Responses scored", "value": str(everything.get("responses", 0))},
-    ]
-    return {
-        "title": "Stance",
-        "summary": summary,
-        "tables": tables,
-        "plots": plots,
-        "notes": notes,
-        "comparison": {
-            "scalars": {
-                "Factual accuracy": everything.get("overall"),
-                "Consistency": everything.get("consistency"),
-            },
-            "vectors": {
-                "Factual accuracy by level": {
-                    f"level {lvl}": everything.get(f"level_{lvl}") for lvl in levels
-                }
-            },
-            "domains": {"Factual accuracy by level": [0.0, 1.0]},
+        plots=_plots(levels),
+        notes=notes,
+        scalars={
+            "Factual accuracy": everything.get("overall"),
+            "Consistency": everything.get("consistency"),
         },
-    }
+        vectors={
+            "Factual accuracy by level": {
+                f"level {lvl}": everything.get(f"level_{lvl}") for lvl in levels
+            }
+        },
+        domains={"Factual accuracy by level": (0.0, 1.0)},
+    )
 
 
 sections.register(Stance.slug, section=section, item_extra=item_extra)
