@@ -22,15 +22,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
 from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci, reliability_data
-from agreement.reports.inputs import HUMAN, JUDGE, ReportInput
-from agreement.reports.tables import column, table
+from agreement.reports.inputs import HUMAN, JUDGE, CoderInfo, ReportInput, ReportParameter
+from agreement.reports.sections import Figure, SectionResult
+from agreement.reports.tables import Table, column, table
 from metrics.alpha import krippendorff_alpha
-from metrics.calibration import calibrate_utility
+from metrics.calibration import CalibrationResult, calibrate_utility
 from metrics.distances import AgreementError
 from metrics.sets import (
     HUMANS,
@@ -44,6 +46,8 @@ from metrics.sets import (
 from metrics.sets import (
     JUDGE as JUDGE_CODER,
 )
+
+from .task import CitationRecovery
 
 NO_GROUP = "(no group)"
 BINS = 10
@@ -131,104 +135,136 @@ def _histogram(values: list[float]) -> list[int]:
     return counts
 
 
-def section(inp: ReportInput) -> dict:
-    setting = "full" if inp.config.get("masking") == "full" else "sample"
-    threshold = inp.options.transparency_threshold
-    n_boot, confidence = inp.options.n_boot, inp.options.confidence
-    distance = inp.measures.get("sentences", "jaccard")
-    claims = {key: claim_of(key, item.gold) for key, item in inp.items.items()}
-    humans = inp.coder_ids(HUMAN)
-    judges = [c for c in inp.coders if c.kind == JUDGE]
-    human_scores = _score(inp, humans, claims, setting)
-    judge_scores = {j.id: _score(inp, [j.id], claims, setting) for j in judges}
-    labels = {c.id: c.label or c.id for c in inp.coders}
-    tables: dict[str, dict] = {}
-    notes: list[str] = []
+TRANSPARENCY_THRESHOLD = ReportParameter(
+    name="transparency_threshold",
+    label="Transparency threshold",
+    default=0.6,
+    minimum=0.0,
+    maximum=1.0,
+    step=0.05,
+)
 
-    # --- headline scores per source --------------------------------------------------------
-    human_summary = human_scores.summary(threshold)
-    score_rows = [{"source": "Humans", "coders": len(humans), **human_summary}]
-    for judge in judges:
-        score_rows.append(
-            {"source": labels[judge.id], "coders": 1, **judge_scores[judge.id].summary(threshold)}
+
+@dataclass
+class _Context:
+    """What every table of the section shares, computed once."""
+
+    inp: ReportInput
+    setting: str  # "sample" or "full"
+    threshold: float
+    distance: str
+    humans: list[str]
+    judges: list[CoderInfo]
+    labels: dict[str, str]
+    human_scores: _Scored
+    judge_scores: dict[str, _Scored]
+    human_data: dict  # the humans' sentence selections as reliability data
+    ratings: list[tuple[str, str, float]]  # (coder, unit, helpfulness)
+    calibration: CalibrationResult | None
+
+    @classmethod
+    def of(cls, inp: ReportInput) -> _Context:
+        setting = "full" if inp.config.get("masking") == "full" else "sample"
+        distance = inp.measures.get("sentences", "jaccard")
+        claims = {key: claim_of(key, item.gold) for key, item in inp.items.items()}
+        humans = inp.coder_ids(HUMAN)
+        judges = [c for c in inp.coders if c.kind == JUDGE]
+        human_scores = _score(inp, humans, claims, setting)
+        ratings = [(coder, unit, h) for unit, coder, _, h in human_scores.rows if h is not None]
+        return cls(
+            inp=inp,
+            setting=setting,
+            threshold=inp.options.parameter(TRANSPARENCY_THRESHOLD),
+            distance=distance,
+            humans=humans,
+            judges=judges,
+            labels={c.id: c.label or c.id for c in inp.coders},
+            human_scores=human_scores,
+            judge_scores={j.id: _score(inp, [j.id], claims, setting) for j in judges},
+            human_data=reliability_data(
+                inp.answers_of(HUMAN), "sentences", distance, set(inp.items)
+            ),
+            ratings=ratings,
+            calibration=calibrate_utility(ratings) if ratings else None,
         )
-    unit_label = "Claims" if setting == "full" else "Rows"
-    tables["scores"] = table(
-        f"Attribution scores against gold ({setting} setting)",
+
+    def alpha(self, data: Mapping) -> dict:
+        options = self.inp.options
+        return alpha_with_ci(
+            data, self.distance, n_boot=options.n_boot, confidence=options.confidence
+        )
+
+
+def _scores_table(ctx: _Context, human_summary: dict) -> Table:
+    """Headline scores per source: the humans, then each judge."""
+    threshold = ctx.threshold
+    rows = [{"source": "Humans", "coders": len(ctx.humans), **human_summary}]
+    for judge in ctx.judges:
+        summary = ctx.judge_scores[judge.id].summary(threshold)
+        rows.append({"source": ctx.labels[judge.id], "coders": 1, **summary})
+    if ctx.setting == "full":
+        how = (
+            "Full setting: rows of one claim (each masked evidence, each coder) are averaged "
+            "first, then over claims."
+        )
+    else:
+        how = "Sample setting: every answer is one row."
+    return table(
+        f"Attribution scores against gold ({ctx.setting} setting)",
         [
             column("source", "Source", "text"),
             column("coders", "Coders", "int"),
             column("answers", "Answers", "int"),
-            column("n", unit_label, "int"),
+            column("n", "Claims" if ctx.setting == "full" else "Rows", "int"),
             column("precision", "Precision", "mean_sd"),
             column("recall", "Recall", "mean_sd"),
             column("f1", "F1", "mean_sd"),
             column("transparency", f"Transparency (F1 ≥ {threshold:g})", "pct"),
             column("helpfulness", "Helpfulness", "mean_sd"),
         ],
-        score_rows,
-        note=(
-            "Mean ± SD (population SD). "
-            + (
-                "Full setting: rows of one claim (each masked evidence, each coder) are averaged "
-                "first, then over claims."
-                if setting == "full"
-                else "Sample setting: every answer is one row."
-            )
-            + f" Transparency: share of explanations whose every masked evidence reaches mean "
-            f"F1 ≥ {threshold:g}."
-        ),
+        rows,
+        note=f"Mean ± SD (population SD). {how} Transparency: share of explanations whose every "
+        f"masked evidence reaches mean F1 ≥ {threshold:g}.",
     )
 
-    # --- calibration of helpfulness --------------------------------------------------------
-    ratings = [(coder, unit, h) for unit, coder, _, h in human_scores.rows if h is not None]
-    calibration = None
-    if ratings:
-        calibration = calibrate_utility(ratings)
-        if calibration.excluded_annotators:
-            notes.append(
-                "Helpfulness calibration left out annotators whose ratings have no spread: "
-                + ", ".join(labels.get(a, str(a)) for a in calibration.excluded_annotators)
-                + "."
-            )
-        if not calibration.converged:
-            notes.append(
-                f"Helpfulness calibration stopped after {calibration.iterations} sweeps "
-                "without converging."
-            )
 
-    # --- per group (Table 3) ---------------------------------------------------------------
-    human_data = reliability_data(inp.answers_of(HUMAN), "sentences", distance, set(inp.items))
-    by_group: dict[str, set[str]] = defaultdict(set)
-    for key, item in inp.items.items():
-        by_group[item.group or NO_GROUP].add(key)
-    group_rows = []
-    for group in sorted(by_group):
-        units = by_group[group]
-        row: dict[str, Any] = {"group": group}
-        scored = human_scores.subset(units)
-        row.update(scored.summary(threshold))
-        row.update(
-            alpha_with_ci(
-                {u: human_data[u] for u in units if u in human_data},
-                distance,
-                n_boot=n_boot,
-                confidence=confidence,
-            )
+def _calibration_notes(ctx: _Context) -> list[str]:
+    calibration, notes = ctx.calibration, []
+    if calibration is None:
+        return notes
+    if calibration.excluded_annotators:
+        notes.append(
+            "Helpfulness calibration left out annotators whose ratings have no spread: "
+            + ", ".join(ctx.labels.get(a, str(a)) for a in calibration.excluded_annotators)
+            + "."
         )
-        if calibration is not None:
-            means = [
-                calibration.items[u].mean
-                for u in units
-                if u in calibration.items and calibration.items[u].n > 0
-            ]
-            row["utility"] = fmean(means) if means else None
-        else:
-            row["utility"] = None
-        if not row["answers"]:
-            continue
-        group_rows.append(row)
-    tables["groups"] = table(
+    if not calibration.converged:
+        notes.append(
+            f"Helpfulness calibration stopped after {calibration.iterations} sweeps "
+            "without converging."
+        )
+    return notes
+
+
+def _group_row(ctx: _Context, group: str, units: set[str]) -> dict[str, Any]:
+    row: dict[str, Any] = {"group": group}
+    row.update(ctx.human_scores.subset(units).summary(ctx.threshold))
+    row.update(ctx.alpha({u: ctx.human_data[u] for u in units if u in ctx.human_data}))
+    row["utility"] = None
+    if ctx.calibration is not None:
+        items = ctx.calibration.items
+        means = [items[u].mean for u in units if u in items and items[u].n > 0]
+        row["utility"] = fmean(means) if means else None
+    return row
+
+
+def _groups_table(ctx: _Context) -> Table:
+    """Table 3 of the paper: the humans' figures per item group (generator / evidence source)."""
+    by_group: dict[str, set[str]] = defaultdict(set)
+    for key, item in ctx.inp.items.items():
+        by_group[item.group or NO_GROUP].add(key)
+    rows = [_group_row(ctx, group, by_group[group]) for group in sorted(by_group)]
+    return table(
         "By item group (generator / evidence source)",
         [
             column("group", "Group", "text"),
@@ -240,67 +276,69 @@ def section(inp: ReportInput) -> dict:
             column("transparency", "Transparency", "pct"),
             column("helpfulness", "Helpfulness", "mean_sd"),
             column("utility", "Calibrated utility", "num"),
-            column("alpha", f"α sentences ({distance})", "ci"),
+            column("alpha", f"α sentences ({ctx.distance})", "ci"),
         ],
-        group_rows,
+        [row for row in rows if row["answers"]],
         note="Humans only. Calibrated utility: mean posterior item utility (z-scale) of the group.",
     )
 
-    # --- F1 distribution ---------------------------------------------------------------------
-    series = {"Humans": _histogram([s.f1 for _, _, s, _ in human_scores.rows])}
-    for judge in judges:
-        series[labels[judge.id]] = _histogram([s.f1 for _, _, s, _ in judge_scores[judge.id].rows])
-    dist_rows = []
+
+def _f1_series(ctx: _Context) -> dict[str, list[int]]:
+    series = {"Humans": _histogram([s.f1 for _, _, s, _ in ctx.human_scores.rows])}
+    for judge in ctx.judges:
+        scores = ctx.judge_scores[judge.id].rows
+        series[ctx.labels[judge.id]] = _histogram([s.f1 for _, _, s, _ in scores])
+    return series
+
+
+def _f1_distribution_table(series: dict[str, list[int]]) -> Table:
+    rows = []
     for b in range(BINS):
-        row = {
-            "bin": f"{b / BINS:.1f}–{(b + 1) / BINS:.1f}",
-            "lower": b / BINS,
-            "upper": (b + 1) / BINS,
-        }
+        row = {"bin": f"{b / BINS:.1f}–{(b + 1) / BINS:.1f}", "lower": b / BINS, "upper": (b + 1) / BINS}
         for name, counts in series.items():
             row[name] = counts[b]
-        dist_rows.append(row)
-    tables["f1_distribution"] = table(
+        rows.append(row)
+    return table(
         "F1 distribution (answers per bin)",
         [column("bin", "F1", "text")] + [column(name, name, "int") for name in series],
-        dist_rows,
+        rows,
         note="Bins are [lower, upper); the last bin includes 1.0.",
     )
 
-    # --- per annotator -----------------------------------------------------------------------
-    by_coder: dict[str, list] = defaultdict(list)
-    for row in human_scores.rows:
-        by_coder[row[1]].append(row)
-    for judge in judges:
-        by_coder[judge.id] = judge_scores[judge.id].rows
-    annotator_rows = []
-    for coder in inp.coders:
-        rows = by_coder.get(coder.id, [])
-        f1 = mean_sd([s.f1 for _, _, s, _ in rows])
-        helpful = mean_sd([h for *_, h in rows if h is not None])
-        row = {
-            "coder": labels[coder.id],
-            "kind": coder.kind,
-            "answers": len(rows),
-            "precision": fmean([s.precision for _, _, s, _ in rows]) if rows else None,
-            "recall": fmean([s.recall for _, _, s, _ in rows]) if rows else None,
-            "f1_mean": f1.mean,
-            "f1_sd": f1.sd,
-            "helpfulness_mean": helpful.mean,
-            "helpfulness_sd": helpful.sd,
-            "reliability": None,
-            "alpha_without": None,
+
+def _coder_row(ctx: _Context, coder: CoderInfo, rows: list) -> dict[str, Any]:
+    f1 = mean_sd([s.f1 for _, _, s, _ in rows])
+    helpful = mean_sd([h for *_, h in rows if h is not None])
+    row = {
+        "coder": ctx.labels[coder.id],
+        "kind": coder.kind,
+        "answers": len(rows),
+        "precision": fmean([s.precision for _, _, s, _ in rows]) if rows else None,
+        "recall": fmean([s.recall for _, _, s, _ in rows]) if rows else None,
+        "f1_mean": f1.mean,
+        "f1_sd": f1.sd,
+        "helpfulness_mean": helpful.mean,
+        "helpfulness_sd": helpful.sd,
+        "reliability": None,
+        "alpha_without": None,
+    }
+    if ctx.calibration is not None and coder.id in ctx.calibration.annotators:
+        row["reliability"] = ctx.calibration.annotators[coder.id].mean
+    if coder.kind == HUMAN and len(ctx.humans) >= 3:
+        rest = {
+            u: {c: v for c, v in vals.items() if c != coder.id} for u, vals in ctx.human_data.items()
         }
-        if calibration is not None and coder.id in calibration.annotators:
-            row["reliability"] = calibration.annotators[coder.id].mean
-        if coder.kind == HUMAN and len(humans) >= 3:
-            rest = {
-                u: {c: v for c, v in vals.items() if c != coder.id}
-                for u, vals in human_data.items()
-            }
-            row["alpha_without"] = _alpha_or_none(rest, distance)
-        annotator_rows.append(row)
-    tables["annotators"] = table(
+        row["alpha_without"] = _alpha_or_none(rest, ctx.distance)
+    return row
+
+
+def _annotators_table(ctx: _Context) -> Table:
+    by_coder: dict[str, list] = defaultdict(list)
+    for row in ctx.human_scores.rows:
+        by_coder[row[1]].append(row)
+    for judge in ctx.judges:
+        by_coder[judge.id] = ctx.judge_scores[judge.id].rows
+    return table(
         "Per coder",
         [
             column("coder", "Coder", "text"),
@@ -313,7 +351,7 @@ def section(inp: ReportInput) -> dict:
             column("reliability", "Rating precision τ", "num"),
             column("alpha_without", "α sentences without this coder", "num"),
         ],
-        annotator_rows,
+        [_coder_row(ctx, coder, by_coder.get(coder.id, [])) for coder in ctx.inp.coders],
         note=(
             "Rating precision: posterior mean of the annotator's precision τ in the helpfulness "
             "calibration (higher = more consistent with the others). α without this coder: the "
@@ -322,100 +360,91 @@ def section(inp: ReportInput) -> dict:
         ),
     )
 
-    # --- calibrated item utilities -----------------------------------------------------------
-    if calibration is not None:
-        raw: dict[str, list[float]] = defaultdict(list)
-        for _, unit, h in ratings:
-            raw[unit].append(h)
-        utility_rows = [
-            {
-                "item": unit,
-                "group": inp.items[unit].group if unit in inp.items else "",
-                "ratings": post.n,
-                "raw_mean": fmean(raw[unit]) if raw.get(unit) else None,
-                "utility_mean": post.mean,
-                "utility_sd": post.sd,
-            }
-            for unit, post in calibration.items.items()
-        ]
-        utility_rows.sort(key=lambda r: -r["utility_mean"])
-        tables["utility"] = table(
-            "Calibrated helpfulness per item",
-            [
-                column("item", "Item", "text"),
-                column("group", "Group", "text"),
-                column("ratings", "Ratings", "int"),
-                column("raw_mean", "Mean rating (0–100)", "num"),
-                column("utility", "Posterior utility", "mean_sd"),
-            ],
-            utility_rows,
-            note=(
-                "Posterior mean ± SD of each item's utility μ (z-scale) under the Bayesian model "
-                "μ ~ N(0, 1), τ ~ Gamma(1.5, rate 0.5), fitted by mean-field variational Bayes."
-            ),
-        )
 
-    # --- judges versus humans ----------------------------------------------------------------
-    if judges:
-        judge_rows = []
-        human_answers = inp.answers_of(HUMAN)
-        for judge in judges:
-            mine = inp.answers.get(judge.id, {})
-            entries = []
-            for unit, item in inp.items.items():
-                gold = _gold_sentences(item.gold)
-                if gold is None:
-                    continue
-                answer = mine.get(unit)
-                selection = answer.get("sentences") if isinstance(answer, Mapping) else None
-                people = [
-                    a[unit].get("sentences") or []
-                    for a in human_answers.values()
-                    if isinstance(a.get(unit), Mapping)
-                ]
-                entries.append((unit, gold, selection, people))
-            data = {
-                unit: values
-                for unit, values in judge_human_reliability_data(entries).items()
-                if JUDGE_CODER in values and HUMANS in values
-            }
-            row = {"judge": labels[judge.id], "items": len(data)}
-            row.update(alpha_with_ci(data, distance, n_boot=n_boot, confidence=confidence))
-            summary = judge_scores[judge.id].summary(threshold)
-            row.update({k: summary[k] for k in ("f1_mean", "f1_sd", "transparency")})
-            judge_rows.append(row)
-        tables["judges"] = table(
-            "Judges versus humans",
-            [
-                column("judge", "Judge", "text"),
-                column("items", "Items with both", "int"),
-                column("alpha", f"α judge vs merged humans ({distance})", "ci"),
-                column("f1", "Judge F1", "mean_sd"),
-                column("transparency", "Judge transparency", "pct"),
-            ],
-            judge_rows,
-            note=(
-                "The humans' selections are merged by union; in both the judge's and the merged "
-                "set every sentence outside gold becomes one common label (paper §4.1)."
-            ),
-        )
-    elif inp.available_judges:
-        notes.append(
-            "Judge answers exist for this project: select judges above to compare them with "
-            "the humans."
-        )
-
-    summary_items = [
-        {"label": "Setting", "value": setting},
-        {"label": "F1 (humans)", "value": _mean_sd_text(human_summary, "f1")},
+def _utility_table(ctx: _Context, calibration: CalibrationResult) -> Table:
+    """Calibrated helpfulness per item."""
+    raw: dict[str, list[float]] = defaultdict(list)
+    for _, unit, h in ctx.ratings:
+        raw[unit].append(h)
+    items = ctx.inp.items
+    rows = [
         {
-            "label": f"Transparency at {threshold:g}",
-            "value": _pct_text(human_summary["transparency"]),
-        },
-        {"label": "Helpfulness", "value": _mean_sd_text(human_summary, "helpfulness")},
+            "item": unit,
+            "group": items[unit].group if unit in items else "",
+            "ratings": post.n,
+            "raw_mean": fmean(raw[unit]) if raw.get(unit) else None,
+            "utility_mean": post.mean,
+            "utility_sd": post.sd,
+        }
+        for unit, post in calibration.items.items()
     ]
-    confidence_pct = round(100 * confidence)
-    plots = [
+    rows.sort(key=lambda r: -r["utility_mean"])
+    return table(
+        "Calibrated helpfulness per item",
+        [
+            column("item", "Item", "text"),
+            column("group", "Group", "text"),
+            column("ratings", "Ratings", "int"),
+            column("raw_mean", "Mean rating (0–100)", "num"),
+            column("utility", "Posterior utility", "mean_sd"),
+        ],
+        rows,
+        note=(
+            "Posterior mean ± SD of each item's utility μ (z-scale) under the Bayesian model "
+            "μ ~ N(0, 1), τ ~ Gamma(1.5, rate 0.5), fitted by mean-field variational Bayes."
+        ),
+    )
+
+
+def _judge_row(ctx: _Context, judge: CoderInfo) -> dict[str, Any]:
+    """One judge against the merged humans (paper §4.1), with its own F1 and transparency."""
+    mine = ctx.inp.answers.get(judge.id, {})
+    human_answers = ctx.inp.answers_of(HUMAN)
+    entries = []
+    for unit, item in ctx.inp.items.items():
+        gold = _gold_sentences(item.gold)
+        if gold is None:
+            continue
+        answer = mine.get(unit)
+        selection = answer.get("sentences") if isinstance(answer, Mapping) else None
+        people = [
+            a[unit].get("sentences") or []
+            for a in human_answers.values()
+            if isinstance(a.get(unit), Mapping)
+        ]
+        entries.append((unit, gold, selection, people))
+    data = {
+        unit: values
+        for unit, values in judge_human_reliability_data(entries).items()
+        if JUDGE_CODER in values and HUMANS in values
+    }
+    row = {"judge": ctx.labels[judge.id], "items": len(data), **ctx.alpha(data)}
+    summary = ctx.judge_scores[judge.id].summary(ctx.threshold)
+    row.update({k: summary[k] for k in ("f1_mean", "f1_sd", "transparency")})
+    return row
+
+
+def _judges_table(ctx: _Context) -> Table:
+    return table(
+        "Judges versus humans",
+        [
+            column("judge", "Judge", "text"),
+            column("items", "Items with both", "int"),
+            column("alpha", f"α judge vs merged humans ({ctx.distance})", "ci"),
+            column("f1", "Judge F1", "mean_sd"),
+            column("transparency", "Judge transparency", "pct"),
+        ],
+        [_judge_row(ctx, judge) for judge in ctx.judges],
+        note=(
+            "The humans' selections are merged by union; in both the judge's and the merged "
+            "set every sentence outside gold becomes one common label (paper §4.1)."
+        ),
+    )
+
+
+def _plots(ctx: _Context, series: list[str]) -> list[dict]:
+    confidence_pct = round(100 * ctx.inp.options.confidence)
+    return [
         {
             "kind": "bars",
             "table": "groups",
@@ -423,7 +452,8 @@ def section(inp: ReportInput) -> dict:
             "value": "alpha",
             "lower": "alpha_lower",
             "upper": "alpha_upper",
-            "title": f"Agreement on sentences by group: α ({distance}) with {confidence_pct} % CI",
+            "title": f"Agreement on sentences by group: α ({ctx.distance}) with "
+            f"{confidence_pct} % CI",
             "domain": [0.0, 1.0],
         },
         {
@@ -439,31 +469,55 @@ def section(inp: ReportInput) -> dict:
             "kind": "histogram",
             "table": "f1_distribution",
             "label": "bin",
-            "series": list(series),
+            "series": series,
             "title": "F1 distribution (answers per bin)",
         },
     ]
-    comparison = {
-        "scalars": {
+
+
+def section(inp: ReportInput) -> SectionResult:
+    ctx = _Context.of(inp)
+    human_summary = ctx.human_scores.summary(ctx.threshold)
+    series = _f1_series(ctx)
+    groups = _groups_table(ctx)
+    result = SectionResult(
+        title="Citation recovery",
+        tables={
+            "scores": _scores_table(ctx, human_summary),
+            "groups": groups,
+            "f1_distribution": _f1_distribution_table(series),
+            "annotators": _annotators_table(ctx),
+        },
+        summary=[
+            Figure("Setting", ctx.setting),
+            Figure("F1 (humans)", _mean_sd_text(human_summary, "f1")),
+            Figure(f"Transparency at {ctx.threshold:g}", _pct_text(human_summary["transparency"])),
+            Figure("Helpfulness", _mean_sd_text(human_summary, "helpfulness")),
+        ],
+        plots=_plots(ctx, list(series)),
+        notes=_calibration_notes(ctx),
+        scalars={
             "Precision (humans)": human_summary["precision_mean"],
             "Recall (humans)": human_summary["recall_mean"],
             "F1 (humans)": human_summary["f1_mean"],
             "Transparency (humans)": human_summary["transparency"],
             "Helpfulness (humans)": human_summary["helpfulness_mean"],
         },
-        "vectors": {
-            "Humans' mean F1 by group": {row["group"]: row["f1_mean"] for row in group_rows}
+        vectors={
+            "Humans' mean F1 by group": {row["group"]: row["f1_mean"] for row in groups["rows"]}
         },
-        "domains": {"Humans' mean F1 by group": [0.0, 1.0]},
-    }
-    return {
-        "title": "Citation recovery",
-        "summary": summary_items,
-        "tables": tables,
-        "plots": plots,
-        "notes": notes,
-        "comparison": comparison,
-    }
+        domains={"Humans' mean F1 by group": (0.0, 1.0)},
+    )
+    if ctx.calibration is not None:
+        result.tables["utility"] = _utility_table(ctx, ctx.calibration)
+    if ctx.judges:
+        result.tables["judges"] = _judges_table(ctx)
+    elif inp.available_judges:
+        result.notes.append(
+            "Judge answers exist for this project: select judges above to compare them with "
+            "the humans."
+        )
+    return result
 
 
 def _alpha_or_none(data: Mapping, distance: str) -> float | None:
@@ -486,4 +540,6 @@ def _pct_text(value: float | None) -> str:
     return f"{100 * value:.1f} %"
 
 
-sections.register("citation_recovery", section=section)
+sections.register(
+    CitationRecovery.slug, section=section, parameters=(TRANSPARENCY_THRESHOLD,)
+)

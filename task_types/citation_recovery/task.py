@@ -21,6 +21,7 @@ from .serializers import (
 class CitationRecovery(TaskType):
     slug = "citation_recovery"
     name = "Citation recovery"
+    skip_reason = "explanation cites no evidence"
     payload_serializer = CitationRecoveryPayloadSerializer
     answer_serializer = CitationRecoveryAnswerSerializer
     config_serializer = CitationRecoveryConfigSerializer

@@ -126,8 +126,11 @@ def test_the_coder_choice_comes_from_the_query_and_applies_to_downloads(study, r
     assert rows[0]["coders"] == "2"
     excluded = client.get(url(project) + f"?exclude={a}")
     assert len(excluded.context["report"]["coders"]) == 2
-    assert client.get(url(project) + "?threshold=2").status_code == 400
-    assert client.get(url(project) + "?threshold=abc").status_code == 400
+    refused = client.get(url(project) + "?transparency_threshold=2")
+    assert refused.status_code == 400
+    assert b"transparency_threshold must be a number between 0 and 1" in refused.content
+    assert client.get(url(project) + "?transparency_threshold=0.5").status_code == 200
+    assert client.get(url(project) + "?transparency_threshold=abc").status_code == 400
 
 
 def test_disqualified_annotators_are_unchecked_by_default(study, researcher):

@@ -100,7 +100,9 @@ def test_attribution_scores_transparency_and_helpfulness_match_hand_computation(
 
 def test_the_transparency_threshold_is_an_option(study):
     project, _, _ = study
-    report = report_for(project, options=ReportOptions(n_boot=10, transparency_threshold=0.5))
+    report = report_for(
+        project, options=ReportOptions(n_boot=10, parameters=(("transparency_threshold", 0.5),))
+    )
     # 5/9 ≥ 0.5 too: three of four.
     assert report["tables"]["scores"]["rows"][0]["transparency"] == pytest.approx(0.75)
 
