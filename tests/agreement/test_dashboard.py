@@ -292,6 +292,23 @@ def test_the_command_prints_the_dashboard_figures_as_json_and_text(study, capsys
     }
 
 
+def test_the_command_takes_the_task_types_report_parameters(study, capsys):
+    project, _, _ = study
+    args = ("agreement", "--project", project.slug, "--json", "--n-boot", "10", "--table", "scores")
+    call_command(*args)
+    assert json.loads(capsys.readouterr().out)["tables"]["scores"]["rows"][0]["transparency"] == (
+        pytest.approx(0.5)
+    )
+    call_command(*args, "--param", "transparency_threshold=0.5")
+    report = json.loads(capsys.readouterr().out)
+    assert report["tables"]["scores"]["rows"][0]["transparency"] == pytest.approx(0.75)
+    assert report["options"]["parameters"] == [["transparency_threshold", 0.5]]
+    with pytest.raises(CommandError, match="unknown report parameter 'threshold'.*transparency"):
+        call_command(*args, "--param", "threshold=0.5")
+    with pytest.raises(CommandError, match="between 0 and 1"):
+        call_command(*args, "--param", "transparency_threshold=3")
+
+
 def test_the_command_names_an_unknown_project_or_table(study):
     project, _, _ = study
     with pytest.raises(CommandError, match="nope"):
