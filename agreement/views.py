@@ -214,7 +214,7 @@ def dashboard(request, slug):
 
     download = request.GET.get("download")
     if download == "progress":
-        progress = selectors.dashboard_progress(project)
+        progress = selectors.dashboard_progress(project=project)
         return _csv_response(_progress_table(progress), f"{project.slug}-progress.csv")
 
     state = services.snapshot_request(
@@ -236,7 +236,7 @@ def dashboard(request, slug):
             )
         return _csv_response(report["tables"][download], f"{project.slug}-{download}.csv")
 
-    progress = selectors.dashboard_progress(project)
+    progress = selectors.dashboard_progress(project=project)
     members = [
         {**row, "counted": _counted(row, choice)} for row in progress["annotators"]
     ]
@@ -253,7 +253,7 @@ def dashboard(request, slug):
         "state": state,
         "report": report,
         "refresh": state.active is not None and not state.fresh,
-        "comparable": selectors.comparable_projects(request.user, project),
+        "comparable": selectors.comparable_projects(user=request.user, project=project),
         "base_query": base_query,
     }
     if report is not None:

@@ -16,6 +16,7 @@ import json
 import random
 import uuid
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -27,6 +28,9 @@ from annotation.models import Annotation, Assignment, Batch, Draft, Item
 from core.errors import Refusal, first_error
 from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 MAX_DRAFT_BYTES = 64 * 1024
 
@@ -67,7 +71,7 @@ def _reclaim(project_id: int, *, batches: bool) -> int:
 
 
 def assignment_next(
-    *, project, annotator, batch_ref: str = "", start_batch: bool = False
+    *, project: Project, annotator: User, batch_ref: str = "", start_batch: bool = False
 ) -> Assignment | None:
     """The annotator's open reservation in this project, or a newly reserved item, or None when
     there is nothing for them (``selectors.annotator_stop`` says why). An item is offered only
@@ -462,7 +466,7 @@ def _reactivate_expired(assignment: Assignment, item: Item) -> None:
     Item.objects.filter(pk=item.pk).update(assigned_count=F("assigned_count") + 1)
 
 
-def validation_errors_text(errors: dict | list) -> str:
+def validation_errors_text(*, errors: dict | list) -> str:
     """Flatten DRF errors for a message line."""
     field, message = first_error(errors)
     return f"{field}: {message}" if field else message

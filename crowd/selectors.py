@@ -8,6 +8,7 @@ aggregates joined in Python), so the pages and exports stay fast as a crowd stud
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from django.db.models import Avg, CharField, Count, Exists, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import Concat
@@ -15,12 +16,15 @@ from django.db.models.functions import Concat
 from annotation.models import Annotation, Assignment, Batch, Item
 from crowd.models import CrowdEntry
 from projects.crowd import crowd_settings
-from projects.models import Membership
+from projects.models import Membership, Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 Qualification = Membership.Qualification
 
 
-def in_current_session(assignments: QuerySet[Assignment], *, user) -> QuerySet[Assignment]:
+def in_current_session(assignments: QuerySet[Assignment], *, user: User) -> QuerySet[Assignment]:
     """``assignments`` (of ``user``) narrowed to what a crowd login may reach: in a project where
     the user has platform sessions, only the work of their open session: its own main batch
     (``Batch.external_ref`` is the session's ``batch_ref``), and assignments without a session
@@ -86,7 +90,7 @@ def _qualification_rounds(project) -> dict[int, list[dict]]:
     return rounds
 
 
-def quality_overview(project) -> dict:
+def quality_overview(*, project: Project) -> dict:
     """Every annotator with their qualification state, accuracy on controls, qualification rounds,
     answers, batches and active time, plus the project's crowd settings."""
     crowd = crowd_settings(project)
@@ -173,7 +177,7 @@ PAYMENT_COLUMNS = [
 ]
 
 
-def payment_rows(project) -> list[dict]:
+def payment_rows(*, project: Project) -> list[dict]:
     """One row per crowd-platform session: who, which batch, whether and when it was finished,
     its completion code, active time, accuracy on controls and whether the worker passed quality
     control (not disqualified, and qualified where the project requires it)."""

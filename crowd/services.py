@@ -41,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import timedelta
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
@@ -51,8 +52,11 @@ from django.utils import timezone
 from annotation.models import Assignment, Batch
 from core.errors import Refusal
 from crowd.models import CrowdEntry
-from projects.crowd import crowd_settings
+from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 ENTRY_SALT = "concord.crowd.entry"
 START_SALT = "concord.crowd.start"
@@ -91,7 +95,7 @@ def verify_link(*, project: Project, platform: str, study: str, signature: str) 
         ) from None
 
 
-def check_study(study: str) -> str:
+def check_study(*, study: str) -> str:
     study = (study or "").strip()
     if not ID_PATTERN.match(study):
         raise EntryRefused("The study id must be 1–64 letters, digits, '-' or '_'.")
@@ -101,7 +105,7 @@ def check_study(study: str) -> str:
 def entry_link(*, base_url: str, project: Project, platform: str, study: str) -> str:
     """The link a researcher gives the platform. Prolific fills the ``{{%…%}}`` placeholders; MTurk
     appends ``assignmentId``, ``hitId``, ``workerId`` and ``turkSubmitTo`` itself."""
-    study = check_study(study)
+    study = check_study(study=study)
     sig = link_signature(project=project, platform=platform, study=study)
     path = f"{base_url.rstrip('/')}/crowd/{project.slug}/{platform}/"
     if platform == Platform.PROLIFIC:
@@ -186,7 +190,7 @@ def _reenter(entry: CrowdEntry, *, worker_id: str, study_id: str) -> CrowdEntry:
     return entry
 
 
-def session_in_progress(*, project: Project, user, crowd) -> bool:
+def session_in_progress(*, project: Project, user: User, crowd: CrowdSettings) -> bool:
     """Whether the account is busy in one of its sessions: it holds a reserved, unexpired item
     (the one the workflow would hand back), or its open session was entered within the batch
     time and has no main batch yet (the worker is reading the instructions)."""
@@ -306,13 +310,13 @@ def _close_other_sessions(*, project: Project, user, entry: CrowdEntry) -> None:
         user.save(update_fields=["password"])
 
 
-def start_token(entry: CrowdEntry) -> str:
+def start_token(*, entry: CrowdEntry) -> str:
     """A short-lived signed token that opens the task in a top-level window (MTurk shows the HIT
     in an iframe, where the site's cookies are third-party and not sent)."""
     return signing.dumps(entry.pk, salt=START_SALT, compress=True)
 
 
-def entry_from_token(token: str) -> CrowdEntry:
+def entry_from_token(*, token: str) -> CrowdEntry:
     try:
         pk = signing.loads(token, salt=START_SALT, max_age=START_TOKEN_MAX_AGE)
     except signing.SignatureExpired:

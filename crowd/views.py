@@ -74,7 +74,7 @@ def prolific_entry(request, slug):
     annotation page."""
     try:
         project = _project_or_refuse(slug)
-        study = services.check_study(request.GET.get("STUDY_ID", ""))
+        study = services.check_study(study=request.GET.get("STUDY_ID", ""))
         services.verify_link(
             project=project, platform=Platform.PROLIFIC, study=study, signature=request.GET.get("sig", "")
         )
@@ -109,7 +109,7 @@ def mturk_entry(request, slug):
     Worker ids are not verified with MTurk: see the threat model in ``crowd.services``."""
     try:
         project = _project_or_refuse(slug)
-        study = services.check_study(request.GET.get("study", ""))
+        study = services.check_study(study=request.GET.get("study", ""))
         services.verify_link(
             project=project, platform=Platform.MTURK, study=study, signature=request.GET.get("sig", "")
         )
@@ -128,7 +128,7 @@ def mturk_entry(request, slug):
             context.update(
                 preview=False,
                 entry=entry,
-                start_url=reverse("crowd-start", args=[services.start_token(entry)]),
+                start_url=reverse("crowd-start", args=[services.start_token(entry=entry)]),
                 submit_url=crowd.mturk_submit_url,
             )
     except services.EntryRefused as exc:
@@ -147,7 +147,7 @@ def crowd_start(request, token):
     so is the token of a session closed by a newer one. The login reaches only that session's
     work (``crowd.selectors.in_current_session``)."""
     try:
-        entry = services.entry_from_token(token)
+        entry = services.entry_from_token(token=token)
     except services.EntryRefused as exc:
         return _refused(request, exc)
     _log_in(request, entry)
@@ -237,7 +237,7 @@ def quality_page(request, slug):
         "crowd/quality.html",
         {
             "project": project,
-            "overview": selectors.quality_overview(project),
+            "overview": selectors.quality_overview(project=project),
             "link": link,
             "platforms": Platform.choices,
             "disputed": len(review.disputed_items(project=project, unresolved_only=True)),
@@ -256,7 +256,7 @@ def payments_csv(request, slug):
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=selectors.PAYMENT_COLUMNS)
     writer.writeheader()
-    writer.writerows(selectors.payment_rows(project))
+    writer.writerows(selectors.payment_rows(project=project))
     response = HttpResponse(buffer.getvalue(), content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-payments.csv"'
     return response

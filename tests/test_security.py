@@ -153,9 +153,9 @@ def test_csv_export_cells_never_run_as_spreadsheet_formulas(project, annotator, 
     Item.objects.filter(project=project).update(group='=HYPERLINK("http://evil.example","x")')
     assignment = services.assignment_next(project=project, annotator=annotator)
     services.annotation_submit(assignment=assignment, answer=ANSWER)
-    text = "".join(export_stream(project, "csv"))
+    text = "".join(export_stream(project=project, fmt="csv"))
     assert ",'=HYPERLINK(" in text.replace('"', "")
-    jsonl = "".join(export_stream(project, "jsonl"))
+    jsonl = "".join(export_stream(project=project, fmt="jsonl"))
     assert '"group": "=HYPERLINK(' in jsonl  # JSONL keeps the exact text
 
 

@@ -7,16 +7,27 @@ sees the finished job at once.
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
-from projects.models import ImportJob
+from projects.models import ImportJob, Project
 from studies.services.imports import ImportFailed, import_items
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def import_job_create(
-    *, project, user, uploaded_file, fmt: str, update: bool = False, mapping_file=None
+    *,
+    project: Project,
+    user: User,
+    uploaded_file: UploadedFile,
+    fmt: str,
+    update: bool = False,
+    mapping_file: UploadedFile | None = None,
 ) -> ImportJob:
     """Store the upload (and the optional mapping file some formats take, as text) and enqueue
     its import once the transaction commits."""
@@ -81,7 +92,7 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
     return job
 
 
-def import_job_view(job: ImportJob) -> dict:
+def import_job_view(*, job: ImportJob) -> dict:
     return {
         "id": job.id,
         "file": job.filename,

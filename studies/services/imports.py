@@ -26,6 +26,7 @@ from annotation.task_types import PayloadError, PreparedItem, TaskType
 from annotation.task_types.base import jsonl_records
 from core.errors import Refusal, first_error
 from llm_judges.models import JudgeResult
+from projects.models import Project
 
 CHUNK_SIZE = 1000
 # Long explanations or evidence lists fit in one CSV cell (the csv module's default is 128 KiB).
@@ -54,11 +55,11 @@ class ImportReport:
         return text
 
 
-def available_formats(task_type: TaskType) -> list[str]:
+def available_formats(*, task_type: TaskType) -> list[str]:
     return [*GENERIC_FORMATS, *task_type.readers]
 
 
-def formats_taking(task_type: TaskType, option: str) -> list[str]:
+def formats_taking(*, task_type: TaskType, option: str) -> list[str]:
     """The task type's import formats whose reader takes ``option`` (e.g. a ``mapping`` file)."""
     return [
         fmt
@@ -101,7 +102,7 @@ def _reader_for(
         reader = task_type.readers[fmt]
     else:
         raise ImportFailed(
-            f"Unknown format {fmt!r} for {task_type.name}; choose one of {', '.join(available_formats(task_type))}."
+            f"Unknown format {fmt!r} for {task_type.name}; choose one of {', '.join(available_formats(task_type=task_type))}."
         )
     if not options:
         return reader
@@ -183,7 +184,7 @@ def _chunks(iterable: Iterable, size: int) -> Iterator[list]:
 
 def import_items(
     *,
-    project,
+    project: Project,
     stream: IO[str] | IO[bytes],
     fmt: str,
     update: bool = False,

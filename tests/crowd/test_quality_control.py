@@ -68,7 +68,7 @@ def test_both_outcomes_are_visible_to_the_researcher(batch_project, client):
     careless, careful = add_annotator(batch_project), add_annotator(batch_project)
     work(batch_project, careless, control_answer=WRONG)
     work(batch_project, careful, control_answer=RIGHT)
-    people = {p["username"]: p for p in quality_overview(batch_project)["annotators"]}
+    people = {p["username"]: p for p in quality_overview(project=batch_project)["annotators"]}
     assert people[careless.username]["excluded"] and people[careless.username]["accuracy"] == 0
     assert (people[careful.username]["controls_right"], people[careful.username]["accuracy"]) == (6, 1)
     assert not people[careful.username]["excluded"]
@@ -147,12 +147,12 @@ def test_disqualified_answers_are_flagged_in_the_export_and_left_out_of_the_majo
         services.annotation_submit(
             assignment=services.assignment_next(project=project, annotator=user), answer=answer
         )
-    rows = [json.loads(line) for line in export_jsonl(project)]
+    rows = [json.loads(line) for line in export_jsonl(project=project)]
     assert [r["majority"] for r in rows] == [[0], [0], [0]]
     assert [r["excluded"] for r in rows] == [False, False, False]
     quality.qualification_decide(membership=membership(project, b), decision="disqualify")
     quality.qualification_decide(membership=membership(project, c), decision="disqualify")
-    rows = [json.loads(line) for line in export_jsonl(project)]
+    rows = [json.loads(line) for line in export_jsonl(project=project)]
     assert sorted(r["excluded"] for r in rows) == [False, True, True]
     assert {r["annotator_qualification"] for r in rows if r["excluded"]} == {"disqualified"}
     assert [r["majority"] for r in rows] == [[1], [1], [1]]  # only the counted answer remains
@@ -215,7 +215,7 @@ def test_a_second_pilot_round_uses_new_items_and_can_be_passed(db):
     services.annotation_submit(assignment=second, answer=RIGHT, time_spent_ms=6000)
     take_round(project, user, [RIGHT])
     assert membership(project, user).qualification == Membership.Qualification.QUALIFIED
-    rounds = quality_overview(project)["annotators"][0]["rounds"]
+    rounds = quality_overview(project=project)["annotators"][0]["rounds"]
     assert [(r["number"], r["right"], r["total"]) for r in rounds] == [(1, 0, 2), (2, 2, 2)]
 
 
@@ -308,7 +308,7 @@ def test_answers_under_the_minimum_time_are_counted_for_the_researcher(db):
         services.annotation_submit(
             assignment=services.assignment_next(project=project, annotator=user), answer=RIGHT, time_spent_ms=ms
         )
-    person = quality_overview(project)["annotators"][0]
+    person = quality_overview(project=project)["annotators"][0]
     assert (person["answers"], person["fast_answers"], person["mean_seconds"]) == (3, 2, 3.3)
 
 

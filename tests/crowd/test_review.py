@@ -72,7 +72,7 @@ def test_reviewers_see_the_items_where_annotators_disagree_and_record_the_final_
         items[1].external_id
     ]
 
-    rows = [json.loads(line) for line in export_jsonl(project)]
+    rows = [json.loads(line) for line in export_jsonl(project=project)]
     by_item = {}
     for row in rows:
         by_item.setdefault(row["item_id"], []).append(row)
@@ -81,7 +81,7 @@ def test_reviewers_see_the_items_where_annotators_disagree_and_record_the_final_
     assert all(r["adjudicated"] == split for r in by_item[items[2].external_id])
     assert all(r["adjudicated"] is None for r in by_item[items[0].external_id])
     assert sorted(r["selected_sentences"] for r in by_item[items[2].external_id]) == [[0], [1], [2]]
-    header = next(export_csv(project)).splitlines()[0].split(",")
+    header = next(export_csv(project=project)).splitlines()[0].split(",")
     assert {"majority", "adjudicated", "excluded", "annotator_qualification"} <= set(header)
 
 
