@@ -199,7 +199,9 @@ def dashboard(request, slug):
     try:
         choice = parse_choice(request.GET, parameters=parameters)
     except BadQuery as exc:
-        return HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
+        return HttpResponse(
+            exc.message, status=exc.status, content_type="text/plain; charset=utf-8"
+        )
     base_query = _query_without(request.GET, "download")
 
     if request.method == "POST":
@@ -237,9 +239,7 @@ def dashboard(request, slug):
         return _csv_response(report["tables"][download], f"{project.slug}-{download}.csv")
 
     progress = selectors.dashboard_progress(project=project)
-    members = [
-        {**row, "counted": _counted(row, choice)} for row in progress["annotators"]
-    ]
+    members = [{**row, "counted": _counted(row, choice)} for row in progress["annotators"]]
     context = {
         "parameters": [
             {"spec": spec, "value": choice.options.parameter(spec)} for spec in parameters
@@ -322,8 +322,14 @@ def compare(request, slug):
                 },
                 {"vector": {"rows": rows}},
             )
-            plots.append({"title": title, "rho": spearman["rho"], "entries": spearman["entries"],
-                          "svg": mark_safe(svg)})  # noqa: S308 - labels escaped by the renderer
+            plots.append(
+                {
+                    "title": title,
+                    "rho": spearman["rho"],
+                    "entries": spearman["entries"],
+                    "svg": mark_safe(svg),  # noqa: S308 - labels escaped by the renderer
+                }
+            )
         context.update(
             {
                 "comparison": comparison,

@@ -107,7 +107,11 @@ class SubmitView(APIView):
             revision=body.validated_data["revision"],
         )
         return Response(
-            {"annotation": annotation.id, "version": annotation.version, "answer": annotation.answer},
+            {
+                "annotation": annotation.id,
+                "version": annotation.version,
+                "answer": annotation.answer,
+            },
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 

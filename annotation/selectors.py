@@ -52,10 +52,18 @@ def assignment_view(*, assignment: Assignment) -> dict:
         "item": task_type.display(item, assignment=assignment),
         "draft": None
         if draft is None
-        else {"answer": draft.answer, "time_spent_ms": draft.time_spent_ms, "revision": draft.revision},
+        else {
+            "answer": draft.answer,
+            "time_spent_ms": draft.time_spent_ms,
+            "revision": draft.revision,
+        },
         "answer": None
         if current is None
-        else {"answer": current.answer, "version": current.version, "time_spent_ms": current.time_spent_ms},
+        else {
+            "answer": current.answer,
+            "version": current.version,
+            "time_spent_ms": current.time_spent_ms,
+        },
         "batch": _batch_view(assignment),
     }
 
@@ -159,11 +167,22 @@ def annotator_stop(*, project: Project, user: User, batch_ref: str = "") -> dict
         if batch is not None:
             reason = "batch_complete"
             more = not batch_ref and _regular_items_left(project, user)
-            extra = {"code": batch.code, "batch": batch.number, "size": batch.size, "can_start_another": more}
+            extra = {
+                "code": batch.code,
+                "batch": batch.number,
+                "size": batch.size,
+                "can_start_another": more,
+            }
     if reason is None:
         return None
     title, message = STOP_MESSAGES[reason]
-    return {"reason": reason, "title": title, "message": message, "feedback": membership.feedback, **extra}
+    return {
+        "reason": reason,
+        "title": title,
+        "message": message,
+        "feedback": membership.feedback,
+        **extra,
+    }
 
 
 def _regular_items_left(project, user) -> bool:
@@ -187,7 +206,9 @@ def project_progress(*, project: Project) -> dict:
     submitted = Assignment.objects.filter(project=project, state=Assignment.State.SUBMITTED).count()
     complete_items = (
         Item.objects.filter(project=project, kind=Item.Kind.REGULAR)
-        .annotate(done=Count("assignments", filter=Q(assignments__state=Assignment.State.SUBMITTED)))
+        .annotate(
+            done=Count("assignments", filter=Q(assignments__state=Assignment.State.SUBMITTED))
+        )
         .filter(done__gte=project.annotators_per_item)
         .count()
     )

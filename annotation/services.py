@@ -135,7 +135,9 @@ def _next_single(project, annotator, crowd: CrowdSettings, now) -> Assignment | 
                     return opened
                 _reclaim(project.id, batches=crowd.qualification_required)
             sequence = _next_sequence(project, annotator)
-            if crowd.control_rate and _control_turn(project, annotator, sequence, crowd.control_rate):
+            if crowd.control_rate and _control_turn(
+                project, annotator, sequence, crowd.control_rate
+            ):
                 control = _unseen(project, annotator, Item.Kind.CONTROL).order_by("?").first()
                 if control is not None:
                     return _reserve(project, annotator, control, now, sequence=sequence)
@@ -194,7 +196,9 @@ def _reserve(project, annotator, item: Item, now, *, sequence: int) -> Assignmen
     )
     # The same statement for every kind (it matches no row for a control), so dealing a control
     # costs the server exactly what dealing a regular item does.
-    Item.objects.filter(id=item.id, kind=Item.Kind.REGULAR).update(assigned_count=F("assigned_count") + 1)
+    Item.objects.filter(id=item.id, kind=Item.Kind.REGULAR).update(
+        assigned_count=F("assigned_count") + 1
+    )
     assignment.item = item
     assignment.project = project
     return assignment
@@ -405,10 +409,14 @@ def annotation_submit(
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         locked.project = project
         current = Annotation.objects.filter(assignment=locked, is_current=True).first()
-        if current is not None and (current.submission_id == submission_id or current.answer == clean):
+        if current is not None and (
+            current.submission_id == submission_id or current.answer == clean
+        ):
             return current, False
         if current is None:
-            retried = Annotation.objects.filter(assignment=locked, submission_id=submission_id).first()
+            retried = Annotation.objects.filter(
+                assignment=locked, submission_id=submission_id
+            ).first()
             if retried is not None:
                 return retried, False
 
@@ -432,7 +440,10 @@ def annotation_submit(
             )
         except IntegrityError:  # pragma: no cover - guarded by the row lock above
             raise WorkflowError("This answer was already recorded.", code="conflict") from None
-        changes = {"correct": correct, "submitted_revision": max(locked.submitted_revision, revision)}
+        changes = {
+            "correct": correct,
+            "submitted_revision": max(locked.submitted_revision, revision),
+        }
         if locked.state != Assignment.State.SUBMITTED:
             changes.update(state=Assignment.State.SUBMITTED, submitted_at=now)
         Assignment.objects.filter(pk=locked.pk).update(**changes)

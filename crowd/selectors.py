@@ -52,7 +52,9 @@ def in_current_session(assignments: QuerySet[Assignment], *, user: User) -> Quer
 
 def _control_stats(project) -> dict[int, tuple[int, int]]:
     rows = (
-        Assignment.objects.filter(project=project, item__kind=Item.Kind.CONTROL, correct__isnull=False)
+        Assignment.objects.filter(
+            project=project, item__kind=Item.Kind.CONTROL, correct__isnull=False
+        )
         .values("annotator_id")
         .annotate(answered=Count("id"), right=Count("id", filter=Q(correct=True)))
     )
@@ -76,7 +78,9 @@ def _qualification_rounds(project) -> dict[int, list[dict]]:
         .values_list("assignment__batch_id", "ms")
     )
     rounds: dict[int, list[dict]] = defaultdict(list)
-    for batch in Batch.objects.filter(project=project, kind=Batch.Kind.QUALIFICATION).order_by("number"):
+    for batch in Batch.objects.filter(project=project, kind=Batch.Kind.QUALIFICATION).order_by(
+        "number"
+    ):
         score = scores.get(batch.id, {"total": 0, "right": 0})
         rounds[batch.annotator_id].append(
             {
@@ -140,7 +144,9 @@ def quality_overview(*, project: Project) -> dict:
                 "below_threshold": bool(answered) and right / answered < crowd.accuracy_threshold,
                 "rounds": rounds.get(m.user_id, []),
                 "answers": given.get("n", 0),
-                "mean_seconds": round(given["mean_ms"] / 1000, 1) if given.get("mean_ms") is not None else None,
+                "mean_seconds": round(given["mean_ms"] / 1000, 1)
+                if given.get("mean_ms") is not None
+                else None,
                 "fast_answers": given.get("fast", 0),
                 "batches_finished": batches[m.user_id].get(Batch.State.FINISHED, 0),
                 "batches_open": batches[m.user_id].get(Batch.State.OPEN, 0),
@@ -151,7 +157,9 @@ def quality_overview(*, project: Project) -> dict:
         "crowd": crowd,
         "annotators": people,
         "controls": Item.objects.filter(project=project, kind=Item.Kind.CONTROL).count(),
-        "qualification_items": Item.objects.filter(project=project, kind=Item.Kind.QUALIFICATION).count(),
+        "qualification_items": Item.objects.filter(
+            project=project, kind=Item.Kind.QUALIFICATION
+        ).count(),
         "disqualified": sum(p["excluded"] for p in people),
     }
 
@@ -185,7 +193,9 @@ def payment_rows(*, project: Project) -> list[dict]:
     entries = list(CrowdEntry.objects.filter(project=project).order_by("created_at", "id"))
     refs = [e.batch_ref for e in entries]
     batches: dict[str, Batch] = {}
-    for batch in Batch.objects.filter(project=project, kind=Batch.Kind.MAIN, external_ref__in=refs).order_by("number"):
+    for batch in Batch.objects.filter(
+        project=project, kind=Batch.Kind.MAIN, external_ref__in=refs
+    ).order_by("number"):
         batches[batch.external_ref] = batch  # the latest batch of a session counts
     batch_ids = [b.id for b in batches.values()]
     submitted = dict(
@@ -202,7 +212,10 @@ def payment_rows(*, project: Project) -> list[dict]:
     )
     controls = _control_stats(project)
     members = {
-        m.user_id: m for m in Membership.objects.filter(project=project).only("user_id", "pseudonym", "qualification")
+        m.user_id: m
+        for m in Membership.objects.filter(project=project).only(
+            "user_id", "pseudonym", "qualification"
+        )
     }
     rows = []
     for entry in entries:
@@ -227,7 +240,9 @@ def payment_rows(*, project: Project) -> list[dict]:
                 "completion_code": batch.code if finished else "",
                 "items_in_batch": batch.size if batch else 0,
                 "items_submitted": submitted.get(batch.id, 0) if batch else 0,
-                "finished_at": batch.finished_at.isoformat() if finished and batch.finished_at else "",
+                "finished_at": batch.finished_at.isoformat()
+                if finished and batch.finished_at
+                else "",
                 "active_minutes": round((active.get(batch.id) or 0) / 60000, 2) if batch else 0,
                 "controls_answered": answered,
                 "controls_right": right,

@@ -132,7 +132,9 @@ def mturk_external_question(*, link: str, frame_height: int = 800) -> str:
 
 def _check_id(value: str, name: str) -> str:
     if not ID_PATTERN.match(value or ""):
-        raise EntryRefused(f"The link is missing a valid {name}. Please open the study from the platform again.")
+        raise EntryRefused(
+            f"The link is missing a valid {name}. Please open the study from the platform again."
+        )
     return value
 
 
@@ -212,7 +214,13 @@ def session_in_progress(*, project: Project, user: User, crowd: CrowdSettings) -
 
 @transaction.atomic
 def worker_enter(
-    *, project: Project, platform: str, worker_id: str, study_id: str, session_id: str, hit_id: str = ""
+    *,
+    project: Project,
+    platform: str,
+    worker_id: str,
+    study_id: str,
+    session_id: str,
+    hit_id: str = "",
 ) -> CrowdEntry:
     """The platform session of a worker arriving through a verified link: creates the worker's
     account for this study (no password) and annotator membership on first arrival; returns the
@@ -245,8 +253,13 @@ def worker_enter(
     if entry is not None:  # the same session arrived twice at once
         return _reenter(entry, worker_id=worker_id, study_id=study_id)
     _check_new_session(
-        project=project, platform=platform, worker_id=worker_id, study_id=study_id,
-        hit_id=hit_id, user=user, crowd=crowd,
+        project=project,
+        platform=platform,
+        worker_id=worker_id,
+        study_id=study_id,
+        hit_id=hit_id,
+        user=user,
+        crowd=crowd,
     )
     try:
         with transaction.atomic():
@@ -320,7 +333,9 @@ def entry_from_token(*, token: str) -> CrowdEntry:
     try:
         pk = signing.loads(token, salt=START_SALT, max_age=START_TOKEN_MAX_AGE)
     except signing.SignatureExpired:
-        raise EntryRefused("This link has expired. Please open the task from the HIT again.", code="forbidden") from None
+        raise EntryRefused(
+            "This link has expired. Please open the task from the HIT again.", code="forbidden"
+        ) from None
     except signing.BadSignature:
         raise EntryRefused("This link is not valid.", code="forbidden") from None
     entry = CrowdEntry.objects.select_related("project", "user").filter(pk=pk).first()

@@ -76,7 +76,10 @@ def prolific_entry(request, slug):
         project = _project_or_refuse(slug)
         study = services.check_study(study=request.GET.get("STUDY_ID", ""))
         services.verify_link(
-            project=project, platform=Platform.PROLIFIC, study=study, signature=request.GET.get("sig", "")
+            project=project,
+            platform=Platform.PROLIFIC,
+            study=study,
+            signature=request.GET.get("sig", ""),
         )
         entry = services.worker_enter(
             project=project,
@@ -111,7 +114,10 @@ def mturk_entry(request, slug):
         project = _project_or_refuse(slug)
         study = services.check_study(study=request.GET.get("study", ""))
         services.verify_link(
-            project=project, platform=Platform.MTURK, study=study, signature=request.GET.get("sig", "")
+            project=project,
+            platform=Platform.MTURK,
+            study=study,
+            signature=request.GET.get("sig", ""),
         )
         crowd = crowd_settings(project)
         assignment_id = request.GET.get("assignmentId", "")
@@ -181,7 +187,9 @@ def crowd_finish(request, slug):
         return redirect(crowd.prolific_complete_url(screened_out=True))
     if batch is None and not stopped:
         return redirect("annotate", slug=project.slug)
-    return render(request, "crowd/finish.html", {"project": project, "batch": batch, "stopped": stopped})
+    return render(
+        request, "crowd/finish.html", {"project": project, "batch": batch, "stopped": stopped}
+    )
 
 
 # --- researchers -----------------------------------------------------------------------------------
@@ -199,7 +207,10 @@ def quality_page(request, slug):
     project = project_for(request.user, slug, RESEARCH_ROLES)
     if request.method == "POST":
         membership = get_object_or_404(
-            Membership, project=project, pk=request.POST.get("membership") or 0, role=Membership.Role.ANNOTATOR
+            Membership,
+            project=project,
+            pk=request.POST.get("membership") or 0,
+            role=Membership.Role.ANNOTATOR,
         )
         action = request.POST.get("action")
         if action == "feedback":
@@ -297,7 +308,11 @@ def review_item(request, slug, item_id):
         answer["text"] = json.dumps(answer["answer"], ensure_ascii=False, sort_keys=True)
     adjudication = data["adjudication"]
     majority_answer = next(
-        (a["answer"] for a in data["answers"] if a["key"] == data["majority_key"] and not a["excluded"]),
+        (
+            a["answer"]
+            for a in data["answers"]
+            if a["key"] == data["majority_key"] and not a["excluded"]
+        ),
         None,
     )
     return render(

@@ -76,7 +76,8 @@ class ImportView(APIView):
         formats = available_formats(task_type=task_types.get(self.project.task_type))
         if fmt not in formats:
             return Response(
-                {"detail": f"Unknown format {fmt!r}; choose one of {', '.join(formats)}."}, status=400
+                {"detail": f"Unknown format {fmt!r}; choose one of {', '.join(formats)}."},
+                status=400,
             )
         job = import_job_create(
             project=self.project,
@@ -117,7 +118,9 @@ class ExportView(APIView):
 
     permission_classes = [IsProjectResearcher]
 
-    @extend_schema(parameters=[OpenApiParameter("format", str, enum=list(FORMATS))], responses=bytes)
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=list(FORMATS))], responses=bytes
+    )
     def get(self, request, slug):
         fmt = request.query_params.get("format", "jsonl")
         if fmt not in FORMATS:
@@ -127,6 +130,8 @@ class ExportView(APIView):
 
 def export_response(project, fmt: str) -> StreamingHttpResponse:
     content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
-    response = StreamingHttpResponse(export_stream(project=project, fmt=fmt), content_type=content_type)
+    response = StreamingHttpResponse(
+        export_stream(project=project, fmt=fmt), content_type=content_type
+    )
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-annotations.{fmt}"'
     return response

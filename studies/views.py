@@ -75,7 +75,9 @@ def project_detail(request, slug):
             elif job.status == ImportJob.Status.FAILED:
                 messages.error(request, job.message)
             else:
-                messages.info(request, f"Import of {job.filename} queued; this page shows its progress.")
+                messages.info(
+                    request, f"Import of {job.filename} queued; this page shows its progress."
+                )
             return redirect("project-detail", slug=project.slug)
     jobs = list(project.import_jobs.defer("content")[:5])
     return render(

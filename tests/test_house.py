@@ -10,8 +10,17 @@ from annotation import task_types
 from tests.conftest import REPO
 
 CORE = [
-    "config", "core", "metrics", "projects", "annotation", "crowd", "llm_judges", "agreement",
-    "studies", "templates", "static",
+    "config",
+    "core",
+    "metrics",
+    "projects",
+    "annotation",
+    "crowd",
+    "llm_judges",
+    "agreement",
+    "studies",
+    "templates",
+    "static",
 ]
 MAX_FUNCTION_LINES = 80
 
@@ -19,7 +28,11 @@ MAX_FUNCTION_LINES = 80
 def _files(*suffixes: str):
     for folder in CORE:
         for path in (REPO / folder).rglob("*"):
-            if path.suffix in suffixes and "migrations" not in path.parts and "vendor" not in path.parts:
+            if (
+                path.suffix in suffixes
+                and "migrations" not in path.parts
+                and "vendor" not in path.parts
+            ):
                 yield path
 
 
@@ -108,7 +121,9 @@ def test_services_and_selectors_take_typed_keyword_only_arguments():
     for path in _service_and_selector_files():
         name = path.relative_to(REPO).as_posix()
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name.startswith("_"):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name.startswith(
+                "_"
+            ):
                 continue
             args = node.args
             problems = [] if node.returns else ["no return type"]

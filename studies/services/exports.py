@@ -40,7 +40,9 @@ def _rows(project: Project) -> Iterator[dict]:
         .order_by("item__position", "item_id", "assignment__sequence", "id")
     )
     # Grouped by item to add each item's majority and adjudicated answer (annotation.review).
-    for annotation in with_item_verdicts(project, task_type, annotations.iterator(chunk_size=CHUNK)):
+    for annotation in with_item_verdicts(
+        project, task_type, annotations.iterator(chunk_size=CHUNK)
+    ):
         item = annotation.item
         row = {
             "project": project.slug,
@@ -48,7 +50,9 @@ def _rows(project: Project) -> Iterator[dict]:
             "item_id": item.external_id,
             "item_kind": item.kind,
             "group": item.group,
-            "annotator": pseudonyms.get(annotation.annotator_id, f"ann-removed-{annotation.annotator_id}"),
+            "annotator": pseudonyms.get(
+                annotation.annotator_id, f"ann-removed-{annotation.annotator_id}"
+            ),
             "version": annotation.version,
             "time_spent_s": round(annotation.time_spent_ms / 1000, 1),
             "reserved_at": annotation.assignment.reserved_at.isoformat(),

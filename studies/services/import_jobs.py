@@ -74,7 +74,10 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
     except ImportFailed as exc:
         job.status, job.message = ImportJob.Status.FAILED, str(exc)
     except Exception as exc:  # recorded for the researcher, then re-raised for the worker's log
-        job.status, job.message = ImportJob.Status.FAILED, f"Nothing imported. Unexpected error: {exc!r}"
+        job.status, job.message = (
+            ImportJob.Status.FAILED,
+            f"Nothing imported. Unexpected error: {exc!r}",
+        )
         job.finished_at = timezone.now()
         job.save(update_fields=["status", "message", "finished_at"])
         raise
