@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from statistics import median
+from typing import TYPE_CHECKING
 
 from django.db.models import Sum
 
@@ -12,15 +13,18 @@ from annotation.selectors import project_progress
 from projects.models import Membership, Project
 from projects.permissions import RESEARCH_ROLES
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def dashboard_progress(project: Project) -> dict:
+
+def dashboard_progress(*, project: Project) -> dict:
     """:func:`annotation.selectors.project_progress` plus, per annotator, the qualification and the
     median active time per submitted item. A fixed number of queries.
 
     Time per item: the active time of all versions of the annotator's answer summed (a revision
     counts its own time), over regular items; the median is over the annotator's items.
     """
-    progress = project_progress(project)
+    progress = project_progress(project=project)
     totals = (
         Annotation.objects.filter(item__project=project, item__kind=Item.Kind.REGULAR)
         .values("assignment_id", "annotator_id")
@@ -46,7 +50,7 @@ def dashboard_progress(project: Project) -> dict:
     return progress
 
 
-def comparable_projects(user, project: Project) -> list[Project]:
+def comparable_projects(*, user: User, project: Project) -> list[Project]:
     """Other projects of the same task type where ``user`` is a researcher (for the compare
     form)."""
     candidates = Project.objects.filter(task_type=project.task_type).exclude(pk=project.pk)

@@ -199,7 +199,9 @@ def dashboard(request, slug):
     try:
         choice = parse_choice(request.GET, parameters=parameters)
     except BadQuery as exc:
-        return HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
+        return HttpResponse(
+            exc.message, status=exc.status, content_type="text/plain; charset=utf-8"
+        )
     base_query = _query_without(request.GET, "download")
 
     if request.method == "POST":
@@ -214,7 +216,7 @@ def dashboard(request, slug):
 
     download = request.GET.get("download")
     if download == "progress":
-        progress = selectors.dashboard_progress(project)
+        progress = selectors.dashboard_progress(project=project)
         return _csv_response(_progress_table(progress), f"{project.slug}-progress.csv")
 
     state = services.snapshot_request(
@@ -236,10 +238,8 @@ def dashboard(request, slug):
             )
         return _csv_response(report["tables"][download], f"{project.slug}-{download}.csv")
 
-    progress = selectors.dashboard_progress(project)
-    members = [
-        {**row, "counted": _counted(row, choice)} for row in progress["annotators"]
-    ]
+    progress = selectors.dashboard_progress(project=project)
+    members = [{**row, "counted": _counted(row, choice)} for row in progress["annotators"]]
     context = {
         "parameters": [
             {"spec": spec, "value": choice.options.parameter(spec)} for spec in parameters
@@ -253,7 +253,7 @@ def dashboard(request, slug):
         "state": state,
         "report": report,
         "refresh": state.active is not None and not state.fresh,
-        "comparable": selectors.comparable_projects(request.user, project),
+        "comparable": selectors.comparable_projects(user=request.user, project=project),
         "base_query": base_query,
     }
     if report is not None:
@@ -322,8 +322,14 @@ def compare(request, slug):
                 },
                 {"vector": {"rows": rows}},
             )
-            plots.append({"title": title, "rho": spearman["rho"], "entries": spearman["entries"],
-                          "svg": mark_safe(svg)})  # noqa: S308 - labels escaped by the renderer
+            plots.append(
+                {
+                    "title": title,
+                    "rho": spearman["rho"],
+                    "entries": spearman["entries"],
+                    "svg": mark_safe(svg),  # noqa: S308 - labels escaped by the renderer
+                }
+            )
         context.update(
             {
                 "comparison": comparison,

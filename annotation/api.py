@@ -58,7 +58,7 @@ class NextItemView(APIView):
             if stop is not None:
                 return Response({"stop": stop})
             return Response(status=status.HTTP_204_NO_CONTENT)
-        data = selectors.assignment_view(assignment)
+        data = selectors.assignment_view(assignment=assignment)
         data["counts"] = selectors.annotator_counts(project=self.project, user=request.user)
         return Response(data)
 
@@ -68,10 +68,10 @@ class AssignmentView(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request, pk):
-        assignment = selectors.own_assignment(request.user, pk)
+        assignment = selectors.own_assignment(user=request.user, assignment_id=pk)
         if not has_role(request.user, assignment.project, ANNOTATE_ROLES):
             raise Http404("No such assignment.")  # removed from the project: no access left
-        data = selectors.assignment_view(assignment)
+        data = selectors.assignment_view(assignment=assignment)
         data["counts"] = selectors.annotator_counts(project=assignment.project, user=request.user)
         return Response(data)
 
@@ -81,7 +81,7 @@ class DraftView(APIView):
 
     @extend_schema(request=DraftSerializer, responses=dict)
     def put(self, request, pk):
-        assignment = selectors.own_assignment(request.user, pk)
+        assignment = selectors.own_assignment(user=request.user, assignment_id=pk)
         body = DraftSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         draft = services.draft_save(assignment=assignment, **body.validated_data)
@@ -96,7 +96,7 @@ class SubmitView(APIView):
 
     @extend_schema(request=SubmitSerializer, responses=dict)
     def post(self, request, pk):
-        assignment = selectors.own_assignment(request.user, pk)
+        assignment = selectors.own_assignment(user=request.user, assignment_id=pk)
         body = SubmitSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         annotation, created = services.annotation_submit(
@@ -107,7 +107,11 @@ class SubmitView(APIView):
             revision=body.validated_data["revision"],
         )
         return Response(
-            {"annotation": annotation.id, "version": annotation.version, "answer": annotation.answer},
+            {
+                "annotation": annotation.id,
+                "version": annotation.version,
+                "answer": annotation.answer,
+            },
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 

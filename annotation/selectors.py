@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
@@ -11,8 +13,11 @@ from annotation.models import Annotation, Assignment, Batch, Draft, Item
 from projects.crowd import crowd_settings
 from projects.models import Membership, Project
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def own_assignment(user, assignment_id: int) -> Assignment:
+
+def own_assignment(user: User, assignment_id: int) -> Assignment:
     """The user's own assignment with its item and project; 404 for anyone else's, and for a
     crowd worker's assignment outside their current platform session (``annotation.hooks``)."""
     assignment = reachable(
@@ -26,7 +31,7 @@ def own_assignment(user, assignment_id: int) -> Assignment:
     return assignment
 
 
-def assignment_view(assignment: Assignment) -> dict:
+def assignment_view(*, assignment: Assignment) -> dict:
     """Everything the annotation page needs for one assignment, from a fixed number of queries:
     the item as the task type displays it (no gold), the saved draft and the current answer.
 
@@ -47,10 +52,18 @@ def assignment_view(assignment: Assignment) -> dict:
         "item": task_type.display(item, assignment=assignment),
         "draft": None
         if draft is None
-        else {"answer": draft.answer, "time_spent_ms": draft.time_spent_ms, "revision": draft.revision},
+        else {
+            "answer": draft.answer,
+            "time_spent_ms": draft.time_spent_ms,
+            "revision": draft.revision,
+        },
         "answer": None
         if current is None
-        else {"answer": current.answer, "version": current.version, "time_spent_ms": current.time_spent_ms},
+        else {
+            "answer": current.answer,
+            "version": current.version,
+            "time_spent_ms": current.time_spent_ms,
+        },
         "batch": _batch_view(assignment),
     }
 
@@ -68,7 +81,7 @@ def _batch_view(assignment: Assignment) -> dict | None:
     }
 
 
-def annotator_history(*, project, user) -> QuerySet[Assignment]:
+def annotator_history(*, project: Project, user: User) -> QuerySet[Assignment]:
     """The user's assignments in the project, newest first (a crowd worker's: of their current
     platform session only)."""
     return (
@@ -78,7 +91,7 @@ def annotator_history(*, project, user) -> QuerySet[Assignment]:
     )
 
 
-def annotator_counts(*, project, user) -> dict:
+def annotator_counts(*, project: Project, user: User) -> dict:
     """Item k of n: k is the next sequence number, n the number of regular items in the project."""
     from django.db.models import Count, Q
 
@@ -123,7 +136,7 @@ STOP_MESSAGES = {
 }
 
 
-def annotator_stop(*, project, user, batch_ref: str = "") -> dict | None:
+def annotator_stop(*, project: Project, user: User, batch_ref: str = "") -> dict | None:
     """Why ``assignment_next`` gave this annotator nothing, as a polite message for their page, or
     None when there is simply no item left. Includes the researcher's feedback, and for a
     finished batch its completion code."""
@@ -154,11 +167,22 @@ def annotator_stop(*, project, user, batch_ref: str = "") -> dict | None:
         if batch is not None:
             reason = "batch_complete"
             more = not batch_ref and _regular_items_left(project, user)
-            extra = {"code": batch.code, "batch": batch.number, "size": batch.size, "can_start_another": more}
+            extra = {
+                "code": batch.code,
+                "batch": batch.number,
+                "size": batch.size,
+                "can_start_another": more,
+            }
     if reason is None:
         return None
     title, message = STOP_MESSAGES[reason]
-    return {"reason": reason, "title": title, "message": message, "feedback": membership.feedback, **extra}
+    return {
+        "reason": reason,
+        "title": title,
+        "message": message,
+        "feedback": membership.feedback,
+        **extra,
+    }
 
 
 def _regular_items_left(project, user) -> bool:
@@ -172,7 +196,7 @@ def _regular_items_left(project, user) -> bool:
     )
 
 
-def project_progress(project: Project) -> dict:
+def project_progress(*, project: Project) -> dict:
     """Items, places needed, answers given, and per-annotator counts; a fixed number of queries."""
     items = Item.objects.filter(project=project).aggregate(
         total=Count("id"),
@@ -182,7 +206,9 @@ def project_progress(project: Project) -> dict:
     submitted = Assignment.objects.filter(project=project, state=Assignment.State.SUBMITTED).count()
     complete_items = (
         Item.objects.filter(project=project, kind=Item.Kind.REGULAR)
-        .annotate(done=Count("assignments", filter=Q(assignments__state=Assignment.State.SUBMITTED)))
+        .annotate(
+            done=Count("assignments", filter=Q(assignments__state=Assignment.State.SUBMITTED))
+        )
         .filter(done__gte=project.annotators_per_item)
         .count()
     )

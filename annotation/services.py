@@ -16,6 +16,7 @@ import json
 import random
 import uuid
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -27,6 +28,9 @@ from annotation.models import Annotation, Assignment, Batch, Draft, Item
 from core.errors import Refusal, first_error
 from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 MAX_DRAFT_BYTES = 64 * 1024
 
@@ -67,7 +71,7 @@ def _reclaim(project_id: int, *, batches: bool) -> int:
 
 
 def assignment_next(
-    *, project, annotator, batch_ref: str = "", start_batch: bool = False
+    *, project: Project, annotator: User, batch_ref: str = "", start_batch: bool = False
 ) -> Assignment | None:
     """The annotator's open reservation in this project, or a newly reserved item, or None when
     there is nothing for them (``selectors.annotator_stop`` says why). An item is offered only
@@ -131,7 +135,9 @@ def _next_single(project, annotator, crowd: CrowdSettings, now) -> Assignment | 
                     return opened
                 _reclaim(project.id, batches=crowd.qualification_required)
             sequence = _next_sequence(project, annotator)
-            if crowd.control_rate and _control_turn(project, annotator, sequence, crowd.control_rate):
+            if crowd.control_rate and _control_turn(
+                project, annotator, sequence, crowd.control_rate
+            ):
                 control = _unseen(project, annotator, Item.Kind.CONTROL).order_by("?").first()
                 if control is not None:
                     return _reserve(project, annotator, control, now, sequence=sequence)
@@ -190,7 +196,9 @@ def _reserve(project, annotator, item: Item, now, *, sequence: int) -> Assignmen
     )
     # The same statement for every kind (it matches no row for a control), so dealing a control
     # costs the server exactly what dealing a regular item does.
-    Item.objects.filter(id=item.id, kind=Item.Kind.REGULAR).update(assigned_count=F("assigned_count") + 1)
+    Item.objects.filter(id=item.id, kind=Item.Kind.REGULAR).update(
+        assigned_count=F("assigned_count") + 1
+    )
     assignment.item = item
     assignment.project = project
     return assignment
@@ -401,10 +409,14 @@ def annotation_submit(
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         locked.project = project
         current = Annotation.objects.filter(assignment=locked, is_current=True).first()
-        if current is not None and (current.submission_id == submission_id or current.answer == clean):
+        if current is not None and (
+            current.submission_id == submission_id or current.answer == clean
+        ):
             return current, False
         if current is None:
-            retried = Annotation.objects.filter(assignment=locked, submission_id=submission_id).first()
+            retried = Annotation.objects.filter(
+                assignment=locked, submission_id=submission_id
+            ).first()
             if retried is not None:
                 return retried, False
 
@@ -428,7 +440,10 @@ def annotation_submit(
             )
         except IntegrityError:  # pragma: no cover - guarded by the row lock above
             raise WorkflowError("This answer was already recorded.", code="conflict") from None
-        changes = {"correct": correct, "submitted_revision": max(locked.submitted_revision, revision)}
+        changes = {
+            "correct": correct,
+            "submitted_revision": max(locked.submitted_revision, revision),
+        }
         if locked.state != Assignment.State.SUBMITTED:
             changes.update(state=Assignment.State.SUBMITTED, submitted_at=now)
         Assignment.objects.filter(pk=locked.pk).update(**changes)
@@ -462,7 +477,7 @@ def _reactivate_expired(assignment: Assignment, item: Item) -> None:
     Item.objects.filter(pk=item.pk).update(assigned_count=F("assigned_count") + 1)
 
 
-def validation_errors_text(errors: dict | list) -> str:
+def validation_errors_text(*, errors: dict | list) -> str:
     """Flatten DRF errors for a message line."""
     field, message = first_error(errors)
     return f"{field}: {message}" if field else message

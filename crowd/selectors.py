@@ -8,6 +8,7 @@ aggregates joined in Python), so the pages and exports stay fast as a crowd stud
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from django.db.models import Avg, CharField, Count, Exists, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import Concat
@@ -15,12 +16,15 @@ from django.db.models.functions import Concat
 from annotation.models import Annotation, Assignment, Batch, Item
 from crowd.models import CrowdEntry
 from projects.crowd import crowd_settings
-from projects.models import Membership
+from projects.models import Membership, Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 Qualification = Membership.Qualification
 
 
-def in_current_session(assignments: QuerySet[Assignment], *, user) -> QuerySet[Assignment]:
+def in_current_session(assignments: QuerySet[Assignment], *, user: User) -> QuerySet[Assignment]:
     """``assignments`` (of ``user``) narrowed to what a crowd login may reach: in a project where
     the user has platform sessions, only the work of their open session: its own main batch
     (``Batch.external_ref`` is the session's ``batch_ref``), and assignments without a session
@@ -48,7 +52,9 @@ def in_current_session(assignments: QuerySet[Assignment], *, user) -> QuerySet[A
 
 def _control_stats(project) -> dict[int, tuple[int, int]]:
     rows = (
-        Assignment.objects.filter(project=project, item__kind=Item.Kind.CONTROL, correct__isnull=False)
+        Assignment.objects.filter(
+            project=project, item__kind=Item.Kind.CONTROL, correct__isnull=False
+        )
         .values("annotator_id")
         .annotate(answered=Count("id"), right=Count("id", filter=Q(correct=True)))
     )
@@ -72,7 +78,9 @@ def _qualification_rounds(project) -> dict[int, list[dict]]:
         .values_list("assignment__batch_id", "ms")
     )
     rounds: dict[int, list[dict]] = defaultdict(list)
-    for batch in Batch.objects.filter(project=project, kind=Batch.Kind.QUALIFICATION).order_by("number"):
+    for batch in Batch.objects.filter(project=project, kind=Batch.Kind.QUALIFICATION).order_by(
+        "number"
+    ):
         score = scores.get(batch.id, {"total": 0, "right": 0})
         rounds[batch.annotator_id].append(
             {
@@ -86,7 +94,7 @@ def _qualification_rounds(project) -> dict[int, list[dict]]:
     return rounds
 
 
-def quality_overview(project) -> dict:
+def quality_overview(*, project: Project) -> dict:
     """Every annotator with their qualification state, accuracy on controls, qualification rounds,
     answers, batches and active time, plus the project's crowd settings."""
     crowd = crowd_settings(project)
@@ -136,7 +144,9 @@ def quality_overview(project) -> dict:
                 "below_threshold": bool(answered) and right / answered < crowd.accuracy_threshold,
                 "rounds": rounds.get(m.user_id, []),
                 "answers": given.get("n", 0),
-                "mean_seconds": round(given["mean_ms"] / 1000, 1) if given.get("mean_ms") is not None else None,
+                "mean_seconds": round(given["mean_ms"] / 1000, 1)
+                if given.get("mean_ms") is not None
+                else None,
                 "fast_answers": given.get("fast", 0),
                 "batches_finished": batches[m.user_id].get(Batch.State.FINISHED, 0),
                 "batches_open": batches[m.user_id].get(Batch.State.OPEN, 0),
@@ -147,7 +157,9 @@ def quality_overview(project) -> dict:
         "crowd": crowd,
         "annotators": people,
         "controls": Item.objects.filter(project=project, kind=Item.Kind.CONTROL).count(),
-        "qualification_items": Item.objects.filter(project=project, kind=Item.Kind.QUALIFICATION).count(),
+        "qualification_items": Item.objects.filter(
+            project=project, kind=Item.Kind.QUALIFICATION
+        ).count(),
         "disqualified": sum(p["excluded"] for p in people),
     }
 
@@ -173,7 +185,7 @@ PAYMENT_COLUMNS = [
 ]
 
 
-def payment_rows(project) -> list[dict]:
+def payment_rows(*, project: Project) -> list[dict]:
     """One row per crowd-platform session: who, which batch, whether and when it was finished,
     its completion code, active time, accuracy on controls and whether the worker passed quality
     control (not disqualified, and qualified where the project requires it)."""
@@ -181,7 +193,9 @@ def payment_rows(project) -> list[dict]:
     entries = list(CrowdEntry.objects.filter(project=project).order_by("created_at", "id"))
     refs = [e.batch_ref for e in entries]
     batches: dict[str, Batch] = {}
-    for batch in Batch.objects.filter(project=project, kind=Batch.Kind.MAIN, external_ref__in=refs).order_by("number"):
+    for batch in Batch.objects.filter(
+        project=project, kind=Batch.Kind.MAIN, external_ref__in=refs
+    ).order_by("number"):
         batches[batch.external_ref] = batch  # the latest batch of a session counts
     batch_ids = [b.id for b in batches.values()]
     submitted = dict(
@@ -198,7 +212,10 @@ def payment_rows(project) -> list[dict]:
     )
     controls = _control_stats(project)
     members = {
-        m.user_id: m for m in Membership.objects.filter(project=project).only("user_id", "pseudonym", "qualification")
+        m.user_id: m
+        for m in Membership.objects.filter(project=project).only(
+            "user_id", "pseudonym", "qualification"
+        )
     }
     rows = []
     for entry in entries:
@@ -223,7 +240,9 @@ def payment_rows(project) -> list[dict]:
                 "completion_code": batch.code if finished else "",
                 "items_in_batch": batch.size if batch else 0,
                 "items_submitted": submitted.get(batch.id, 0) if batch else 0,
-                "finished_at": batch.finished_at.isoformat() if finished and batch.finished_at else "",
+                "finished_at": batch.finished_at.isoformat()
+                if finished and batch.finished_at
+                else "",
                 "active_minutes": round((active.get(batch.id) or 0) / 60000, 2) if batch else 0,
                 "controls_answered": answered,
                 "controls_right": right,

@@ -41,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import timedelta
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
@@ -51,8 +52,11 @@ from django.utils import timezone
 from annotation.models import Assignment, Batch
 from core.errors import Refusal
 from crowd.models import CrowdEntry
-from projects.crowd import crowd_settings
+from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 ENTRY_SALT = "concord.crowd.entry"
 START_SALT = "concord.crowd.start"
@@ -91,7 +95,7 @@ def verify_link(*, project: Project, platform: str, study: str, signature: str) 
         ) from None
 
 
-def check_study(study: str) -> str:
+def check_study(*, study: str) -> str:
     study = (study or "").strip()
     if not ID_PATTERN.match(study):
         raise EntryRefused("The study id must be 1–64 letters, digits, '-' or '_'.")
@@ -101,7 +105,7 @@ def check_study(study: str) -> str:
 def entry_link(*, base_url: str, project: Project, platform: str, study: str) -> str:
     """The link a researcher gives the platform. Prolific fills the ``{{%…%}}`` placeholders; MTurk
     appends ``assignmentId``, ``hitId``, ``workerId`` and ``turkSubmitTo`` itself."""
-    study = check_study(study)
+    study = check_study(study=study)
     sig = link_signature(project=project, platform=platform, study=study)
     path = f"{base_url.rstrip('/')}/crowd/{project.slug}/{platform}/"
     if platform == Platform.PROLIFIC:
@@ -128,7 +132,9 @@ def mturk_external_question(*, link: str, frame_height: int = 800) -> str:
 
 def _check_id(value: str, name: str) -> str:
     if not ID_PATTERN.match(value or ""):
-        raise EntryRefused(f"The link is missing a valid {name}. Please open the study from the platform again.")
+        raise EntryRefused(
+            f"The link is missing a valid {name}. Please open the study from the platform again."
+        )
     return value
 
 
@@ -186,7 +192,7 @@ def _reenter(entry: CrowdEntry, *, worker_id: str, study_id: str) -> CrowdEntry:
     return entry
 
 
-def session_in_progress(*, project: Project, user, crowd) -> bool:
+def session_in_progress(*, project: Project, user: User, crowd: CrowdSettings) -> bool:
     """Whether the account is busy in one of its sessions: it holds a reserved, unexpired item
     (the one the workflow would hand back), or its open session was entered within the batch
     time and has no main batch yet (the worker is reading the instructions)."""
@@ -208,7 +214,13 @@ def session_in_progress(*, project: Project, user, crowd) -> bool:
 
 @transaction.atomic
 def worker_enter(
-    *, project: Project, platform: str, worker_id: str, study_id: str, session_id: str, hit_id: str = ""
+    *,
+    project: Project,
+    platform: str,
+    worker_id: str,
+    study_id: str,
+    session_id: str,
+    hit_id: str = "",
 ) -> CrowdEntry:
     """The platform session of a worker arriving through a verified link: creates the worker's
     account for this study (no password) and annotator membership on first arrival; returns the
@@ -241,8 +253,13 @@ def worker_enter(
     if entry is not None:  # the same session arrived twice at once
         return _reenter(entry, worker_id=worker_id, study_id=study_id)
     _check_new_session(
-        project=project, platform=platform, worker_id=worker_id, study_id=study_id,
-        hit_id=hit_id, user=user, crowd=crowd,
+        project=project,
+        platform=platform,
+        worker_id=worker_id,
+        study_id=study_id,
+        hit_id=hit_id,
+        user=user,
+        crowd=crowd,
     )
     try:
         with transaction.atomic():
@@ -306,17 +323,19 @@ def _close_other_sessions(*, project: Project, user, entry: CrowdEntry) -> None:
         user.save(update_fields=["password"])
 
 
-def start_token(entry: CrowdEntry) -> str:
+def start_token(*, entry: CrowdEntry) -> str:
     """A short-lived signed token that opens the task in a top-level window (MTurk shows the HIT
     in an iframe, where the site's cookies are third-party and not sent)."""
     return signing.dumps(entry.pk, salt=START_SALT, compress=True)
 
 
-def entry_from_token(token: str) -> CrowdEntry:
+def entry_from_token(*, token: str) -> CrowdEntry:
     try:
         pk = signing.loads(token, salt=START_SALT, max_age=START_TOKEN_MAX_AGE)
     except signing.SignatureExpired:
-        raise EntryRefused("This link has expired. Please open the task from the HIT again.", code="forbidden") from None
+        raise EntryRefused(
+            "This link has expired. Please open the task from the HIT again.", code="forbidden"
+        ) from None
     except signing.BadSignature:
         raise EntryRefused("This link is not valid.", code="forbidden") from None
     entry = CrowdEntry.objects.select_related("project", "user").filter(pk=pk).first()

@@ -74,9 +74,12 @@ def prolific_entry(request, slug):
     annotation page."""
     try:
         project = _project_or_refuse(slug)
-        study = services.check_study(request.GET.get("STUDY_ID", ""))
+        study = services.check_study(study=request.GET.get("STUDY_ID", ""))
         services.verify_link(
-            project=project, platform=Platform.PROLIFIC, study=study, signature=request.GET.get("sig", "")
+            project=project,
+            platform=Platform.PROLIFIC,
+            study=study,
+            signature=request.GET.get("sig", ""),
         )
         entry = services.worker_enter(
             project=project,
@@ -109,9 +112,12 @@ def mturk_entry(request, slug):
     Worker ids are not verified with MTurk: see the threat model in ``crowd.services``."""
     try:
         project = _project_or_refuse(slug)
-        study = services.check_study(request.GET.get("study", ""))
+        study = services.check_study(study=request.GET.get("study", ""))
         services.verify_link(
-            project=project, platform=Platform.MTURK, study=study, signature=request.GET.get("sig", "")
+            project=project,
+            platform=Platform.MTURK,
+            study=study,
+            signature=request.GET.get("sig", ""),
         )
         crowd = crowd_settings(project)
         assignment_id = request.GET.get("assignmentId", "")
@@ -128,7 +134,7 @@ def mturk_entry(request, slug):
             context.update(
                 preview=False,
                 entry=entry,
-                start_url=reverse("crowd-start", args=[services.start_token(entry)]),
+                start_url=reverse("crowd-start", args=[services.start_token(entry=entry)]),
                 submit_url=crowd.mturk_submit_url,
             )
     except services.EntryRefused as exc:
@@ -147,7 +153,7 @@ def crowd_start(request, token):
     so is the token of a session closed by a newer one. The login reaches only that session's
     work (``crowd.selectors.in_current_session``)."""
     try:
-        entry = services.entry_from_token(token)
+        entry = services.entry_from_token(token=token)
     except services.EntryRefused as exc:
         return _refused(request, exc)
     _log_in(request, entry)
@@ -181,7 +187,9 @@ def crowd_finish(request, slug):
         return redirect(crowd.prolific_complete_url(screened_out=True))
     if batch is None and not stopped:
         return redirect("annotate", slug=project.slug)
-    return render(request, "crowd/finish.html", {"project": project, "batch": batch, "stopped": stopped})
+    return render(
+        request, "crowd/finish.html", {"project": project, "batch": batch, "stopped": stopped}
+    )
 
 
 # --- researchers -----------------------------------------------------------------------------------
@@ -199,7 +207,10 @@ def quality_page(request, slug):
     project = project_for(request.user, slug, RESEARCH_ROLES)
     if request.method == "POST":
         membership = get_object_or_404(
-            Membership, project=project, pk=request.POST.get("membership") or 0, role=Membership.Role.ANNOTATOR
+            Membership,
+            project=project,
+            pk=request.POST.get("membership") or 0,
+            role=Membership.Role.ANNOTATOR,
         )
         action = request.POST.get("action")
         if action == "feedback":
@@ -237,7 +248,7 @@ def quality_page(request, slug):
         "crowd/quality.html",
         {
             "project": project,
-            "overview": selectors.quality_overview(project),
+            "overview": selectors.quality_overview(project=project),
             "link": link,
             "platforms": Platform.choices,
             "disputed": len(review.disputed_items(project=project, unresolved_only=True)),
@@ -256,7 +267,7 @@ def payments_csv(request, slug):
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=selectors.PAYMENT_COLUMNS)
     writer.writeheader()
-    writer.writerows(selectors.payment_rows(project))
+    writer.writerows(selectors.payment_rows(project=project))
     response = HttpResponse(buffer.getvalue(), content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-payments.csv"'
     return response
@@ -297,7 +308,11 @@ def review_item(request, slug, item_id):
         answer["text"] = json.dumps(answer["answer"], ensure_ascii=False, sort_keys=True)
     adjudication = data["adjudication"]
     majority_answer = next(
-        (a["answer"] for a in data["answers"] if a["key"] == data["majority_key"] and not a["excluded"]),
+        (
+            a["answer"]
+            for a in data["answers"]
+            if a["key"] == data["majority_key"] and not a["excluded"]
+        ),
         None,
     )
     return render(

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db.models import QuerySet
 
 from projects.models import Membership, Project
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def projects_for_user(user) -> QuerySet[Project]:
+
+def projects_for_user(*, user: User) -> QuerySet[Project]:
     """Projects where the user has any role (all projects for superusers), each annotated with
     the user's role as ``user_role``."""
     if user.is_superuser:
@@ -15,5 +20,5 @@ def projects_for_user(user) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user).distinct()
 
 
-def memberships_for_user(user) -> QuerySet[Membership]:
+def memberships_for_user(*, user: User) -> QuerySet[Membership]:
     return Membership.objects.filter(user=user).select_related("project").order_by("project__name")

@@ -32,7 +32,7 @@ class ProjectListView(ListAPIView):
     serializer_class = ProjectSerializer
 
     def get_queryset(self):
-        return selectors.projects_for_user(self.request.user).order_by("name")
+        return selectors.projects_for_user(user=self.request.user).order_by("name")
 
     def get_serializer_context(self):
         context = super().get_serializer_context()
@@ -57,7 +57,7 @@ class ProgressView(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request, slug):
-        return Response(project_progress(self.project))
+        return Response(project_progress(project=self.project))
 
 
 class ImportView(APIView):
@@ -73,10 +73,11 @@ class ImportView(APIView):
         body = ImportSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         fmt = body.validated_data["format"]
-        formats = available_formats(task_types.get(self.project.task_type))
+        formats = available_formats(task_type=task_types.get(self.project.task_type))
         if fmt not in formats:
             return Response(
-                {"detail": f"Unknown format {fmt!r}; choose one of {', '.join(formats)}."}, status=400
+                {"detail": f"Unknown format {fmt!r}; choose one of {', '.join(formats)}."},
+                status=400,
             )
         job = import_job_create(
             project=self.project,
@@ -104,7 +105,7 @@ class ImportJobView(APIView):
 
 
 def _job_response(job: ImportJob, created_status: int = status.HTTP_201_CREATED) -> Response:
-    data = import_job_view(job)
+    data = import_job_view(job=job)
     if job.status == ImportJob.Status.FAILED:
         return Response({"detail": job.message, **data}, status=status.HTTP_400_BAD_REQUEST)
     if job.status == ImportJob.Status.DONE:
@@ -117,7 +118,9 @@ class ExportView(APIView):
 
     permission_classes = [IsProjectResearcher]
 
-    @extend_schema(parameters=[OpenApiParameter("format", str, enum=list(FORMATS))], responses=bytes)
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=list(FORMATS))], responses=bytes
+    )
     def get(self, request, slug):
         fmt = request.query_params.get("format", "jsonl")
         if fmt not in FORMATS:
@@ -127,6 +130,8 @@ class ExportView(APIView):
 
 def export_response(project, fmt: str) -> StreamingHttpResponse:
     content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
-    response = StreamingHttpResponse(export_stream(project, fmt), content_type=content_type)
+    response = StreamingHttpResponse(
+        export_stream(project=project, fmt=fmt), content_type=content_type
+    )
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-annotations.{fmt}"'
     return response

@@ -39,7 +39,7 @@ def healthz(request):
 @login_required
 @require_GET
 def home(request):
-    memberships = selectors.memberships_for_user(request.user).annotate(
+    memberships = selectors.memberships_for_user(user=request.user).annotate(
         submitted=Count(
             "user__assignments",
             filter=Q(
@@ -56,7 +56,7 @@ def home(request):
 def project_detail(request, slug):
     project = project_for(request.user, slug, RESEARCH_ROLES)
     task_type = task_types.get(project.task_type)
-    formats = available_formats(task_type)
+    formats = available_formats(task_type=task_type)
     form = ImportForm(formats=formats)
     if request.method == "POST":
         form = ImportForm(request.POST, request.FILES, formats=formats)
@@ -75,7 +75,9 @@ def project_detail(request, slug):
             elif job.status == ImportJob.Status.FAILED:
                 messages.error(request, job.message)
             else:
-                messages.info(request, f"Import of {job.filename} queued; this page shows its progress.")
+                messages.info(
+                    request, f"Import of {job.filename} queued; this page shows its progress."
+                )
             return redirect("project-detail", slug=project.slug)
     jobs = list(project.import_jobs.defer("content")[:5])
     return render(
@@ -84,9 +86,9 @@ def project_detail(request, slug):
         {
             "project": project,
             "task_type": task_type,
-            "progress": project_progress(project),
+            "progress": project_progress(project=project),
             "form": form,
-            "mapping_formats": formats_taking(task_type, "mapping"),
+            "mapping_formats": formats_taking(task_type=task_type, option="mapping"),
             "export_formats": FORMATS,
             "import_jobs": jobs,
             "refresh_seconds": 3 if any(j.status in ("queued", "running") for j in jobs) else 0,

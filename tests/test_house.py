@@ -10,8 +10,17 @@ from annotation import task_types
 from tests.conftest import REPO
 
 CORE = [
-    "config", "core", "metrics", "projects", "annotation", "crowd", "llm_judges", "agreement",
-    "studies", "templates", "static",
+    "config",
+    "core",
+    "metrics",
+    "projects",
+    "annotation",
+    "crowd",
+    "llm_judges",
+    "agreement",
+    "studies",
+    "templates",
+    "static",
 ]
 MAX_FUNCTION_LINES = 80
 
@@ -19,7 +28,11 @@ MAX_FUNCTION_LINES = 80
 def _files(*suffixes: str):
     for folder in CORE:
         for path in (REPO / folder).rglob("*"):
-            if path.suffix in suffixes and "migrations" not in path.parts and "vendor" not in path.parts:
+            if (
+                path.suffix in suffixes
+                and "migrations" not in path.parts
+                and "vendor" not in path.parts
+            ):
                 yield path
 
 
@@ -76,3 +89,52 @@ def test_higher_apps_register_their_hooks_at_start_up():
     assert set(report_registry.keys()) >= slugs
     assert set(prompt_registry.keys()) >= slugs
     assert {demo.task_type for demo in demos()} >= slugs
+
+
+# llm_judges joins when its services package lands
+CHECKED_APPS = ["core", "metrics", "projects", "annotation", "crowd", "agreement", "studies"]
+# Public services and selectors allowed positional parameters, and why. Only that rule is waived:
+# their parameters and return still need types.
+POSITIONAL_ALLOWED = {
+    "crowd/selectors.py:in_current_session": (
+        "an assignment scope registered in annotation.hooks, called as scope(assignments, user=user)"
+    ),
+    "annotation/selectors.py:own_assignment": (
+        "llm_judges/api.py calls it as own_assignment(request.user, pk) and llm_judges is being "
+        "refactored; make it keyword-only once that call passes user= and assignment_id="
+    ),
+}
+
+
+def _service_and_selector_files():
+    for folder in CHECKED_APPS:
+        for path in (REPO / folder).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            if path.name in ("services.py", "selectors.py") or "services" in path.parts:
+                yield path
+
+
+def test_services_and_selectors_take_typed_keyword_only_arguments():
+    """HackSoft's rule: ``def project_progress(*, project: Project) -> dict:``."""
+    bad = []
+    for path in _service_and_selector_files():
+        name = path.relative_to(REPO).as_posix()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name.startswith(
+                "_"
+            ):
+                continue
+            args = node.args
+            problems = [] if node.returns else ["no return type"]
+            problems += [
+                f"{arg.arg} untyped"
+                for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                if arg.annotation is None
+            ]
+            positional = [arg.arg for arg in [*args.posonlyargs, *args.args]]
+            if positional and f"{name}:{node.name}" not in POSITIONAL_ALLOWED:
+                problems.append("positional: " + ", ".join(positional))
+            if problems:
+                bad.append(f"{name}:{node.lineno} {node.name}: {'; '.join(problems)}")
+    assert bad == []

@@ -30,7 +30,15 @@ def test_annotator_cannot_read_gold_through_the_next_item_api(annotator_client, 
     response = annotator_client.post(f"/api/projects/{project.slug}/next/")
     assert response.status_code == 200
     keys = set(walk(response.data))
-    assert not keys & {"gold", "group", "kind", "generator", "masked_evidence", "payload", "prepared"}
+    assert not keys & {
+        "gold",
+        "group",
+        "kind",
+        "generator",
+        "masked_evidence",
+        "payload",
+        "prepared",
+    }
     text = json.dumps(response.data)
     assert "test-gen" not in text  # the generator (item group) is not revealed either
 
@@ -55,8 +63,18 @@ def test_annotator_cannot_read_or_write_another_annotators_assignment(project, i
     services.annotation_submit(assignment=theirs, answer=ANSWER)
     client = client_for(annotator)
     assert client.get(f"/api/assignments/{theirs.id}/").status_code == 404
-    assert client.put(f"/api/assignments/{theirs.id}/draft/", {"answer": {}, "revision": 9}, format="json").status_code == 404
-    assert client.post(f"/api/assignments/{theirs.id}/submit/", {"answer": ANSWER}, format="json").status_code == 404
+    assert (
+        client.put(
+            f"/api/assignments/{theirs.id}/draft/", {"answer": {}, "revision": 9}, format="json"
+        ).status_code
+        == 404
+    )
+    assert (
+        client.post(
+            f"/api/assignments/{theirs.id}/submit/", {"answer": ANSWER}, format="json"
+        ).status_code
+        == 404
+    )
 
 
 def test_annotator_cannot_reach_other_projects(annotator_client, annotator, db):
@@ -93,14 +111,20 @@ def test_login_attempts_are_rate_limited(db, settings):
     user = factories.UserFactory()
     client = Client()
     for _ in range(3):
-        assert client.post("/login/", {"username": user.username, "password": "wrong"}).status_code == 200
+        assert (
+            client.post("/login/", {"username": user.username, "password": "wrong"}).status_code
+            == 200
+        )
     locked = client.post("/login/", {"username": user.username, "password": factories.PASSWORD})
     assert locked.status_code == 429
     assert b"Too many failed attempts" in locked.content
     api = APIClient()
     for _ in range(3):
         api.post("/api/auth/token/", {"username": user.username + "x", "password": "wrong"})
-    assert api.post("/api/auth/token/", {"username": user.username + "x", "password": "w"}).status_code == 429
+    assert (
+        api.post("/api/auth/token/", {"username": user.username + "x", "password": "w"}).status_code
+        == 429
+    )
 
 
 def test_a_correct_login_works_and_token_auth_reaches_the_api(db, project):
@@ -108,7 +132,11 @@ def test_a_correct_login_works_and_token_auth_reaches_the_api(db, project):
     factories.MembershipFactory(project=project, user=user, role="annotator")
     response = Client().post("/login/", {"username": user.username, "password": factories.PASSWORD})
     assert response.status_code == 302
-    token = APIClient().post("/api/auth/token/", {"username": user.username, "password": factories.PASSWORD}).data["token"]
+    token = (
+        APIClient()
+        .post("/api/auth/token/", {"username": user.username, "password": factories.PASSWORD})
+        .data["token"]
+    )
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert [p["slug"] for p in api.get("/api/projects/").data["results"]] == [project.slug]
@@ -116,10 +144,15 @@ def test_a_correct_login_works_and_token_auth_reaches_the_api(db, project):
 
 def test_production_settings_pass_the_deploy_check():
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
-    env.update(DJANGO_DEBUG="false", DJANGO_SECRET_KEY="x" * 64 + "-production-like-secret-key-for-check")
+    env.update(
+        DJANGO_DEBUG="false", DJANGO_SECRET_KEY="x" * 64 + "-production-like-secret-key-for-check"
+    )
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=REPO, env=env, capture_output=True, text=True,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -142,7 +175,9 @@ def test_padding_or_recasing_the_username_does_not_buy_more_login_attempts(db, s
     client = Client()
     for variant in (user.username, f" {user.username}", f"{user.username.upper()}\t"):
         client.post("/login/", {"username": variant, "password": "wrong"})
-    locked = client.post("/login/", {"username": f"  {user.username} ", "password": factories.PASSWORD})
+    locked = client.post(
+        "/login/", {"username": f"  {user.username} ", "password": factories.PASSWORD}
+    )
     assert locked.status_code == 429
 
 
@@ -153,9 +188,9 @@ def test_csv_export_cells_never_run_as_spreadsheet_formulas(project, annotator, 
     Item.objects.filter(project=project).update(group='=HYPERLINK("http://evil.example","x")')
     assignment = services.assignment_next(project=project, annotator=annotator)
     services.annotation_submit(assignment=assignment, answer=ANSWER)
-    text = "".join(export_stream(project, "csv"))
+    text = "".join(export_stream(project=project, fmt="csv"))
     assert ",'=HYPERLINK(" in text.replace('"', "")
-    jsonl = "".join(export_stream(project, "jsonl"))
+    jsonl = "".join(export_stream(project=project, fmt="jsonl"))
     assert '"group": "=HYPERLINK(' in jsonl  # JSONL keeps the exact text
 
 
@@ -165,11 +200,22 @@ def test_behind_a_proxy_failures_are_counted_per_forwarded_client(db, settings):
     user = factories.UserFactory()
     client = Client()
     for _ in range(2):
-        client.post("/login/", {"username": user.username, "password": "x"}, HTTP_X_FORWARDED_FOR="203.0.113.9")
-    assert client.post(
-        "/login/", {"username": user.username, "password": "x"}, HTTP_X_FORWARDED_FOR="203.0.113.9"
-    ).status_code == 429
+        client.post(
+            "/login/",
+            {"username": user.username, "password": "x"},
+            HTTP_X_FORWARDED_FOR="203.0.113.9",
+        )
+    assert (
+        client.post(
+            "/login/",
+            {"username": user.username, "password": "x"},
+            HTTP_X_FORWARDED_FOR="203.0.113.9",
+        ).status_code
+        == 429
+    )
     other = client.post(
-        "/login/", {"username": user.username, "password": factories.PASSWORD}, HTTP_X_FORWARDED_FOR="198.51.100.7"
+        "/login/",
+        {"username": user.username, "password": factories.PASSWORD},
+        HTTP_X_FORWARDED_FOR="198.51.100.7",
     )
     assert other.status_code == 302  # another client behind the same proxy is not locked out

@@ -119,7 +119,7 @@ def test_the_toy_is_annotated_through_the_api_reported_and_exported(toy_installe
     assert (yes_share["answers"], yes_share["yes"], yes_share["share_yes"]) == (6, 6, 1.0)
     assert [row["field"] for row in figures["tables"]["agreement"]["rows"]] == ["answer"]
 
-    rows = [json.loads(line) for line in export_jsonl(project)]
+    rows = [json.loads(line) for line in export_jsonl(project=project)]
     assert len(rows) == 6
     assert {row["statement"] for row in rows} == {"Statement 0", "Statement 1", "Statement 2"}
     assert all(row["answer"] is True for row in rows)

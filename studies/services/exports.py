@@ -21,13 +21,13 @@ from annotation.models import Annotation
 from annotation.review import with_item_verdicts
 from core.spreadsheet import spreadsheet_safe
 from llm_judges.selectors import preselections_shown
-from projects.models import Membership
+from projects.models import Membership, Project
 
 FORMATS = ("jsonl", "csv")
 CHUNK = 2000
 
 
-def _rows(project) -> Iterator[dict]:
+def _rows(project: Project) -> Iterator[dict]:
     task_type = task_types.get(project.task_type)
     pseudonyms = dict(
         Membership.objects.filter(project=project).values_list("user_id", "pseudonym")
@@ -40,7 +40,9 @@ def _rows(project) -> Iterator[dict]:
         .order_by("item__position", "item_id", "assignment__sequence", "id")
     )
     # Grouped by item to add each item's majority and adjudicated answer (annotation.review).
-    for annotation in with_item_verdicts(project, task_type, annotations.iterator(chunk_size=CHUNK)):
+    for annotation in with_item_verdicts(
+        project, task_type, annotations.iterator(chunk_size=CHUNK)
+    ):
         item = annotation.item
         row = {
             "project": project.slug,
@@ -48,7 +50,9 @@ def _rows(project) -> Iterator[dict]:
             "item_id": item.external_id,
             "item_kind": item.kind,
             "group": item.group,
-            "annotator": pseudonyms.get(annotation.annotator_id, f"ann-removed-{annotation.annotator_id}"),
+            "annotator": pseudonyms.get(
+                annotation.annotator_id, f"ann-removed-{annotation.annotator_id}"
+            ),
             "version": annotation.version,
             "time_spent_s": round(annotation.time_spent_ms / 1000, 1),
             "reserved_at": annotation.assignment.reserved_at.isoformat(),
@@ -60,12 +64,12 @@ def _rows(project) -> Iterator[dict]:
             yield {**row, **part}
 
 
-def export_jsonl(project) -> Iterator[str]:
+def export_jsonl(*, project: Project) -> Iterator[str]:
     for row in _rows(project):
         yield json.dumps(row, ensure_ascii=False) + "\n"
 
 
-def export_csv(project) -> Iterator[str]:
+def export_csv(*, project: Project) -> Iterator[str]:
     """CSV with list and dict cells as JSON. The header comes from the first row (every row of a
     task type has the same keys). Text that a spreadsheet would run as a formula gets a leading
     apostrophe (annotators' free text reaches this file); JSONL keeps the exact text."""
@@ -85,9 +89,9 @@ def export_csv(project) -> Iterator[str]:
         buffer.truncate(0)
 
 
-def export_stream(project, fmt: str) -> Iterator[str]:
+def export_stream(*, project: Project, fmt: str) -> Iterator[str]:
     if fmt == "jsonl":
-        return export_jsonl(project)
+        return export_jsonl(project=project)
     if fmt == "csv":
-        return export_csv(project)
+        return export_csv(project=project)
     raise ValueError(f"Unknown export format {fmt!r}; choose jsonl or csv.")

@@ -7,16 +7,27 @@ sees the finished job at once.
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
-from projects.models import ImportJob
+from projects.models import ImportJob, Project
 from studies.services.imports import ImportFailed, import_items
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def import_job_create(
-    *, project, user, uploaded_file, fmt: str, update: bool = False, mapping_file=None
+    *,
+    project: Project,
+    user: User,
+    uploaded_file: UploadedFile,
+    fmt: str,
+    update: bool = False,
+    mapping_file: UploadedFile | None = None,
 ) -> ImportJob:
     """Store the upload (and the optional mapping file some formats take, as text) and enqueue
     its import once the transaction commits."""
@@ -63,7 +74,10 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
     except ImportFailed as exc:
         job.status, job.message = ImportJob.Status.FAILED, str(exc)
     except Exception as exc:  # recorded for the researcher, then re-raised for the worker's log
-        job.status, job.message = ImportJob.Status.FAILED, f"Nothing imported. Unexpected error: {exc!r}"
+        job.status, job.message = (
+            ImportJob.Status.FAILED,
+            f"Nothing imported. Unexpected error: {exc!r}",
+        )
         job.finished_at = timezone.now()
         job.save(update_fields=["status", "message", "finished_at"])
         raise
@@ -81,7 +95,7 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
     return job
 
 
-def import_job_view(job: ImportJob) -> dict:
+def import_job_view(*, job: ImportJob) -> dict:
     return {
         "id": job.id,
         "file": job.filename,

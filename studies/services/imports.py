@@ -26,6 +26,7 @@ from annotation.task_types import PayloadError, PreparedItem, TaskType
 from annotation.task_types.base import jsonl_records
 from core.errors import Refusal, first_error
 from llm_judges.models import JudgeResult
+from projects.models import Project
 
 CHUNK_SIZE = 1000
 # Long explanations or evidence lists fit in one CSV cell (the csv module's default is 128 KiB).
@@ -42,7 +43,9 @@ class ImportReport:
     created: int = 0
     updated: int = 0
     records: int = 0
-    skipped: list[str] = field(default_factory=list)  # locations of records with nothing to annotate
+    skipped: list[str] = field(
+        default_factory=list
+    )  # locations of records with nothing to annotate
     skip_reason: str = "nothing to annotate"  # the task type's ``skip_reason``
 
     def summary(self) -> str:
@@ -54,11 +57,11 @@ class ImportReport:
         return text
 
 
-def available_formats(task_type: TaskType) -> list[str]:
+def available_formats(*, task_type: TaskType) -> list[str]:
     return [*GENERIC_FORMATS, *task_type.readers]
 
 
-def formats_taking(task_type: TaskType, option: str) -> list[str]:
+def formats_taking(*, task_type: TaskType, option: str) -> list[str]:
     """The task type's import formats whose reader takes ``option`` (e.g. a ``mapping`` file)."""
     return [
         fmt
@@ -77,7 +80,9 @@ def _csv_reader(task_type: TaskType) -> Callable[[IO[str]], Iterator[tuple[str, 
             except StopIteration:
                 return
             except csv.Error as exc:  # e.g. an unterminated quote
-                raise PayloadError(f"not valid CSV: {exc}", location=f"line {reader.line_num}") from None
+                raise PayloadError(
+                    f"not valid CSV: {exc}", location=f"line {reader.line_num}"
+                ) from None
             # Line numbers count the header, as a spreadsheet shows them.
             location = f"line {reader.line_num}"
             if None in row:
@@ -101,7 +106,7 @@ def _reader_for(
         reader = task_type.readers[fmt]
     else:
         raise ImportFailed(
-            f"Unknown format {fmt!r} for {task_type.name}; choose one of {', '.join(available_formats(task_type))}."
+            f"Unknown format {fmt!r} for {task_type.name}; choose one of {', '.join(available_formats(task_type=task_type))}."
         )
     if not options:
         return reader
@@ -155,7 +160,9 @@ def _check_storable(extra: dict) -> None:
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError:
-                raise PayloadError("contains an invalid (surrogate) character", field=str(key)) from None
+                raise PayloadError(
+                    "contains an invalid (surrogate) character", field=str(key)
+                ) from None
 
 
 def _strings(value) -> Iterator[str]:
@@ -183,7 +190,7 @@ def _chunks(iterable: Iterable, size: int) -> Iterator[list]:
 
 def import_items(
     *,
-    project,
+    project: Project,
     stream: IO[str] | IO[bytes],
     fmt: str,
     update: bool = False,
@@ -209,7 +216,9 @@ def import_items(
     seen: set[str] = set()
     try:
         with transaction.atomic():
-            position = (Item.objects.filter(project=project).aggregate(p=Max("position"))["p"] or 0) + 1
+            position = (
+                Item.objects.filter(project=project).aggregate(p=Max("position"))["p"] or 0
+            ) + 1
             records = _prepared_records(reader(stream), task_type, config, report)
             for chunk in _chunks(records, CHUNK_SIZE):
                 position = _write_chunk(project, chunk, seen, position, update, report)
@@ -221,7 +230,9 @@ def import_items(
     except PayloadError as exc:
         raise ImportFailed(f"Nothing imported. {exc}") from None
     except UnicodeDecodeError as exc:
-        raise ImportFailed(f"Nothing imported. The file is not UTF-8 text ({exc.reason}).") from None
+        raise ImportFailed(
+            f"Nothing imported. The file is not UTF-8 text ({exc.reason})."
+        ) from None
     return report
 
 
@@ -229,7 +240,11 @@ def _write_chunk(project, chunk, seen, position, update, report) -> int:
     ids = [item.external_id for _, item in chunk]
     for location, item in chunk:
         if item.external_id in seen:
-            raise PayloadError(f"external id {item.external_id!r} appears twice in the file", field="id", location=location)
+            raise PayloadError(
+                f"external id {item.external_id!r} appears twice in the file",
+                field="id",
+                location=location,
+            )
         seen.add(item.external_id)
     existing = dict(
         Item.objects.filter(project=project, external_id__in=ids).values_list("external_id", "id")
@@ -263,17 +278,27 @@ def _write_chunk(project, chunk, seen, position, update, report) -> int:
     new_items, changed = [], []
     now = timezone.now()
     for _, item in chunk:
-        fields = dict(payload=item.payload, prepared=item.prepared, gold=item.gold, group=item.group, kind=item.kind)
+        fields = dict(
+            payload=item.payload,
+            prepared=item.prepared,
+            gold=item.gold,
+            group=item.group,
+            kind=item.kind,
+        )
         if item.external_id in existing:
             # bulk_update skips auto_now: set it, so cached agreement reports see the change.
             changed.append(Item(id=existing[item.external_id], updated_at=now, **fields))
         else:
-            new_items.append(Item(project=project, external_id=item.external_id, position=position, **fields))
+            new_items.append(
+                Item(project=project, external_id=item.external_id, position=position, **fields)
+            )
             position += 1
     Item.objects.bulk_create(new_items, batch_size=CHUNK_SIZE)
     if changed:
         Item.objects.bulk_update(
-            changed, ["payload", "prepared", "gold", "group", "kind", "updated_at"], batch_size=CHUNK_SIZE
+            changed,
+            ["payload", "prepared", "gold", "group", "kind", "updated_at"],
+            batch_size=CHUNK_SIZE,
         )
     report.created += len(new_items)
     report.updated += len(changed)

@@ -24,7 +24,9 @@ def answered(project, answers_per_item):
 
 def test_citation_recovery_agreement_compares_the_chosen_sentences_not_the_rating():
     task_type = task_types.get("citation_recovery")
-    assert task_type.answer_key({**RIGHT, "helpfulness": 10}) == task_type.answer_key({**RIGHT, "helpfulness": 90})
+    assert task_type.answer_key({**RIGHT, "helpfulness": 10}) == task_type.answer_key(
+        {**RIGHT, "helpfulness": 90}
+    )
     assert task_type.answer_key(RIGHT) != task_type.answer_key(WRONG)
     assert task_type.answer_key({"sentences": [], "none": True, "helpfulness": 5}) == "[]"
 
@@ -56,23 +58,33 @@ def test_reviewers_see_the_items_where_annotators_disagree_and_record_the_final_
     assert items[2].external_id in listing and items[0].external_id not in listing
     page = browser.get(f"/p/{project.slug}/review/{items[2].id}/").content.decode()
     assert "Record final answer" in page and 'id="cr-sentences"' in page  # the task's own UI
-    data = json.loads(page.split('id="review-data" type="application/json">')[1].split("</script>")[0])
+    data = json.loads(
+        page.split('id="review-data" type="application/json">')[1].split("</script>")[0]
+    )
     assert len(data["answers"]) == 3 and data["initial"] is None  # no majority to start from
 
     api = client_for(reviewer)
     url = f"/api/projects/{project.slug}/review/{items[2].id}/adjudication/"
-    refused = api.post(url, {"answer": {"sentences": [99], "none": False, "helpfulness": 5}}, format="json")
+    refused = api.post(
+        url, {"answer": {"sentences": [99], "none": False, "helpfulness": 5}}, format="json"
+    )
     assert refused.status_code == 400 and "sentences" in refused.data["errors"]
-    first = api.post(url, {"answer": RIGHT, "note": "sentence 2 restates the evidence"}, format="json")
+    first = api.post(
+        url, {"answer": RIGHT, "note": "sentence 2 restates the evidence"}, format="json"
+    )
     second = api.post(url, {"answer": split}, format="json")
     assert (first.status_code, first.data["version"], second.data["version"]) == (201, 1, 2)
-    versions = list(Adjudication.objects.filter(item=items[2]).order_by("version").values_list("is_current", flat=True))
+    versions = list(
+        Adjudication.objects.filter(item=items[2])
+        .order_by("version")
+        .values_list("is_current", flat=True)
+    )
     assert versions == [False, True]
-    assert [d["external_id"] for d in review.disputed_items(project=project, unresolved_only=True)] == [
-        items[1].external_id
-    ]
+    assert [
+        d["external_id"] for d in review.disputed_items(project=project, unresolved_only=True)
+    ] == [items[1].external_id]
 
-    rows = [json.loads(line) for line in export_jsonl(project)]
+    rows = [json.loads(line) for line in export_jsonl(project=project)]
     by_item = {}
     for row in rows:
         by_item.setdefault(row["item_id"], []).append(row)
@@ -81,7 +93,7 @@ def test_reviewers_see_the_items_where_annotators_disagree_and_record_the_final_
     assert all(r["adjudicated"] == split for r in by_item[items[2].external_id])
     assert all(r["adjudicated"] is None for r in by_item[items[0].external_id])
     assert sorted(r["selected_sentences"] for r in by_item[items[2].external_id]) == [[0], [1], [2]]
-    header = next(export_csv(project)).splitlines()[0].split(",")
+    header = next(export_csv(project=project)).splitlines()[0].split(",")
     assert {"majority", "adjudicated", "excluded", "annotator_qualification"} <= set(header)
 
 
@@ -104,5 +116,12 @@ def test_annotators_and_other_projects_cannot_reach_review(db):
     assert elsewhere.post(url, {"answer": RIGHT}, format="json").status_code == 404
     foreign = Item.objects.get(project=other, kind="regular")
     own = client_for(project.researcher)
-    assert own.post(f"/api/projects/{project.slug}/review/{foreign.id}/adjudication/", {"answer": RIGHT}, format="json").status_code == 404
+    assert (
+        own.post(
+            f"/api/projects/{project.slug}/review/{foreign.id}/adjudication/",
+            {"answer": RIGHT},
+            format="json",
+        ).status_code
+        == 404
+    )
     assert not Adjudication.objects.exists()

@@ -13,13 +13,18 @@ from tests import factories
 
 
 def annotate_all(project, annotator, answer):
-    while (assignment := services.assignment_next(project=project, annotator=annotator)) is not None:
+    while (
+        assignment := services.assignment_next(project=project, annotator=annotator)
+    ) is not None:
         services.annotation_submit(assignment=assignment, answer=answer, time_spent_ms=4200)
 
 
 def test_jsonl_export_carries_ids_pseudonyms_answers_gold_and_scores(project, annotator, items):
     annotate_all(project, annotator, {"sentences": [0, 1], "none": False, "helpfulness": 64})
-    rows = [json.loads(line) for line in "".join(export_stream(project, "jsonl")).splitlines()]
+    rows = [
+        json.loads(line)
+        for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()
+    ]
     assert len(rows) == len(items)
     pseudonym = Membership.objects.get(project=project, user=annotator).pseudonym
     row = rows[0]
@@ -34,7 +39,7 @@ def test_jsonl_export_carries_ids_pseudonyms_answers_gold_and_scores(project, an
 
 def test_csv_export_has_one_header_and_json_cells(project, annotator, items):
     annotate_all(project, annotator, {"sentences": [], "none": True, "helpfulness": 10})
-    text = "".join(export_stream(project, "csv"))
+    text = "".join(export_stream(project=project, fmt="csv"))
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == len(items)
     assert rows[0]["selected_sentences"] == "[]" and rows[0]["none"] == "True"
@@ -45,7 +50,10 @@ def test_only_the_current_version_is_exported(project, annotator, items):
     assignment = services.assignment_next(project=project, annotator=annotator)
     services.annotation_submit(assignment=assignment, answer={"sentences": [0], "helpfulness": 5})
     services.annotation_submit(assignment=assignment, answer={"sentences": [1], "helpfulness": 6})
-    rows = [json.loads(line) for line in "".join(export_stream(project, "jsonl")).splitlines()]
+    rows = [
+        json.loads(line)
+        for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()
+    ]
     assert [(r["selected_sentences"], r["version"]) for r in rows] == [([1], 2)]
 
 
@@ -66,13 +74,15 @@ def test_export_download_streams_for_researchers(client, researcher, project, an
     assert body.count("\n") == len(items) + 1
 
 
-def test_export_reads_annotations_in_a_constant_number_of_queries(project, items, django_assert_max_num_queries):
+def test_export_reads_annotations_in_a_constant_number_of_queries(
+    project, items, django_assert_max_num_queries
+):
     for _ in range(3):
         user = factories.UserFactory()
         factories.MembershipFactory(project=project, user=user, role="annotator")
         annotate_all(project, user, {"sentences": [1], "helpfulness": 50})
     with django_assert_max_num_queries(5):
-        rows = list(export_stream(project, "jsonl"))
+        rows = list(export_stream(project=project, fmt="jsonl"))
     assert len(rows) == 2 * len(items)
 
 
@@ -86,11 +96,18 @@ def test_the_export_says_which_judge_pre_selection_an_annotator_saw(project, ann
     assignment = services.assignment_next(project=project, annotator=annotator)
     for item in items:  # shown only once the judge has answered every item
         JudgeResult.objects.create(
-            item=item, judge=judge, prompt_version=judge.prompt_version,
-            setting=_setting(project), status="ok", answer={"sentences": [1], "none": False},
+            item=item,
+            judge=judge,
+            prompt_version=judge.prompt_version,
+            setting=_setting(project),
+            status="ok",
+            answer={"sentences": [1], "none": False},
         )
     assert preselection_show(assignment=assignment)["judge"] == "stub-judge"
     services.annotation_submit(assignment=assignment, answer={"sentences": [1], "helpfulness": 50})
     annotate_all(project, annotator, {"sentences": [0], "helpfulness": 50})
-    rows = [json.loads(line) for line in "".join(export_stream(project, "jsonl")).splitlines()]
+    rows = [
+        json.loads(line)
+        for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()
+    ]
     assert [r["preselection_shown"] for r in rows] == ["stub-judge"] + [""] * (len(items) - 1)

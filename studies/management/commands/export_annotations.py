@@ -21,7 +21,7 @@ class Command(BaseCommand):
             raise CommandError(f"No project with slug {project!r}.") from None
         stream = open(out, "w", encoding="utf-8", newline="") if out else sys.stdout
         try:
-            for chunk in export_stream(target, fmt):
+            for chunk in export_stream(project=target, fmt=fmt):
                 stream.write(chunk)
         finally:
             if out:

@@ -263,7 +263,7 @@ def test_the_submit_api_refuses_a_cycle_then_accepts_the_fix_and_exports_metrics
     fixed = edit_answer(claim="The bridge closed because its main cables corroded.")
     assert client.post(url, {"answer": fixed}, format="json").status_code in (200, 201)
 
-    (row,) = [json.loads(line) for line in export_jsonl(project)]
+    (row,) = [json.loads(line) for line in export_jsonl(project=project)]
     assert row["structure"] == GOOD_STEPS
     assert row["structure_text"] == "(E1, E2) -> E3 -> E4 -> claim"
     assert row["claim_revised"] is True

@@ -403,14 +403,14 @@ def test_the_export_has_one_row_per_claim_and_the_statistics_count_them_by_model
     annotate(project, alice, first, answer)
     annotate(project, bob, first, keep_all(first))
     annotate(project, alice, second, keep_all(second))
-    rows = [json.loads(line) for line in "".join(export_stream(project, "jsonl")).splitlines()]
+    rows = [json.loads(line) for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()]
     assert len(rows) == 3 + 3 + 14
     assert (
         rows[0]["agreement"] == "disagreed_corrected"
         and rows[0]["annotator_label"] == "conflicting evidence"
     )
     assert rows[1]["action"] == "removed" and rows[1]["annotator_label"] == "not a claim"
-    csv_text = "".join(export_stream(project, "csv"))
+    csv_text = "".join(export_stream(project=project, fmt="csv"))
     assert csv_text.count("\n") == len(rows) + 1
 
     out = io.StringIO()
@@ -460,7 +460,7 @@ def test_the_export_reads_per_claim_rows_in_a_constant_number_of_queries(
         while (assignment := services.assignment_next(project=project, annotator=user)) is not None:
             services.annotation_submit(assignment=assignment, answer=keep_all(assignment.item))
     with django_assert_max_num_queries(5):
-        rows = list(export_stream(project, "jsonl"))
+        rows = list(export_stream(project=project, fmt="jsonl"))
     assert len(rows) == 2 * (3 + 14)
 
 

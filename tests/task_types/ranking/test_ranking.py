@@ -402,7 +402,7 @@ def test_the_export_reattaches_systems_one_row_per_criterion_and_system_and_feed
             services.annotation_submit(
                 assignment=assignment, answer=ranks_for(item, plan, order=shown)
             )
-    rows = [json.loads(line) for line in "".join(export_stream(project, "jsonl")).splitlines()]
+    rows = [json.loads(line) for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()]
     assert len(rows) == 2 * 2 * 2 * 3  # items × annotators × criteria × systems
     first = [r for r in rows if r["item_id"] == RECORDS[0]["id"] and r["criterion"] == "Coverage"]
     assert {
@@ -420,7 +420,7 @@ def test_the_export_reattaches_systems_one_row_per_criterion_and_system_and_feed
         if r["criterion"] == "Coverage"
     )
     assert coverage.overall == {"gpt4": 1.5, "gpt35": 2.0, "llama2-70b": 2.0}
-    text = "".join(export_stream(project, "csv"))
+    text = "".join(export_stream(project=project, fmt="csv"))
     parsed = list(csv.DictReader(io.StringIO(text)))
     assert len(parsed) == len(rows) and parsed[0]["criterion"] in {"Coverage", "Overall"}
 

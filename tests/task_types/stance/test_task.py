@@ -251,7 +251,7 @@ def test_exported_rows_feed_the_stance_metrics_directly(db):
             format="json",
         )
         assert response.status_code in (200, 201), response.json()
-    rows = [json.loads(line) for line in export_jsonl(project)]
+    rows = [json.loads(line) for line in export_jsonl(project=project)]
     assert {r["item_id"] for r in rows} == {r["id"] for r in records}
     assert all(len(r["sentence_labels"]) == 2 and r["sentence_labels"][0]["text"] for r in rows)
     stance_rows = [(r["claim_id"], r["veracity"], r["level"], r["label"]) for r in rows]
