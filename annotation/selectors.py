@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-def own_assignment(user: User, assignment_id: int) -> Assignment:
+def own_assignment(*, user: User, assignment_id: int) -> Assignment:
     """The user's own assignment with its item and project; 404 for anyone else's, and for a
     crowd worker's assignment outside their current platform session (``annotation.hooks``)."""
     assignment = reachable(

@@ -31,7 +31,7 @@ class RunListView(APIView):
     @extend_schema(operation_id="judge_runs_list", responses=dict)
     def get(self, request, slug):
         runs = selectors.runs_for_project(project=self.project)
-        return Response({"results": [selectors.progress_of(run) for run in runs]})
+        return Response({"results": [selectors.progress_of(run=run) for run in runs]})
 
     @extend_schema(
         request=StartRunSerializer,
@@ -56,7 +56,7 @@ class RunListView(APIView):
             filters=body.validated_data["filters"],
         )
         run = selectors.run_for_project(project=self.project, run_id=run.pk)
-        return Response(selectors.progress_of(run), status=status.HTTP_201_CREATED)
+        return Response(selectors.progress_of(run=run), status=status.HTTP_201_CREATED)
 
 
 class RunDetailView(APIView):
@@ -67,7 +67,7 @@ class RunDetailView(APIView):
         run = selectors.run_for_project(project=self.project, run_id=run_id)
         if run is None:
             return Response({"detail": "No such run."}, status=status.HTTP_404_NOT_FOUND)
-        data = selectors.progress_of(run)
+        data = selectors.progress_of(run=run)
         data["usage"] = selectors.run_usage(run=run)
         return Response(data)
 
@@ -82,7 +82,7 @@ class RunCancelView(APIView):
             return Response({"detail": "No such run."}, status=status.HTTP_404_NOT_FOUND)
         cancelled = services.judge_run_cancel(run=run)
         run = selectors.run_for_project(project=self.project, run_id=run_id)
-        return Response({"cancelled": cancelled, **selectors.progress_of(run)})
+        return Response({"cancelled": cancelled, **selectors.progress_of(run=run)})
 
 
 class PreselectionView(APIView):
@@ -92,7 +92,7 @@ class PreselectionView(APIView):
 
     @extend_schema(request=None, responses={200: dict, 204: OpenApiResponse(description="None")})
     def post(self, request, pk):
-        assignment = own_assignment(request.user, pk)
+        assignment = own_assignment(user=request.user, assignment_id=pk)
         shown = services.preselection_show(assignment=assignment)
         if shown is None:
             return Response(status=status.HTTP_204_NO_CONTENT)

@@ -88,7 +88,7 @@ def _with_live_counts(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
     )
 
 
-def progress_of(run: JudgeRun) -> dict:
+def progress_of(*, run: JudgeRun) -> dict:
     """Progress figures of a run from ``runs_for_project``/``run_for_project`` (live counts
     while it runs, the counts copied at its end afterwards: later runs may claim its results)."""
     live = run.is_active and hasattr(run, "live_answered")

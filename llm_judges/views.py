@@ -100,7 +100,7 @@ def project_judges(request, slug):
             "pre_form": pre_form,
             "preselection": preselection,
             "preselection_reason": status["reason"],
-            "runs": [selectors.progress_of(run) for run in runs],
+            "runs": [selectors.progress_of(run=run) for run in runs],
         },
     )
 
@@ -120,7 +120,7 @@ def judge_run(request, slug, run_id):
         {
             "project": project,
             "run": run,
-            "progress": selectors.progress_of(run),
+            "progress": selectors.progress_of(run=run),
             "usage": selectors.run_usage(run=run),
             "problems": selectors.run_problems(run=run),
         },

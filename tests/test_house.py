@@ -92,16 +92,14 @@ def test_higher_apps_register_their_hooks_at_start_up():
 
 
 # llm_judges joins when its services package lands
-CHECKED_APPS = ["core", "metrics", "projects", "annotation", "crowd", "agreement", "studies"]
+CHECKED_APPS = [
+    "core", "metrics", "projects", "annotation", "crowd", "llm_judges", "agreement", "studies",
+]
 # Public services and selectors allowed positional parameters, and why. Only that rule is waived:
 # their parameters and return still need types.
 POSITIONAL_ALLOWED = {
     "crowd/selectors.py:in_current_session": (
         "an assignment scope registered in annotation.hooks, called as scope(assignments, user=user)"
-    ),
-    "annotation/selectors.py:own_assignment": (
-        "llm_judges/api.py calls it as own_assignment(request.user, pk) and llm_judges is being "
-        "refactored; make it keyword-only once that call passes user= and assignment_id="
     ),
 }
 

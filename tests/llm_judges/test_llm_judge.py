@@ -320,6 +320,6 @@ def test_the_runs_list_costs_the_same_queries_however_many_runs(
         run = services.judge_run_start(judge=judge, project=project, enqueue=False)
         services.judge_batch_process(run_id=run.pk, item_ids=[items[0].pk])
     with django_assert_max_num_queries(1):
-        runs = [selectors.progress_of(r) for r in selectors.runs_for_project(project=project)]
+        runs = [selectors.progress_of(run=r) for r in selectors.runs_for_project(project=project)]
     assert len(runs) == 6
     assert all(r["answered"] == 1 for r in runs)

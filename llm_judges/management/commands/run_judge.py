@@ -99,7 +99,7 @@ class Command(BaseCommand):
         """Print the progress line: rewritten in place on a terminal; otherwise (logs, pipes)
         a new line only when the counts or the status change."""
         fresh = selectors.run_for_project(project=project, run_id=run.pk)
-        progress = selectors.progress_of(fresh)
+        progress = selectors.progress_of(run=fresh)
         line = progress_line(progress, time.monotonic() - started)
         if self.stdout.isatty():
             self.stdout.write("\r" + line, ending="\n" if final else "")

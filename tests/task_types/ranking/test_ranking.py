@@ -254,7 +254,7 @@ def test_the_project_page_offers_a_mapping_file_for_the_reprohum_format(project,
 
 @pytest.mark.django_db(transaction=True)  # the job is queued on commit
 def test_the_upload_api_takes_the_mapping_file_of_the_reprohum_format(
-    researcher_client, researcher
+    researcher_client, researcher, celery_eager
 ):
     project = factories.ProjectFactory(task_type="ranking", config={})
     factories.MembershipFactory(project=project, user=researcher, role="researcher")
