@@ -42,7 +42,9 @@ class AgreementSnapshot(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["project", "key"], name="agreement_snapshot_unique_key"),
+            models.UniqueConstraint(
+                fields=["project", "key"], name="agreement_snapshot_unique_key"
+            ),
             models.UniqueConstraint(
                 fields=["project", "filter_key"],
                 condition=Q(status__in=["pending", "running"]),

@@ -14,7 +14,15 @@ class ItemAdmin(admin.ModelAdmin):
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ["item", "annotator", "project", "state", "reserved_at", "expires_at", "submitted_at"]
+    list_display = [
+        "item",
+        "annotator",
+        "project",
+        "state",
+        "reserved_at",
+        "expires_at",
+        "submitted_at",
+    ]
     list_filter = ["project", "state"]
     search_fields = ["item__external_id", "annotator__username"]
     list_select_related = ["item", "annotator", "project"]

@@ -42,7 +42,9 @@ class Item(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["project", "external_id"], name="item_unique_external_id")
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="item_unique_external_id"
+            )
         ]
         indexes = [
             models.Index(fields=["project", "kind", "position"], name="item_queue_idx"),
@@ -110,13 +112,17 @@ class Batch(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["project", "annotator", "kind", "state"], name="batch_annotator_idx"),
+            models.Index(
+                fields=["project", "annotator", "kind", "state"], name="batch_annotator_idx"
+            ),
             models.Index(fields=["project", "state", "expires_at"], name="batch_expiry_idx"),
         ]
         verbose_name_plural = "batches"
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} batch {self.number} of {self.annotator_id} ({self.state})"
+        return (
+            f"{self.get_kind_display()} batch {self.number} of {self.annotator_id} ({self.state})"
+        )
 
 
 class Assignment(models.Model):
@@ -137,7 +143,8 @@ class Assignment(models.Model):
     expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
     submitted_revision = models.PositiveIntegerField(
-        default=0, help_text="The client's draft revision at the last submit; older autosaves are ignored."
+        default=0,
+        help_text="The client's draft revision at the last submit; older autosaves are ignored.",
     )
     sequence = models.PositiveIntegerField(
         default=0, help_text="1-based order in which this annotator received items of the project."
@@ -154,7 +161,9 @@ class Assignment(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_annotator")
+            models.UniqueConstraint(
+                fields=["item", "annotator"], name="assignment_unique_annotator"
+            )
         ]
         indexes = [
             models.Index(fields=["project", "annotator", "state"], name="assignment_annotator_idx"),
@@ -190,8 +199,12 @@ class Annotation(models.Model):
     answer = models.JSONField()
     version = models.PositiveIntegerField(default=1)
     is_current = models.BooleanField(default=True)
-    submission_id = models.UUIDField(default=uuid.uuid4, help_text="Client key for idempotent submits.")
-    time_spent_ms = models.PositiveBigIntegerField(default=0, help_text="Active time on this version.")
+    submission_id = models.UUIDField(
+        default=uuid.uuid4, help_text="Client key for idempotent submits."
+    )
+    time_spent_ms = models.PositiveBigIntegerField(
+        default=0, help_text="Active time on this version."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -202,7 +215,9 @@ class Annotation(models.Model):
             models.UniqueConstraint(
                 fields=["assignment", "submission_id"], name="annotation_unique_submission"
             ),
-            models.UniqueConstraint(fields=["assignment", "version"], name="annotation_unique_version"),
+            models.UniqueConstraint(
+                fields=["assignment", "version"], name="annotation_unique_version"
+            ),
         ]
         indexes = [models.Index(fields=["item", "is_current"], name="annotation_item_idx")]
         ordering = ["assignment_id", "version"]

@@ -137,10 +137,15 @@ def control_accuracy(*, project_id: int, annotator_id: int) -> tuple[int, int]:
     return stats["answered"], stats["right"]
 
 
-def check_control_accuracy(*, project_id: int, membership: Membership, crowd: CrowdSettings) -> bool:
+def check_control_accuracy(
+    *, project_id: int, membership: Membership, crowd: CrowdSettings
+) -> bool:
     """Disqualify the member when their accuracy on controls is below the threshold after the
     minimum number of controls. Returns whether they were disqualified now."""
-    if membership.qualification_by_researcher or membership.qualification == Qualification.DISQUALIFIED:
+    if (
+        membership.qualification_by_researcher
+        or membership.qualification == Qualification.DISQUALIFIED
+    ):
         return False
     answered, right = control_accuracy(project_id=project_id, annotator_id=membership.user_id)
     if answered < crowd.min_controls or right / answered >= crowd.accuracy_threshold:
@@ -160,8 +165,13 @@ def _score_qualification_round(batch: Batch, crowd: CrowdSettings, membership: M
         or 0
     )
     accuracy = stats["right"] / stats["total"] if stats["total"] else 0.0
-    if accuracy >= crowd.qualification_pass_mark and active_ms >= crowd.qualification_min_seconds * 1000:
-        _set_state(membership, Qualification.QUALIFIED, Reason.QUALIFICATION_PASSED, by_researcher=False)
+    if (
+        accuracy >= crowd.qualification_pass_mark
+        and active_ms >= crowd.qualification_min_seconds * 1000
+    ):
+        _set_state(
+            membership, Qualification.QUALIFIED, Reason.QUALIFICATION_PASSED, by_researcher=False
+        )
         return
     rounds = Batch.objects.filter(
         project_id=batch.project_id,
@@ -170,9 +180,13 @@ def _score_qualification_round(batch: Batch, crowd: CrowdSettings, membership: M
         state=Batch.State.FINISHED,
     ).count()
     if rounds >= crowd.qualification_rounds:
-        _set_state(membership, Qualification.DISQUALIFIED, Reason.QUALIFICATION_FAILED, by_researcher=False)
+        _set_state(
+            membership, Qualification.DISQUALIFIED, Reason.QUALIFICATION_FAILED, by_researcher=False
+        )
     else:
-        _set_state(membership, Qualification.PENDING, Reason.QUALIFICATION_RETRY, by_researcher=False)
+        _set_state(
+            membership, Qualification.PENDING, Reason.QUALIFICATION_RETRY, by_researcher=False
+        )
 
 
 def _set_state(membership: Membership, state: str, reason: str, *, by_researcher: bool) -> None:
@@ -190,7 +204,9 @@ def _set_state(membership: Membership, state: str, reason: str, *, by_researcher
     if state == Qualification.DISQUALIFIED:
         expire_open_work(project_id=membership.project_id, annotator_id=membership.user_id, now=now)
         Batch.objects.filter(
-            project_id=membership.project_id, annotator_id=membership.user_id, state=Batch.State.OPEN
+            project_id=membership.project_id,
+            annotator_id=membership.user_id,
+            state=Batch.State.OPEN,
         ).update(state=Batch.State.STOPPED, finished_at=now)
 
 
@@ -206,13 +222,21 @@ def qualification_decide(*, membership: Membership, decision: str) -> Membership
         if decision == "qualify":
             _set_state(membership, Qualification.QUALIFIED, Reason.RESEARCHER, by_researcher=True)
         elif decision == "disqualify":
-            _set_state(membership, Qualification.DISQUALIFIED, Reason.RESEARCHER, by_researcher=True)
+            _set_state(
+                membership, Qualification.DISQUALIFIED, Reason.RESEARCHER, by_researcher=True
+            )
         else:
             crowd = crowd_settings(membership.project)
-            state = Qualification.PENDING if crowd.qualification_required else Qualification.NOT_REQUIRED
+            state = (
+                Qualification.PENDING
+                if crowd.qualification_required
+                else Qualification.NOT_REQUIRED
+            )
             _set_state(membership, state, "", by_researcher=False)
             if crowd.controls:
-                check_control_accuracy(project_id=membership.project_id, membership=membership, crowd=crowd)
+                check_control_accuracy(
+                    project_id=membership.project_id, membership=membership, crowd=crowd
+                )
     return membership
 
 

@@ -49,7 +49,9 @@ def disputed_items(*, project, unresolved_only: bool = False) -> list[dict]:
         )
     )
     rows = (
-        Annotation.objects.filter(item__project=project, item__kind=Item.Kind.REGULAR, is_current=True)
+        Annotation.objects.filter(
+            item__project=project, item__kind=Item.Kind.REGULAR, is_current=True
+        )
         .order_by("item__position", "item_id")
         .values_list("item_id", "item__external_id", "annotator_id", "answer")
     )
@@ -82,19 +84,27 @@ def review_item(*, project, item_id: int) -> dict:
     task_type = task_types.get(project.task_type)
     members = {
         m.user_id: m
-        for m in Membership.objects.filter(project=project).only("user_id", "pseudonym", "qualification")
+        for m in Membership.objects.filter(project=project).only(
+            "user_id", "pseudonym", "qualification"
+        )
     }
     answers = []
     counted = []
-    for annotation in Annotation.objects.filter(item=item, is_current=True).order_by("created_at", "id"):
+    for annotation in Annotation.objects.filter(item=item, is_current=True).order_by(
+        "created_at", "id"
+    ):
         member = members.get(annotation.annotator_id)
-        excluded = member is not None and member.qualification == Membership.Qualification.DISQUALIFIED
+        excluded = (
+            member is not None and member.qualification == Membership.Qualification.DISQUALIFIED
+        )
         key = task_type.answer_key(annotation.answer)
         if not excluded:
             counted.append(key)
         answers.append(
             {
-                "annotator": member.pseudonym if member else f"ann-removed-{annotation.annotator_id}",
+                "annotator": member.pseudonym
+                if member
+                else f"ann-removed-{annotation.annotator_id}",
                 "answer": annotation.answer,
                 "key": key,
                 "excluded": excluded,
@@ -102,7 +112,9 @@ def review_item(*, project, item_id: int) -> dict:
             }
         )
     majority = majority_key(counted)
-    adjudication = Adjudication.objects.filter(item=item, is_current=True).select_related("reviewer").first()
+    adjudication = (
+        Adjudication.objects.filter(item=item, is_current=True).select_related("reviewer").first()
+    )
     return {
         "item": item,
         "display": task_type.display(item),
@@ -160,7 +172,9 @@ def with_item_verdicts(project, task_type, annotations):
     def flush():
         ids = [group[0].item_id for group in pending]
         final = dict(
-            Adjudication.objects.filter(item_id__in=ids, is_current=True).values_list("item_id", "answer")
+            Adjudication.objects.filter(item_id__in=ids, is_current=True).values_list(
+                "item_id", "answer"
+            )
         )
         for group in pending:
             majority = item_majority(task_type, group, excluded)

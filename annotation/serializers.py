@@ -17,7 +17,9 @@ class SubmitSerializer(serializers.Serializer):
     answer = serializers.JSONField()
     time_spent_ms = serializers.IntegerField(min_value=0, default=0)
     submission_id = serializers.UUIDField(required=False)
-    revision = serializers.IntegerField(min_value=0, default=0, help_text="Draft revision submitted.")
+    revision = serializers.IntegerField(
+        min_value=0, default=0, help_text="Draft revision submitted."
+    )
 
 
 class HistoryEntrySerializer(serializers.Serializer):

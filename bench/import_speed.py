@@ -33,12 +33,18 @@ WORDS = (
 def sentence(rng: random.Random, cite: list[int]) -> str:
     words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 22)))
     markers = "".join(f"[{c}]" for c in cite)
-    return f"{words.capitalize()}{markers}." if rng.random() < 0.5 else f"{words.capitalize()} {markers}."
+    return (
+        f"{words.capitalize()}{markers}."
+        if rng.random() < 0.5
+        else f"{words.capitalize()} {markers}."
+    )
 
 
 def record(n: int, rng: random.Random) -> dict:
     count = rng.randint(4, 10)
-    evidence = [{"id": i, "text": " ".join(rng.choice(WORDS) for _ in range(15))} for i in range(12)]
+    evidence = [
+        {"id": i, "text": " ".join(rng.choice(WORDS) for _ in range(15))} for i in range(12)
+    ]
     sentences = [sentence(rng, rng.sample(range(12), rng.randint(0, 2))) for _ in range(count)]
     sentences[0] = sentence(rng, [rng.randrange(12)])
     return {
@@ -130,16 +136,23 @@ def main() -> None:
             for name, url in targets:
                 out = subprocess.run(
                     [sys.executable, __file__, "--worker", url, str(path)],
-                    capture_output=True, text=True, check=True, cwd=REPO,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    cwd=REPO,
                 )
                 result = json.loads(out.stdout.strip().splitlines()[-1])
                 rows.append((name, size, result, base, path.stat().st_size / 1e6))
     smallest = {name: r["peak_mb"] for name, s, r, _, _ in rows if s == sizes[0]}
-    print(f"{'database':<11}{'items':>9}{'file MB':>9}{'seconds':>9}{'items/s':>10}"
-          f"{'x parse':>9}{'peak MB':>9}{'mem ratio':>10}")
+    print(
+        f"{'database':<11}{'items':>9}{'file MB':>9}{'seconds':>9}{'items/s':>10}"
+        f"{'x parse':>9}{'peak MB':>9}{'mem ratio':>10}"
+    )
     for name, size, r, base, megabytes in rows:
-        print(f"{name:<11}{size:>9}{megabytes:>9.1f}{r['seconds']:>9.1f}{r['items'] / r['seconds']:>10.0f}"
-              f"{r['seconds'] / base:>9.1f}{r['peak_mb']:>9.0f}{r['peak_mb'] / smallest[name]:>10.2f}")
+        print(
+            f"{name:<11}{size:>9}{megabytes:>9.1f}{r['seconds']:>9.1f}{r['items'] / r['seconds']:>10.0f}"
+            f"{r['seconds'] / base:>9.1f}{r['peak_mb']:>9.0f}{r['peak_mb'] / smallest[name]:>10.2f}"
+        )
     print("x parse: import time / time to read and JSON-parse the same file (baseline, same run).")
     print("mem ratio: peak memory / peak memory at the smallest size (flat memory stays near 1).")
 

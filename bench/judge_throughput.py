@@ -69,7 +69,9 @@ def drop_database(admin_url: str, name: str) -> None:
 def bench_llm(args) -> dict:
     admin_url = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
     redis_url = (
-        os.environ.get("BENCH_REDIS_URL") or os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+        os.environ.get("BENCH_REDIS_URL")
+        or os.environ.get("REDIS_URL")
+        or "redis://127.0.0.1:6379/0"
     )
     name, database_url = scratch_database(admin_url)
     queue = f"judges-bench-{uuid.uuid4().hex[:8]}"
@@ -273,8 +275,12 @@ def main() -> None:
     if not args.skip_nli:
         r = bench_nli(args)
         print(f"NLI judge (MiniLM-sized cross-encoder, CPU), {r['pairs']} real pairs")
-        print(f"  one pair per forward pass (baseline, {r['single_pairs']} pairs): {r['single_rate']:.1f} pairs/s")
-        print(f"  batched, {args.nli_batch} pairs per forward pass: {r['batched_rate']:.1f} pairs/s")
+        print(
+            f"  one pair per forward pass (baseline, {r['single_pairs']} pairs): {r['single_rate']:.1f} pairs/s"
+        )
+        print(
+            f"  batched, {args.nli_batch} pairs per forward pass: {r['batched_rate']:.1f} pairs/s"
+        )
         print(f"  batched vs one by one: {r['batched_rate'] / r['single_rate']:.1f}x")
 
 

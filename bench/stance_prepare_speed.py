@@ -45,8 +45,14 @@ def records(count: int, rng: random.Random) -> list[dict]:
             for _ in range(rng.randint(6, 10))
         ]
         out.append(
-            {"id": f"r{n}", "claim_id": f"c{claim_number}", "claim": claim, "response": " ".join(sentences),
-             "level": n % 5, "veracity": "false"}
+            {
+                "id": f"r{n}",
+                "claim_id": f"c{claim_number}",
+                "claim": claim,
+                "response": " ".join(sentences),
+                "level": n % 5,
+                "veracity": "false",
+            }
         )
     return out
 
@@ -62,8 +68,10 @@ def main() -> None:
     started = time.perf_counter()
     embeddings.get_model()
     info = embeddings.load_info()
-    print(f"model: verify {info.verify_seconds:.2f} s, load {info.load_seconds:.2f} s "
-          f"(first use in this process: {time.perf_counter() - started:.2f} s)")
+    print(
+        f"model: verify {info.verify_seconds:.2f} s, load {info.load_seconds:.2f} s "
+        f"(first use in this process: {time.perf_counter() - started:.2f} s)"
+    )
     task.prepare(payloads[0], config=config)  # warm spaCy and the first encode
 
     started = time.perf_counter()
@@ -75,12 +83,19 @@ def main() -> None:
     batch_time = time.perf_counter() - started
 
     same = sum(
-        [t["index"] for t in a[0].prepared["targets"]] == [t["index"] for t in b[0].prepared["targets"]]
+        [t["index"] for t in a[0].prepared["targets"]]
+        == [t["index"] for t in b[0].prepared["targets"]]
         for a, b in zip(one_by_one, batched, strict=True)
     )
-    print(f"{args.items} items · one by one (baseline) {baseline:.2f} s ({args.items / baseline:.0f} items/s)")
-    print(f"{args.items} items · batched               {batch_time:.2f} s ({args.items / batch_time:.0f} items/s)")
-    print(f"batched / baseline time ratio: {batch_time / baseline:.2f} (speed-up ×{baseline / batch_time:.1f})")
+    print(
+        f"{args.items} items · one by one (baseline) {baseline:.2f} s ({args.items / baseline:.0f} items/s)"
+    )
+    print(
+        f"{args.items} items · batched               {batch_time:.2f} s ({args.items / batch_time:.0f} items/s)"
+    )
+    print(
+        f"batched / baseline time ratio: {batch_time / baseline:.2f} (speed-up ×{baseline / batch_time:.1f})"
+    )
     print(f"same sentences chosen for {same} of {args.items} items")
 
 

@@ -15,7 +15,11 @@ api = [
     path("api/auth/token/", TokenView.as_view(), name="api-token"),
     path("api/projects/", projects_api.ProjectListView.as_view(), name="api-projects"),
     path("api/projects/<slug:slug>/items/", projects_api.ItemListView.as_view(), name="api-items"),
-    path("api/projects/<slug:slug>/progress/", projects_api.ProgressView.as_view(), name="api-progress"),
+    path(
+        "api/projects/<slug:slug>/progress/",
+        projects_api.ProgressView.as_view(),
+        name="api-progress",
+    ),
     path("api/projects/<slug:slug>/import/", projects_api.ImportView.as_view(), name="api-import"),
     path(
         "api/projects/<slug:slug>/imports/<int:job_id>/",
@@ -24,10 +28,18 @@ api = [
     ),
     path("api/projects/<slug:slug>/export/", projects_api.ExportView.as_view(), name="api-export"),
     path("api/projects/<slug:slug>/next/", annotation_api.NextItemView.as_view(), name="api-next"),
-    path("api/projects/<slug:slug>/history/", annotation_api.HistoryView.as_view(), name="api-history"),
-    path("api/assignments/<int:pk>/", annotation_api.AssignmentView.as_view(), name="api-assignment"),
+    path(
+        "api/projects/<slug:slug>/history/",
+        annotation_api.HistoryView.as_view(),
+        name="api-history",
+    ),
+    path(
+        "api/assignments/<int:pk>/", annotation_api.AssignmentView.as_view(), name="api-assignment"
+    ),
     path("api/assignments/<int:pk>/draft/", annotation_api.DraftView.as_view(), name="api-draft"),
-    path("api/assignments/<int:pk>/submit/", annotation_api.SubmitView.as_view(), name="api-submit"),
+    path(
+        "api/assignments/<int:pk>/submit/", annotation_api.SubmitView.as_view(), name="api-submit"
+    ),
 ]
 
 pages = [

@@ -30,7 +30,17 @@ class CrowdEntryAdmin(admin.ModelAdmin):
 
 @admin.register(Batch)
 class BatchAdmin(admin.ModelAdmin):
-    list_display = ["annotator", "project", "kind", "number", "state", "size", "code", "created_at", "finished_at"]
+    list_display = [
+        "annotator",
+        "project",
+        "kind",
+        "number",
+        "state",
+        "size",
+        "code",
+        "created_at",
+        "finished_at",
+    ]
     list_filter = ["project", "kind", "state"]
     search_fields = ["annotator__username", "code", "external_ref"]
     list_select_related = ["annotator", "project"]

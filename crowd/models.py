@@ -29,7 +29,9 @@ class CrowdEntry(models.Model):
     study_id = models.CharField(
         max_length=64, help_text="Prolific STUDY_ID, or the study label of an MTurk link."
     )
-    session_id = models.CharField(max_length=64, help_text="Prolific SESSION_ID or MTurk assignmentId.")
+    session_id = models.CharField(
+        max_length=64, help_text="Prolific SESSION_ID or MTurk assignmentId."
+    )
     hit_id = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(auto_now=True)
@@ -47,7 +49,9 @@ class CrowdEntry(models.Model):
             )
         ]
         indexes = [
-            models.Index(fields=["project", "platform", "worker_id"], name="crowd_entry_worker_idx"),
+            models.Index(
+                fields=["project", "platform", "worker_id"], name="crowd_entry_worker_idx"
+            ),
             models.Index(fields=["user", "project", "closed_at"], name="crowd_entry_user_open_idx"),
         ]
         verbose_name_plural = "crowd entries"

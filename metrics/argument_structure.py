@@ -94,4 +94,12 @@ def structure_metrics(predicted: Sequence[Mapping], reference: Sequence[Mapping]
     }
 
 
-__all__ = ["CLAIM", "node_id", "edges", "leaves", "normalise_steps", "step_keys", "structure_metrics"]
+__all__ = [
+    "CLAIM",
+    "node_id",
+    "edges",
+    "leaves",
+    "normalise_steps",
+    "step_keys",
+    "structure_metrics",
+]

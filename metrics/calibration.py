@@ -303,9 +303,7 @@ def _elbo(q: _Posterior, d: _Scores, priors: _Priors) -> float:
     k0, b0 = priors.shape, priors.rate
     e_log_tau = _digamma(a) - np.log(b)
     resid = (d.s - m[d.ii]) ** 2 + v[d.ii]
-    like = np.sum(
-        0.5 * e_log_tau[d.jj] - 0.5 * math.log(2 * math.pi) - 0.5 * e_tau[d.jj] * resid
-    )
+    like = np.sum(0.5 * e_log_tau[d.jj] - 0.5 * math.log(2 * math.pi) - 0.5 * e_tau[d.jj] * resid)
     prior_mu = np.sum(
         -0.5 * math.log(2 * math.pi * priors.var) - ((m - priors.mean) ** 2 + v) / (2 * priors.var)
     )

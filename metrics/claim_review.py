@@ -50,7 +50,9 @@ class _Block:
         for claim in claims:
             operation = claim["action"]
             if operation not in OPERATIONS:
-                raise ValueError(f"unknown claim action {operation!r}; expected one of {OPERATIONS}")
+                raise ValueError(
+                    f"unknown claim action {operation!r}; expected one of {OPERATIONS}"
+                )
             self.operations[operation] += 1
             if claim.get("annotator_label") is not None:
                 self.labels[claim["annotator_label"]] += 1
@@ -59,7 +61,9 @@ class _Block:
             if operation in ("unchanged", "revised"):
                 agreement = claim.get("agreement") or "verification_pending"
                 if agreement not in AGREEMENTS:
-                    raise ValueError(f"unknown agreement {agreement!r}; expected one of {AGREEMENTS}")
+                    raise ValueError(
+                        f"unknown agreement {agreement!r}; expected one of {AGREEMENTS}"
+                    )
                 self.agreements[agreement] += 1
 
     def as_dict(self) -> dict:

@@ -139,7 +139,9 @@ class ImportJob(models.Model):
     )
     content = models.BinaryField(blank=True, default=b"")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
-    message = models.TextField(blank=True, help_text="The import's summary, or why nothing was imported.")
+    message = models.TextField(
+        blank=True, help_text="The import's summary, or why nothing was imported."
+    )
     report = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -25,8 +25,15 @@ class ProjectForm(forms.ModelForm):
     class Meta:
         model = Project
         fields = [
-            "slug", "name", "task_type", "status", "annotators_per_item", "config", "crowd",
-            "guidelines", "created_by",
+            "slug",
+            "name",
+            "task_type",
+            "status",
+            "annotators_per_item",
+            "config",
+            "crowd",
+            "guidelines",
+            "created_by",
         ]
 
     def clean(self):
@@ -36,7 +43,9 @@ class ProjectForm(forms.ModelForm):
             from rest_framework.exceptions import ValidationError
 
             try:
-                cleaned["config"] = dict(task_types.get(slug).validate_config(cleaned.get("config") or {}))
+                cleaned["config"] = dict(
+                    task_types.get(slug).validate_config(cleaned.get("config") or {})
+                )
             except ValidationError as exc:
                 self.add_error("config", f"Invalid configuration for {slug}: {exc.detail}")
         return cleaned
@@ -45,7 +54,16 @@ class ProjectForm(forms.ModelForm):
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
     form = ProjectForm
-    list_display = ["name", "slug", "task_type", "status", "annotators_per_item", "item_count", "progress", "page"]
+    list_display = [
+        "name",
+        "slug",
+        "task_type",
+        "status",
+        "annotators_per_item",
+        "item_count",
+        "progress",
+        "page",
+    ]
     list_filter = ["task_type", "status"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}

@@ -37,4 +37,6 @@ class ImportSerializer(serializers.Serializer):
     file = serializers.FileField()
     format = serializers.CharField()
     update = serializers.BooleanField(default=False)
-    mapping = serializers.FileField(required=False, help_text="Mapping file for formats that need one.")
+    mapping = serializers.FileField(
+        required=False, help_text="Mapping file for formats that need one."
+    )

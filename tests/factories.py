@@ -57,7 +57,10 @@ def citation_payload(n: int, sentences: int = 4, **overrides) -> dict:
         "id": f"claim-{n}",
         "claim": f"Claim number {n} is accurate.",
         "label": "half-true",
-        "evidence": [{"id": i, "text": f"Evidence passage {i} of claim {n}."} for i in range(1, sentences + 1)],
+        "evidence": [
+            {"id": i, "text": f"Evidence passage {i} of claim {n}."}
+            for i in range(1, sentences + 1)
+        ],
         "explanation": [f"Sentence {i} of explanation {n} [{i}]." for i in range(1, sentences + 1)],
         "masked_evidence": 2,
         "generator": "test-gen",
@@ -66,7 +69,9 @@ def citation_payload(n: int, sentences: int = 4, **overrides) -> dict:
     return payload
 
 
-def make_items(project: Project, count: int, *, kind: str = "regular", start: int = 0) -> list[Item]:
+def make_items(
+    project: Project, count: int, *, kind: str = "regular", start: int = 0
+) -> list[Item]:
     """Bulk-create ``count`` prepared items (through the task type, as an import would)."""
     task_type = task_types.get(project.task_type)
     config = task_type.validate_config(project.config)

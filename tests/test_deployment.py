@@ -28,7 +28,10 @@ def test_web_and_worker_wait_for_healthy_services_and_share_the_environment():
         }
         env = service["environment"]
         assert env["DJANGO_DEBUG"] == "false"
-        assert env["DATABASE_URL"].startswith("postgres://") and "@postgres:5432/" in env["DATABASE_URL"]
+        assert (
+            env["DATABASE_URL"].startswith("postgres://")
+            and "@postgres:5432/" in env["DATABASE_URL"]
+        )
         assert env["REDIS_URL"] == "redis://redis:6379/0"
         assert "DJANGO_SECRET_KEY" in env
     assert "gunicorn config.wsgi:application" in " ".join(services["web"]["command"].split())

@@ -93,7 +93,14 @@ def test_higher_apps_register_their_hooks_at_start_up():
 
 # llm_judges joins when its services package lands
 CHECKED_APPS = [
-    "core", "metrics", "projects", "annotation", "crowd", "llm_judges", "agreement", "studies",
+    "core",
+    "metrics",
+    "projects",
+    "annotation",
+    "crowd",
+    "llm_judges",
+    "agreement",
+    "studies",
 ]
 # Public services and selectors allowed positional parameters, and why. Only that rule is waived:
 # their parameters and return still need types.

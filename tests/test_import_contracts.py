@@ -12,8 +12,16 @@ from pathlib import Path
 from tests.conftest import REPO
 
 PACKAGES = [
-    "config", "core", "metrics", "projects", "annotation", "crowd", "llm_judges", "agreement",
-    "studies", "task_types",
+    "config",
+    "core",
+    "metrics",
+    "projects",
+    "annotation",
+    "crowd",
+    "llm_judges",
+    "agreement",
+    "studies",
+    "task_types",
 ]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
@@ -22,7 +30,11 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(root)}
     return subprocess.run(
         [str(LINT_IMPORTS), "--config", str(root / "pyproject.toml"), "--no-cache"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=300,
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -35,7 +47,9 @@ def test_the_tree_keeps_its_import_contracts():
 def test_a_forbidden_import_breaks_the_contracts(tmp_path):
     for name in PACKAGES:
         if name in ("metrics", "projects"):
-            shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(
+                REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__")
+            )
         else:
             (tmp_path / name).symlink_to(REPO / name)
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")

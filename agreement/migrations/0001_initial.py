@@ -5,37 +5,88 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('projects', '0001_initial'),
+        ("projects", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AgreementSnapshot',
+            name="AgreementSnapshot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('filter_key', models.CharField(help_text='Digest of coder filter and options.', max_length=64)),
-                ('key', models.CharField(help_text='Digest of filter_key and data version.', max_length=64)),
-                ('annotator_filter', models.JSONField(default=dict)),
-                ('options', models.JSONField(default=dict)),
-                ('data_version', models.JSONField(default=dict)),
-                ('answers', models.PositiveIntegerField(default=0, help_text='Annotation rows when requested.')),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=8)),
-                ('result', models.JSONField(blank=True, null=True)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('queued_at', models.DateTimeField(blank=True, null=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='agreement_snapshots', to='projects.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "filter_key",
+                    models.CharField(
+                        help_text="Digest of coder filter and options.", max_length=64
+                    ),
+                ),
+                (
+                    "key",
+                    models.CharField(
+                        help_text="Digest of filter_key and data version.", max_length=64
+                    ),
+                ),
+                ("annotator_filter", models.JSONField(default=dict)),
+                ("options", models.JSONField(default=dict)),
+                ("data_version", models.JSONField(default=dict)),
+                (
+                    "answers",
+                    models.PositiveIntegerField(
+                        default=0, help_text="Annotation rows when requested."
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=8,
+                    ),
+                ),
+                ("result", models.JSONField(blank=True, null=True)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("queued_at", models.DateTimeField(blank=True, null=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="agreement_snapshots",
+                        to="projects.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
-                'indexes': [models.Index(fields=['project', 'filter_key', 'status'], name='agreement_snapshot_idx')],
-                'constraints': [models.UniqueConstraint(fields=('project', 'key'), name='agreement_snapshot_unique_key'), models.UniqueConstraint(condition=models.Q(('status__in', ['pending', 'running'])), fields=('project', 'filter_key'), name='agreement_snapshot_one_active')],
+                "ordering": ["-created_at"],
+                "indexes": [
+                    models.Index(
+                        fields=["project", "filter_key", "status"], name="agreement_snapshot_idx"
+                    )
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("project", "key"), name="agreement_snapshot_unique_key"
+                    ),
+                    models.UniqueConstraint(
+                        condition=models.Q(("status__in", ["pending", "running"])),
+                        fields=("project", "filter_key"),
+                        name="agreement_snapshot_one_active",
+                    ),
+                ],
             },
         ),
     ]

@@ -30,7 +30,9 @@ from .tables import clean, column, table
 REPORT_VERSION = 2
 
 
-def build_report(report_input: ReportInput, annotator_filter: AnnotatorFilter | None = None) -> dict:
+def build_report(
+    report_input: ReportInput, annotator_filter: AnnotatorFilter | None = None
+) -> dict:
     """Every figure of the dashboard for one project and one choice of coders."""
     inp = report_input
     agreement = agreement_table(inp)
@@ -65,8 +67,12 @@ def build_report(report_input: ReportInput, annotator_filter: AnnotatorFilter | 
         "filter": asdict(annotator_filter) if annotator_filter is not None else None,
         "options": asdict(inp.options),
         "coders": [
-            {"id": c.id, "kind": c.kind, "label": c.label or c.id,
-             "answers": answers_per_coder.get(c.id, 0)}
+            {
+                "id": c.id,
+                "kind": c.kind,
+                "label": c.label or c.id,
+                "answers": answers_per_coder.get(c.id, 0),
+            }
             for c in inp.coders
         ],
         "excluded": inp.excluded,
@@ -106,8 +112,12 @@ def compare_reports(original: dict, other: dict, *, labels: tuple[str, str]) -> 
     first, second = labels
     a_scalars, b_scalars = original["comparison"]["scalars"], other["comparison"]["scalars"]
     scalar_rows = [
-        {"measure": name, "a": a_scalars[name], "b": b_scalars[name],
-         "cv_star": _cv(a_scalars[name], b_scalars[name])}
+        {
+            "measure": name,
+            "a": a_scalars[name],
+            "b": b_scalars[name],
+            "cv_star": _cv(a_scalars[name], b_scalars[name]),
+        }
         for name in a_scalars
         if name in b_scalars
     ]
@@ -119,15 +129,26 @@ def compare_reports(original: dict, other: dict, *, labels: tuple[str, str]) -> 
             continue
         shared = [k for k in a_vec if k in b_vec and a_vec[k] is not None and b_vec[k] is not None]
         for k in shared:
-            vector_rows.append({"vector": title, "entry": k, "a": a_vec[k], "b": b_vec[k],
-                                "cv_star": _cv(a_vec[k], b_vec[k])})
+            vector_rows.append(
+                {
+                    "vector": title,
+                    "entry": k,
+                    "a": a_vec[k],
+                    "b": b_vec[k],
+                    "cv_star": _cv(a_vec[k], b_vec[k]),
+                }
+            )
         rho = (
             spearman_rho([a_vec[k] for k in shared], [b_vec[k] for k in shared])
             if len(shared) >= 2
             else float("nan")
         )
         spearman_rows.append({"vector": title, "entries": len(shared), "rho": rho})
-    columns = [column("a", first, "num"), column("b", second, "num"), column("cv_star", "CV*", "num")]
+    columns = [
+        column("a", first, "num"),
+        column("b", second, "num"),
+        column("cv_star", "CV*", "num"),
+    ]
     return {
         "scalars": table(
             "Headline figures side by side",
@@ -143,8 +164,11 @@ def compare_reports(original: dict, other: dict, *, labels: tuple[str, str]) -> 
         ),
         "spearman": table(
             "Spearman's rho between the two result vectors",
-            [column("vector", "Vector", "text"), column("entries", "Entries", "int"),
-             column("rho", "Spearman's ρ", "num")],
+            [
+                column("vector", "Vector", "text"),
+                column("entries", "Entries", "int"),
+                column("rho", "Spearman's ρ", "num"),
+            ],
             spearman_rows,
             note="Rank correlation of the two projects' values over the entries both have.",
         ),

@@ -222,7 +222,9 @@ def gather(
             del answers[coder]
         else:
             coders.append(CoderInfo(id=coder, kind=HUMAN, label=humans.labels[coder]))
-    judge_coders, judge_answers_ = _judge_coders(project, annotator_filter, extra_judges or {}, items)
+    judge_coders, judge_answers_ = _judge_coders(
+        project, annotator_filter, extra_judges or {}, items
+    )
     coders.extend(judge_coders)
     answers.update(judge_answers_)
 
@@ -267,6 +269,7 @@ def data_version(project: Project, options: ReportOptions | None = None) -> dict
             n=Count("id"), changed=Max("updated_at")
         )
         version["shared_with"] = [
-            other["n"], other["changed"].isoformat() if other["changed"] else None
+            other["n"],
+            other["changed"].isoformat() if other["changed"] else None,
         ]
     return version

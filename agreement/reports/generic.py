@@ -139,8 +139,14 @@ def alpha_with_ci(
     try:
         details = alpha_details(data, distance)
     except AgreementError as exc:
-        return {prefix: None, f"{prefix}_lower": None, f"{prefix}_upper": None,
-                "pairable_units": 0, "values": 0, f"{prefix}_error": str(exc)}
+        return {
+            prefix: None,
+            f"{prefix}_lower": None,
+            f"{prefix}_upper": None,
+            "pairable_units": 0,
+            "values": 0,
+            f"{prefix}_error": str(exc),
+        }
     boot = alpha_bootstrap(
         data, distance, n_boot=n_boot, confidence=confidence, seed=BOOTSTRAP_SEED
     )
@@ -161,8 +167,16 @@ def field_row(report_input: ReportInput, field: str, distance: str) -> dict:
     try:
         data = reliability_data(report_input.answers, field, distance, set(report_input.items))
     except AgreementError as exc:
-        return {"field": field, "distance": distance, "units": 0, "coders": 0, "alpha": None,
-                "alpha_lower": None, "alpha_upper": None, "alpha_error": str(exc)}
+        return {
+            "field": field,
+            "distance": distance,
+            "units": 0,
+            "coders": 0,
+            "alpha": None,
+            "alpha_lower": None,
+            "alpha_upper": None,
+            "alpha_error": str(exc),
+        }
     coders = {c for values in data.values() for c in values}
     row: dict[str, Any] = {
         "field": field,
@@ -204,7 +218,7 @@ def agreement_table(report_input: ReportInput) -> dict:
         note=(
             f"Bootstrap: {report_input.options.n_boot} replicates resampling units (seed "
             f"{BOOTSTRAP_SEED}). Units with fewer than two answers are not pairable and drop out. "
-            "Raw rates count identical answers (for sets: the same set); \"at least two agree\" "
+            'Raw rates count identical answers (for sets: the same set); "at least two agree" '
             "needs three or more answers on a unit."
         ),
     )

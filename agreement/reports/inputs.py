@@ -95,7 +95,9 @@ class ReportOptions:
 
 def filter_key(annotator_filter: AnnotatorFilter, options: ReportOptions) -> str:
     """A stable digest of the filter and options (cache key part)."""
-    text = json.dumps({"filter": asdict(annotator_filter), "options": asdict(options)}, sort_keys=True)
+    text = json.dumps(
+        {"filter": asdict(annotator_filter), "options": asdict(options)}, sort_keys=True
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

@@ -74,7 +74,9 @@ def _legend(series: Sequence[str], x: float, y: float, names: Mapping | None = N
     for i, key in enumerate(series):
         name = (names or {}).get(key, key)
         colour = PALETTE[i % len(PALETTE)]
-        out.append(f'<rect x="{x + offset:.1f}" y="{y - 9}" width="10" height="10" fill="{colour}"/>')
+        out.append(
+            f'<rect x="{x + offset:.1f}" y="{y - 9}" width="10" height="10" fill="{colour}"/>'
+        )
         label = escape(_truncate(str(name), 24))
         out.append(f'<text x="{x + offset + 14:.1f}" y="{y}" fill="{INK}">{label}</text>')
         offset += 24 + 7 * min(len(str(name)), 24)
@@ -113,34 +115,50 @@ def bars(rows: Sequence[Mapping], spec: Mapping) -> str:
     body = []
     for tick in _ticks(d_lo, d_hi):
         tx = x(tick)
-        body.append(f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 26}" '
-                    f'stroke="{GRID}"/>')
-        body.append(f'<text x="{tx:.1f}" y="{height - 10}" text-anchor="middle" '
-                    f'fill="{MUTED}">{tick:g}</text>')
+        body.append(
+            f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 26}" stroke="{GRID}"/>'
+        )
+        body.append(
+            f'<text x="{tx:.1f}" y="{height - 10}" text-anchor="middle" '
+            f'fill="{MUTED}">{tick:g}</text>'
+        )
     zero = x(max(d_lo, min(0.0, d_hi)))
     for i, (label, value, lo, hi) in enumerate(points):
         y = top + i * row_h
-        body.append(f'<text x="{label_w - 8}" y="{y + row_h / 2 + 4:.1f}" text-anchor="end" '
-                    f'fill="{INK}"><title>{escape(label)}</title>{escape(_truncate(label))}</text>')
+        body.append(
+            f'<text x="{label_w - 8}" y="{y + row_h / 2 + 4:.1f}" text-anchor="end" '
+            f'fill="{INK}"><title>{escape(label)}</title>{escape(_truncate(label))}</text>'
+        )
         if value is None:
-            body.append(f'<text x="{label_w + 4}" y="{y + row_h / 2 + 4:.1f}" fill="{MUTED}">'
-                        "not defined</text>")
+            body.append(
+                f'<text x="{label_w + 4}" y="{y + row_h / 2 + 4:.1f}" fill="{MUTED}">'
+                "not defined</text>"
+            )
             continue
         x0, x1 = sorted((zero, x(value)))
-        body.append(f'<rect x="{x0:.1f}" y="{y + 5}" width="{max(x1 - x0, 1):.1f}" '
-                    f'height="{row_h - 10}" rx="2" fill="{PALETTE[0]}" fill-opacity="0.8"/>')
+        body.append(
+            f'<rect x="{x0:.1f}" y="{y + 5}" width="{max(x1 - x0, 1):.1f}" '
+            f'height="{row_h - 10}" rx="2" fill="{PALETTE[0]}" fill-opacity="0.8"/>'
+        )
         if lo is not None and hi is not None:
             lx, hx, cy = x(max(lo, d_lo)), x(min(hi, d_hi)), y + row_h / 2
-            body.append(f'<line x1="{lx:.1f}" y1="{cy:.1f}" x2="{hx:.1f}" y2="{cy:.1f}" '
-                        f'stroke="{INK}" stroke-width="1.5"/>')
+            body.append(
+                f'<line x1="{lx:.1f}" y1="{cy:.1f}" x2="{hx:.1f}" y2="{cy:.1f}" '
+                f'stroke="{INK}" stroke-width="1.5"/>'
+            )
             for wx in (lx, hx):
-                body.append(f'<line x1="{wx:.1f}" y1="{cy - 6:.1f}" x2="{wx:.1f}" '
-                            f'y2="{cy + 6:.1f}" stroke="{INK}" stroke-width="1.5"/>')
+                body.append(
+                    f'<line x1="{wx:.1f}" y1="{cy - 6:.1f}" x2="{wx:.1f}" '
+                    f'y2="{cy + 6:.1f}" stroke="{INK}" stroke-width="1.5"/>'
+                )
         text_x = x(min(max(value, hi if hi is not None else value), d_hi)) + 6
-        body.append(f'<text x="{text_x:.1f}" y="{y + row_h / 2 + 4:.1f}" fill="{INK}">'
-                    f"{value:.2f}</text>")
-    body.append(f'<line x1="{zero:.1f}" y1="{top - 4}" x2="{zero:.1f}" y2="{height - 26}" '
-                f'stroke="{MUTED}"/>')
+        body.append(
+            f'<text x="{text_x:.1f}" y="{y + row_h / 2 + 4:.1f}" fill="{INK}">{value:.2f}</text>'
+        )
+    body.append(
+        f'<line x1="{zero:.1f}" y1="{top - 4}" x2="{zero:.1f}" y2="{height - 26}" '
+        f'stroke="{MUTED}"/>'
+    )
     return _svg(width, height, spec.get("title", ""), body)
 
 
@@ -157,10 +175,13 @@ def histogram(rows: Sequence[Mapping], spec: Mapping) -> str:
     body = _legend(series, left, 14, names) if len(series) > 1 else []
     for tick in _ticks(0.0, peak, 4):
         ty = top + plot_h - tick / peak * plot_h
-        body.append(f'<line x1="{left}" y1="{ty:.1f}" x2="{left + plot_w}" y2="{ty:.1f}" '
-                    f'stroke="{GRID}"/>')
-        body.append(f'<text x="{left - 6}" y="{ty + 4:.1f}" text-anchor="end" fill="{MUTED}">'
-                    f"{tick:g}</text>")
+        body.append(
+            f'<line x1="{left}" y1="{ty:.1f}" x2="{left + plot_w}" y2="{ty:.1f}" stroke="{GRID}"/>'
+        )
+        body.append(
+            f'<text x="{left - 6}" y="{ty + 4:.1f}" text-anchor="end" fill="{MUTED}">'
+            f"{tick:g}</text>"
+        )
     for i, row in enumerate(rows):
         x0 = left + i * slot + 3
         for j, count in enumerate(counts[i]):
@@ -172,10 +193,14 @@ def histogram(rows: Sequence[Mapping], spec: Mapping) -> str:
                 f"<title>{escape(str(names.get(series[j], series[j])))}: {count:g}</title></rect>"
             )
         label = escape(str(row.get(spec["label"], "")))
-        body.append(f'<text x="{x0 + (slot - 6) / 2:.1f}" y="{top + plot_h + 16}" '
-                    f'text-anchor="middle" fill="{MUTED}" font-size="10">{label}</text>')
-    body.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" '
-                f'y2="{top + plot_h}" stroke="{MUTED}"/>')
+        body.append(
+            f'<text x="{x0 + (slot - 6) / 2:.1f}" y="{top + plot_h + 16}" '
+            f'text-anchor="middle" fill="{MUTED}" font-size="10">{label}</text>'
+        )
+    body.append(
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" '
+        f'y2="{top + plot_h}" stroke="{MUTED}"/>'
+    )
     return _svg(width, height, spec.get("title", ""), body)
 
 
@@ -200,17 +225,22 @@ def grouped(rows: Sequence[Mapping], spec: Mapping) -> str:
     body = _legend(series, label_w, 14, names)
     for tick in _ticks(d_lo, d_hi):
         tx = x(tick)
-        body.append(f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 24}" '
-                    f'stroke="{GRID}"/>')
-        body.append(f'<text x="{tx:.1f}" y="{height - 8}" text-anchor="middle" '
-                    f'fill="{MUTED}">{tick:g}</text>')
+        body.append(
+            f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 24}" stroke="{GRID}"/>'
+        )
+        body.append(
+            f'<text x="{tx:.1f}" y="{height - 8}" text-anchor="middle" '
+            f'fill="{MUTED}">{tick:g}</text>'
+        )
     base = x(max(d_lo, min(0.0, d_hi)))
     for i, row in enumerate(rows):
         y0 = top + i * group_h
         label = str(row.get(spec["label"], ""))
-        body.append(f'<text x="{label_w - 8}" y="{y0 + bar_h * len(series) / 2 + 4:.1f}" '
-                    f'text-anchor="end" fill="{INK}"><title>{escape(label)}</title>'
-                    f"{escape(_truncate(label, 20))}</text>")
+        body.append(
+            f'<text x="{label_w - 8}" y="{y0 + bar_h * len(series) / 2 + 4:.1f}" '
+            f'text-anchor="end" fill="{INK}"><title>{escape(label)}</title>'
+            f"{escape(_truncate(label, 20))}</text>"
+        )
         for j, name in enumerate(series):
             value = _num(row.get(name))
             if value is None:
@@ -222,8 +252,10 @@ def grouped(rows: Sequence[Mapping], spec: Mapping) -> str:
                 f'height="{bar_h - 2}" fill="{PALETTE[j % len(PALETTE)]}" fill-opacity="0.85">'
                 f"<title>{escape(str(names.get(name, name)))}: {value:.3g}</title></rect>"
             )
-            body.append(f'<text x="{x1 + 4:.1f}" y="{y + bar_h - 3}" fill="{MUTED}" '
-                        f'font-size="10">{value:.2f}</text>')
+            body.append(
+                f'<text x="{x1 + 4:.1f}" y="{y + bar_h - 3}" fill="{MUTED}" '
+                f'font-size="10">{value:.2f}</text>'
+            )
     return _svg(width, height, spec.get("title", ""), body)
 
 
@@ -237,8 +269,10 @@ def stacked(rows: Sequence[Mapping], spec: Mapping) -> str:
     for i, row in enumerate(rows):
         y = top + i * row_h
         label = str(row.get(spec["label"], ""))
-        body.append(f'<text x="{label_w - 8}" y="{y + row_h / 2 + 4:.1f}" text-anchor="end" '
-                    f'fill="{INK}">{escape(_truncate(label, 22))}</text>')
+        body.append(
+            f'<text x="{label_w - 8}" y="{y + row_h / 2 + 4:.1f}" text-anchor="end" '
+            f'fill="{INK}">{escape(_truncate(label, 22))}</text>'
+        )
         parts = [max(_num(row.get(s)) or 0.0, 0.0) for s in series]
         total = sum(parts)
         if total <= 0:
@@ -255,9 +289,11 @@ def stacked(rows: Sequence[Mapping], spec: Mapping) -> str:
                 f"{100 * part / total:.1f} %</title></rect>"
             )
             if w > 34:
-                body.append(f'<text x="{x + w / 2:.1f}" y="{y + row_h / 2 + 4:.1f}" '
-                            f'text-anchor="middle" fill="#fff" font-size="10">'
-                            f"{100 * part / total:.0f} %</text>")
+                body.append(
+                    f'<text x="{x + w / 2:.1f}" y="{y + row_h / 2 + 4:.1f}" '
+                    f'text-anchor="middle" fill="#fff" font-size="10">'
+                    f"{100 * part / total:.0f} %</text>"
+                )
             x += w
     return _svg(width, height, spec.get("title", ""), body)
 

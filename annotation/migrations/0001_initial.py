@@ -8,116 +8,261 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('projects', '0001_initial'),
+        ("projects", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Assignment',
+            name="Assignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(choices=[('reserved', 'Reserved'), ('submitted', 'Submitted'), ('expired', 'Expired')], default='reserved', max_length=10)),
-                ('reserved_at', models.DateTimeField()),
-                ('expires_at', models.DateTimeField()),
-                ('submitted_at', models.DateTimeField(blank=True, null=True)),
-                ('sequence', models.PositiveIntegerField(default=0, help_text='1-based order in which this annotator received items of the project.')),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='projects.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("reserved", "Reserved"),
+                            ("submitted", "Submitted"),
+                            ("expired", "Expired"),
+                        ],
+                        default="reserved",
+                        max_length=10,
+                    ),
+                ),
+                ("reserved_at", models.DateTimeField()),
+                ("expires_at", models.DateTimeField()),
+                ("submitted_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "sequence",
+                    models.PositiveIntegerField(
+                        default=0,
+                        help_text="1-based order in which this annotator received items of the project.",
+                    ),
+                ),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="projects.project",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Draft',
+            name="Draft",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('answer', models.JSONField(default=dict)),
-                ('time_spent_ms', models.PositiveBigIntegerField(default=0)),
-                ('revision', models.PositiveIntegerField(default=0)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('assignment', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='draft', to='annotation.assignment')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("answer", models.JSONField(default=dict)),
+                ("time_spent_ms", models.PositiveBigIntegerField(default=0)),
+                ("revision", models.PositiveIntegerField(default=0)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "assignment",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="draft",
+                        to="annotation.assignment",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Item',
+            name="Item",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=255)),
-                ('payload', models.JSONField(help_text='The record as imported (validated by the task type).')),
-                ('prepared', models.JSONField(default=dict, help_text='Derived once at import (sentences, masked explanation…).')),
-                ('gold', models.JSONField(blank=True, help_text='Never sent to annotators.', null=True)),
-                ('kind', models.CharField(choices=[('regular', 'Regular'), ('control', 'Control'), ('qualification', 'Qualification')], default='regular', max_length=14)),
-                ('group', models.CharField(blank=True, default='', max_length=200)),
-                ('position', models.PositiveIntegerField(default=0, help_text='Queue order within the project.')),
-                ('assigned_count', models.PositiveSmallIntegerField(default=0, editable=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='projects.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("external_id", models.CharField(max_length=255)),
+                (
+                    "payload",
+                    models.JSONField(
+                        help_text="The record as imported (validated by the task type)."
+                    ),
+                ),
+                (
+                    "prepared",
+                    models.JSONField(
+                        default=dict,
+                        help_text="Derived once at import (sentences, masked explanation…).",
+                    ),
+                ),
+                (
+                    "gold",
+                    models.JSONField(blank=True, help_text="Never sent to annotators.", null=True),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("regular", "Regular"),
+                            ("control", "Control"),
+                            ("qualification", "Qualification"),
+                        ],
+                        default="regular",
+                        max_length=14,
+                    ),
+                ),
+                ("group", models.CharField(blank=True, default="", max_length=200)),
+                (
+                    "position",
+                    models.PositiveIntegerField(
+                        default=0, help_text="Queue order within the project."
+                    ),
+                ),
+                ("assigned_count", models.PositiveSmallIntegerField(default=0, editable=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="items",
+                        to="projects.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['position', 'id'],
+                "ordering": ["position", "id"],
             },
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='item',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='annotation.item'),
+            model_name="assignment",
+            name="item",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="assignments",
+                to="annotation.item",
+            ),
         ),
         migrations.CreateModel(
-            name='Annotation',
+            name="Annotation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('answer', models.JSONField()),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('is_current', models.BooleanField(default=True)),
-                ('submission_id', models.UUIDField(default=uuid.uuid4, help_text='Client key for idempotent submits.')),
-                ('time_spent_ms', models.PositiveBigIntegerField(default=0, help_text='Active time on this version.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='annotations', to=settings.AUTH_USER_MODEL)),
-                ('assignment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='annotations', to='annotation.assignment')),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='annotations', to='annotation.item')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("answer", models.JSONField()),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("is_current", models.BooleanField(default=True)),
+                (
+                    "submission_id",
+                    models.UUIDField(
+                        default=uuid.uuid4, help_text="Client key for idempotent submits."
+                    ),
+                ),
+                (
+                    "time_spent_ms",
+                    models.PositiveBigIntegerField(
+                        default=0, help_text="Active time on this version."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="annotations",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "assignment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="annotations",
+                        to="annotation.assignment",
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="annotations",
+                        to="annotation.item",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['assignment_id', 'version'],
+                "ordering": ["assignment_id", "version"],
             },
         ),
         migrations.AddIndex(
-            model_name='item',
-            index=models.Index(fields=['project', 'kind', 'position'], name='item_queue_idx'),
+            model_name="item",
+            index=models.Index(fields=["project", "kind", "position"], name="item_queue_idx"),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(fields=('project', 'external_id'), name='item_unique_external_id'),
+            model_name="item",
+            constraint=models.UniqueConstraint(
+                fields=("project", "external_id"), name="item_unique_external_id"
+            ),
         ),
         migrations.AddIndex(
-            model_name='assignment',
-            index=models.Index(fields=['project', 'annotator', 'state'], name='assignment_annotator_idx'),
+            model_name="assignment",
+            index=models.Index(
+                fields=["project", "annotator", "state"], name="assignment_annotator_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='assignment',
-            index=models.Index(fields=['project', 'state', 'expires_at'], name='assignment_expiry_idx'),
+            model_name="assignment",
+            index=models.Index(
+                fields=["project", "state", "expires_at"], name="assignment_expiry_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(fields=('item', 'annotator'), name='assignment_unique_annotator'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(
+                fields=("item", "annotator"), name="assignment_unique_annotator"
+            ),
         ),
         migrations.AddIndex(
-            model_name='annotation',
-            index=models.Index(fields=['item', 'is_current'], name='annotation_item_idx'),
+            model_name="annotation",
+            index=models.Index(fields=["item", "is_current"], name="annotation_item_idx"),
         ),
         migrations.AddConstraint(
-            model_name='annotation',
-            constraint=models.UniqueConstraint(condition=models.Q(('is_current', True)), fields=('assignment',), name='annotation_one_current'),
+            model_name="annotation",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("is_current", True)),
+                fields=("assignment",),
+                name="annotation_one_current",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='annotation',
-            constraint=models.UniqueConstraint(fields=('assignment', 'submission_id'), name='annotation_unique_submission'),
+            model_name="annotation",
+            constraint=models.UniqueConstraint(
+                fields=("assignment", "submission_id"), name="annotation_unique_submission"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='annotation',
-            constraint=models.UniqueConstraint(fields=('assignment', 'version'), name='annotation_unique_version'),
+            model_name="annotation",
+            constraint=models.UniqueConstraint(
+                fields=("assignment", "version"), name="annotation_unique_version"
+            ),
         ),
     ]

@@ -8,100 +8,188 @@ import annotation.models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0001_initial'),
-        ('projects', '0002_crowd_workflow'),
+        ("annotation", "0001_initial"),
+        ("projects", "0002_crowd_workflow"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Adjudication',
+            name="Adjudication",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('answer', models.JSONField()),
-                ('note', models.TextField(blank=True)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('is_current', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("answer", models.JSONField()),
+                ("note", models.TextField(blank=True)),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("is_current", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='Batch',
+            name="Batch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('main', 'Main items'), ('qualification', 'Qualification round')], default='main', max_length=14)),
-                ('number', models.PositiveIntegerField(help_text='1-based, per annotator, project and kind.')),
-                ('state', models.CharField(choices=[('open', 'Open'), ('finished', 'Finished'), ('stopped', 'Stopped by quality control'), ('abandoned', 'Abandoned (expired)')], default='open', max_length=10)),
-                ('size', models.PositiveSmallIntegerField(default=0)),
-                ('first_sequence', models.PositiveIntegerField(default=1, help_text='Sequence of its first assignment; the rest follow without gaps.')),
-                ('code', models.CharField(default=annotation.models.new_completion_code, editable=False, max_length=16, unique=True)),
-                ('external_ref', models.CharField(blank=True, default='', max_length=200)),
-                ('created_at', models.DateTimeField()),
-                ('expires_at', models.DateTimeField()),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("main", "Main items"), ("qualification", "Qualification round")],
+                        default="main",
+                        max_length=14,
+                    ),
+                ),
+                (
+                    "number",
+                    models.PositiveIntegerField(
+                        help_text="1-based, per annotator, project and kind."
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("open", "Open"),
+                            ("finished", "Finished"),
+                            ("stopped", "Stopped by quality control"),
+                            ("abandoned", "Abandoned (expired)"),
+                        ],
+                        default="open",
+                        max_length=10,
+                    ),
+                ),
+                ("size", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "first_sequence",
+                    models.PositiveIntegerField(
+                        default=1,
+                        help_text="Sequence of its first assignment; the rest follow without gaps.",
+                    ),
+                ),
+                (
+                    "code",
+                    models.CharField(
+                        default=annotation.models.new_completion_code,
+                        editable=False,
+                        max_length=16,
+                        unique=True,
+                    ),
+                ),
+                ("external_ref", models.CharField(blank=True, default="", max_length=200)),
+                ("created_at", models.DateTimeField()),
+                ("expires_at", models.DateTimeField()),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'verbose_name_plural': 'batches',
+                "verbose_name_plural": "batches",
             },
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='correct',
-            field=models.BooleanField(blank=True, help_text="For control and qualification items: whether the current answer matches gold (the task type's score()['correct']). Never shown to the annotator.", null=True),
+            model_name="assignment",
+            name="correct",
+            field=models.BooleanField(
+                blank=True,
+                help_text="For control and qualification items: whether the current answer matches gold (the task type's score()['correct']). Never shown to the annotator.",
+                null=True,
+            ),
         ),
         migrations.AddIndex(
-            model_name='item',
-            index=models.Index(fields=['project', 'kind', 'assigned_count', 'position'], name='item_least_idx'),
+            model_name="item",
+            index=models.Index(
+                fields=["project", "kind", "assigned_count", "position"], name="item_least_idx"
+            ),
         ),
         migrations.AddField(
-            model_name='adjudication',
-            name='item',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='adjudications', to='annotation.item'),
+            model_name="adjudication",
+            name="item",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="adjudications",
+                to="annotation.item",
+            ),
         ),
         migrations.AddField(
-            model_name='adjudication',
-            name='reviewer',
-            field=models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="adjudication",
+            name="reviewer",
+            field=models.ForeignKey(
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='annotator',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='batches', to=settings.AUTH_USER_MODEL),
+            model_name="batch",
+            name="annotator",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="batches",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='project',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='projects.project'),
+            model_name="batch",
+            name="project",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="+", to="projects.project"
+            ),
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='batch',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='assignments', to='annotation.batch'),
+            model_name="assignment",
+            name="batch",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="assignments",
+                to="annotation.batch",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='adjudication',
-            constraint=models.UniqueConstraint(condition=models.Q(('is_current', True)), fields=('item',), name='adjudication_one_current'),
+            model_name="adjudication",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("is_current", True)),
+                fields=("item",),
+                name="adjudication_one_current",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='adjudication',
-            constraint=models.UniqueConstraint(fields=('item', 'version'), name='adjudication_unique_version'),
+            model_name="adjudication",
+            constraint=models.UniqueConstraint(
+                fields=("item", "version"), name="adjudication_unique_version"
+            ),
         ),
         migrations.AddIndex(
-            model_name='batch',
-            index=models.Index(fields=['project', 'annotator', 'kind', 'state'], name='batch_annotator_idx'),
+            model_name="batch",
+            index=models.Index(
+                fields=["project", "annotator", "kind", "state"], name="batch_annotator_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='batch',
-            index=models.Index(fields=['project', 'state', 'expires_at'], name='batch_expiry_idx'),
+            model_name="batch",
+            index=models.Index(fields=["project", "state", "expires_at"], name="batch_expiry_idx"),
         ),
         migrations.AddConstraint(
-            model_name='batch',
-            constraint=models.UniqueConstraint(fields=('project', 'annotator', 'kind', 'number'), name='batch_unique_number'),
+            model_name="batch",
+            constraint=models.UniqueConstraint(
+                fields=("project", "annotator", "kind", "number"), name="batch_unique_number"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='batch',
-            constraint=models.UniqueConstraint(condition=models.Q(('state', 'open')), fields=('project', 'annotator'), name='batch_one_open_per_annotator'),
+            model_name="batch",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("state", "open")),
+                fields=("project", "annotator"),
+                name="batch_one_open_per_annotator",
+            ),
         ),
     ]

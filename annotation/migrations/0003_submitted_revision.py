@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0002_batches_controls_adjudication'),
+        ("annotation", "0002_batches_controls_adjudication"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='assignment',
-            name='submitted_revision',
-            field=models.PositiveIntegerField(default=0, help_text="The client's draft revision at the last submit; older autosaves are ignored."),
+            model_name="assignment",
+            name="submitted_revision",
+            field=models.PositiveIntegerField(
+                default=0,
+                help_text="The client's draft revision at the last submit; older autosaves are ignored.",
+            ),
         ),
     ]

@@ -29,7 +29,9 @@ class PayloadError(ValueError):
         self.location = location  # "line 3", "claim 27c2…"; set by readers or the importer
 
     def __str__(self) -> str:
-        where = ", ".join(p for p in (self.location, f"field {self.field!r}" if self.field else "") if p)
+        where = ", ".join(
+            p for p in (self.location, f"field {self.field!r}" if self.field else "") if p
+        )
         return f"{where}: {self.message}" if where else self.message
 
 

@@ -167,7 +167,9 @@ def embed(texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
     return np.asarray(vectors, dtype=np.float32)
 
 
-def top_k(query_vector: np.ndarray, candidate_vectors: np.ndarray, k: int) -> list[tuple[int, float]]:
+def top_k(
+    query_vector: np.ndarray, candidate_vectors: np.ndarray, k: int
+) -> list[tuple[int, float]]:
     """The ``k`` rows of ``candidate_vectors`` closest to ``query_vector`` (unit vectors, so the
     dot product is the cosine), best first, as ``(row, similarity)``; ties keep the earlier row."""
     if k <= 0 or len(candidate_vectors) == 0:
@@ -188,7 +190,9 @@ def most_similar(query: str, candidates: Sequence[str], k: int) -> list[tuple[in
     return top_k(vectors[0], vectors[1:], k)
 
 
-def embed_unique(texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> tuple[np.ndarray, list[int]]:
+def embed_unique(
+    texts: Sequence[str], *, batch_size: int = BATCH_SIZE
+) -> tuple[np.ndarray, list[int]]:
     """Embed each distinct text once: returns the vectors of the distinct texts and, for every
     input text, its row (imports repeat a claim across levels and models)."""
     rows: dict[str, int] = {}

@@ -6,33 +6,80 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('projects', '0002_crowd_workflow'),
+        ("projects", "0002_crowd_workflow"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CrowdEntry',
+            name="CrowdEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('platform', models.CharField(choices=[('prolific', 'Prolific'), ('mturk', 'Mechanical Turk')], max_length=10)),
-                ('worker_id', models.CharField(help_text='PROLIFIC_PID or MTurk workerId.', max_length=64)),
-                ('study_id', models.CharField(help_text='Prolific STUDY_ID, or the study label of an MTurk link.', max_length=64)),
-                ('session_id', models.CharField(help_text='Prolific SESSION_ID or MTurk assignmentId.', max_length=64)),
-                ('hit_id', models.CharField(blank=True, default='', max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_seen_at', models.DateTimeField(auto_now=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='projects.project')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='crowd_entries', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "platform",
+                    models.CharField(
+                        choices=[("prolific", "Prolific"), ("mturk", "Mechanical Turk")],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "worker_id",
+                    models.CharField(help_text="PROLIFIC_PID or MTurk workerId.", max_length=64),
+                ),
+                (
+                    "study_id",
+                    models.CharField(
+                        help_text="Prolific STUDY_ID, or the study label of an MTurk link.",
+                        max_length=64,
+                    ),
+                ),
+                (
+                    "session_id",
+                    models.CharField(
+                        help_text="Prolific SESSION_ID or MTurk assignmentId.", max_length=64
+                    ),
+                ),
+                ("hit_id", models.CharField(blank=True, default="", max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_seen_at", models.DateTimeField(auto_now=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="projects.project",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="crowd_entries",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'crowd entries',
-                'indexes': [models.Index(fields=['project', 'platform', 'worker_id'], name='crowd_entry_worker_idx')],
-                'constraints': [models.UniqueConstraint(fields=('project', 'platform', 'session_id'), name='crowd_entry_unique_session')],
+                "verbose_name_plural": "crowd entries",
+                "indexes": [
+                    models.Index(
+                        fields=["project", "platform", "worker_id"], name="crowd_entry_worker_idx"
+                    )
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("project", "platform", "session_id"),
+                        name="crowd_entry_unique_session",
+                    )
+                ],
             },
         ),
     ]

@@ -21,11 +21,12 @@ def close_all_but_the_latest(apps, schema_editor):
             earlier.append(pk)
         seen.add((user_id, project_id))
     for start in range(0, len(earlier), 1000):
-        CrowdEntry.objects.filter(pk__in=earlier[start : start + 1000]).update(closed_at=timezone.now())
+        CrowdEntry.objects.filter(pk__in=earlier[start : start + 1000]).update(
+            closed_at=timezone.now()
+        )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("crowd", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
@@ -44,7 +45,9 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name="crowdentry",
-            index=models.Index(fields=["user", "project", "closed_at"], name="crowd_entry_user_open_idx"),
+            index=models.Index(
+                fields=["user", "project", "closed_at"], name="crowd_entry_user_open_idx"
+            ),
         ),
         migrations.RunPython(close_all_but_the_latest, migrations.RunPython.noop),
     ]

@@ -28,25 +28,35 @@ def main(source: Path) -> None:
     for key in keys:
         first = data[SYSTEMS[0]][key]
         outputs = [
-            {"system": s, "text": " ".join(MARKER.sub("", x).strip() for x in data[s][key]["explanation"][s])}
+            {
+                "system": s,
+                "text": " ".join(MARKER.sub("", x).strip() for x in data[s][key]["explanation"][s]),
+            }
             for s in SYSTEMS
         ]
-        records.append({"id": key, "claim": first["claim"], "label": first["label"], "outputs": outputs})
+        records.append(
+            {"id": key, "claim": first["claim"], "label": first["label"], "outputs": outputs}
+        )
     with open(HERE / "explanations.jsonl", "w", encoding="utf-8") as out:
         for record in records:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
     rng = random.Random(87)
-    with open(HERE / "reprohum_sheet.csv", "w", encoding="utf-8", newline="") as sheet, open(
-        HERE / "reprohum_mapping.csv", "w", encoding="utf-8", newline=""
-    ) as mapping:
+    with (
+        open(HERE / "reprohum_sheet.csv", "w", encoding="utf-8", newline="") as sheet,
+        open(HERE / "reprohum_mapping.csv", "w", encoding="utf-8", newline="") as mapping,
+    ):
         sheet_writer = csv.writer(sheet)
         mapping_writer = csv.writer(mapping)
-        sheet_writer.writerow(["id", "claim", "label", "justification 1", "justification 2", "justification 3"])
+        sheet_writer.writerow(
+            ["id", "claim", "label", "justification 1", "justification 2", "justification 3"]
+        )
         mapping_writer.writerow(["id", "column", "system"])
         for record in records[:10]:
             outputs = list(record["outputs"])
             rng.shuffle(outputs)
-            sheet_writer.writerow([record["id"], record["claim"], record["label"], *(o["text"] for o in outputs)])
+            sheet_writer.writerow(
+                [record["id"], record["claim"], record["label"], *(o["text"] for o in outputs)]
+            )
             for n, output in enumerate(outputs, start=1):
                 mapping_writer.writerow([record["id"], f"justification {n}", output["system"]])
 

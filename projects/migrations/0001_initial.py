@@ -8,7 +8,6 @@ import projects.models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,37 +16,133 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Project',
+            name="Project",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=80, unique=True)),
-                ('name', models.CharField(max_length=200)),
-                ('task_type', models.CharField(help_text='Key of a registered task type, e.g. citation_recovery.', max_length=50)),
-                ('config', models.JSONField(blank=True, default=dict, help_text='Task-type settings (masking mode, seed, labels, criteria…); validated by the task type.')),
-                ('guidelines', models.TextField(blank=True, help_text='Markdown shown to annotators.')),
-                ('annotators_per_item', models.PositiveSmallIntegerField(default=3)),
-                ('status', models.CharField(choices=[('draft', 'Draft'), ('active', 'Active'), ('paused', 'Paused'), ('archived', 'Archived')], default='active', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=80, unique=True)),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "task_type",
+                    models.CharField(
+                        help_text="Key of a registered task type, e.g. citation_recovery.",
+                        max_length=50,
+                    ),
+                ),
+                (
+                    "config",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Task-type settings (masking mode, seed, labels, criteria…); validated by the task type.",
+                    ),
+                ),
+                (
+                    "guidelines",
+                    models.TextField(blank=True, help_text="Markdown shown to annotators."),
+                ),
+                ("annotators_per_item", models.PositiveSmallIntegerField(default=3)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("draft", "Draft"),
+                            ("active", "Active"),
+                            ("paused", "Paused"),
+                            ("archived", "Archived"),
+                        ],
+                        default="active",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Membership',
+            name="Membership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('researcher', 'Researcher'), ('reviewer', 'Reviewer'), ('annotator', 'Annotator')], default='annotator', max_length=12)),
-                ('qualification', models.CharField(choices=[('not_required', 'Not required'), ('pending', 'Pending'), ('qualified', 'Qualified'), ('disqualified', 'Disqualified')], default='not_required', max_length=14)),
-                ('pseudonym', models.CharField(default=projects.models._new_pseudonym, editable=False, max_length=20, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='projects.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("researcher", "Researcher"),
+                            ("reviewer", "Reviewer"),
+                            ("annotator", "Annotator"),
+                        ],
+                        default="annotator",
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "qualification",
+                    models.CharField(
+                        choices=[
+                            ("not_required", "Not required"),
+                            ("pending", "Pending"),
+                            ("qualified", "Qualified"),
+                            ("disqualified", "Disqualified"),
+                        ],
+                        default="not_required",
+                        max_length=14,
+                    ),
+                ),
+                (
+                    "pseudonym",
+                    models.CharField(
+                        default=projects.models._new_pseudonym,
+                        editable=False,
+                        max_length=20,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to="projects.project",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('project', 'user'), name='membership_unique_user')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("project", "user"), name="membership_unique_user"
+                    )
+                ],
             },
         ),
     ]

@@ -6,35 +6,54 @@ import projects.crowd
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('projects', '0001_initial'),
+        ("projects", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='membership',
-            name='feedback',
-            field=models.TextField(blank=True, help_text='Shown to the annotator on their page.'),
+            model_name="membership",
+            name="feedback",
+            field=models.TextField(blank=True, help_text="Shown to the annotator on their page."),
         ),
         migrations.AddField(
-            model_name='membership',
-            name='qualification_by_researcher',
-            field=models.BooleanField(default=False, help_text="Set by hand: automatic quality control leaves this annotator's state alone."),
+            model_name="membership",
+            name="qualification_by_researcher",
+            field=models.BooleanField(
+                default=False,
+                help_text="Set by hand: automatic quality control leaves this annotator's state alone.",
+            ),
         ),
         migrations.AddField(
-            model_name='membership',
-            name='qualification_changed_at',
+            model_name="membership",
+            name="qualification_changed_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='membership',
-            name='qualification_reason',
-            field=models.CharField(blank=True, choices=[('qualification_passed', 'Passed the qualification round'), ('qualification_retry', 'Failed a round; another round is open'), ('qualification_failed', 'Failed the qualification'), ('control_accuracy', 'Accuracy on control items below the threshold'), ('researcher', 'Decided by a researcher')], default='', help_text='Why the qualification state last changed.', max_length=24),
+            model_name="membership",
+            name="qualification_reason",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("qualification_passed", "Passed the qualification round"),
+                    ("qualification_retry", "Failed a round; another round is open"),
+                    ("qualification_failed", "Failed the qualification"),
+                    ("control_accuracy", "Accuracy on control items below the threshold"),
+                    ("researcher", "Decided by a researcher"),
+                ],
+                default="",
+                help_text="Why the qualification state last changed.",
+                max_length=24,
+            ),
         ),
         migrations.AddField(
-            model_name='project',
-            name='crowd',
-            field=models.JSONField(blank=True, default=dict, help_text='Crowd workflow: batches, control items, qualification, platforms (see projects/crowd.py; {} switches it all off).', validators=[projects.crowd.validate_crowd_settings]),
+            model_name="project",
+            name="crowd",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="Crowd workflow: batches, control items, qualification, platforms (see projects/crowd.py; {} switches it all off).",
+                validators=[projects.crowd.validate_crowd_settings],
+            ),
         ),
     ]

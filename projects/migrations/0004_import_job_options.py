@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('projects', '0003_import_jobs'),
+        ("projects", "0003_import_jobs"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='importjob',
-            name='options',
-            field=models.JSONField(blank=True, default=dict, help_text='Reader options, e.g. the mapping file of reprohum.'),
+            model_name="importjob",
+            name="options",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="Reader options, e.g. the mapping file of reprohum.",
+            ),
         ),
     ]

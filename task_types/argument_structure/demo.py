@@ -71,9 +71,15 @@ EDIT_ITEMS = [
         "evidence": [
             {"id": "E1", "text": "A bus lane opened on Main Street in May."},
             {"id": "E2", "text": "Cars are not allowed to drive in the bus lane at peak hours."},
-            {"id": "E3", "text": "Before May, buses spent a third of their time queuing behind cars."},
+            {
+                "id": "E3",
+                "text": "Before May, buses spent a third of their time queuing behind cars.",
+            },
             {"id": "E4", "text": "Buses no longer queue behind cars on Main Street."},
-            {"id": "E5", "text": "The average bus journey on Main Street fell from 24 to 17 minutes."},
+            {
+                "id": "E5",
+                "text": "The average bus journey on Main Street fell from 24 to 17 minutes.",
+            },
         ],
         "reference_structure": "(E1, E2) -> E4; (E3, E4) -> E5 -> claim",
     },
@@ -101,9 +107,15 @@ REVIEW_ITEMS = [
         "effect": "fewer library visits",
         "label": "supports",
         "evidence": [
-            {"id": "E1", "text": "In January the library stopped opening on evenings and Saturdays."},
+            {
+                "id": "E1",
+                "text": "In January the library stopped opening on evenings and Saturdays.",
+            },
             {"id": "E2", "text": "Most visitors used to come on evenings and Saturdays."},
-            {"id": "E3", "text": "Many regular visitors can no longer come when the library is open."},
+            {
+                "id": "E3",
+                "text": "Many regular visitors can no longer come when the library is open.",
+            },
             {"id": "E4", "text": "Visits fell by 40% between January and June."},
         ],
         "structure": "E1 -> E4; (E2, E4) -> claim",
@@ -139,12 +151,20 @@ def _load(project, items) -> str:
 
 def create(*, researcher, annotators) -> str:
     edit = _project(
-        "argument-structure-demo", "Argument structure · synthetic causal claims (demo)", "edit",
-        EDIT_GUIDELINES, researcher, annotators,
+        "argument-structure-demo",
+        "Argument structure · synthetic causal claims (demo)",
+        "edit",
+        EDIT_GUIDELINES,
+        researcher,
+        annotators,
     )
     review = _project(
-        "argument-structure-review-demo", "Argument structure review · synthetic (demo)", "review",
-        REVIEW_GUIDELINES, researcher, annotators,
+        "argument-structure-review-demo",
+        "Argument structure review · synthetic (demo)",
+        "review",
+        REVIEW_GUIDELINES,
+        researcher,
+        annotators,
     )
     return f"{_load(edit, EDIT_ITEMS)}; {_load(review, REVIEW_ITEMS)}"
 

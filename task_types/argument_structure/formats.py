@@ -26,7 +26,9 @@ def decode_csv_row(row: dict) -> dict:
     evidence = payload.get("evidence")
     if isinstance(evidence, str):
         payload["evidence"] = (
-            json.loads(evidence) if evidence.lstrip().startswith("[") else _parse_evidence_lines(evidence)
+            json.loads(evidence)
+            if evidence.lstrip().startswith("[")
+            else _parse_evidence_lines(evidence)
         )
     for name in ("structure", "reference_structure"):
         value = payload.get(name)

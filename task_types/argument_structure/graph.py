@@ -96,7 +96,9 @@ def parse_compact(text: str) -> list[dict]:
             index += 1
             return [node_id(value)]
         if value != "(":
-            raise StructureSyntaxError(f"expected an evidence id, 'claim' or '(' but found {value!r}", column)
+            raise StructureSyntaxError(
+                f"expected an evidence id, 'claim' or '(' but found {value!r}", column
+            )
         index += 1
         members = []
         while True:
@@ -138,7 +140,9 @@ def parse_compact(text: str) -> list[dict]:
         if token is not None and token[1] != ";":
             raise StructureSyntaxError(f"expected '->' or ';' but found {token[1]!r}", token[2])
         if arrows == 0:
-            raise StructureSyntaxError("a part without '->' (write premises -> conclusion)", chain_column)
+            raise StructureSyntaxError(
+                "a part without '->' (write premises -> conclusion)", chain_column
+            )
         if token is None:
             break
         index += 1
@@ -178,7 +182,12 @@ class Problem:
     nodes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
-        return {"code": self.code, "message": self.message, "step": self.step, "nodes": list(self.nodes)}
+        return {
+            "code": self.code,
+            "message": self.message,
+            "step": self.step,
+            "nodes": list(self.nodes),
+        }
 
 
 def _join(nodes: Sequence[str]) -> str:
@@ -472,6 +481,3 @@ def unknown_ids(evidence_ids: Iterable[str], steps: Iterable[Mapping]) -> list[t
             if node and node not in known:
                 found.append((i, node))
     return found
-
-
-

@@ -32,9 +32,7 @@ from .graph import StructureSyntaxError, parse_compact, to_compact
 from .task import ArgumentStructure
 
 SYSTEM = "You are an expert in argumentation and causal reasoning."
-HEADER = (
-    "Claim: {claim}\nCause: {cause}\nEffect: {effect}\nVerdict: {label}\n\nEvidence:\n{evidence}\n\n"
-)
+HEADER = "Claim: {claim}\nCause: {cause}\nEffect: {effect}\nVerdict: {label}\n\nEvidence:\n{evidence}\n\n"
 FORM = (
     "Structures are written in a compact form: chains separated by ';', 'A -> B' meaning "
     "statement A supports B, '(E1, E2) -> E3' meaning E1 and E2 jointly support E3, and 'claim' "
@@ -50,18 +48,14 @@ EDIT = (
     'Answer with a JSON object {{"reasoning": "<one sentence>", "structure": "<compact form>"}}.'
 )
 FILTER = (
-    HEADER
-    + FORM
-    + "\n\nStructure to review:\n{structure}\n\n"
+    HEADER + FORM + "\n\nStructure to review:\n{structure}\n\n"
     "Is the structure faithful to the evidence, fluent (each step reads as sound reasoning) and "
     "valid (it supports the verdict)? Should it be retained or discarded?\n"
     'Answer with a JSON object {{"reasoning": "<one sentence>", "faithfulness": true|false, '
     '"fluency": true|false, "validity": true|false, "decision": "retain"|"discard"}}.'
 )
 COMPARE = (
-    HEADER
-    + FORM
-    + "\n\nStructure A:\n{a}\n\nStructure B:\n{b}\n\n"
+    HEADER + FORM + "\n\nStructure A:\n{a}\n\nStructure B:\n{b}\n\n"
     "Is each structure valid (a sound argument for the verdict)? Which one is better?\n"
     'Answer with a JSON object {{"reasoning": "<one sentence>", "validity_a": true|false, '
     '"validity_b": true|false, "preference": "A"|"B"|"tie"}}.'

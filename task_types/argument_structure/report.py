@@ -85,15 +85,24 @@ def _structure_table(inp: ReportInput, human_metrics: list[dict]) -> Table:
     ]
     rows = []
     if human_metrics:
-        rows.append({"source": "Annotators", "structures": len(human_metrics),
-                     **_means(human_metrics)})
+        rows.append(
+            {"source": "Annotators", "structures": len(human_metrics), **_means(human_metrics)}
+        )
     if draft_metrics:
-        rows.append({"source": "Drafts (starting point)", "structures": len(draft_metrics),
-                     **_means(draft_metrics)})
+        rows.append(
+            {
+                "source": "Drafts (starting point)",
+                "structures": len(draft_metrics),
+                **_means(draft_metrics),
+            }
+        )
     return table(
         "Structures against the reference",
-        [column("source", "Structures", "text"), column("structures", "Count", "int"),
-         *[column(key, label, "num") for key, label in METRICS]],
+        [
+            column("source", "Structures", "text"),
+            column("structures", "Count", "int"),
+            *[column(key, label, "num") for key, label in METRICS],
+        ],
         rows,
         note="Means over structures; AllCorrect is the share of structures whose leaves (steps) "
         "all match the reference.",
@@ -106,19 +115,33 @@ def _share_rows(reviews: list[Mapping]) -> list[dict]:
     counts = Counter(a.get("decision") for a in reviews if a.get("decision"))
     for decision in ("retain", "discard"):
         if counts:
-            rows.append({"measure": f"Decision: {decision}", "answers": sum(counts.values()),
-                         "share": counts[decision] / sum(counts.values())})
+            rows.append(
+                {
+                    "measure": f"Decision: {decision}",
+                    "answers": sum(counts.values()),
+                    "share": counts[decision] / sum(counts.values()),
+                }
+            )
     for criterion in BINARY:
         given = [a[criterion] for a in reviews if isinstance(a.get(criterion), bool)]
         if given:
-            rows.append({"measure": f"{criterion.replace('_', ' ').capitalize()}: yes",
-                         "answers": len(given), "share": sum(given) / len(given)})
+            rows.append(
+                {
+                    "measure": f"{criterion.replace('_', ' ').capitalize()}: yes",
+                    "answers": len(given),
+                    "share": sum(given) / len(given),
+                }
+            )
     outcomes = Counter(a.get("outcome") for a in reviews if a.get("outcome"))
     for outcome in ("win", "tie", "lose"):
         if outcomes:
-            rows.append({"measure": f"Generated vs reference: {outcome}",
-                         "answers": sum(outcomes.values()),
-                         "share": outcomes[outcome] / sum(outcomes.values())})
+            rows.append(
+                {
+                    "measure": f"Generated vs reference: {outcome}",
+                    "answers": sum(outcomes.values()),
+                    "share": outcomes[outcome] / sum(outcomes.values()),
+                }
+            )
     return rows
 
 
@@ -131,8 +154,12 @@ def _kappa_row(decisions: dict[str, list[str]]) -> tuple[dict | None, str]:
     if raters < 2:
         return None, ""
     kappa = fleiss_kappa_from_labels(subjects, categories=["retain", "discard"])
-    row = {"measure": "Fleiss' κ (retain / discard)", "answers": len(subjects) * raters,
-           "share": None, "kappa": kappa}
+    row = {
+        "measure": "Fleiss' κ (retain / discard)",
+        "answers": len(subjects) * raters,
+        "share": None,
+        "kappa": kappa,
+    }
     return row, f" Fleiss' κ over the {len(subjects)} items with {raters} decisions each."
 
 
@@ -143,8 +170,12 @@ def _review_table(answers: _Answers) -> Table:
         rows.append(kappa)
     return table(
         "Review figures",
-        [column("measure", "Measure", "text"), column("answers", "Answers", "int"),
-         column("share", "Share", "pct"), column("kappa", "κ", "num")],
+        [
+            column("measure", "Measure", "text"),
+            column("answers", "Answers", "int"),
+            column("share", "Share", "pct"),
+            column("kappa", "κ", "num"),
+        ],
         rows,
         note="Shares over the humans' review answers." + kappa_note,
     )
@@ -168,10 +199,15 @@ def section(inp: ReportInput) -> SectionResult:
             "review": review,
         },
         plots=[
-            {"kind": "grouped", "table": "structure_metrics", "label": "source",
-             "series": [key for key, _ in METRICS],
-             "series_labels": dict(METRICS), "title": "Structures against the reference",
-             "domain": [0.0, 1.0]},
+            {
+                "kind": "grouped",
+                "table": "structure_metrics",
+                "label": "source",
+                "series": [key for key, _ in METRICS],
+                "series_labels": dict(METRICS),
+                "title": "Structures against the reference",
+                "domain": [0.0, 1.0],
+            },
         ],
         scalars={
             f"{label} (annotators)": (means[key] if means else None) for key, label in METRICS

@@ -54,8 +54,8 @@ class StructureField(serializers.Field):
     """A structure as a list of steps or as compact text; stored as normalised steps."""
 
     default_error_messages = {
-        "invalid": "Must be a list of steps {\"premises\": [ids], \"conclusion\": id or \"claim\"} "
-        "or compact text such as \"(E1, E2) -> E3; E3 -> claim\"."
+        "invalid": 'Must be a list of steps {"premises": [ids], "conclusion": id or "claim"} '
+        'or compact text such as "(E1, E2) -> E3; E3 -> claim".'
     }
 
     def to_internal_value(self, data: Any) -> list[dict]:
@@ -75,7 +75,7 @@ class StructureField(serializers.Field):
                 or not isinstance(conclusion, str | int)
             ):
                 raise serializers.ValidationError(
-                    f"Step {number} must be {{\"premises\": [ids], \"conclusion\": id or \"claim\"}}."
+                    f'Step {number} must be {{"premises": [ids], "conclusion": id or "claim"}}.'
                 )
         return normalise_steps(data)
 
@@ -91,7 +91,9 @@ class LabelField(serializers.CharField):
         value = super().to_internal_value(data).strip().lower().replace("_", " ")
         value = "not enough info" if value in ("nei", "not enough information") else value
         if value not in LABELS:
-            raise serializers.ValidationError(f"{data!r} is not a label; use one of {', '.join(LABELS)}.")
+            raise serializers.ValidationError(
+                f"{data!r} is not a label; use one of {', '.join(LABELS)}."
+            )
         return value
 
 
@@ -128,7 +130,9 @@ class ArgumentStructurePayloadSerializer(serializers.Serializer):
         ids = [e["id"] for e in attrs["evidence"]]
         duplicate = next((i for i in ids if ids.count(i) > 1), None)
         if duplicate is not None:
-            raise serializers.ValidationError({"evidence": f"Evidence id {duplicate} appears twice."})
+            raise serializers.ValidationError(
+                {"evidence": f"Evidence id {duplicate} appears twice."}
+            )
         for name in ("structure", "reference_structure"):
             steps = attrs.get(name)
             if not steps:
@@ -150,17 +154,22 @@ class ArgumentStructurePayloadSerializer(serializers.Serializer):
 
 class ArgumentStructureConfigSerializer(serializers.Serializer):
     mode = serializers.ChoiceField(
-        choices=MODES, default="edit",
+        choices=MODES,
+        default="edit",
         help_text="edit: revise texts and build the structure; review: retain/discard or compare.",
     )
-    seed = serializers.IntegerField(default=13, help_text="Seeds the A/B order of compared structures.")
+    seed = serializers.IntegerField(
+        default=13, help_text="Seeds the A/B order of compared structures."
+    )
 
 
 # --- answers -------------------------------------------------------------------------------------
 
 
 class StepSerializer(serializers.Serializer):
-    premises = serializers.ListField(child=serializers.CharField(allow_blank=True), allow_empty=True)
+    premises = serializers.ListField(
+        child=serializers.CharField(allow_blank=True), allow_empty=True
+    )
     conclusion = serializers.CharField(allow_blank=True)
 
 
@@ -182,10 +191,14 @@ class EditAnswerSerializer(serializers.Serializer):
         ids = [e["id"] for e in evidence]
         duplicate = next((i for i in ids if ids.count(i) > 1), None)
         if duplicate is not None:
-            raise serializers.ValidationError({"evidence": f"Evidence id {duplicate} appears twice."})
+            raise serializers.ValidationError(
+                {"evidence": f"Evidence id {duplicate} appears twice."}
+            )
         empty = next((e["id"] for e in evidence if not e["text"]), None)
         if empty is not None:
-            raise serializers.ValidationError({"evidence": f"{empty} has no text: write it or delete it."})
+            raise serializers.ValidationError(
+                {"evidence": f"{empty} has no text: write it or delete it."}
+            )
         steps = normalise_steps(attrs["steps"])
         problems = check_structure(ids, steps)
         if problems:
@@ -217,7 +230,9 @@ class CompareAnswerSerializer(serializers.Serializer):
     def validate(self, attrs: dict) -> dict:
         item = self.context.get("item")
         if item is None:
-            raise serializers.ValidationError("Comparing structures needs the item (its A/B order).")
+            raise serializers.ValidationError(
+                "Comparing structures needs the item (its A/B order)."
+            )
         order = item.prepared["order"]  # e.g. ["reference", "generated"]: A is the reference
         generated = "A" if order[0] == "generated" else "B"
         reference = "B" if generated == "A" else "A"

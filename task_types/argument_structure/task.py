@@ -70,7 +70,6 @@ class ArgumentStructure(TaskType):
             )
         ]
 
-
     def display(self, item: Any, *, assignment: Any = None) -> dict:
         """Claim, cause, effect, label and evidence; the draft (edit), the structure to review, or
         structures A and B (compare) — never which of A and B is the reference, never gold."""
@@ -82,7 +81,8 @@ class ArgumentStructure(TaskType):
             "effect": payload.get("effect", ""),
             "label": payload["label"],
             "evidence": [
-                {"id": e["id"], "text": e["text"], "leaf": e.get("leaf")} for e in payload["evidence"]
+                {"id": e["id"], "text": e["text"], "leaf": e.get("leaf")}
+                for e in payload["evidence"]
             ],
         }
         if prepared["mode"] == "edit":
@@ -95,13 +95,11 @@ class ArgumentStructure(TaskType):
             shown["structure"] = prepared["structure"]
         return shown
 
-
     def score(self, answer: dict, gold: dict | None) -> dict:
         """Metrics of the submitted structure against the reference (edit mode with a reference)."""
         if not gold or not gold.get("structure") or "steps" not in answer:
             return {}
         return structure_metrics(answer["steps"], gold["structure"])
-
 
     def export_row(self, item: Any, annotation: Any) -> dict:
         """The same columns for every mode (empty where they do not apply): the final structure as
@@ -122,7 +120,9 @@ class ArgumentStructure(TaskType):
             "evidence_revised": None,
             "structure": None,
             "structure_text": None,
-            "draft_structure_text": to_compact(payload["structure"]) if payload.get("structure") else None,
+            "draft_structure_text": to_compact(payload["structure"])
+            if payload.get("structure")
+            else None,
             "reference_structure_text": to_compact(reference) if reference else None,
             "decision": answer.get("decision"),
             **{criterion: answer.get(criterion) for criterion in CRITERIA},
@@ -148,7 +148,6 @@ class ArgumentStructure(TaskType):
             if payload.get("structure"):
                 row["draft_metrics"] = structure_metrics(payload["structure"], reference)
         return row
-
 
     def demo_payload(self) -> dict:
         return {

@@ -294,7 +294,11 @@ def _f1_series(ctx: _Context) -> dict[str, list[int]]:
 def _f1_distribution_table(series: dict[str, list[int]]) -> Table:
     rows = []
     for b in range(BINS):
-        row = {"bin": f"{b / BINS:.1f}–{(b + 1) / BINS:.1f}", "lower": b / BINS, "upper": (b + 1) / BINS}
+        row = {
+            "bin": f"{b / BINS:.1f}–{(b + 1) / BINS:.1f}",
+            "lower": b / BINS,
+            "upper": (b + 1) / BINS,
+        }
         for name, counts in series.items():
             row[name] = counts[b]
         rows.append(row)
@@ -326,7 +330,8 @@ def _coder_row(ctx: _Context, coder: CoderInfo, rows: list) -> dict[str, Any]:
         row["reliability"] = ctx.calibration.annotators[coder.id].mean
     if coder.kind == HUMAN and len(ctx.humans) >= 3:
         rest = {
-            u: {c: v for c, v in vals.items() if c != coder.id} for u, vals in ctx.human_data.items()
+            u: {c: v for c, v in vals.items() if c != coder.id}
+            for u, vals in ctx.human_data.items()
         }
         row["alpha_without"] = _alpha_or_none(rest, ctx.distance)
     return row
@@ -540,6 +545,4 @@ def _pct_text(value: float | None) -> str:
     return f"{100 * value:.1f} %"
 
 
-sections.register(
-    CitationRecovery.slug, section=section, parameters=(TRANSPARENCY_THRESHOLD,)
-)
+sections.register(CitationRecovery.slug, section=section, parameters=(TRANSPARENCY_THRESHOLD,))

@@ -174,7 +174,9 @@ def section(inp: ReportInput) -> SectionResult:
         result.vectors[f"MAR · {criterion}"] = {r["system"]: r["mar"] for r in mar_rows}
         result.domains[f"MAR · {criterion}"] = (1.0, top)
         best = mar_rows[0]
-        result.summary.append(Figure(f"Best · {criterion}", f"{best['system']} ({best['mar']:.2f})"))
+        result.summary.append(
+            Figure(f"Best · {criterion}", f"{best['system']} ({best['mar']:.2f})")
+        )
         alpha_row = _alpha_row(inp, criterion, rows, len(annotators))
         alpha_rows.append(alpha_row)
         result.scalars[f"α ordinal · {criterion}"] = alpha_row.get("alpha_ordinal")

@@ -142,7 +142,9 @@ def _shares_table(labels: _Labels) -> Table:
     )
 
 
-def _scored_responses(inp: ReportInput, labels: _Labels) -> tuple[dict[str, list[tuple]], list[str]]:
+def _scored_responses(
+    inp: ReportInput, labels: _Labels
+) -> tuple[dict[str, list[tuple]], list[str]]:
     """(claim id, veracity, level, majority stance) per response, by model, and notes on the
     responses left out (tied labels; no veracity or level)."""
     by_model: dict[str, list[tuple]] = defaultdict(list)

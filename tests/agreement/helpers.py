@@ -24,12 +24,14 @@ HELPFULNESS = {
 TIMES_S = {"a": [10, 20, 30, 40], "b": [5, 5, 5, 5], "c": [60, 60, 60, 60]}
 
 
-def make_item(project, claim: str, group: str, position: int, *, masked: int | None = 2,
-              sentences: int = 4) -> list[Item]:
+def make_item(
+    project, claim: str, group: str, position: int, *, masked: int | None = 2, sentences: int = 4
+) -> list[Item]:
     task_type = task_types.get(project.task_type)
     config = task_type.validate_config(project.config)
-    payload = factories.citation_payload(0, sentences=sentences, id=claim, generator=group,
-                                         masked_evidence=masked)
+    payload = factories.citation_payload(
+        0, sentences=sentences, id=claim, generator=group, masked_evidence=masked
+    )
     payload = task_type.validate_payload(payload)
     items = []
     for k, prepared in enumerate(task_type.prepare(dict(payload), config=config)):
@@ -89,10 +91,16 @@ def seeded_study(researcher=None, *, project=None, qualification="not_required")
     users = {}
     for name in ("a", "b", "c"):
         user = factories.UserFactory(username=factories.unique(f"ann-{name}"))
-        factories.MembershipFactory(project=project, user=user, role="annotator",
-                                    qualification=qualification)
+        factories.MembershipFactory(
+            project=project, user=user, role="annotator", qualification=qualification
+        )
         users[name] = user
         for k, claim in enumerate(items):
-            answer(items[claim], user, ANSWERS[name][claim], HELPFULNESS[name][claim],
-                   TIMES_S[name][k] * 1000)
+            answer(
+                items[claim],
+                user,
+                ANSWERS[name][claim],
+                HELPFULNESS[name][claim],
+                TIMES_S[name][k] * 1000,
+            )
     return project, items, users

@@ -11,7 +11,12 @@ PUBLISHED_STATS = REPO / "data" / "fastfact" / "annotation_stats.json"
 
 
 def claim(action, agreement=None, label=None, reason=None):
-    return {"action": action, "agreement": agreement, "annotator_label": label, "removal_reason": reason}
+    return {
+        "action": action,
+        "agreement": agreement,
+        "annotator_label": label,
+        "removal_reason": reason,
+    }
 
 
 SAMPLES = [
@@ -28,7 +33,10 @@ SAMPLES = [
     {
         "model": "gpt-4o",
         "prompt_source": "longfact",
-        "claims": [claim("unchanged", "agreed", "supported"), claim("removed", None, "not a claim", "not a claim")],
+        "claims": [
+            claim("unchanged", "agreed", "supported"),
+            claim("removed", None, "not a claim", "not a claim"),
+        ],
     },
     {
         "model": "DeepSeek-R1",
@@ -55,11 +63,23 @@ def test_groups_by_model_by_prompt_source_and_by_both():
     grouped = claim_review_stats(SAMPLES)["grouped"]
     assert list(grouped["by_model"]) == ["gpt-4o", "DeepSeek-R1"]
     assert list(grouped["by_prompt_source"]) == ["freshQA", "longfact"]
-    assert list(grouped["by_model_prompt_source"]) == ["gpt-4o_freshQA", "gpt-4o_longfact", "DeepSeek-R1_freshQA"]
+    assert list(grouped["by_model_prompt_source"]) == [
+        "gpt-4o_freshQA",
+        "gpt-4o_longfact",
+        "DeepSeek-R1_freshQA",
+    ]
     assert grouped["by_model"]["gpt-4o"]["count"] == 2
-    assert grouped["by_model"]["gpt-4o"]["operations"] == {"unchanged": 2, "removed": 2, "added": 1, "revised": 1}
+    assert grouped["by_model"]["gpt-4o"]["operations"] == {
+        "unchanged": 2,
+        "removed": 2,
+        "added": 1,
+        "revised": 1,
+    }
     assert grouped["by_prompt_source"]["freshQA"]["agreements"]["verification_pending"] == 1
-    assert grouped["by_model_prompt_source"]["gpt-4o_longfact"]["annotator_labels"] == {"supported": 1, "not a claim": 1}
+    assert grouped["by_model_prompt_source"]["gpt-4o_longfact"]["annotator_labels"] == {
+        "supported": 1,
+        "not a claim": 1,
+    }
 
 
 def test_the_output_has_the_keys_of_fastfacts_published_statistics():
@@ -72,8 +92,14 @@ def test_the_output_has_the_keys_of_fastfacts_published_statistics():
     assert {"count", "annotator_labels", "agreements", "operations", "reasons"} <= set(block)
     # FaStfact's bookkeeping that ours mirrors: agreements cover exactly the kept claims, and the
     # removed claims appear among the annotator labels under their reasons.
-    assert sum(block["agreements"].values()) == block["operations"]["unchanged"] + block["operations"]["revised"]
-    assert block["annotator_labels"]["redundant"] + block["annotator_labels"]["not a claim"] == block["operations"]["removed"]
+    assert (
+        sum(block["agreements"].values())
+        == block["operations"]["unchanged"] + block["operations"]["revised"]
+    )
+    assert (
+        block["annotator_labels"]["redundant"] + block["annotator_labels"]["not a claim"]
+        == block["operations"]["removed"]
+    )
 
 
 def test_empty_input_and_unknown_values():

@@ -87,12 +87,19 @@ def test_every_table_downloads_as_csv_with_full_precision(study, researcher):
     client = client_for(researcher)
     page = client.get(url(project))
     names = ["agreement"] + page.context["report"]["section"]["tables"]
-    assert set(names) >= {"agreement", "scores", "groups", "f1_distribution", "annotators", "utility"}
+    assert set(names) >= {
+        "agreement",
+        "scores",
+        "groups",
+        "f1_distribution",
+        "annotators",
+        "utility",
+    }
     for name in names:
         assert f"download={name}" in page.content.decode()
         response = client.get(url(project) + f"?download={name}")
         assert response.status_code == 200 and read_csv(response)
-        assert f'{project.slug}-{name}.csv' in response["Content-Disposition"]
+        assert f"{project.slug}-{name}.csv" in response["Content-Disposition"]
     rows = {r["field"]: r for r in read_csv(client.get(url(project) + "?download=agreement"))}
     assert float(rows["sentences"]["alpha"]) == pytest.approx(0.175, abs=1e-12)
     groups = {r["group"]: r for r in read_csv(client.get(url(project) + "?download=groups"))}
@@ -119,10 +126,16 @@ def test_the_coder_choice_comes_from_the_query_and_applies_to_downloads(study, r
     a, b = (users[n].memberships.get().pseudonym for n in "ab")
     client = client_for(researcher)
     response = client.get(url(project) + f"?select=1&include={a}&include={b}")
-    assert [c["id"] for c in response.context["report"]["coders"]] == sorted([a, b], key=lambda p: next(
-        u.username for u in users.values() if u.memberships.get().pseudonym == p))
+    assert [c["id"] for c in response.context["report"]["coders"]] == sorted(
+        [a, b],
+        key=lambda p: next(
+            u.username for u in users.values() if u.memberships.get().pseudonym == p
+        ),
+    )
     assert response.context["report"]["filter"]["include"] == sorted([a, b])
-    rows = read_csv(client.get(url(project) + f"?select=1&include={a}&include={b}&download=agreement"))
+    rows = read_csv(
+        client.get(url(project) + f"?select=1&include={a}&include={b}&download=agreement")
+    )
     assert rows[0]["coders"] == "2"
     excluded = client.get(url(project) + f"?exclude={a}")
     assert len(excluded.context["report"]["coders"]) == 2
@@ -138,8 +151,11 @@ def test_disqualified_annotators_are_unchecked_by_default(study, researcher):
     users["c"].memberships.update(qualification="disqualified")
     response = client_for(researcher).get(url(project))
     counted = {m["username"]: m["counted"] for m in response.context["members"]}
-    assert counted == {users["a"].username: True, users["b"].username: True,
-                       users["c"].username: False}
+    assert counted == {
+        users["a"].username: True,
+        users["b"].username: True,
+        users["c"].username: False,
+    }
     assert "disqualified" in response.content.decode()
 
 
@@ -282,13 +298,23 @@ def test_the_command_prints_the_dashboard_figures_as_json_and_text(study, capsys
     assert "Agreement per answer field" in text and "0.175" in text
     assert "By item group" in text and "0.231" in text
     pseudonym = users["c"].memberships.get().pseudonym
-    call_command("agreement", "--project", project.slug, "--json", "--exclude", pseudonym,
-                 "--table", "agreement")
+    call_command(
+        "agreement",
+        "--project",
+        project.slug,
+        "--json",
+        "--exclude",
+        pseudonym,
+        "--table",
+        "agreement",
+    )
     report = json.loads(capsys.readouterr().out)
     assert list(report["tables"]) == ["agreement"]
     assert report["excluded"][0]["id"] == pseudonym
     assert report["filter"] == {
-        **AnnotatorFilter(exclude=(pseudonym,)).__dict__, "exclude": [pseudonym], "judges": []
+        **AnnotatorFilter(exclude=(pseudonym,)).__dict__,
+        "exclude": [pseudonym],
+        "judges": [],
     }
 
 
@@ -325,9 +351,14 @@ def test_judges_with_answers_are_offered_and_compared_with_the_humans(study, res
     judge = Judge.objects.create(name="gpt-judge", kind="llm", model="m", prompt_version="v1")
     setting = prompts.get(project.task_type).setting(project.config)
     for item in items.values():
-        JudgeResult.objects.create(item=item, judge=judge, prompt_version="v1", setting=setting,
-                                   status=JudgeResult.Status.OK,
-                                   answer={"sentences": [1], "none": False, "helpfulness": 50})
+        JudgeResult.objects.create(
+            item=item,
+            judge=judge,
+            prompt_version="v1",
+            setting=setting,
+            status=JudgeResult.Status.OK,
+            answer={"sentences": [1], "none": False, "helpfulness": 50},
+        )
     client = client_for(researcher)
     page = client.get(url(project)).content.decode()
     assert 'name="judge" value="gpt-judge"' in page and "Judges versus humans" not in page

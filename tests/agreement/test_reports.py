@@ -89,7 +89,9 @@ def test_attribution_scores_transparency_and_helpfulness_match_hand_computation(
     # Per-answer F1: c0 1 1 1 · c1 1 2/3 0 · c2 0 0 1 · c3 1 1 0.
     f1 = [1, 1, 1, 1, 2 / 3, 0, 0, 0, 1, 1, 1, 0]
     assert humans["f1_mean"] == pytest.approx(sum(f1) / 12)
-    assert humans["f1_sd"] == pytest.approx(math.sqrt(sum((v - sum(f1) / 12) ** 2 for v in f1) / 12))
+    assert humans["f1_sd"] == pytest.approx(
+        math.sqrt(sum((v - sum(f1) / 12) ** 2 for v in f1) / 12)
+    )
     assert humans["precision_mean"] == pytest.approx(7.5 / 12)
     assert humans["recall_mean"] == pytest.approx(8 / 12)
     # Mean F1 per item: 1, 5/9, 1/3, 2/3 → two of four reach 0.6.
@@ -158,14 +160,17 @@ def test_per_coder_table_gives_scores_calibration_and_leave_one_out_alpha(study)
 def test_disqualified_annotators_are_left_out_by_default_and_can_be_kept(study):
     project, items, users = study
     bad = factories.UserFactory()
-    factories.MembershipFactory(project=project, user=bad, role="annotator",
-                                qualification="disqualified")
+    factories.MembershipFactory(
+        project=project, user=bad, role="annotator", qualification="disqualified"
+    )
     for _claim, item in items.items():
         helpers.answer(item, bad, [3], 0)
     default = report_for(project)
     assert len(default["coders"]) == 3
     assert default["excluded"][0]["reason"] == "disqualified"
-    assert rows_by(default["tables"]["agreement"], "field")["sentences"]["alpha"] == pytest.approx(0.175)
+    assert rows_by(default["tables"]["agreement"], "field")["sentences"]["alpha"] == pytest.approx(
+        0.175
+    )
     kept = report_for(project, AnnotatorFilter(exclude_disqualified=False))
     assert len(kept["coders"]) == 4
 
@@ -206,9 +211,7 @@ def test_judge_answers_are_compared_with_merged_humans_by_the_union_and_standard
     project, _, _ = study
     judge = {"c0": [1], "c1": [2], "c2": [0, 1], "c3": [1]}
     answers = {k: {"sentences": v, "none": not v, "helpfulness": 50} for k, v in judge.items()}
-    report = report_for(
-        project, AnnotatorFilter(judges=("gpt",)), extra_judges={"gpt": answers}
-    )
+    report = report_for(project, AnnotatorFilter(judges=("gpt",)), extra_judges={"gpt": answers})
     row = report["tables"]["judges"]["rows"][0]
     # Standardised (gold {1}, other → -2): judge {1} {-2} {-2,1} {1}; humans {1} {1,-2} {-2,1} {1}.
     # n = 8, observed sum 1, expected sum 23 → alpha = 1 - 7/23 = 16/23.
@@ -276,8 +279,12 @@ def test_dict_valued_fields_become_one_unit_per_key_for_task_types_without_a_rep
     row = report["tables"]["agreement"]["rows"][0]
     assert row["units"] == 4
     expected = krippendorff_alpha(
-        {"i1::s1": {"x": 1, "y": 1}, "i1::s2": {"x": 2, "y": 2},
-         "i2::s1": {"x": 2, "y": 1}, "i2::s2": {"x": 1, "y": 2}},
+        {
+            "i1::s1": {"x": 1, "y": 1},
+            "i1::s2": {"x": 2, "y": 2},
+            "i2::s1": {"x": 2, "y": 1},
+            "i2::s2": {"x": 1, "y": 2},
+        },
         "ordinal",
     )
     assert row["alpha"] == pytest.approx(expected)
@@ -325,13 +332,21 @@ def test_judge_answers_come_from_llm_judges_results_when_a_judge_is_selected(stu
     chosen = {"c0": [1], "c1": [2], "c2": [0, 1], "c3": [1]}
     for claim, sentences in chosen.items():
         JudgeResult.objects.create(
-            item=items[claim], judge=judge, prompt_version="v1", setting=setting,
+            item=items[claim],
+            judge=judge,
+            prompt_version="v1",
+            setting=setting,
             status=JudgeResult.Status.OK,
             answer={"sentences": sentences, "none": False, "helpfulness": 50},
         )
-    JudgeResult.objects.create(item=items["c0"], judge=judge, prompt_version="v0",
-                               setting=setting, status=JudgeResult.Status.OK,
-                               answer={"sentences": [3], "none": False, "helpfulness": 1})
+    JudgeResult.objects.create(
+        item=items["c0"],
+        judge=judge,
+        prompt_version="v0",
+        setting=setting,
+        status=JudgeResult.Status.OK,
+        answer={"sentences": [3], "none": False, "helpfulness": 1},
+    )
     offered = report_for(project)
     assert offered["available_judges"] == ["gpt-judge"] and "judges" not in offered["tables"]
     report = report_for(project, AnnotatorFilter(judges=("gpt-judge",)))
@@ -344,11 +359,15 @@ def test_the_generic_alpha_ignores_free_wording_and_keeps_decisions():
     from agreement.reports.generic import reliability_data
 
     def answer(text, action="revise"):
-        return {"claims": [{"id": "c1", "action": "keep"}, {"id": "c2", "action": action, "text": text}]}
+        return {
+            "claims": [{"id": "c1", "action": "keep"}, {"id": "c2", "action": action, "text": text}]
+        }
 
     same = {"A": {"i1": answer("It is 324 metres tall.")}, "B": {"i1": answer("It is 324 m tall.")}}
     data = reliability_data(same, "claims", "nominal")
     assert not any(unit.endswith("text") for unit in data)
     assert all(len(set(coders.values())) == 1 for coders in data.values())
     different = {"A": {"i1": answer("x")}, "B": {"i1": answer("x", action="remove")}}
-    assert any(len(set(c.values())) == 2 for c in reliability_data(different, "claims", "nominal").values())
+    assert any(
+        len(set(c.values())) == 2 for c in reliability_data(different, "claims", "nominal").values()
+    )

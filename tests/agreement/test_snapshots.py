@@ -56,7 +56,9 @@ def queued(monkeypatch):
 
 def request(project, annotator_filter=None, **kwargs):
     return services.snapshot_request(
-        project=project, annotator_filter=annotator_filter or AnnotatorFilter(), options=OPTIONS,
+        project=project,
+        annotator_filter=annotator_filter or AnnotatorFilter(),
+        options=OPTIONS,
         **kwargs,
     )
 
@@ -250,9 +252,10 @@ def test_with_redis_two_requests_put_one_message_on_the_broker(
         found = []
         for raw in client.lrange("celery", 0, -1):
             headers = json.loads(raw).get("headers", {})
-            if headers.get("task") == "agreement.compute_snapshot" and headers.get(
-                "argsrepr"
-            ) == f"({pk},)":
+            if (
+                headers.get("task") == "agreement.compute_snapshot"
+                and headers.get("argsrepr") == f"({pk},)"
+            ):
                 found.append(raw)
         return found
 
@@ -272,7 +275,12 @@ def test_new_judge_results_make_the_report_out_of_date(study, builds):
     project, items, _ = study
     request(project)
     judge = Judge.objects.create(name="nli", kind="nli", model="m", prompt_version="v1")
-    JudgeResult.objects.create(item=items["c0"], judge=judge, prompt_version="v1",
-                               status=JudgeResult.Status.OK, answer={"sentences": [1]})
+    JudgeResult.objects.create(
+        item=items["c0"],
+        judge=judge,
+        prompt_version="v1",
+        status=JudgeResult.Status.OK,
+        answer={"sentences": [1]},
+    )
     state = request(project)
     assert len(builds) == 2 and state.report["available_judges"] == ["nli"]

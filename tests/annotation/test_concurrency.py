@@ -44,6 +44,7 @@ def test_n_annotators_per_item_holds_when_20_annotators_ask_at_once(transactiona
     annotators = [factories.UserFactory() for _ in range(20)]
     for user in annotators:
         factories.MembershipFactory(project=project, user=user, role="annotator")
+
     def work(user):
         while (assignment := services.assignment_next(project=project, annotator=user)) is not None:
             services.annotation_submit(assignment=assignment, answer=ANSWER)
@@ -58,7 +59,9 @@ def test_n_annotators_per_item_holds_when_20_annotators_ask_at_once(transactiona
     assert Assignment.objects.filter(project=project, state="submitted").count() == 36
 
 
-def test_concurrent_workers_starting_batches_never_share_a_batch_beyond_the_overlap(transactional_db):
+def test_concurrent_workers_starting_batches_never_share_a_batch_beyond_the_overlap(
+    transactional_db,
+):
     require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
     project = factories.ProjectFactory(
         annotators_per_item=2, crowd={"batch_size": 4, "controls_per_batch": 2}
@@ -68,10 +71,13 @@ def test_concurrent_workers_starting_batches_never_share_a_batch_beyond_the_over
     workers = [factories.UserFactory() for _ in range(20)]
     for user in workers:
         factories.MembershipFactory(project=project, user=user, role="annotator")
+
     def work(user):
         # Everyone asks for a batch at the same instant, then works through it and asks again.
         while (
-            assignment := services.assignment_next(project=project, annotator=user, start_batch=True)
+            assignment := services.assignment_next(
+                project=project, annotator=user, start_batch=True
+            )
         ) is not None:
             services.annotation_submit(assignment=assignment, answer=ANSWER)
 
@@ -83,7 +89,9 @@ def test_concurrent_workers_starting_batches_never_share_a_batch_beyond_the_over
     assert len(set(pairs)) == len(pairs)
     # Every batch is whole: 4 regular items while the pool lasted (40 × 2 places = 20 batches).
     sizes = Counter(
-        Assignment.objects.filter(project=project, item__kind="regular").values_list("batch_id", flat=True)
+        Assignment.objects.filter(project=project, item__kind="regular").values_list(
+            "batch_id", flat=True
+        )
     )
     assert sorted(sizes.values()) == [4] * 20
     assert Batch.objects.filter(project=project, state="finished").count() == 20
@@ -91,7 +99,9 @@ def test_concurrent_workers_starting_batches_never_share_a_batch_beyond_the_over
     assert all(i.assigned_count == 2 for i in Item.objects.filter(project=project, kind="regular"))
 
 
-def test_one_annotator_asking_for_a_batch_from_several_tabs_at_once_gets_one_batch(transactional_db):
+def test_one_annotator_asking_for_a_batch_from_several_tabs_at_once_gets_one_batch(
+    transactional_db,
+):
     require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
     project = factories.ProjectFactory(
         annotators_per_item=1,
@@ -140,5 +150,7 @@ def test_two_tabs_of_one_annotator_asking_at_once_share_one_reservation(transact
             thread.join(timeout=60)
         assert not errors and len(set(got)) == 1, (got, errors)
         services.annotation_submit(assignment=Assignment.objects.get(pk=got[0]), answer=ANSWER)
-    sequences = list(Assignment.objects.filter(annotator=annotator).values_list("sequence", flat=True))
+    sequences = list(
+        Assignment.objects.filter(annotator=annotator).values_list("sequence", flat=True)
+    )
     assert sorted(sequences) == list(range(1, 6))

@@ -19,7 +19,11 @@ ALL = task_types.all_task_types()
 
 def test_the_registry_holds_the_task_type_packages():
     assert {t.slug for t in ALL} >= {
-        "citation_recovery", "claim_review", "ranking", "stance", "argument_structure"
+        "citation_recovery",
+        "claim_review",
+        "ranking",
+        "stance",
+        "argument_structure",
     }
     assert all(type(t).__module__ == f"task_types.{t.slug}.task" for t in ALL)
 

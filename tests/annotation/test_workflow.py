@@ -53,7 +53,9 @@ def test_each_item_gets_exactly_n_distinct_annotators(project, items):
 
 def test_nobody_sees_an_item_twice(project, annotator, items):
     received = []
-    while (assignment := services.assignment_next(project=project, annotator=annotator)) is not None:
+    while (
+        assignment := services.assignment_next(project=project, annotator=annotator)
+    ) is not None:
         received.append(assignment.item_id)
         services.annotation_submit(assignment=assignment, answer=ANSWER)
     assert sorted(received) == sorted(i.id for i in items)
@@ -109,8 +111,12 @@ def test_late_submit_on_an_expired_reservation_is_accepted_while_the_item_has_ro
 def test_double_submission_of_the_same_answer_stores_one_annotation(project, annotator, items):
     assignment = services.assignment_next(project=project, annotator=annotator)
     key = uuid.uuid4()
-    first, created_first = services.annotation_submit(assignment=assignment, answer=ANSWER, submission_id=key)
-    second, created_second = services.annotation_submit(assignment=assignment, answer=ANSWER, submission_id=key)
+    first, created_first = services.annotation_submit(
+        assignment=assignment, answer=ANSWER, submission_id=key
+    )
+    second, created_second = services.annotation_submit(
+        assignment=assignment, answer=ANSWER, submission_id=key
+    )
     third, created_third = services.annotation_submit(assignment=assignment, answer=ANSWER)
     assert (created_first, created_second, created_third) == (True, False, False)
     assert first.pk == second.pk == third.pk
@@ -132,7 +138,9 @@ def test_a_revision_keeps_the_earlier_version(project, annotator, items):
 def test_an_invalid_answer_is_refused_with_the_field_named(project, annotator, items):
     assignment = services.assignment_next(project=project, annotator=annotator)
     with pytest.raises(services.AnswerInvalid) as caught:
-        services.annotation_submit(assignment=assignment, answer={"sentences": [99], "helpfulness": 5})
+        services.annotation_submit(
+            assignment=assignment, answer={"sentences": [99], "helpfulness": 5}
+        )
     assert "sentences" in caught.value.errors
     with pytest.raises(services.AnswerInvalid) as caught:
         services.annotation_submit(assignment=assignment, answer={"sentences": [0]})
@@ -142,16 +150,24 @@ def test_an_invalid_answer_is_refused_with_the_field_named(project, annotator, i
 
 def test_an_older_autosave_never_overwrites_a_newer_draft(project, annotator, items):
     assignment = services.assignment_next(project=project, annotator=annotator)
-    services.draft_save(assignment=assignment, answer={"sentences": [0, 1]}, time_spent_ms=900, revision=5)
-    services.draft_save(assignment=assignment, answer={"sentences": [0]}, time_spent_ms=400, revision=3)
+    services.draft_save(
+        assignment=assignment, answer={"sentences": [0, 1]}, time_spent_ms=900, revision=5
+    )
+    services.draft_save(
+        assignment=assignment, answer={"sentences": [0]}, time_spent_ms=400, revision=3
+    )
     draft = Draft.objects.get(assignment=assignment)
     assert draft.answer == {"sentences": [0, 1]} and draft.revision == 5
 
 
 def test_submitting_clears_the_draft_and_records_time(project, annotator, items):
     assignment = services.assignment_next(project=project, annotator=annotator)
-    services.draft_save(assignment=assignment, answer={"sentences": [1]}, time_spent_ms=900, revision=1)
-    annotation, _ = services.annotation_submit(assignment=assignment, answer=ANSWER, time_spent_ms=12_345)
+    services.draft_save(
+        assignment=assignment, answer={"sentences": [1]}, time_spent_ms=900, revision=1
+    )
+    annotation, _ = services.annotation_submit(
+        assignment=assignment, answer=ANSWER, time_spent_ms=12_345
+    )
     assert annotation.time_spent_ms == 12_345
     assert not Draft.objects.filter(assignment=assignment).exists()
 
@@ -174,7 +190,9 @@ def test_next_item_and_submit_run_a_constant_number_of_queries(
 
 
 @pytest.mark.parametrize("count", [10, 10_000])
-def test_next_item_api_runs_a_constant_number_of_queries(project, annotator_client, count, django_assert_max_num_queries):
+def test_next_item_api_runs_a_constant_number_of_queries(
+    project, annotator_client, count, django_assert_max_num_queries
+):
     factories.make_items(project, count)
     # 17: permission (2), the membership's qualification state (1), reservation with the
     # annotator's own lock and re-check (10), page data (4).
@@ -218,7 +236,9 @@ def test_batches_with_controls_run_a_constant_number_of_queries(
     assert stop.data["stop"]["reason"] == "batch_complete"
 
 
-def test_paused_archived_and_draft_projects_hand_out_no_new_items(project, annotator, items, annotator_client):
+def test_paused_archived_and_draft_projects_hand_out_no_new_items(
+    project, annotator, items, annotator_client
+):
     for status in ("paused", "archived", "draft"):
         project.status = status
         project.save()
@@ -235,7 +255,9 @@ def test_an_open_reservation_can_still_be_finished_after_a_pause(project, annota
     services.annotation_submit(assignment=assignment, answer=ANSWER)
 
 
-def test_removed_or_disqualified_annotators_cannot_change_their_work(project, annotator, items, annotator_client):
+def test_removed_or_disqualified_annotators_cannot_change_their_work(
+    project, annotator, items, annotator_client
+):
     from projects.models import Membership
 
     assignment = services.assignment_next(project=project, annotator=annotator)
@@ -244,7 +266,9 @@ def test_removed_or_disqualified_annotators_cannot_change_their_work(project, an
     membership.qualification = "disqualified"
     membership.save()
     revised = {"answer": {"sentences": [0], "helpfulness": 1}}
-    response = annotator_client.post(f"/api/assignments/{assignment.id}/submit/", revised, format="json")
+    response = annotator_client.post(
+        f"/api/assignments/{assignment.id}/submit/", revised, format="json"
+    )
     assert response.status_code == 403
     membership.delete()
     assert annotator_client.get(f"/api/assignments/{assignment.id}/").status_code == 404
@@ -255,11 +279,19 @@ def test_removed_or_disqualified_annotators_cannot_change_their_work(project, an
     assert Annotation.objects.filter(assignment=assignment).count() == 1
 
 
-def test_an_autosave_in_flight_during_the_submit_does_not_come_back_over_the_answer(project, annotator, items):
+def test_an_autosave_in_flight_during_the_submit_does_not_come_back_over_the_answer(
+    project, annotator, items
+):
     assignment = services.assignment_next(project=project, annotator=annotator)
-    services.draft_save(assignment=assignment, answer={"sentences": [0]}, time_spent_ms=10, revision=4)
+    services.draft_save(
+        assignment=assignment, answer={"sentences": [0]}, time_spent_ms=10, revision=4
+    )
     services.annotation_submit(assignment=assignment, answer=ANSWER, revision=5)
-    late = services.draft_save(assignment=assignment, answer={"sentences": [0]}, time_spent_ms=10, revision=5)
+    late = services.draft_save(
+        assignment=assignment, answer={"sentences": [0]}, time_spent_ms=10, revision=5
+    )
     assert late is None and not Draft.objects.filter(assignment=assignment).exists()
-    newer = services.draft_save(assignment=assignment, answer={"sentences": [2]}, time_spent_ms=10, revision=6)
+    newer = services.draft_save(
+        assignment=assignment, answer={"sentences": [2]}, time_spent_ms=10, revision=6
+    )
     assert newer is not None and newer.revision == 6  # a real revision after the submit is kept

@@ -41,5 +41,10 @@ def import_jsonl(project, records):
 @pytest.fixture
 def batch_project(db):
     return crowd_project(
-        crowd={"batch_size": 3, "controls_per_batch": 2, "min_controls": 3, "accuracy_threshold": 0.7}
+        crowd={
+            "batch_size": 3,
+            "controls_per_batch": 2,
+            "min_controls": 3,
+            "accuracy_threshold": 0.7,
+        }
     )

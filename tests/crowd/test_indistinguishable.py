@@ -68,7 +68,9 @@ def test_the_annotation_page_of_a_control_item_and_a_regular_item_is_the_same(db
     browser.force_login(user)
     pages = []
     for assignment in (control, regular):
-        page = browser.get(f"/p/{project.slug}/annotate/?assignment={assignment.id}").content.decode()
+        page = browser.get(
+            f"/p/{project.slug}/annotate/?assignment={assignment.id}"
+        ).content.decode()
         reopen = f'reopen: "{assignment.id}"'
         assert page.count(reopen) == 1  # the only place the page names the assignment
         page = page.replace(reopen, 'reopen: "ID"')
@@ -86,7 +88,9 @@ def test_submitting_a_control_answer_costs_the_server_the_same_work_as_a_regular
     counts = []
     for assignment, answer in ((control, WRONG), (regular, RIGHT)):
         with CaptureQueriesContext(connection) as queries:
-            response = client.post(f"/api/assignments/{assignment.id}/submit/", {"answer": answer}, format="json")
+            response = client.post(
+                f"/api/assignments/{assignment.id}/submit/", {"answer": answer}, format="json"
+            )
         assert response.status_code == 201
         counts.append(len(queries))
     assert counts[0] == counts[1]

@@ -27,8 +27,12 @@ def study(db):
     return crowd_project(crowd=CROWD, regular=6, controls=3)
 
 
-def prolific_url(project, *, pid="5f1a2b3c4d5e6f7a8b9c0d1e", session="sess0001", study_id="STUDY42", sig=None):
-    link = crowd_services.entry_link(base_url="http://testserver/", project=project, platform="prolific", study=study_id)
+def prolific_url(
+    project, *, pid="5f1a2b3c4d5e6f7a8b9c0d1e", session="sess0001", study_id="STUDY42", sig=None
+):
+    link = crowd_services.entry_link(
+        base_url="http://testserver/", project=project, platform="prolific", study=study_id
+    )
     query = parse_qs(urlparse(link).query)
     sig = sig if sig is not None else query["sig"][0]
     return f"/crowd/{project.slug}/prolific/?sig={sig}&STUDY_ID={study_id}&PROLIFIC_PID={pid}&SESSION_ID={session}"
@@ -37,13 +41,16 @@ def prolific_url(project, *, pid="5f1a2b3c4d5e6f7a8b9c0d1e", session="sess0001",
 def finish_batch(client, project):
     """Answer every item the API gives until it stops; return the stop."""
     for _ in range(20):
-        response = client.post(f"/api/projects/{project.slug}/next/", content_type="application/json")
+        response = client.post(
+            f"/api/projects/{project.slug}/next/", content_type="application/json"
+        )
         assert response.status_code == 200, response.content
         data = response.json()
         if "stop" in data:
             return data["stop"]
         submitted = client.post(
-            f"/api/assignments/{data['id']}/submit/", {"answer": RIGHT, "time_spent_ms": 4000},
+            f"/api/assignments/{data['id']}/submit/",
+            {"answer": RIGHT, "time_spent_ms": 4000},
             content_type="application/json",
         )
         assert submitted.status_code == 201
@@ -51,7 +58,9 @@ def finish_batch(client, project):
 
 
 def test_the_study_link_generated_for_prolific_has_the_placeholders_prolific_fills(study):
-    link = crowd_services.entry_link(base_url="https://concord.example/", project=study, platform="prolific", study="STUDY42")
+    link = crowd_services.entry_link(
+        base_url="https://concord.example/", project=study, platform="prolific", study="STUDY42"
+    )
     assert link.startswith(f"https://concord.example/crowd/{study.slug}/prolific/?sig=")
     assert "STUDY_ID=STUDY42" in link
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in link and "SESSION_ID={{%SESSION_ID%}}" in link
@@ -80,11 +89,15 @@ def test_a_prolific_entry_link_with_a_tampered_signature_is_refused(study, tampe
     assert not CrowdEntry.objects.exists()
 
 
-def test_a_valid_prolific_link_creates_the_worker_and_returns_the_completion_code_after_the_batch(study):
+def test_a_valid_prolific_link_creates_the_worker_and_returns_the_completion_code_after_the_batch(
+    study,
+):
     client = Client()
     response = client.get(prolific_url(study))
     assert response.status_code == 302 and response["Location"] == f"/p/{study.slug}/annotate/"
-    worker = get_user_model().objects.get(username=f"prolific-5f1a2b3c4d5e6f7a8b9c0d1e.{study.pk}.STUDY42")
+    worker = get_user_model().objects.get(
+        username=f"prolific-5f1a2b3c4d5e6f7a8b9c0d1e.{study.pk}.STUDY42"
+    )
     assert not worker.has_usable_password()
     assert Membership.objects.get(project=study, user=worker).role == "annotator"
     page = client.get(f"/p/{study.slug}/annotate/")
@@ -110,9 +123,16 @@ def test_a_valid_prolific_link_creates_the_worker_and_returns_the_completion_cod
     assert len(rows) == 1
     row = rows[0]
     assert (row["platform"], row["worker_id"], row["study_id"], row["session_id"]) == (
-        "prolific", "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY42", "sess0001",
+        "prolific",
+        "5f1a2b3c4d5e6f7a8b9c0d1e",
+        "STUDY42",
+        "sess0001",
     )
-    assert (row["completion_code"], row["batch_state"], row["items_submitted"]) == (batch.code, "finished", "3")
+    assert (row["completion_code"], row["batch_state"], row["items_submitted"]) == (
+        batch.code,
+        "finished",
+        "3",
+    )
     assert row["passed_qc"] == "True" and float(row["active_minutes"]) == 0.2
 
 
@@ -144,7 +164,9 @@ def test_a_disqualified_prolific_worker_goes_back_with_the_screened_out_code(stu
     worker = get_user_model().objects.get(username__startswith="prolific-")
     from annotation import quality
 
-    quality.qualification_decide(membership=Membership.objects.get(user=worker), decision="disqualify")
+    quality.qualification_decide(
+        membership=Membership.objects.get(user=worker), decision="disqualify"
+    )
     stop = client.post(f"/api/projects/{study.slug}/next/").json()["stop"]
     assert stop["reason"] == "closed_by_researcher" and "code" not in stop
     finish = client.get(f"/crowd/{study.slug}/finish/")
@@ -152,13 +174,17 @@ def test_a_disqualified_prolific_worker_goes_back_with_the_screened_out_code(stu
 
 
 def mturk_url(project, **params):
-    link = crowd_services.entry_link(base_url="http://testserver/", project=project, platform="mturk", study="pilot-1")
+    link = crowd_services.entry_link(
+        base_url="http://testserver/", project=project, platform="mturk", study="pilot-1"
+    )
     extra = "&".join(f"{k}={v}" for k, v in params.items())
     return urlparse(link)._replace(scheme="", netloc="").geturl() + ("&" + extra if extra else "")
 
 
 def test_mturk_preview_shows_the_task_and_creates_nothing(study):
-    response = Client().get(mturk_url(study, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", hitId="HIT1"))
+    response = Client().get(
+        mturk_url(study, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", hitId="HIT1")
+    )
     assert response.status_code == 200
     assert b"This is a preview" in response.content and b"Submit HIT" not in response.content
     assert "frame-ancestors https://worker.mturk.com" in response["Content-Security-Policy"]
@@ -167,10 +193,20 @@ def test_mturk_preview_shows_the_task_and_creates_nothing(study):
 
 
 def test_an_mturk_hit_opens_the_task_and_posts_the_code_back_with_the_assignment_id(study):
-    frame = Client().get(mturk_url(study, assignmentId="ASSIGN123", hitId="HIT1", workerId="A1WORKER", turkSubmitTo="https://evil.example"))
+    frame = Client().get(
+        mturk_url(
+            study,
+            assignmentId="ASSIGN123",
+            hitId="HIT1",
+            workerId="A1WORKER",
+            turkSubmitTo="https://evil.example",
+        )
+    )
     html = frame.content.decode()
     assert frame.status_code == 200
-    assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in html  # never turkSubmitTo
+    assert (
+        'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in html
+    )  # never turkSubmitTo
     assert 'name="assignmentId" value="ASSIGN123"' in html
     start = html.split('href="/crowd/start/')[1].split('"')[0]
     tab = Client()  # the task opens in a new, top-level tab
@@ -185,14 +221,18 @@ def test_an_mturk_hit_opens_the_task_and_posts_the_code_back_with_the_assignment
 
     study.crowd = {**CROWD, "mturk_sandbox": False}
     study.save()
-    production = Client().get(mturk_url(study, assignmentId="ASSIGN124", hitId="HIT1", workerId="A2WORKER"))
+    production = Client().get(
+        mturk_url(study, assignmentId="ASSIGN124", hitId="HIT1", workerId="A2WORKER")
+    )
     assert 'action="https://www.mturk.com/mturk/externalSubmit"' in production.content.decode()
 
 
 def test_a_second_hit_of_the_same_worker_gets_its_own_batch_and_code(study):
     codes = []
     for assignment, hit in (("ASSIGN1", "HIT1"), ("ASSIGN2", "HIT2")):
-        frame = Client().get(mturk_url(study, assignmentId=assignment, hitId=hit, workerId="A1WORKER"))
+        frame = Client().get(
+            mturk_url(study, assignmentId=assignment, hitId=hit, workerId="A1WORKER")
+        )
         start = frame.content.decode().split('href="/crowd/start/')[1].split('"')[0]
         tab = Client()
         tab.get(f"/crowd/start/{start}")
@@ -212,7 +252,11 @@ def test_crowd_pages_for_researchers_are_closed_to_annotators_and_reviewers(stud
     annotator = add_annotator(study)
     reviewer = add_annotator(study)
     Membership.objects.filter(user=reviewer).update(role="reviewer")
-    for user, allowed in ((annotator, set()), (reviewer, {"review/"}), (study.researcher, {"quality/", "quality/payments.csv", "review/"})):
+    for user, allowed in (
+        (annotator, set()),
+        (reviewer, {"review/"}),
+        (study.researcher, {"quality/", "quality/payments.csv", "review/"}),
+    ):
         client = Client()
         client.force_login(user)
         for path in ("quality/", "quality/payments.csv", "review/"):

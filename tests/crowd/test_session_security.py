@@ -59,9 +59,12 @@ def open_hit(project, **params):
 
 
 def answer_one(client, project, answer=RIGHT) -> int:
-    data = client.post(f"/api/projects/{project.slug}/next/", content_type="application/json").json()
+    data = client.post(
+        f"/api/projects/{project.slug}/next/", content_type="application/json"
+    ).json()
     response = client.post(
-        f"/api/assignments/{data['id']}/submit/", {"answer": answer, "time_spent_ms": 4000},
+        f"/api/assignments/{data['id']}/submit/",
+        {"answer": answer, "time_spent_ms": 4000},
         content_type="application/json",
     )
     assert response.status_code == 201, response.content
@@ -107,7 +110,8 @@ def test_a_worker_id_typed_into_an_mturk_link_never_reaches_the_workers_earlier_
     )
     assert submit.status_code == 404
     draft = attacker.put(
-        f"/api/assignments/{answered}/draft/", {"answer": WRONG, "revision": 99},
+        f"/api/assignments/{answered}/draft/",
+        {"answer": WRONG, "revision": 99},
         content_type="application/json",
     )
     assert draft.status_code == 404
@@ -143,7 +147,9 @@ def test_a_session_entered_but_not_started_holds_off_new_ones_for_the_batch_time
     busy = Client().get(mturk_url(study, worker="W1", assignment="A2", hit="HIT2"))
     assert busy.status_code == 409
     CrowdEntry.objects.update(last_seen_at=timezone.now() - timedelta(minutes=31))
-    assert Client().get(mturk_url(study, worker="W1", assignment="A2", hit="HIT2")).status_code == 200
+    assert (
+        Client().get(mturk_url(study, worker="W1", assignment="A2", hit="HIT2")).status_code == 200
+    )
     assert CrowdEntry.objects.get(session_id="A1").closed_at is not None
 
 
@@ -157,7 +163,9 @@ def test_an_mturk_link_without_a_hit_id_is_refused(db):
 def test_qualification_rounds_of_an_earlier_session_are_out_of_reach_too(db):
     study = crowd_project(
         crowd={**CROWD, "qualification_required": True, "qualification_pass_mark": 0.5},
-        regular=6, controls=3, qualification=2,
+        regular=6,
+        controls=3,
+        qualification=2,
     )
     _, first = open_hit(study, worker="W1", assignment="A1")
     finish_batch(first, study)  # the qualification round, then the main batch
@@ -200,7 +208,9 @@ def test_a_prolific_id_used_in_another_study_of_the_same_project_gets_another_ac
     victim.get(prolific_url(study, pid="VICTIMPID", session="SESSA"))
     victim_assignment = answer_one(victim, study)
     attacker = Client()
-    response = attacker.get(prolific_url(study, pid="VICTIMPID", session="OTHER", study_id="STUDY2"))
+    response = attacker.get(
+        prolific_url(study, pid="VICTIMPID", session="OTHER", study_id="STUDY2")
+    )
     assert response.status_code == 302
     assert attacker.get(f"/api/assignments/{victim_assignment}/").status_code == 404
     assert history_ids(attacker, study) == set()
@@ -228,13 +238,22 @@ def test_the_payment_export_names_the_platform_worker_id_whatever_the_account_na
     study = crowd_project(crowd=CROWD, regular=6, controls=3)
     long_pid, long_study = "P" * 64, "S" * 64
     worker = Client()
-    assert worker.get(prolific_url(study, pid=long_pid, session="SESS1", study_id=long_study)).status_code == 302
+    assert (
+        worker.get(
+            prolific_url(study, pid=long_pid, session="SESS1", study_id=long_study)
+        ).status_code
+        == 302
+    )
     finish_batch(worker, study)
     assert CrowdEntry.objects.get().user.username == f"prolific-{long_pid}.{study.pk}.{long_study}"
 
     researcher = Client()
     researcher.force_login(study.researcher)
-    rows = list(csv.DictReader(io.StringIO(researcher.get(f"/p/{study.slug}/quality/payments.csv").content.decode())))
+    rows = list(
+        csv.DictReader(
+            io.StringIO(researcher.get(f"/p/{study.slug}/quality/payments.csv").content.decode())
+        )
+    )
     assert [(r["worker_id"], r["study_id"], r["session_id"], r["batch_state"]) for r in rows] == [
         (long_pid, long_study, "SESS1", "finished")
     ]
@@ -247,7 +266,11 @@ def test_a_session_from_before_per_study_accounts_can_still_be_continued(db):
     legacy.save()
     Membership.objects.create(project=study, user=legacy, role="annotator")
     CrowdEntry.objects.create(
-        project=study, user=legacy, platform="prolific", worker_id="OLDPID", study_id="STUDY42",
+        project=study,
+        user=legacy,
+        platform="prolific",
+        worker_id="OLDPID",
+        study_id="STUDY42",
         session_id="OLDSESS",
     )
     client = Client()
@@ -268,10 +291,17 @@ def test_the_migration_keeps_only_the_latest_session_of_an_account_open(db):
     made = {}
     for session, project in (("A1", study), ("A2", study), ("B1", other)):
         made[session] = CrowdEntry.objects.create(
-            project=project, user=worker, platform="mturk", worker_id="LEGACY", study_id="S",
-            session_id=session, hit_id=session,
+            project=project,
+            user=worker,
+            platform="mturk",
+            worker_id="LEGACY",
+            study_id="S",
+            session_id=session,
+            hit_id=session,
         )
-    CrowdEntry.objects.filter(pk=made["A1"].pk).update(created_at=timezone.now() - timedelta(days=1))
+    CrowdEntry.objects.filter(pk=made["A1"].pk).update(
+        created_at=timezone.now() - timedelta(days=1)
+    )
     migration.close_all_but_the_latest(apps, None)
     closed = dict(CrowdEntry.objects.values_list("session_id", "closed_at"))
     assert closed["A1"] is not None and closed["A2"] is None and closed["B1"] is None

@@ -16,8 +16,12 @@ def make_project():
     judge = Judge.objects.create(name="minilm-test", kind="embedding", model="all-MiniLM-L6-v2")
     for item in items:
         JudgeResult.objects.create(
-            item=item, judge=judge, prompt_version=judge.prompt_version, setting=_setting(project),
-            status=JudgeResult.Status.OK, answer={"sentences": [2], "none": False},
+            item=item,
+            judge=judge,
+            prompt_version=judge.prompt_version,
+            setting=_setting(project),
+            status=JudgeResult.Status.OK,
+            answer={"sentences": [2], "none": False},
         )
     return project, annotator, judge
 

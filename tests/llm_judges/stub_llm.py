@@ -27,7 +27,9 @@ class Reply:
     wait: threading.Event | None = None  # block until set (a call that hangs)
 
 
-def completion_body(content: str, *, model: str, prompt_tokens: int = 120, completion_tokens: int = 7) -> dict:
+def completion_body(
+    content: str, *, model: str, prompt_tokens: int = 120, completion_tokens: int = 7
+) -> dict:
     return {
         "id": "chatcmpl-stub",
         "object": "chat.completion",
@@ -49,12 +51,25 @@ def completion_body(content: str, *, model: str, prompt_tokens: int = 120, compl
     }
 
 
-ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error",
-               429: "rate_limit_exceeded", 500: "server_error", 503: "server_error"}
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_request_error",
+    404: "invalid_request_error",
+    429: "rate_limit_exceeded",
+    500: "server_error",
+    503: "server_error",
+}
 
 
 def error_body(status: int, message: str) -> dict:
-    return {"error": {"message": message, "type": ERROR_TYPES.get(status, "error"), "param": None, "code": None}}
+    return {
+        "error": {
+            "message": message,
+            "type": ERROR_TYPES.get(status, "error"),
+            "param": None,
+            "code": None,
+        }
+    }
 
 
 def user_message(request: dict) -> str:
@@ -88,7 +103,11 @@ class StubLLM:
                     body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     body = {}
-                request = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body}
+                request = {
+                    "path": self.path,
+                    "headers": {k.lower(): v for k, v in self.headers.items()},
+                    "json": body,
+                }
                 with stub._lock:
                     stub.requests.append(request)
                 reply = stub.responder(request)

@@ -30,7 +30,11 @@ def test_minilm_embeddings_are_unit_vectors_and_rank_paraphrases_first():
     assert (vectors**2).sum(axis=1) == pytest.approx([1.0, 1.0], abs=1e-4)
     ranked = most_similar(
         "The 2023 report lists 40 km of new lanes.",
-        ["Many lanes are only painted.", "The city added 40 km of lanes in 2023.", "Cats sleep a lot."],
+        [
+            "Many lanes are only painted.",
+            "The city added 40 km of lanes in 2023.",
+            "Cats sleep a lot.",
+        ],
         2,
     )
     assert [index for index, _ in ranked] == [1, 0]
@@ -49,7 +53,10 @@ def test_the_embedding_judge_selects_the_sentences_close_to_the_masked_evidence(
 
     assert run.status == JudgeRun.Status.DONE
     lanes_result = JudgeResult.objects.get(item=lanes)
-    assert lanes_result.answer == {"sentences": [0], "none": False}  # "…added 40 km of lanes in 2023."
+    assert lanes_result.answer == {
+        "sentences": [0],
+        "none": False,
+    }  # "…added 40 km of lanes in 2023."
     similarities = lanes_result.detail["similarities"]
     assert len(similarities) == 4 and similarities[0] > 0.6 > max(similarities[1:])
     assert JudgeResult.objects.get(item=painted).answer == {"sentences": [3], "none": False}
@@ -58,7 +65,10 @@ def test_the_embedding_judge_selects_the_sentences_close_to_the_masked_evidence(
 def test_a_threshold_nothing_reaches_answers_none(project, django_capture_on_commit_callbacks):
     item = demo_item(project, masked=2)
     judge = services.judge_create(
-        name="minilm-strict", kind="embedding", model="all-MiniLM-L6-v2", parameters={"threshold": 0.99}
+        name="minilm-strict",
+        kind="embedding",
+        model="all-MiniLM-L6-v2",
+        parameters={"threshold": 0.99},
     )
     start(judge, project, django_capture_on_commit_callbacks)
     assert JudgeResult.objects.get(item=item).answer == {"sentences": [], "none": True}

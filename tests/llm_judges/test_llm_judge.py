@@ -101,7 +101,10 @@ def test_an_unparseable_reply_is_stored_with_its_raw_text_and_counted(
     assert "sentence 9 does not exist" in out_of_range.error
     assert "claim-3" not in selectors.judge_answers(project=project, judge=judge)
     assert selectors.judge_result_counts(project=project, judge=judge) == {
-        "answered": 3, "unparseable": 2, "failed": 0, "missing": 0
+        "answered": 3,
+        "unparseable": 2,
+        "failed": 0,
+        "missing": 0,
     }
 
 
@@ -115,14 +118,18 @@ def test_a_503_is_retried_and_the_second_answer_is_stored(
         return Reply(status=503) if len(seen) == 1 else Reply()
 
     stub.responder = responder
-    run = start(judge, project, django_capture_on_commit_callbacks, filters={"external_ids": ["claim-0"]})
+    run = start(
+        judge, project, django_capture_on_commit_callbacks, filters={"external_ids": ["claim-0"]}
+    )
 
     assert run.status == JudgeRun.Status.DONE
     assert len(stub.chat_requests()) == 2  # our retry, not the SDK's (max_retries=0)
     result = JudgeResult.objects.get(run=run)
     assert result.status == JudgeResult.Status.OK
     assert result.attempts == 2
-    outcomes = list(JudgeCall.objects.filter(run=run).order_by("attempt").values_list("outcome", "http_status"))
+    outcomes = list(
+        JudgeCall.objects.filter(run=run).order_by("attempt").values_list("outcome", "http_status")
+    )
     assert outcomes == [("transient", 503), ("ok", 200)]
 
 
@@ -131,7 +138,9 @@ def test_a_call_that_times_out_is_retried_then_recorded_as_failed(
 ):
     judge = make_llm_judge(stub, timeout=0.3, max_attempts=2)
     stub.responder = lambda request: Reply(delay=1.5)
-    run = start(judge, project, django_capture_on_commit_callbacks, filters={"external_ids": ["claim-0"]})
+    run = start(
+        judge, project, django_capture_on_commit_callbacks, filters={"external_ids": ["claim-0"]}
+    )
 
     assert run.status == JudgeRun.Status.DONE
     assert run.failed_count == 1
@@ -139,7 +148,10 @@ def test_a_call_that_times_out_is_retried_then_recorded_as_failed(
     assert result.status == JudgeResult.Status.FAILED
     assert result.error == "Gave up after 2 attempts: timed out after 0.3 s"
     assert len(stub.chat_requests()) == 2
-    assert list(JudgeCall.objects.filter(run=run).values_list("outcome", flat=True)) == ["transient"] * 2
+    assert (
+        list(JudgeCall.objects.filter(run=run).values_list("outcome", flat=True))
+        == ["transient"] * 2
+    )
 
 
 def test_a_401_fails_the_run_fast_without_calling_for_the_other_items(
@@ -210,7 +222,9 @@ def test_running_again_retries_only_the_failed_items(
 
     again = start(judge, project, django_capture_on_commit_callbacks)
 
-    assert [claim_of(r) for r in stub.chat_requests()[calls_before:]] == ["Claim number 1 is accurate."]
+    assert [claim_of(r) for r in stub.chat_requests()[calls_before:]] == [
+        "Claim number 1 is accurate."
+    ]
     assert again.answered_count == 5
     assert JudgeResult.objects.count() == 5
 
@@ -230,7 +244,9 @@ def test_processing_the_same_batch_twice_stores_each_result_once(
 def test_the_database_refuses_a_second_result_for_the_same_key(project, items, judge):
     from django.db import IntegrityError, transaction
 
-    JudgeResult.objects.create(item=items[0], judge=judge, prompt_version="v1", setting="sample", status="ok")
+    JudgeResult.objects.create(
+        item=items[0], judge=judge, prompt_version="v1", setting="sample", status="ok"
+    )
     with pytest.raises(IntegrityError), transaction.atomic():
         JudgeResult.objects.create(
             item=items[0], judge=judge, prompt_version="v1", setting="sample", status="failed"
@@ -278,18 +294,25 @@ def test_a_task_of_a_cancelled_run_exits_without_calling(project, items, judge, 
     assert stub.chat_requests() == []
 
 
-def test_a_run_covers_only_the_filtered_items(project, stub, api_key, django_capture_on_commit_callbacks):
+def test_a_run_covers_only_the_filtered_items(
+    project, stub, api_key, django_capture_on_commit_callbacks
+):
     factories.make_items(project, 3)
     factories.make_items(project, 2, kind="control", start=3)
     judge = make_llm_judge(stub)
     run = start(judge, project, django_capture_on_commit_callbacks, filters={"kind": ["control"]})
     assert run.total == 2
-    assert sorted(JudgeResult.objects.values_list("item__external_id", flat=True)) == ["claim-3", "claim-4"]
+    assert sorted(JudgeResult.objects.values_list("item__external_id", flat=True)) == [
+        "claim-3",
+        "claim-4",
+    ]
 
 
 def test_an_invalid_filter_is_refused_with_its_field(project, items, judge):
     with pytest.raises(services.JudgeError, match="kind"):
-        services.judge_run_start(judge=judge, project=project, filters={"kind": ["gold"]}, enqueue=False)
+        services.judge_run_start(
+            judge=judge, project=project, filters={"kind": ["gold"]}, enqueue=False
+        )
 
 
 def test_backoff_grows_exponentially_with_jitter_and_honours_retry_after():

@@ -71,7 +71,10 @@ def test_batched_scores_equal_one_pair_at_a_time(random_model):
     pairs = [
         ("The 2023 report lists 40 km of new lanes.", "The city doubled its bike lanes in 2023."),
         ("Evidence passage 2 of claim 0.", "Sentence 1 of explanation 0."),
-        ("Most new lanes are painted, not protected.", "The network was 80 km long at the end of 2022."),
+        (
+            "Most new lanes are painted, not protected.",
+            "The network was 80 km long at the end of 2022.",
+        ),
         ("Claim number 1 is accurate.", "Claim."),
     ]
     batched = model.classify(pairs, batch_size=4)
@@ -101,8 +104,12 @@ def test_a_model_without_an_entailment_label_fails_the_run_with_its_labels(
 def test_the_entailment_label_name_can_be_configured(
     tmp_path, project, items, django_capture_on_commit_callbacks
 ):
-    path = build_tiny_nli(tmp_path / "named", labels={0: "entails", 1: "contradicts", 2: "unrelated"})
-    run = start(nli_judge(path, entailment_label="entails"), project, django_capture_on_commit_callbacks)
+    path = build_tiny_nli(
+        tmp_path / "named", labels={0: "entails", 1: "contradicts", 2: "unrelated"}
+    )
+    run = start(
+        nli_judge(path, entailment_label="entails"), project, django_capture_on_commit_callbacks
+    )
     assert run.answered_count == 5
 
 

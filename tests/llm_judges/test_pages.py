@@ -27,7 +27,9 @@ def page_client(user) -> Client:
     return client
 
 
-def test_the_judges_page_is_for_the_projects_researchers_only(project, researcher, annotator, judge):
+def test_the_judges_page_is_for_the_projects_researchers_only(
+    project, researcher, annotator, judge
+):
     url = f"/p/{project.slug}/judges/"
     assert page_client(researcher).get(url).status_code == 200
     assert page_client(annotator).get(url).status_code == 404
@@ -41,7 +43,8 @@ def test_a_researcher_starts_a_run_from_the_page_and_sees_its_progress(
     client = page_client(researcher)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
-            f"/p/{project.slug}/judges/", {"action": "start", "judge": judge.pk, "kind": ["regular"]}
+            f"/p/{project.slug}/judges/",
+            {"action": "start", "judge": judge.pk, "kind": ["regular"]},
         )
     assert response.status_code == 302
     run = JudgeRun.objects.get()
@@ -95,7 +98,9 @@ def test_the_api_starts_lists_and_cancels_runs(project, researcher, annotator, i
     assert client_for(annotator).get(url).status_code == 404
 
 
-def test_pre_selection_is_off_by_default(project, annotator, items, judge, django_capture_on_commit_callbacks):
+def test_pre_selection_is_off_by_default(
+    project, annotator, items, judge, django_capture_on_commit_callbacks
+):
     start(judge, project, django_capture_on_commit_callbacks)
     assignment = workflow.assignment_next(project=project, annotator=annotator)
     response = client_for(annotator).post(f"/api/assignments/{assignment.pk}/preselection/")
@@ -137,7 +142,9 @@ def test_an_annotator_cannot_fetch_the_pre_selection_of_someone_elses_assignment
     assignment = workflow.assignment_next(project=project, annotator=annotator)
     other = factories.UserFactory()
     factories.MembershipFactory(project=project, user=other, role="annotator")
-    assert client_for(other).post(f"/api/assignments/{assignment.pk}/preselection/").status_code == 404
+    assert (
+        client_for(other).post(f"/api/assignments/{assignment.pk}/preselection/").status_code == 404
+    )
     assert not PreselectionShown.objects.exists()
 
 
@@ -155,7 +162,9 @@ def test_no_pre_selection_is_recorded_when_the_judge_has_no_answer_for_the_item(
 
 def test_switching_pre_selection_off_from_the_page(project, researcher, judge):
     services.preselection_enable(project=project, judge=judge)
-    page_client(researcher).post(f"/p/{project.slug}/judges/", {"action": "preselection", "judge": ""})
+    page_client(researcher).post(
+        f"/p/{project.slug}/judges/", {"action": "preselection", "judge": ""}
+    )
     assert not Preselection.objects.exists()
 
 
@@ -177,7 +186,9 @@ def test_run_judge_exits_with_an_error_when_the_run_fails(project, items, judge,
     stub.responder = lambda request: Reply(status=401)
     err = io.StringIO()
     with pytest.raises(CommandError, match="failed"):
-        call_command("run_judge", project=project.slug, judge=judge.name, stdout=io.StringIO(), stderr=err)
+        call_command(
+            "run_judge", project=project.slug, judge=judge.name, stdout=io.StringIO(), stderr=err
+        )
     assert "HTTP 401" in err.getvalue()
 
 
@@ -187,13 +198,25 @@ def test_the_admin_lists_judges_runs_results_and_calls_and_freezes_a_used_judge(
     start(judge, project, django_capture_on_commit_callbacks)
     admin = factories.UserFactory(is_staff=True, is_superuser=True)
     client = page_client(admin)
-    for model in ("judge", "judgerun", "judgeresult", "judgecall", "preselection", "preselectionshown"):
+    for model in (
+        "judge",
+        "judgerun",
+        "judgeresult",
+        "judgecall",
+        "preselection",
+        "preselectionshown",
+    ):
         assert client.get(f"/admin/llm_judges/{model}/").status_code == 200, model
     change = client.get(f"/admin/llm_judges/judge/{judge.pk}/change/").content.decode()
     assert 'name="model"' not in change  # read-only once the judge has runs
     response = client.post(
         "/admin/llm_judges/judge/add/",
-        {"name": "bad", "kind": "llm", "model": "m", "prompt_version": "v1",
-         "parameters": '{"base_url": "http://x/v1", "api_key_env": "DJANGO_SECRET_KEY"}'},
+        {
+            "name": "bad",
+            "kind": "llm",
+            "model": "m",
+            "prompt_version": "v1",
+            "parameters": '{"base_url": "http://x/v1", "api_key_env": "DJANGO_SECRET_KEY"}',
+        },
     )
     assert "_API_KEY" in response.content.decode()  # refused: not an API-key variable

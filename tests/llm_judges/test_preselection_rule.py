@@ -26,8 +26,12 @@ def make_judge(name="j1") -> Judge:
 def answer_items(judge, items, project):
     for item in items:
         JudgeResult.objects.create(
-            item=item, judge=judge, prompt_version=judge.prompt_version, setting=_setting(project),
-            status="ok", answer=ANSWER,
+            item=item,
+            judge=judge,
+            prompt_version=judge.prompt_version,
+            setting=_setting(project),
+            status="ok",
+            answer=ANSWER,
         )
 
 
@@ -57,7 +61,8 @@ def test_a_judge_run_on_regular_items_only_does_not_mark_the_controls(db):
     Preselection.objects.create(project=project, judge=judge, prompt_version=judge.prompt_version)
     user = add_annotator(project)
     assert statuses_by_kind(client_for(user), first_batch(project, user)) == {
-        "regular": {204}, "control": {204}
+        "regular": {204},
+        "control": {204},
     }
     assert not PreselectionShown.objects.exists()
 
@@ -75,7 +80,8 @@ def test_controls_imported_after_the_run_switch_the_pre_selection_off_everywhere
     assert status["showing"] is False and "mixes control items" in status["reason"]
     user = add_annotator(project)
     assert statuses_by_kind(client_for(user), first_batch(project, user)) == {
-        "regular": {204}, "control": {204}
+        "regular": {204},
+        "control": {204},
     }
 
 
@@ -109,13 +115,16 @@ def test_without_an_answer_for_every_item_no_item_shows_one(project, annotator):
         codes.add(client.post(f"/api/assignments/{assignment['id']}/preselection/").status_code)
         client.post(
             f"/api/assignments/{assignment['id']}/submit/",
-            {"answer": {**ANSWER, "helpfulness": 50}}, format="json",
+            {"answer": {**ANSWER, "helpfulness": 50}},
+            format="json",
         )
     assert codes == {204}
 
     answer_items(judge, items[3:], project)
     assert selectors.preselection_status(project=project) == {
-        "preselection": Preselection.objects.get(), "showing": True, "reason": ""
+        "preselection": Preselection.objects.get(),
+        "showing": True,
+        "reason": "",
     }
     first = Assignment.objects.filter(annotator=annotator).order_by("sequence").first()
     assert client.post(f"/api/assignments/{first.pk}/preselection/").status_code == 200
@@ -124,7 +133,9 @@ def test_without_an_answer_for_every_item_no_item_shows_one(project, annotator):
 def test_qualification_rounds_show_no_pre_selection_and_main_batches_do(db):
     project = crowd_project(
         crowd={"batch_size": 2, "qualification_required": True, "qualification_pass_mark": 0.5},
-        regular=4, controls=0, qualification=2,
+        regular=4,
+        controls=0,
+        qualification=2,
     )
     judge = make_judge()
     answer_items(judge, Item.objects.filter(project=project), project)

@@ -86,7 +86,9 @@ def test_a_real_worker_judges_every_batch_and_the_run_completes(broker, stub):
     worker = start_worker(broker)
     try:
         run = services.judge_run_start(judge=judge, project=project)  # autocommit: enqueued now
-        wait_for(lambda: run_status(run) == "done", timeout=60, what="the run to finish", worker=worker)
+        wait_for(
+            lambda: run_status(run) == "done", timeout=60, what="the run to finish", worker=worker
+        )
     finally:
         worker.stop()
     run.refresh_from_db()
@@ -97,7 +99,9 @@ def test_a_real_worker_judges_every_batch_and_the_run_completes(broker, stub):
     assert run.started_at is not None and run.finished_at is not None
 
 
-def test_a_worker_killed_mid_task_has_its_task_redelivered_and_each_result_stored_once(broker, stub):
+def test_a_worker_killed_mid_task_has_its_task_redelivered_and_each_result_stored_once(
+    broker, stub
+):
     project = factories.ProjectFactory()
     first, second = factories.make_items(project, 2)
     judge = make_llm_judge(stub, concurrency=1, items_per_task=10)  # one task, items in order
@@ -121,14 +125,21 @@ def test_a_worker_killed_mid_task_has_its_task_redelivered_and_each_result_store
         assert second_call.wait(60), f"the second item was never called\n{worker_a.log()}"
         wait_for(
             lambda: JudgeResult.objects.filter(item=first).exists(),
-            timeout=30, what="the first item's result", worker=worker_a,
+            timeout=30,
+            what="the first item's result",
+            worker=worker_a,
         )
         worker_a.kill()  # SIGKILL mid-task: the message stays unacknowledged in Redis
         release.set()
         assert JudgeResult.objects.count() == 1
         time.sleep(VISIBILITY_TIMEOUT + 1.5)  # past the visibility timeout: restorable
         worker_b = start_worker(broker)
-        wait_for(lambda: run_status(run) == "done", timeout=60, what="the redelivered task", worker=worker_b)
+        wait_for(
+            lambda: run_status(run) == "done",
+            timeout=60,
+            what="the redelivered task",
+            worker=worker_b,
+        )
     finally:
         release.set()
         worker_a.kill()
@@ -151,8 +162,12 @@ def test_a_task_over_its_soft_time_limit_records_the_unfinished_items_as_failed(
     worker = start_worker(broker)
     try:
         run = services.judge_run_start(judge=judge, project=project, enqueue=False)
-        judge_batch.apply_async(args=(run.pk, [i.pk for i in items]), queue=broker, soft_time_limit=2)
-        wait_for(lambda: run_status(run) == "done", timeout=60, what="the run to end", worker=worker)
+        judge_batch.apply_async(
+            args=(run.pk, [i.pk for i in items]), queue=broker, soft_time_limit=2
+        )
+        wait_for(
+            lambda: run_status(run) == "done", timeout=60, what="the run to end", worker=worker
+        )
     finally:
         worker.stop()
     run.refresh_from_db()

@@ -63,7 +63,9 @@ def test_the_other_generators_import_and_explanations_without_citations_are_repo
 
 def test_a_file_with_a_malformed_line_3_imports_nothing_and_reports_line_3(project):
     good = [factories.citation_payload(n) for n in range(5)]
-    body = "".join(json.dumps(r) + "\n" for r in good[:2]) + "{not json\n" + json.dumps(good[3]) + "\n"
+    body = (
+        "".join(json.dumps(r) + "\n" for r in good[:2]) + "{not json\n" + json.dumps(good[3]) + "\n"
+    )
     with pytest.raises(ImportFailed, match="line 3"):
         import_items(project=project, stream=io.BytesIO(body.encode()), fmt="jsonl")
     assert not Item.objects.exists()
@@ -114,7 +116,9 @@ def test_duplicate_ids_inside_one_file_are_refused(project):
 
 def test_raw_text_explanations_are_split_into_sentences_at_import(project):
     record = factories.citation_payload(1)
-    record["explanation"] = "The city added lanes [1]. It had 80 km before.[2] So it grew by half [1, 2]."
+    record["explanation"] = (
+        "The city added lanes [1]. It had 80 km before.[2] So it grew by half [1, 2]."
+    )
     import_items(project=project, stream=jsonl([record]), fmt="jsonl")
     item = Item.objects.get()
     assert len(item.prepared["sentences"]) == 3
@@ -138,22 +142,36 @@ def test_full_masking_makes_one_item_per_cited_evidence(researcher):
 
 def test_csv_import_reads_json_cells_and_passage_lines(project):
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=["id", "claim", "label", "evidence", "explanation", "masked_evidence"])
+    writer = csv.DictWriter(
+        buffer, fieldnames=["id", "claim", "label", "evidence", "explanation", "masked_evidence"]
+    )
     writer.writeheader()
-    writer.writerow({
-        "id": "c1", "claim": "A claim.", "label": "false",
-        "evidence": "1: First passage.\n2: Second passage.",
-        "explanation": json.dumps(["One [1].", "Two [2].", "Both [1][2]."]),
-        "masked_evidence": "2",
-    })
-    writer.writerow({
-        "id": "c2", "claim": "Another.", "label": "true",
-        "evidence": json.dumps([{"id": 4, "text": "Only passage."}]),
-        "explanation": "It is true [4]. Nothing else.", "masked_evidence": "",
-    })
+    writer.writerow(
+        {
+            "id": "c1",
+            "claim": "A claim.",
+            "label": "false",
+            "evidence": "1: First passage.\n2: Second passage.",
+            "explanation": json.dumps(["One [1].", "Two [2].", "Both [1][2]."]),
+            "masked_evidence": "2",
+        }
+    )
+    writer.writerow(
+        {
+            "id": "c2",
+            "claim": "Another.",
+            "label": "true",
+            "evidence": json.dumps([{"id": 4, "text": "Only passage."}]),
+            "explanation": "It is true [4]. Nothing else.",
+            "masked_evidence": "",
+        }
+    )
     import_items(project=project, stream=io.BytesIO(buffer.getvalue().encode()), fmt="csv")
     golds = dict(Item.objects.values_list("external_id", "gold"))
-    assert golds == {"c1": {"evidence_id": 2, "sentences": [1, 2]}, "c2": {"evidence_id": 4, "sentences": [0]}}
+    assert golds == {
+        "c1": {"evidence_id": 2, "sentences": [1, 2]},
+        "c2": {"evidence_id": 4, "sentences": [0]},
+    }
 
 
 def test_csv_with_a_bad_row_names_its_spreadsheet_line(project):
@@ -171,7 +189,9 @@ def test_the_sample_choice_of_masked_evidence_is_seeded_and_order_independent(re
     second = factories.ProjectFactory(config={"masking": "sample", "seed": 7})
     import_items(project=first, stream=jsonl(records), fmt="jsonl")
     import_items(project=second, stream=jsonl(list(reversed(records))), fmt="jsonl")
-    pick = lambda p: dict(Item.objects.filter(project=p).values_list("external_id", "gold__evidence_id"))  # noqa: E731
+    pick = lambda p: dict(
+        Item.objects.filter(project=p).values_list("external_id", "gold__evidence_id")
+    )  # noqa: E731
     assert pick(first) == pick(second)
     assert len(set(pick(first).values())) > 1
 
@@ -192,7 +212,9 @@ def test_the_import_command_reports_progress_and_errors(project, tmp_path, capsy
 @pytest.mark.django_db(transaction=True)  # the job is queued on commit
 def test_the_upload_form_imports_and_shows_errors(client, researcher, project):
     client.force_login(researcher)
-    good = io.BytesIO(b"".join((json.dumps(factories.citation_payload(n)) + "\n").encode() for n in range(2)))
+    good = io.BytesIO(
+        b"".join((json.dumps(factories.citation_payload(n)) + "\n").encode() for n in range(2))
+    )
     good.name = "items.jsonl"
     response = client.post(f"/p/{project.slug}/", {"file": good, "format": "jsonl"}, follow=True)
     assert b"2 items created" in response.content
@@ -205,9 +227,13 @@ def test_the_upload_form_imports_and_shows_errors(client, researcher, project):
 
 @pytest.mark.django_db(transaction=True)  # the job is queued on commit
 def test_the_import_api_returns_the_error_with_line_and_field(researcher_client, project):
-    body = io.BytesIO(b'{"id": "a", "claim": "c", "label": "true", "evidence": [], "explanation": "x [1]."}\n')
+    body = io.BytesIO(
+        b'{"id": "a", "claim": "c", "label": "true", "evidence": [], "explanation": "x [1]."}\n'
+    )
     body.name = "items.jsonl"
-    response = researcher_client.post(f"/api/projects/{project.slug}/import/", {"file": body, "format": "jsonl"})
+    response = researcher_client.post(
+        f"/api/projects/{project.slug}/import/", {"file": body, "format": "jsonl"}
+    )
     assert response.status_code == 400
     assert "line 1" in response.data["detail"] and "evidence" in response.data["detail"]
 
@@ -216,12 +242,18 @@ def test_the_import_api_returns_the_error_with_line_and_field(researcher_client,
 def test_an_upload_is_imported_by_a_job_that_records_its_result(researcher_client, project):
     from projects.models import ImportJob
 
-    good = io.BytesIO(b"".join((json.dumps(factories.citation_payload(n)) + "\n").encode() for n in range(2)))
+    good = io.BytesIO(
+        b"".join((json.dumps(factories.citation_payload(n)) + "\n").encode() for n in range(2))
+    )
     good.name = "items.jsonl"
-    response = researcher_client.post(f"/api/projects/{project.slug}/import/", {"file": good, "format": "jsonl"})
+    response = researcher_client.post(
+        f"/api/projects/{project.slug}/import/", {"file": good, "format": "jsonl"}
+    )
     assert response.status_code == 201 and response.data["created"] == 2
     job = ImportJob.objects.get(id=response.data["id"])
-    assert job.status == "done" and bytes(job.content) == b""  # the upload is not kept after success
+    assert (
+        job.status == "done" and bytes(job.content) == b""
+    )  # the upload is not kept after success
     polled = researcher_client.get(f"/api/projects/{project.slug}/imports/{job.id}/")
     assert polled.status_code == 200 and polled.data["summary"].startswith("2 records read")
 
@@ -231,7 +263,9 @@ def test_an_import_job_runs_once_even_if_its_message_is_delivered_twice(project,
     from studies.services.import_jobs import import_job_run
 
     content = (json.dumps(factories.citation_payload(1)) + "\n").encode()
-    job = ImportJob.objects.create(project=project, filename="a.jsonl", fmt="jsonl", content=content)
+    job = ImportJob.objects.create(
+        project=project, filename="a.jsonl", fmt="jsonl", content=content
+    )
     assert import_job_run(job_id=job.id).status == "done"
     assert import_job_run(job_id=job.id).status == "done"  # redelivered: nothing happens again
     assert Item.objects.filter(project=project).count() == 1
@@ -241,7 +275,9 @@ def test_a_failed_import_job_keeps_the_upload_and_says_why(project):
     from projects.models import ImportJob
     from studies.services.import_jobs import import_job_run
 
-    job = ImportJob.objects.create(project=project, filename="b.jsonl", fmt="jsonl", content=b"{oops\n")
+    job = ImportJob.objects.create(
+        project=project, filename="b.jsonl", fmt="jsonl", content=b"{oops\n"
+    )
     job = import_job_run(job_id=job.id)
     assert job.status == "failed" and "line 1" in job.message and bytes(job.content) == b"{oops\n"
     assert not Item.objects.filter(project=project).exists()
@@ -252,7 +288,9 @@ def test_an_unknown_format_is_refused_before_anything_is_stored(researcher_clien
 
     body = io.BytesIO(b"{}\n")
     body.name = "x.jsonl"
-    response = researcher_client.post(f"/api/projects/{project.slug}/import/", {"file": body, "format": "xml"})
+    response = researcher_client.post(
+        f"/api/projects/{project.slug}/import/", {"file": body, "format": "xml"}
+    )
     assert response.status_code == 400 and "Unknown format" in response.data["detail"]
     assert not ImportJob.objects.exists()
 
@@ -261,10 +299,14 @@ def test_full_masking_ignores_the_masked_citation_named_in_a_transparent_fcexp_f
     project = factories.ProjectFactory(config={"masking": "full"})
     source = json.loads(GPT4_FILE.read_text())
     subset = dict(list(source.items())[:5])
-    report = import_items(project=project, stream=io.BytesIO(json.dumps(subset).encode()), fmt="transparent-fcexp")
+    report = import_items(
+        project=project, stream=io.BytesIO(json.dumps(subset).encode()), fmt="transparent-fcexp"
+    )
     cited = sum(len({e for cites in r["gen_cit"]["gpt4"] for e in cites}) for r in subset.values())
     assert report.created == cited > 5
-    assert all("#" in i for i in Item.objects.filter(project=project).values_list("external_id", flat=True))
+    assert all(
+        "#" in i for i in Item.objects.filter(project=project).values_list("external_id", flat=True)
+    )
 
 
 def test_updating_an_item_already_given_to_annotators_is_refused(project, annotator):
@@ -272,7 +314,9 @@ def test_updating_an_item_already_given_to_annotators_is_refused(project, annota
 
     records = [factories.citation_payload(n) for n in range(2)]
     import_items(project=project, stream=jsonl(records), fmt="jsonl")
-    services.assignment_next(project=project, annotator=annotator)  # reserved, nothing submitted yet
+    services.assignment_next(
+        project=project, annotator=annotator
+    )  # reserved, nothing submitted yet
     records[0]["claim"] = "Changed."
     with pytest.raises(ImportFailed, match="already been given to annotators"):
         import_items(project=project, stream=jsonl(records), fmt="jsonl", update=True)
@@ -285,7 +329,9 @@ def test_an_update_drops_judge_answers_and_marks_the_items_changed(project):
     import_items(project=project, stream=jsonl(records), fmt="jsonl")
     item = Item.objects.get(project=project)
     judge = Judge.objects.create(name="j", kind="embedding", model="m")
-    JudgeResult.objects.create(item=item, judge=judge, prompt_version="v1", setting="sample", status="ok", answer={})
+    JudgeResult.objects.create(
+        item=item, judge=judge, prompt_version="v1", setting="sample", status="ok", answer={}
+    )
     before = item.updated_at
     records[0]["masked_evidence"] = 3
     import_items(project=project, stream=jsonl(records), fmt="jsonl", update=True)
@@ -313,7 +359,11 @@ def test_a_transparent_fcexp_record_with_a_malformed_masked_cit_is_named(project
     claim_id, record = next(iter(source.items()))
     record["masked_cit"] = 5
     with pytest.raises(ImportFailed, match=rf"claim {claim_id}.*masked_cit"):
-        import_items(project=project, stream=io.BytesIO(json.dumps({claim_id: record}).encode()), fmt="transparent-fcexp")
+        import_items(
+            project=project,
+            stream=io.BytesIO(json.dumps({claim_id: record}).encode()),
+            fmt="transparent-fcexp",
+        )
 
 
 def test_a_job_left_running_by_a_dead_worker_runs_again_when_its_message_comes_back(project):
@@ -321,7 +371,9 @@ def test_a_job_left_running_by_a_dead_worker_runs_again_when_its_message_comes_b
     from studies.services.import_jobs import import_job_run
 
     content = (json.dumps(factories.citation_payload(1)) + "\n").encode()
-    job = ImportJob.objects.create(project=project, filename="a.jsonl", fmt="jsonl", content=content, status="running")
+    job = ImportJob.objects.create(
+        project=project, filename="a.jsonl", fmt="jsonl", content=content, status="running"
+    )
     assert import_job_run(job_id=job.id).status == "running"  # a duplicate message: left alone
     assert import_job_run(job_id=job.id, redelivered=True).status == "done"
     assert Item.objects.filter(project=project).count() == 1

@@ -24,9 +24,15 @@ def test_the_admin_offers_registered_task_types_and_validates_config(admin_clien
     response = admin_client.post(
         "/admin/projects/project/add/",
         {
-            "slug": "p1", "name": "P1", "task_type": "citation_recovery",
-            "config": '{"masking": "everything"}', "guidelines": "", "annotators_per_item": 3,
-            "status": "active", "memberships-TOTAL_FORMS": 0, "memberships-INITIAL_FORMS": 0,
+            "slug": "p1",
+            "name": "P1",
+            "task_type": "citation_recovery",
+            "config": '{"masking": "everything"}',
+            "guidelines": "",
+            "annotators_per_item": 3,
+            "status": "active",
+            "memberships-TOTAL_FORMS": 0,
+            "memberships-INITIAL_FORMS": 0,
         },
     )
     assert response.status_code == 200 and b"Invalid configuration" in response.content

@@ -47,7 +47,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("claim", "sentences", "restates"), CASES, ids=["green-tea", "vaccines", "carrots"])
+@pytest.mark.parametrize(
+    ("claim", "sentences", "restates"), CASES, ids=["green-tea", "vaccines", "carrots"]
+)
 def test_the_sentence_that_restates_the_claim_ranks_first(claim, sentences, restates):
     ranked = embeddings.most_similar(claim, sentences, k=len(sentences))
     print(claim, [(i, round(s, 3)) for i, s in ranked])
@@ -62,7 +64,10 @@ def test_embeddings_are_unit_length_and_dot_products_are_cosines():
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     a, b = vectors[0].astype(np.float64), vectors[1].astype(np.float64)
     cosine = float(a @ b)
-    assert cosine == pytest.approx(embeddings.most_similar("A cat sat on the mat.", ["A dog slept on the rug."], 1)[0][1], abs=1e-5)
+    assert cosine == pytest.approx(
+        embeddings.most_similar("A cat sat on the mat.", ["A dog slept on the rug."], 1)[0][1],
+        abs=1e-5,
+    )
 
 
 def test_most_similar_returns_at_most_k_and_handles_no_candidates():
@@ -84,7 +89,9 @@ def test_a_model_whose_files_differ_is_refused_naming_the_file(tmp_path, monkeyp
         target.parent.mkdir(parents=True, exist_ok=True)
         target.symlink_to(source / name)
     (tmp_path / "config.json").unlink()
-    (tmp_path / "config.json").write_text((source / "config.json").read_text().replace("384", "385"))
+    (tmp_path / "config.json").write_text(
+        (source / "config.json").read_text().replace("384", "385")
+    )
     monkeypatch.setenv(embeddings.MODEL_DIR_ENV, str(tmp_path))
     monkeypatch.setattr(embeddings, "_model", None)
     with pytest.raises(embeddings.ModelIntegrityError, match=r"config\.json .* expected 953f9c0d"):
@@ -103,8 +110,10 @@ def test_the_model_loads_offline_without_network_access():
     )
     env = {
         **os.environ,
-        "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
-        "HF_HUB_OFFLINE": "0", "HF_HOME": "/nonexistent-hf-home",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HF_HUB_OFFLINE": "0",
+        "HF_HOME": "/nonexistent-hf-home",
     }
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=300

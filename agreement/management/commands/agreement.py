@@ -24,28 +24,43 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
         parser.add_argument(
-            "--include", action="append", metavar="PSEUDONYM",
+            "--include",
+            action="append",
+            metavar="PSEUDONYM",
             help="count exactly these annotators (repeatable)",
         )
         parser.add_argument(
-            "--exclude", action="append", default=[], metavar="PSEUDONYM",
+            "--exclude",
+            action="append",
+            default=[],
+            metavar="PSEUDONYM",
             help="leave these annotators out (repeatable)",
         )
         parser.add_argument(
-            "--keep-disqualified", action="store_true",
+            "--keep-disqualified",
+            action="store_true",
             help="count annotators whose qualification is 'disqualified'",
         )
         parser.add_argument(
-            "--judge", action="append", default=[], metavar="KEY",
+            "--judge",
+            action="append",
+            default=[],
+            metavar="KEY",
             help="add this judge's answers as a coder (repeatable)",
         )
         parser.add_argument(
-            "--param", action="append", default=[], metavar="NAME=VALUE",
+            "--param",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
             help="a report parameter of the task type (e.g. transparency_threshold=0.5)",
         )
         parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates")
         parser.add_argument(
-            "--table", action="append", default=[], metavar="NAME",
+            "--table",
+            action="append",
+            default=[],
+            metavar="NAME",
             help="print only these tables (repeatable; default: all)",
         )
 

@@ -13,9 +13,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file")
         parser.add_argument("--project", required=True, help="Project slug")
-        parser.add_argument("--format", required=True, dest="fmt", help="jsonl, csv or a task-specific format")
-        parser.add_argument("--update", action="store_true", help="Replace items whose external id exists")
-        parser.add_argument("--mapping", help="Mapping file some formats need (e.g. column → system)")
+        parser.add_argument(
+            "--format", required=True, dest="fmt", help="jsonl, csv or a task-specific format"
+        )
+        parser.add_argument(
+            "--update", action="store_true", help="Replace items whose external id exists"
+        )
+        parser.add_argument(
+            "--mapping", help="Mapping file some formats need (e.g. column → system)"
+        )
 
     def handle(self, *args, file, project, fmt, update, mapping=None, **options):
         try:
@@ -24,7 +30,9 @@ class Command(BaseCommand):
             raise CommandError(f"No project with slug {project!r}.") from None
 
         def progress(report: ImportReport) -> None:
-            sys.stderr.write("\r" + progress_line(report, done_bytes=stream.tell(), total_bytes=size))
+            sys.stderr.write(
+                "\r" + progress_line(report, done_bytes=stream.tell(), total_bytes=size)
+            )
             sys.stderr.flush()
 
         reader_options = {}
@@ -38,7 +46,12 @@ class Command(BaseCommand):
             with open(file, "rb") as stream:
                 size = os.fstat(stream.fileno()).st_size
                 report = import_items(
-                    project=target, stream=stream, fmt=fmt, update=update, progress=progress, options=reader_options
+                    project=target,
+                    stream=stream,
+                    fmt=fmt,
+                    update=update,
+                    progress=progress,
+                    options=reader_options,
                 )
         except FileNotFoundError:
             raise CommandError(f"No such file: {file}") from None
@@ -49,7 +62,9 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(report.summary()))
 
 
-def progress_line(report: ImportReport, *, done_bytes: int, total_bytes: int, width: int = 30) -> str:
+def progress_line(
+    report: ImportReport, *, done_bytes: int, total_bytes: int, width: int = 30
+) -> str:
     """``[#########.....]  62%   61000 records ·   61000 items`` (share of the file's bytes read)."""
     share = min(done_bytes / total_bytes, 1.0) if total_bytes else 1.0
     filled = round(share * width)

@@ -37,7 +37,9 @@ NODE_POSITION = """(ref) => {
 def setup_project(records, mode="edit"):
     researcher = factories.UserFactory()
     project = factories.ProjectFactory(
-        task_type="argument_structure", config={"mode": mode, "seed": 13}, annotators_per_item=1,
+        task_type="argument_structure",
+        config={"mode": mode, "seed": 13},
+        annotators_per_item=1,
         guidelines="## Guide\nBuild the reasoning.",
     )
     factories.MembershipFactory(project=project, user=researcher, role="researcher")
@@ -144,7 +146,10 @@ def test_a_draft_with_problems_is_explained_and_can_be_fixed_in_the_compact_form
     page.locator("body").click(position={"x": 5, "y": 5})
     page.keyboard.press("Enter")
     page.wait_for_selector("#done:not([hidden])")
-    assert Annotation.objects.get(annotator=annotator).answer["structure_text"] == "(E1, E2) -> E3; (E3, E4) -> claim"
+    assert (
+        Annotation.objects.get(annotator=annotator).answer["structure_text"]
+        == "(E1, E2) -> E3; (E3, E4) -> claim"
+    )
 
 
 def test_review_mode_compares_two_structures_side_by_side_blind(live_server, page):
@@ -177,20 +182,30 @@ def test_review_mode_compares_two_structures_side_by_side_blind(live_server, pag
     page.wait_for_selector("#done:not([hidden])")
 
     # The server maps the blind A/B answer with the item's stored order.
-    compared = Annotation.objects.select_related("item").get(annotator=annotator, item__external_id="why-bridge")
+    compared = Annotation.objects.select_related("item").get(
+        annotator=annotator, item__external_id="why-bridge"
+    )
     generated_is_b = compared.item.prepared["order"][1] == "generated"
     assert compared.answer["outcome"] == ("win" if generated_is_b else "lose")
     assert compared.answer["validity"] is generated_is_b
     assert compared.answer["reference_validity"] is not generated_is_b
     reviewed = Annotation.objects.get(annotator=annotator, item__external_id="why-filter").answer
-    assert reviewed == {"decision": "discard", "faithfulness": True, "fluency": True, "validity": False}
+    assert reviewed == {
+        "decision": "discard",
+        "faithfulness": True,
+        "fluency": True,
+        "validity": False,
+    }
 
 
 def test_dataset_text_is_never_run_as_html(live_server, page):
     hostile = {
         **RECORD,
-        "claim": "<img src=x onerror=\"window.__pwned = 1\">Claim",
-        "evidence": [*RECORD["evidence"][:3], {"id": "E4", "text": "<script>window.__pwned = 2</script>"}],
+        "claim": '<img src=x onerror="window.__pwned = 1">Claim',
+        "evidence": [
+            *RECORD["evidence"][:3],
+            {"id": "E4", "text": "<script>window.__pwned = 2</script>"},
+        ],
         "structure": "(E1, E2) -> E3 -> claim",
     }
     project, annotator = setup_project([hostile])
@@ -198,7 +213,10 @@ def test_dataset_text_is_never_run_as_html(live_server, page):
     page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
     page.wait_for_selector("#as-evidence-list li")
     assert page.locator("#as-claim").inner_text() == hostile["claim"]
-    assert page.locator("#as-evidence-list li[data-id='E4'] textarea").input_value() == hostile["evidence"][3]["text"]
+    assert (
+        page.locator("#as-evidence-list li[data-id='E4'] textarea").input_value()
+        == hostile["evidence"][3]["text"]
+    )
     page.click("#as-tab-2")
     assert page.evaluate("window.__pwned === undefined")
     assert page.locator("#task img, #task script").count() == 0

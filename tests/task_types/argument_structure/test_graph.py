@@ -45,7 +45,11 @@ def test_an_unknown_premise_id_is_named_with_its_step():
 
 
 def test_an_unknown_conclusion_id_is_named_with_its_step():
-    steps = [GOOD[0], {"premises": ["E3", "E4"], "conclusion": "E7"}, {"premises": ["E7"], "conclusion": CLAIM}]
+    steps = [
+        GOOD[0],
+        {"premises": ["E3", "E4"], "conclusion": "E7"},
+        {"premises": ["E7"], "conclusion": CLAIM},
+    ]
     problems = check_structure(EVIDENCE, steps)
     assert "Step 2 concludes E7, which is not an evidence id." in [p.message for p in problems]
     assert "Step 3 uses E7, which is not an evidence id." in [p.message for p in problems]
@@ -94,7 +98,11 @@ def test_a_longer_cycle_is_reported_once():
 
 def test_a_node_that_does_not_reach_the_claim_is_reported():
     # E4 is concluded from E3 but never used further: a dead end next to the chain.
-    steps = [GOOD[0], {"premises": ["E3"], "conclusion": "E4"}, {"premises": ["E3"], "conclusion": CLAIM}]
+    steps = [
+        GOOD[0],
+        {"premises": ["E3"], "conclusion": "E4"},
+        {"premises": ["E3"], "conclusion": CLAIM},
+    ]
     problems = check_structure(EVIDENCE, steps)
     assert codes(problems) == ["not_reaching_claim"]
     assert problems[0].message == (
@@ -130,7 +138,10 @@ def test_the_claim_used_as_a_premise_is_reported():
 
 
 def test_a_structure_that_never_reaches_the_claim_says_so():
-    steps = [{"premises": ["E1", "E2"], "conclusion": "E3"}, {"premises": ["E3"], "conclusion": "E4"}]
+    steps = [
+        {"premises": ["E1", "E2"], "conclusion": "E3"},
+        {"premises": ["E3"], "conclusion": "E4"},
+    ]
     problems = check_structure(EVIDENCE, steps)
     assert codes(problems)[0] == "no_claim_step"
 
@@ -146,7 +157,10 @@ def test_a_repeated_step_is_reported():
 
 
 def test_claim_and_ids_are_normalised_before_checking():
-    steps = [{"premises": [" E1 ", "E2", "E1"], "conclusion": "E3"}, {"premises": ["E3", "E4"], "conclusion": "Claim"}]
+    steps = [
+        {"premises": [" E1 ", "E2", "E1"], "conclusion": "E3"},
+        {"premises": ["E3", "E4"], "conclusion": "Claim"},
+    ]
     assert check_structure(EVIDENCE, steps) == []
 
 

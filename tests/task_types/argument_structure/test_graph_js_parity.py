@@ -91,7 +91,11 @@ def test_the_javascript_check_and_parser_match_the_python_ones(node):
     cases = {"checks": checks, "parses": PARSES}
     result = subprocess.run(
         [node, "-e", RUNNER, str(SCRIPT)],
-        input=json.dumps(cases), capture_output=True, text=True, check=True, timeout=60,
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     out = json.loads(result.stdout)
     for (ids, steps), got in zip(checks, out["checks"], strict=True):

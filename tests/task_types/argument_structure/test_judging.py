@@ -37,7 +37,12 @@ def test_argument_structure_review_replies_follow_the_items_mode():
     assert single.prepared["review"] == "filter"
     reply = '{"faithfulness": true, "fluency": "yes", "validity": false, "decision": "discard"}'
     assert prompt.parse(reply, single) == {
-        "decision": "discard", "faithfulness": True, "fluency": True, "validity": False
+        "decision": "discard",
+        "faithfulness": True,
+        "fluency": True,
+        "validity": False,
     }
     with pytest.raises(Unparseable):
-        prompt.parse('{"faithfulness": true, "fluency": true, "validity": true, "decision": "keep"}', single)
+        prompt.parse(
+            '{"faithfulness": true, "fluency": true, "validity": true, "decision": "keep"}', single
+        )

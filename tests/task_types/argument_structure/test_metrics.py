@@ -47,7 +47,9 @@ def test_same_edges_grouped_differently_are_not_the_same_steps():
     metrics = structure_metrics(predicted, REFERENCE)
     assert metrics["edge_similarity"] == 1.0 and metrics["leaf_all_correct"] is True
     assert metrics["step_all_correct"] is False
-    assert metrics["step_precision"] == pytest.approx(2 / 4) and metrics["step_recall"] == pytest.approx(2 / 3)
+    assert metrics["step_precision"] == pytest.approx(2 / 4) and metrics[
+        "step_recall"
+    ] == pytest.approx(2 / 3)
 
 
 def test_an_empty_prediction_scores_zero_against_a_reference():

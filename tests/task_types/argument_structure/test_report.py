@@ -17,22 +17,27 @@ PARTIAL = [{"premises": ["E1"], "conclusion": "claim"}]
 def rows_by(table, key):
     return {row[key]: row for row in table["rows"]}
 
+
 PARTIAL = [{"premises": ["E1"], "conclusion": "claim"}]
 
 
 def test_argument_structure_report_compares_structures_with_the_reference_and_reviews():
     items = {
-        "e1": ItemInfo(key="e1", gold={"structure": REFERENCE},
-                       extra={"mode": "edit", "draft": PARTIAL}),
-        **{k: ItemInfo(key=k, extra={"mode": "review", "draft": None})
-           for k in ("r1", "r2", "r3")},
+        "e1": ItemInfo(
+            key="e1", gold={"structure": REFERENCE}, extra={"mode": "edit", "draft": PARTIAL}
+        ),
+        **{k: ItemInfo(key=k, extra={"mode": "review", "draft": None}) for k in ("r1", "r2", "r3")},
     }
     decisions = {"a": ("retain", "retain", "discard"), "b": ("retain", "discard", "discard")}
     answers = {c: {"e1": {"steps": steps}} for c, steps in (("a", PARTIAL), ("b", REFERENCE))}
     for coder, chosen in decisions.items():
         for item, decision in zip(("r1", "r2", "r3"), chosen, strict=True):
-            answers[coder][item] = {"decision": decision, "faithfulness": True,
-                                    "fluency": coder == "a", "validity": True}
+            answers[coder][item] = {
+                "decision": decision,
+                "faithfulness": True,
+                "fluency": coder == "a",
+                "validity": True,
+            }
     inp = ReportInput(
         task_type="argument_structure",
         measures={"edges": "jaccard", "decision": "nominal"},

@@ -134,9 +134,13 @@ def test_csv_rows_take_evidence_lines_and_compact_structures(db):
 
 def test_edit_mode_keeps_the_draft_for_the_annotator_and_the_reference_as_gold():
     (item,) = prepare(payload(structure="(E1, E2) -> E4 -> claim", reference_structure=GOOD_STEPS))
-    assert item.prepared == {"mode": "edit", "draft": [
-        {"premises": ["E1", "E2"], "conclusion": "E4"}, {"premises": ["E4"], "conclusion": "claim"},
-    ]}
+    assert item.prepared == {
+        "mode": "edit",
+        "draft": [
+            {"premises": ["E1", "E2"], "conclusion": "E4"},
+            {"premises": ["E4"], "conclusion": "claim"},
+        ],
+    }
     assert item.gold == {"structure": GOOD_STEPS}
     shown = TASK.display(as_item(item))
     assert "reference" not in json.dumps(shown) and shown["draft"] == item.prepared["draft"]
@@ -152,7 +156,9 @@ def test_a_well_formed_edited_structure_is_accepted_with_its_compact_text_and_ed
 
 def test_the_server_rejects_a_cycle_with_the_same_message_as_the_browser():
     (item,) = prepare(payload())
-    ok, serializer = validate_answer(as_item(item), edit_answer([*GOOD_STEPS, {"premises": ["E4"], "conclusion": "E1"}]))
+    ok, serializer = validate_answer(
+        as_item(item), edit_answer([*GOOD_STEPS, {"premises": ["E4"], "conclusion": "E1"}])
+    )
     assert not ok
     assert serializer.errors["steps"] == [
         "Cycle: E1 → E3 → E4 → E1. A statement cannot support itself, even through other steps."
@@ -166,7 +172,9 @@ def test_added_evidence_can_be_used_and_deleted_evidence_cannot():
     ok, serializer = validate_answer(as_item(item), edit_answer(steps, evidence=evidence))
     assert ok, serializer.errors
     ok, serializer = validate_answer(as_item(item), edit_answer(GOOD_STEPS, evidence=evidence))
-    assert not ok and "Step 2 concludes E4, which is not an evidence id." in serializer.errors["steps"]
+    assert (
+        not ok and "Step 2 concludes E4, which is not an evidence id." in serializer.errors["steps"]
+    )
 
 
 def test_empty_claim_or_evidence_text_is_refused():
@@ -187,7 +195,8 @@ def test_review_mode_with_one_structure_asks_to_retain_or_discard():
     shown = TASK.display(as_item(item))
     assert shown["review"] == "filter" and shown["structure"] == GOOD_STEPS
     ok, serializer = validate_answer(
-        as_item(item), {"decision": "discard", "faithfulness": True, "fluency": True, "validity": False}
+        as_item(item),
+        {"decision": "discard", "faithfulness": True, "fluency": True, "validity": False},
     )
     assert ok, serializer.errors
     ok, serializer = validate_answer(as_item(item), {"decision": "retain", "faithfulness": True})
@@ -198,12 +207,18 @@ def test_compared_structures_are_shown_as_a_and_b_in_a_seeded_random_order():
     generated = "(E1, E2) -> E4 -> claim"
     orders = set()
     for n in range(12):
-        (item,) = prepare(payload(id=f"why-{n}", structure=generated, reference_structure=GOOD_STEPS), mode="review")
+        (item,) = prepare(
+            payload(id=f"why-{n}", structure=generated, reference_structure=GOOD_STEPS),
+            mode="review",
+        )
         shown = TASK.display(as_item(item))
         assert shown["review"] == "compare" and set(shown["structures"]) == {"A", "B"}
         assert "order" not in shown and "reference" not in json.dumps(shown)
         orders.add(tuple(item.prepared["order"]))
-        (again,) = prepare(payload(id=f"why-{n}", structure=generated, reference_structure=GOOD_STEPS), mode="review")
+        (again,) = prepare(
+            payload(id=f"why-{n}", structure=generated, reference_structure=GOOD_STEPS),
+            mode="review",
+        )
         assert again.prepared["order"] == item.prepared["order"]
     assert orders == {("generated", "reference"), ("reference", "generated")}
 
@@ -218,8 +233,12 @@ def test_compared_structures_are_shown_as_a_and_b_in_a_seeded_random_order():
         (["reference", "generated"], "tie", "tie"),
     ],
 )
-def test_a_blind_preference_becomes_win_tie_or_lose_for_the_generated_structure(order, preference, outcome):
-    (item,) = prepare(payload(structure="E1 -> claim", reference_structure=GOOD_STEPS), mode="review")
+def test_a_blind_preference_becomes_win_tie_or_lose_for_the_generated_structure(
+    order, preference, outcome
+):
+    (item,) = prepare(
+        payload(structure="E1 -> claim", reference_structure=GOOD_STEPS), mode="review"
+    )
     item.prepared["order"] = order
     ok, serializer = validate_answer(
         as_item(item), {"validity_a": True, "validity_b": False, "preference": preference}
@@ -240,13 +259,17 @@ def test_review_mode_without_any_structure_is_refused():
 
 @pytest.fixture
 def edit_project(db):
-    project = factories.ProjectFactory(task_type="argument_structure", config={"mode": "edit"}, annotators_per_item=1)
+    project = factories.ProjectFactory(
+        task_type="argument_structure", config={"mode": "edit"}, annotators_per_item=1
+    )
     researcher = factories.UserFactory()
     factories.MembershipFactory(project=project, user=researcher, role="researcher")
     annotator = factories.UserFactory()
     factories.MembershipFactory(project=project, user=annotator, role="annotator")
     record = payload(structure="(E1, E2) -> E4 -> claim", reference_structure=GOOD_STEPS)
-    import_items(project=project, stream=io.BytesIO((json.dumps(record) + "\n").encode()), fmt="jsonl")
+    import_items(
+        project=project, stream=io.BytesIO((json.dumps(record) + "\n").encode()), fmt="jsonl"
+    )
     return project, annotator
 
 
@@ -267,7 +290,9 @@ def test_the_submit_api_refuses_a_cycle_then_accepts_the_fix_and_exports_metrics
     assert row["structure"] == GOOD_STEPS
     assert row["structure_text"] == "(E1, E2) -> E3 -> E4 -> claim"
     assert row["claim_revised"] is True
-    assert row["step_all_correct"] is True and row["leaf_f1"] == 1.0 and row["edge_similarity"] == 1.0
+    assert (
+        row["step_all_correct"] is True and row["leaf_f1"] == 1.0 and row["edge_similarity"] == 1.0
+    )
     assert row["draft_structure_text"] == "(E1, E2) -> E4 -> claim"
     assert row["draft_metrics"]["step_all_correct"] is False
     assert row["draft_metrics"]["leaf_all_correct"] is True
@@ -276,12 +301,23 @@ def test_the_submit_api_refuses_a_cycle_then_accepts_the_fix_and_exports_metrics
 def test_every_mode_exports_the_same_columns():
     (edit,) = prepare(payload(reference_structure=GOOD_STEPS))
     (filtered,) = prepare(payload(structure=GOOD_STEPS), mode="review")
-    (compared,) = prepare(payload(structure="E1 -> claim", reference_structure=GOOD_STEPS), mode="review")
+    (compared,) = prepare(
+        payload(structure="E1 -> claim", reference_structure=GOOD_STEPS), mode="review"
+    )
     answers = [
         (edit, {**edit_answer(), "structure_text": "x"}),
         (filtered, {"decision": "retain", "faithfulness": True, "fluency": True, "validity": True}),
-        (compared, {"validity_a": True, "validity_b": True, "preference": "tie", "validity": True,
-                    "reference_validity": True, "outcome": "tie"}),
+        (
+            compared,
+            {
+                "validity_a": True,
+                "validity_b": True,
+                "preference": "tie",
+                "validity": True,
+                "reference_validity": True,
+                "outcome": "tie",
+            },
+        ),
     ]
     keys = [
         set(TASK.export_row(as_item(item), SimpleNamespace(answer=answer)))

@@ -403,7 +403,10 @@ def test_the_export_has_one_row_per_claim_and_the_statistics_count_them_by_model
     annotate(project, alice, first, answer)
     annotate(project, bob, first, keep_all(first))
     annotate(project, alice, second, keep_all(second))
-    rows = [json.loads(line) for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()]
+    rows = [
+        json.loads(line)
+        for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()
+    ]
     assert len(rows) == 3 + 3 + 14
     assert (
         rows[0]["agreement"] == "disagreed_corrected"

@@ -150,7 +150,10 @@ def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_sta
         ]
     }
 
-    rows = [json.loads(line) for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()]
+    rows = [
+        json.loads(line)
+        for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()
+    ]
     pseudonym = Membership.objects.get(project=project, user=annotator).pseudonym
     assert {r["annotator"] for r in rows} == {pseudonym}
     assert [

@@ -402,7 +402,10 @@ def test_the_export_reattaches_systems_one_row_per_criterion_and_system_and_feed
             services.annotation_submit(
                 assignment=assignment, answer=ranks_for(item, plan, order=shown)
             )
-    rows = [json.loads(line) for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()]
+    rows = [
+        json.loads(line)
+        for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()
+    ]
     assert len(rows) == 2 * 2 * 2 * 3  # items × annotators × criteria × systems
     first = [r for r in rows if r["item_id"] == RECORDS[0]["id"] and r["criterion"] == "Coverage"]
     assert {

@@ -117,7 +117,10 @@ def test_annotator_ranks_three_shuffled_outputs_with_a_tie_and_the_answer_maps_t
     a, b, c = shown_systems
     assert by_system == {"Coverage": {a: 1, b: 1, c: 3}, "Overall": {a: 2, b: 3, c: 1}}
 
-    rows = [json.loads(line) for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()]
+    rows = [
+        json.loads(line)
+        for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()
+    ]
     assert {(r["criterion"], r["system"], r["rank"]) for r in rows} == {
         (criterion, system, rank)
         for criterion, ranks in by_system.items()

@@ -1,6 +1,5 @@
 """Stance judge prompts and parsers, on the demo item (prepared exactly as an import prepares it)."""
 
-
 import pytest
 
 from llm_judges import prompts
