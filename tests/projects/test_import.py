@@ -189,9 +189,10 @@ def test_the_sample_choice_of_masked_evidence_is_seeded_and_order_independent(re
     second = factories.ProjectFactory(config={"masking": "sample", "seed": 7})
     import_items(project=first, stream=jsonl(records), fmt="jsonl")
     import_items(project=second, stream=jsonl(list(reversed(records))), fmt="jsonl")
-    pick = lambda p: dict(
-        Item.objects.filter(project=p).values_list("external_id", "gold__evidence_id")
-    )  # noqa: E731
+
+    def pick(p):
+        return dict(Item.objects.filter(project=p).values_list("external_id", "gold__evidence_id"))
+
     assert pick(first) == pick(second)
     assert len(set(pick(first).values())) > 1
 
