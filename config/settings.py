@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     # Concord's apps, bottom layer first (docs/architecture.md; enforced by lint-imports).
     "projects",
     "annotation",
@@ -83,9 +84,14 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # WAL lets the dev server and the in-process Celery tasks read while one writes.
-    DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = "PRAGMA journal_mode=WAL;"
-    DATABASES["default"]["OPTIONS"]["timeout"] = 20
+    # A small team on the embedded database: WAL lets readers go on while one writes; writes
+    # start with BEGIN IMMEDIATE so two writers queue on the busy timeout instead of one failing
+    # with "database is locked" when its read transaction tries to become a write.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        transaction_mode="IMMEDIATE",
+        timeout=20,
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
@@ -148,6 +154,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Annotation platform for fact-checking and LLM-evaluation research.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI from our own static files: /api/docs/ works offline and loads nothing from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery: a real broker when REDIS_URL is set; otherwise tasks run in-process (eager).

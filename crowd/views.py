@@ -289,6 +289,7 @@ def review_list(request, slug):
             "project": project,
             "items": review.disputed_items(project=project, unresolved_only=unresolved),
             "unresolved": unresolved,
+            "task_type": task_types.get(project.task_type),
         },
     )
 

@@ -93,6 +93,7 @@ def project_detail(request, slug):
             "import_jobs": jobs,
             "refresh_seconds": 3 if any(j.status in ("queued", "running") for j in jobs) else 0,
         },
+        status=400 if form.errors else 200,
     )
 
 

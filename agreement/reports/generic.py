@@ -134,7 +134,8 @@ def alpha_with_ci(
 
     Keys: ``<prefix>``, ``<prefix>_lower``, ``<prefix>_upper``, ``pairable_units``, ``values``,
     ``no_variation``, ``ci_expected`` ("resampled" or "fixed" D_e, see
-    :func:`agreement.alpha_bootstrap`).
+    :func:`agreement.alpha_bootstrap`), ``<prefix>_ci_method`` (the interval in words) and
+    ``<prefix>_outside_ci`` (the estimate lies outside its interval: too few units to trust it).
     """
     try:
         details = alpha_details(data, distance)
@@ -150,10 +151,20 @@ def alpha_with_ci(
     boot = alpha_bootstrap(
         data, distance, n_boot=n_boot, confidence=confidence, seed=BOOTSTRAP_SEED
     )
+    outside = (
+        boot.lower is not None
+        and boot.upper is not None
+        and not boot.lower <= details.alpha <= boot.upper
+    )
+    fixed = " with D_e held at the full data's" if boot.expected == "fixed" else ""
     return {
         prefix: details.alpha,
         f"{prefix}_lower": boot.lower,
         f"{prefix}_upper": boot.upper,
+        f"{prefix}_ci_method": (
+            f"{round(100 * confidence)} % percentile bootstrap CI of this α, resampling items{fixed}"
+        ),
+        f"{prefix}_outside_ci": outside,
         "pairable_units": details.n_pairable_units,
         "values": details.n_values,
         "no_variation": details.no_variation,

@@ -100,31 +100,32 @@ def to_csv(tbl: Mapping) -> str:
     return buffer.getvalue()
 
 
+def _blank(value: Any) -> bool:
+    """No value to print: missing, or a NaN/infinity from an undefined statistic."""
+    return value is None or (isinstance(value, float) and not math.isfinite(value))
+
+
 def fmt_number(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float) and not math.isfinite(value):
-        return "—"
-    return f"{value:.{digits}f}"
+    return "—" if _blank(value) else f"{value:.{digits}f}"
 
 
 def render_cell(row: Mapping, col: Mapping) -> str:
-    """Plain text for one cell (the template escapes it)."""
+    """Plain text for one cell (the template escapes it); undefined numbers print as "—"."""
     key, fmt = col["key"], col["fmt"]
     if fmt == "mean_sd":
         mean, sd = row.get(f"{key}_mean"), row.get(f"{key}_sd")
-        if mean is None:
+        if _blank(mean):
             return "—"
-        return f"{mean:.2f} ± {sd:.2f}" if sd is not None else f"{mean:.2f}"
+        return f"{mean:.2f}" if _blank(sd) else f"{mean:.2f} ± {sd:.2f}"
     if fmt == "ci":
         value, lower, upper = row.get(key), row.get(f"{key}_lower"), row.get(f"{key}_upper")
-        if value is None:
+        if _blank(value):
             return "—"
-        if lower is None or upper is None:
+        if _blank(lower) or _blank(upper):
             return f"{value:.3f}"
         return f"{value:.3f} [{lower:.2f}, {upper:.2f}]"
     value = row.get(key)
-    if value is None:
+    if _blank(value):
         return "—"
     if fmt == "int":
         return f"{int(value):,}"

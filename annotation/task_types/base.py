@@ -77,6 +77,8 @@ class TaskType:
     # ^ config keys the annotation page must not carry (e.g. ranking's system names and seed)
     skip_reason: ClassVar[str] = "nothing to annotate"
     # ^ why a record whose ``prepare`` yields no item is skipped, in import summaries
+    agreement_basis: ClassVar[str] = "the whole answer"
+    # ^ what :meth:`agreement_key` compares, in words, for the review pages
 
     @property
     def template_name(self) -> str:

@@ -203,6 +203,9 @@
     setSaveState(localDraft ? "Restored unsaved work from this browser" : "");
     if (localDraft) saveDraft(data.id);
     showValidation();
+    // A new item takes the focus from whatever opened it (Submit, a "Previous items" entry), so
+    // its keys, and Enter to submit, work at once.
+    $("task").focus({ preventScroll: true });
     window.scrollTo(0, 0);
   }
 
@@ -330,16 +333,45 @@
     if (button) button.setAttribute("aria-expanded", String(!panel.hidden));
   }
 
+  // Controls with an action of their own on Enter keep it: Enter on "Guidelines" opens the
+  // guidelines, it does not submit. Value controls with no Enter action (a slider, a checkbox, a
+  // radio, a sentence toggle) let Enter submit, as the Submit button's hint says.
+  const ENTER_ACTION = "button, a[href], select, textarea, summary, input:not([type=range])" +
+    ":not([type=checkbox]):not([type=radio]), [contenteditable=''], [contenteditable=true], " +
+    "[role=button], [role=link], [role=tab], [role=option], [role=gridcell], [role=menuitem]";
+  // Custom controls (a <li role="checkbox">) get the keys native ones have: Space toggles,
+  // Enter presses a role=button.
+  function pressCustomControl(event) {
+    const target = event.target;
+    const role = target.getAttribute && target.getAttribute("role");
+    if (!role || /^(button|a|input|select|textarea|summary)$/i.test(target.tagName)) return false;
+    const space = event.key === " " && ["checkbox", "radio", "option", "button", "gridcell"].includes(role);
+    const enter = event.key === "Enter" && role === "button";
+    if (!space && !enter) return false;
+    target.click();
+    return true;
+  }
+
   function onKey(event) {
     if (!state.assignment || !state.module) return;
-    const tag = (event.target.tagName || "").toLowerCase();
-    const typing = tag === "textarea" || (tag === "input" && !["range", "checkbox", "radio"].includes(event.target.type));
-    if (event.key === "Enter" && !typing && !event.shiftKey) {
+    const target = event.target;
+    const tag = (target.tagName || "").toLowerCase();
+    const typing = tag === "textarea" || tag === "select" || target.isContentEditable ||
+      (tag === "input" && !["range", "checkbox", "radio"].includes(target.type));
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (pressCustomControl(event)) { event.preventDefault(); return; }
+    if (event.key === "Enter" && !event.shiftKey) {
+      // Enter submits unless the focused control has its own Enter action (Submit itself aside).
+      const control = target.closest ? target.closest(ENTER_ACTION) : null;
+      if (control && control.id !== "submit") return;
       event.preventDefault();
       submit();
       return;
     }
-    if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (typing) {
+      if (event.key === "Escape") target.blur(); // back to the item's keys
+      return;
+    }
     if (state.module.key && state.module.key(event)) event.preventDefault();
   }
 

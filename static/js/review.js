@@ -72,6 +72,11 @@
         });
       });
       $("submit").addEventListener("click", record);
+      $("guidelines-toggle").addEventListener("click", (event) => {
+        const panel = $("guidelines");
+        panel.hidden = !panel.hidden;
+        event.currentTarget.setAttribute("aria-expanded", String(!panel.hidden));
+      });
       document.addEventListener("keydown", (event) => {
         const tag = (event.target.tagName || "").toLowerCase();
         if (tag === "input" || tag === "textarea" || event.ctrlKey || event.metaKey || event.altKey) return;

@@ -1,3 +1,5 @@
+import math
+
 import markdown as markdown_lib
 import nh3
 from django import template
@@ -22,3 +24,15 @@ def task_type_name(slug: str) -> str:
         return task_types.get(slug).name
     except task_types.TaskTypeNotFound:
         return slug
+
+
+@register.filter
+def number(value, digits: int = 3) -> str:
+    """A statistic with ``digits`` decimals; "—" when it is undefined (None, NaN, infinite)."""
+    if value is None or isinstance(value, bool):
+        return "—"
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return "—"
+    return f"{value:.{int(digits)}f}" if math.isfinite(value) else "—"

@@ -22,6 +22,9 @@ class CitationRecovery(TaskType):
     slug = "citation_recovery"
     name = "Citation recovery"
     skip_reason = "explanation cites no evidence"
+    agreement_basis = (
+        "the chosen sentences (“none” is the empty choice); the helpfulness rating does not count"
+    )
     payload_serializer = CitationRecoveryPayloadSerializer
     answer_serializer = CitationRecoveryAnswerSerializer
     config_serializer = CitationRecoveryConfigSerializer

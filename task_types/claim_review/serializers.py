@@ -141,6 +141,8 @@ def _decision_problem(decision: dict, claim: dict | None) -> str | None:
         return f"the system's label ({label}) is not a verdict to agree with; disagree and choose the label"
     if agreement == "disagree" and decision.get("label") not in scheme_of(claim):
         return f"choose the correct label ({', '.join(scheme_of(claim))})"
+    if agreement == "disagree" and decision["label"] == claim.get("system_label"):
+        return f"disagreeing means choosing a label other than the system's ({decision['label']})"
     return None
 
 

@@ -56,6 +56,7 @@ class Ranking(TaskType):
     config_serializer = RankingConfigSerializer
     # Agreement unit: (item, criterion, system); value: the rank (ordinal).
     measures = {"ranks": "ordinal"}
+    agreement_basis = "the ranks given; the order the outputs were shown in does not count"
     readers = {"reprohum": read_reprohum}
     private_config = frozenset({"systems", "seed"})
 

@@ -88,6 +88,9 @@
     }
     if (entry.agreement === "agree") return null;
     if (entry.agreement === "disagree") {
+      if (entry.label && entry.label === entry.original.system_label) {
+        return { screen: "verify", text: "choose a label other than the system's" };
+      }
       return labelsOf(entry).includes(entry.label) ? null : { screen: "verify", text: "choose the correct label" };
     }
     return { screen: "verify", text: "agree or disagree" };
@@ -242,6 +245,10 @@
     labelsOf(entry).forEach((label, i) => {
       const b = button(label, "rv-label", () => setLabel(index, label), entry.label === label);
       b.dataset.label = label;
+      if (entry.original && label === entry.original.system_label) {
+        b.disabled = true; // disagreeing with the system cannot mean giving its own label
+        b.title = "This is the system's label: press Agree instead.";
+      }
       b.appendChild(make("kbd", "", String(i + 1)));
       row.appendChild(b);
     });
@@ -374,7 +381,9 @@
       const first = entries.findIndex(verifying);
       if (first >= 0) selected = first;
     }
-    paint();
+    // Rebuilt, not repainted: text typed on the revise screen (added or revised claims) must
+    // appear on the verify screen.
+    if (name === "verify") render(); else paint();
   }
 
   function visibleIndices() {
@@ -443,7 +452,8 @@
       if (entry.original && event.key === "a") { setAgreement(selected, "agree"); return true; }
       if (entry.original && event.key === "d") { setAgreement(selected, "disagree"); return true; }
       const label = labelsOf(entry)[Number(event.key) - 1];
-      if (/^[1-9]$/.test(event.key) && label && (!entry.original || entry.agreement === "disagree")) {
+      const systems = entry.original && label === entry.original.system_label;
+      if (/^[1-9]$/.test(event.key) && label && !systems && (!entry.original || entry.agreement === "disagree")) {
         setLabel(selected, label);
         return true;
       }

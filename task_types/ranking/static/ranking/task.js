@@ -76,6 +76,7 @@
     item.outputs.forEach((o, i) => {
       const cell = make("div", "rk-output-text", o.text);
       cell.dataset.output = String(i);
+      cell.dataset.letter = letter(i);
       grid.appendChild(cell);
     });
     criteria.forEach((criterion, c) => {
@@ -103,6 +104,7 @@
         const cell = make("div", "rk-cell");
         cell.dataset.criterion = String(c);
         cell.dataset.output = String(i);
+        cell.dataset.letter = letter(i);
         cell.setAttribute("role", "radiogroup");
         cell.setAttribute("aria-label", `${criterion.name}, output ${letter(i)}`);
         for (let rank = 1; rank <= k; rank++) {

@@ -73,7 +73,8 @@
       li.setAttribute("aria-label", "Whole response");
     } else {
       title.appendChild(make("span", "st-mark", String(r)));
-      title.appendChild(make("span", "", `Sentence ${index + 1} of the response, on its own`));
+      // One numbering everywhere: the badge in the response, this row and its title.
+      title.appendChild(make("span", "", `Sentence ${r}, on its own`));
       li.setAttribute("aria-label", `Sentence ${r}`);
       li.appendChild(make("p", "st-row-text", item.sentences[index]));
     }
@@ -141,7 +142,10 @@
       rows.forEach((_, r) => list.appendChild(buildRow(r)));
       el("st-help").onclick = () => {
         const panel = el("guidelines");
-        if (panel.hidden) el("guidelines-toggle").click();
+        if (!panel) return;
+        const toggle = el("guidelines-toggle");
+        if (panel.hidden && toggle) toggle.click();
+        else panel.hidden = false;
         panel.scrollIntoView({ block: "start" });
       };
       paint();
