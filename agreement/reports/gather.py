@@ -230,7 +230,7 @@ def gather(
 
     return ReportInput(
         task_type=project.task_type,
-        measures=dict(task_type.measures),
+        measures=dict(task_type.measures_for(project.config or {})),
         items=items,
         coders=coders,
         answers=answers,

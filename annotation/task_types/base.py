@@ -146,6 +146,12 @@ class TaskType:
         """Scores of an answer against gold (control items, qualification); {} without gold."""
         return {}
 
+    def measures_for(self, config: Mapping[str, Any]) -> Mapping[str, str]:
+        """The answer fields compared for agreement in a project with this ``config`` (field ->
+        distance). Default: all of :attr:`measures`; a task type whose modes answer different
+        fields narrows it, so reports show no figure that cannot apply."""
+        return self.measures
+
     def agreement_key(self, answer: dict) -> Any:
         """The JSON-able part of an answer annotators must agree on (review and majority vote;
         e.g. the chosen sentences, not a free rating). Default: the whole answer."""

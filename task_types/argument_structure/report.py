@@ -196,7 +196,12 @@ def section(inp: ReportInput) -> SectionResult:
         summary=summary,
         tables={
             "structure_metrics": _structure_table(inp, answers.metrics),
-            "review": review,
+            # Review figures only where annotators review (an edit project has none to show).
+            **(
+                {"review": review}
+                if answers.reviews or inp.config.get("mode", "edit") == "review"
+                else {}
+            ),
         },
         plots=[
             {

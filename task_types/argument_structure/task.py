@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
@@ -33,6 +34,13 @@ class ArgumentStructure(TaskType):
         "validity": "nominal",
         "outcome": "nominal",
     }
+
+    def measures_for(self, config: Mapping[str, Any]) -> Mapping[str, str]:
+        """Edit projects answer structures (edges); review projects answer decisions,
+        criteria and A/B outcomes."""
+        if config.get("mode", "edit") == "edit":
+            return {"edges": self.measures["edges"]}
+        return {field: d for field, d in self.measures.items() if field != "edges"}
 
     def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
         mode = config.get("mode", "edit")
