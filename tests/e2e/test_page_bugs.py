@@ -1,0 +1,168 @@
+"""Issue 13's page bugs, each in a real browser: every test here failed before its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation import services, task_types
+from annotation.models import Annotation, Item
+from projects.models import Membership
+from tests import factories
+from tests.e2e.conftest import login
+from tests.e2e.pages import demo_project
+
+
+def annotate(page, live_server, project, user):
+    login(page, live_server, user.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_function("document.querySelector('#position').textContent !== 'Loading…'")
+
+
+@pytest.mark.parametrize(
+    "slug, button, effect",
+    [
+        (
+            "citation_recovery",
+            "#guidelines-toggle",
+            "!document.querySelector('#guidelines').hidden",
+        ),
+        ("stance", "#st-help", "!document.querySelector('#guidelines').hidden"),
+        (
+            "claim_review",
+            "#rv-to-verify",
+            "!document.querySelector('#rv-screen-verify').hidden",
+        ),
+    ],
+)
+def test_enter_on_a_focused_button_presses_it_and_never_submits(
+    live_server, page, slug, button, effect
+):
+    project, _, annotator = demo_project(slug, items=2)
+    annotate(page, live_server, project, annotator)
+    page.focus(button)
+    page.keyboard.press("Enter")
+    page.wait_for_function(effect)
+    page.wait_for_timeout(300)
+    assert not Annotation.objects.filter(annotator=annotator).exists()
+    assert page.locator("#position").inner_text().startswith("Item 1")
+
+
+def test_space_toggles_a_focused_sentence_and_escape_leaves_a_text_box(live_server, page):
+    project, _, annotator = demo_project("citation_recovery")
+    annotate(page, live_server, project, annotator)
+    sentence = page.locator("#cr-sentences li[data-index='1']")
+    sentence.focus()
+    before = page.evaluate("window.scrollY")
+    page.keyboard.press(" ")
+    assert sentence.get_attribute("aria-checked") == "true"
+    assert page.evaluate("window.scrollY") == before  # Space did not scroll the page
+    page.keyboard.press(" ")
+    assert sentence.get_attribute("aria-checked") == "false"
+
+
+def test_claim_review_verify_shows_an_added_claims_text_and_refuses_the_systems_label(
+    live_server, page
+):
+    project, _, annotator = demo_project("claim_review")
+    annotate(page, live_server, project, annotator)
+    page.click(".rv-slot .rv-add >> nth=0")
+    page.keyboard.type("The tower is made of wrought iron.")
+    page.keyboard.press("Escape")  # leaves the text box: the item's keys work again
+    assert page.evaluate("document.activeElement.tagName") != "TEXTAREA"
+    page.click("#rv-to-verify")
+    added = page.locator("#rv-verify-list .rv-card.rv-add")
+    assert "The tower is made of wrought iron." in added.inner_text()
+    # Disagreeing cannot give the label the system already gave.
+    first = page.locator("#rv-verify-list .rv-card:not(.rv-add)").first
+    first.locator(".rv-disagree").click()
+    system = first.locator(".rv-chip").inner_text()
+    assert first.locator(f".rv-label[data-label='{system}']").is_disabled()
+
+
+@pytest.mark.parametrize("slug", ["claim_review", "stance"])
+def test_all_done_hides_the_submit_bar(live_server, page, slug):
+    project, _, annotator = demo_project(slug, items=0)
+    annotate(page, live_server, project, annotator)
+    page.wait_for_selector("#done", state="visible")
+    assert page.locator("#submit").is_hidden()
+    assert page.locator("#validation").is_hidden()
+
+
+def test_swagger_ui_loads_offline_from_our_own_static_files(live_server, page):
+    researcher = factories.UserFactory()
+    outside = []
+
+    def only_local(route):
+        if route.request.url.startswith(live_server.url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_local)
+    login(page, live_server, researcher.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/api/docs/")
+    page.wait_for_selector(".swagger-ui .info .title", timeout=15000)
+    assert "Concord API" in page.locator(".swagger-ui .info .title").inner_text()
+    assert outside == []
+
+
+def test_an_empty_upload_says_why_nothing_was_imported(live_server, page, tmp_path):
+    project, researcher, _ = demo_project("citation_recovery", items=0)
+    empty = tmp_path / "items.jsonl"
+    empty.write_bytes(b"")
+    login(page, live_server, researcher.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/")
+    page.set_input_files("input[name=file]", str(empty))
+    page.click("form.row-form button[type=submit]")
+    errors = page.locator("#import-errors")
+    errors.wait_for()
+    assert "Nothing was imported" in errors.inner_text()
+    assert "empty" in errors.inner_text().lower()
+    assert Item.objects.filter(project=project).count() == 0
+
+
+def test_stance_adjudication_opens_the_instructions_without_an_error(live_server, page):
+    project, researcher, annotator = demo_project("stance", per_item=2)
+    second = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=second, role="annotator")
+    item = Item.objects.get(project=project)
+    targets = task_types.get("stance").display(item)["targets"]
+    for user, label in ((annotator, "agree"), (second, "disagree")):
+        assignment = services.assignment_next(project=project, annotator=user)
+        sentences = [{"index": i, "label": label, "not_sure": False} for i in targets]
+        services.annotation_submit(
+            assignment=assignment,
+            answer={"label": label, "not_sure": False, "sentences": sentences},
+        )
+    Membership.objects.filter(user=researcher).update(role="researcher")
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    login(page, live_server, researcher.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/review/{item.id}/")
+    page.wait_for_selector(".st-row")
+    page.click("#st-help")
+    assert page.locator("#guidelines").is_visible()
+    assert errors == []
+
+
+def test_dashboard_prints_no_nan_keeps_greek_letters_and_names_its_interval(live_server, page):
+    project, researcher, _ = demo_project("argument_structure", items=2)
+    login(page, live_server, researcher.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/agreement/")
+    page.wait_for_selector("#headline")
+    text = page.locator("main").inner_text()
+    assert "nan" not in text.split()
+    label = page.locator("#headline .tile .label").first
+    assert label.inner_text().startswith("α")  # not "A": no uppercase transform
+    # An edit project answers structures: no review figure that cannot apply.
+    assert "α edges" in text and "α decision" not in text and "Review figures" not in text
+
+
+def test_the_review_list_says_what_this_task_type_compares(live_server, page):
+    project, researcher, _ = demo_project("ranking")
+    login(page, live_server, researcher.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/review/")
+    text = page.locator("main").inner_text()
+    assert "citation recovery" not in text
+    assert task_types.get("ranking").agreement_basis in text
