@@ -17,11 +17,15 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # Embedded SQLite and in-process Celery, whatever the shell has in DATABASE_URL / REDIS_URL.
+# `make run PORT=8080` (or HOST=0.0.0.0) serves elsewhere; the demo's links use that address.
+HOST ?= 127.0.0.1
+PORT ?= 8000
+LOCAL := env -u DATABASE_URL -u REDIS_URL CONCORD_BASE_URL=http://$(HOST):$(PORT)/
 run: install
-	env -u DATABASE_URL -u REDIS_URL $(BIN)/python manage.py migrate --noinput
-	env -u DATABASE_URL -u REDIS_URL $(BIN)/python manage.py seed_demo
-	@echo "Concord runs on http://127.0.0.1:8000/ (log in with an account printed above)"
-	env -u DATABASE_URL -u REDIS_URL $(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(LOCAL) $(BIN)/python manage.py migrate --noinput
+	$(LOCAL) $(BIN)/python manage.py seed_demo
+	@echo "Concord runs on http://$(HOST):$(PORT)/ (log in with an account printed above)"
+	$(LOCAL) $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # Uses DATABASE_URL / REDIS_URL when set (CI: PostgreSQL and Redis), SQLite otherwise.
 test: install

@@ -16,7 +16,7 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import selectors, services
+from annotation import selectors, services, task_types
 from annotation.crowd_session import batch_ref
 from annotation.serializers import (
     DraftSerializer,
@@ -124,3 +124,9 @@ class HistoryView(ListAPIView):
 
     def get_queryset(self):
         return selectors.annotator_history(project=self.project, user=self.request.user)
+
+    def get_serializer_context(self):
+        return {
+            **super().get_serializer_context(),
+            "task_type": task_types.get(self.project.task_type),
+        }

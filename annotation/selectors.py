@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 
 from annotation import quality, task_types
@@ -86,8 +86,10 @@ def annotator_history(*, project: Project, user: User) -> QuerySet[Assignment]:
     platform session only)."""
     return (
         reachable(Assignment.objects.filter(project=project, annotator=user), user=user)
+        .annotate(has_draft=Exists(Draft.objects.filter(assignment=OuterRef("pk"))))
+        .select_related("item")
         .order_by("-sequence")
-        .only("id", "sequence", "state", "reserved_at", "submitted_at")
+        .only("id", "sequence", "state", "reserved_at", "submitted_at", "item__payload")
     )
 
 

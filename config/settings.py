@@ -95,6 +95,8 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
+# Where people reach this server; used in links made outside a request (the demo's crowd link).
+CONCORD_BASE_URL = env.str("CONCORD_BASE_URL", default="http://127.0.0.1:8000/")
 if REDIS_URL:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}

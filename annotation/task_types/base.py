@@ -146,6 +146,11 @@ class TaskType:
         """Scores of an answer against gold (control items, qualification); {} without gold."""
         return {}
 
+    def headline(self, payload: Mapping[str, Any]) -> str:
+        """A few words that let an annotator recognise an item in "Previous items" (the claim,
+        by default); never gold or hidden fields."""
+        return str(payload.get("claim") or "")
+
     def measures_for(self, config: Mapping[str, Any]) -> Mapping[str, str]:
         """The answer fields compared for agreement in a project with this ``config`` (field ->
         distance). Default: all of :attr:`measures`; a task type whose modes answer different

@@ -272,8 +272,11 @@
     const spent = Math.round(clock.ms() / 1000);
     if (cfg.minSeconds && spent < cfg.minSeconds && state.fastConfirmed !== state.assignment.id) {
       state.fastConfirmed = state.assignment.id;
-      banner(`You spent ${spent} s on this item; this study asks for at least ${cfg.minSeconds} s. ` +
-        "Please check your answer carefully, then press Submit again.", "warn");
+      // Said next to the Submit button the annotator just pressed (an aria-live region).
+      const validation = $("validation");
+      validation.textContent = `You spent ${spent} s on this item; this study asks for at least ` +
+        `${cfg.minSeconds} s. Please check your answer, then press Submit again.`;
+      validation.className = "validation warn";
       return;
     }
     state.submitting = true;
@@ -320,7 +323,7 @@
       const button = document.createElement("button");
       button.type = "button";
       button.className = "link";
-      button.textContent = `Item ${entry.sequence} · ${entry.state}`;
+      button.textContent = `Item ${entry.sequence} · ${entry.headline || ""} · ${entry.status}`;
       button.addEventListener("click", () => open(entry.id));
       li.appendChild(button);
       list.appendChild(li);

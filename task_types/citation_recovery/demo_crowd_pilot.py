@@ -89,7 +89,7 @@ def create(*, researcher, annotators) -> str:
         body = "".join(json.dumps(p) + "\n" for p in payloads)
         import_items(project=project, stream=io.StringIO(body), fmt="jsonl")
     link = crowd_services.entry_link(
-        base_url="http://127.0.0.1:8000/", project=project, platform="prolific", study=STUDY
+        base_url=settings.CONCORD_BASE_URL, project=project, platform="prolific", study=STUDY
     )
     sample = link.replace("{{%PROLIFIC_PID%}}", "demoworker1").replace(
         "{{%SESSION_ID%}}", "demosession1"

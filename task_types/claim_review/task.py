@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from annotation.task_types import PreparedItem, TaskType, register
@@ -92,6 +93,9 @@ class ClaimReview(TaskType):
             "added_labels": REDUCED_LABELS,
             "removal_reasons": REMOVAL_REASONS,
         }
+
+    def headline(self, payload: Mapping[str, Any]) -> str:
+        return str(payload.get("question") or "")
 
     def agreement_key(self, answer: dict) -> dict:
         """Annotators agree on an item when they took the same decision on every extracted claim:

@@ -262,3 +262,13 @@ def test_crowd_pages_for_researchers_are_closed_to_annotators_and_reviewers(stud
         for path in ("quality/", "quality/payments.csv", "review/"):
             expected = 200 if path in allowed else 404
             assert client.get(f"/p/{study.slug}/{path}").status_code == expected, (user, path)
+
+
+def test_a_crowd_worker_sees_neither_the_internal_account_name_nor_the_api_link(study):
+    client = Client()
+    entered = client.get(prolific_url(study), follow=True)
+    assert entered.status_code == 200
+    page = client.get(f"/p/{study.slug}/annotate/").content.decode()
+    worker = get_user_model().objects.get(crowd_entries__isnull=False)
+    assert worker.username not in page
+    assert "/api/docs/" not in page

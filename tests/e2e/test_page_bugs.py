@@ -166,3 +166,33 @@ def test_the_review_list_says_what_this_task_type_compares(live_server, page):
     text = page.locator("main").inner_text()
     assert "citation recovery" not in text
     assert task_types.get("ranking").agreement_basis in text
+
+
+def test_previous_items_show_the_claims_first_words_and_plain_states(live_server, page):
+    project, _, annotator = demo_project("stance", items=2)
+    annotate(page, live_server, project, annotator)
+    for _ in range(page.locator(".st-row").count()):
+        page.keyboard.press("a")
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('Item 2')")
+    page.click("#history-toggle")
+    entries = page.locator("#history-list button")
+    entries.nth(1).wait_for()
+    claim_start = " ".join(task_types.get("stance").demo_payload()["claim"].split()[:3])
+    texts = entries.all_inner_texts()
+    assert texts[1].startswith("Item 1 · " + claim_start) and texts[1].endswith("· submitted")
+    assert texts[0].startswith("Item 2 · ") and "reserved" not in " ".join(texts)
+
+
+def test_the_minimum_time_warning_is_said_next_to_the_submit_button(live_server, page):
+    project, _, annotator = demo_project("stance", items=1)
+    project.crowd = {"min_seconds_per_item": 600}
+    project.save(update_fields=["crowd"])
+    annotate(page, live_server, project, annotator)
+    for _ in range(page.locator(".st-row").count()):
+        page.keyboard.press("a")
+    page.click("#submit")
+    validation = page.locator(".submitbar #validation")
+    assert "at least 600 s" in validation.inner_text()
+    assert validation.get_attribute("aria-live") == "polite"
+    assert not Annotation.objects.filter(annotator=annotator).exists()
