@@ -33,6 +33,9 @@ class ArgumentStructure(TaskType):
         "validity": "nominal",
         "outcome": "nominal",
     }
+    # The A/B order of compared structures is drawn from the seed: an annotator who knew it could
+    # tell which structure is the reference. The page's config omits it (``annotator_config``).
+    private_config = frozenset({"seed"})
 
     def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
         mode = config.get("mode", "edit")
