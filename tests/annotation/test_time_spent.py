@@ -150,3 +150,64 @@ def test_the_payments_csv_counts_the_server_measured_minutes(db, clock):
     (row,) = csv.DictReader(io.StringIO(body))
     assert float(row["active_minutes"]) == 0.1  # 6 s
     assert float(row["reported_minutes"]) == 120.0
+
+
+def test_the_migration_keeps_reported_times_and_bounds_the_recorded_ones(transactional_db):
+    """Answers stored before the server counted time: what the browser said moves to
+    ``reported_time_ms``; ``time_spent_ms`` is bounded by the reservation or the previous submit."""
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+    from django.utils import timezone
+
+    before, after = (
+        ("annotation", "0003_submitted_revision"),
+        ("annotation", "0004_server_measured_time"),
+    )
+    executor = MigrationExecutor(connection)
+    executor.migrate([before])
+    old = executor.loader.project_state([before]).apps
+    user = old.get_model("auth", "User").objects.create(username="migrated")
+    project = old.get_model("projects", "Project").objects.create(slug="m", name="m", task_type="x")
+    Item, Assignment = (
+        old.get_model("annotation", "Item"),
+        old.get_model("annotation", "Assignment"),
+    )
+    Annotation = old.get_model("annotation", "Annotation")
+    start = timezone.now() - timedelta(days=1)
+    stored = []
+    # A batch of two reserved at once and submitted 2 s and 3 s later claiming an hour each,
+    # then an honest revision of the first an hour later claiming 10 minutes.
+    for n, (seconds, claimed) in enumerate(((2, HOUR_MS), (3, HOUR_MS))):
+        item = Item.objects.create(project=project, external_id=f"i{n}", payload={}, prepared={})
+        assignment = Assignment.objects.create(
+            project=project, item=item, annotator=user, reserved_at=start, expires_at=start
+        )
+        stored.append((assignment, start + timedelta(seconds=seconds), claimed, 1))
+    stored.append((stored[0][0], start + timedelta(hours=1), 600_000, 2))
+    for assignment, created_at, claimed, version in stored:
+        row = Annotation.objects.create(
+            assignment=assignment,
+            item_id=assignment.item_id,
+            annotator=user,
+            answer={},
+            version=version,
+            is_current=version == 2 or assignment != stored[0][0],
+            time_spent_ms=claimed,
+        )
+        Annotation.objects.filter(pk=row.pk).update(created_at=created_at)
+
+    executor = MigrationExecutor(connection)
+    executor.migrate([after])
+    rows = list(Annotation.objects.order_by("created_at").values_list("time_spent_ms", flat=True))
+    assert rows == [2000, 1000, 600_000]
+    from annotation.models import Annotation as Current
+
+    assert list(
+        Current.objects.order_by("created_at").values_list("reported_time_ms", flat=True)
+    ) == [
+        HOUR_MS,
+        HOUR_MS,
+        600_000,
+    ]
