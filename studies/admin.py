@@ -70,6 +70,7 @@ class ProjectAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     list_filter = ["task_type", "status"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
+    ordering = ["-created_at"]  # explicit: the counts' GROUP BY drops Meta.ordering
     inlines = [MembershipInline]
 
     def get_readonly_fields(self, request, obj=None):
