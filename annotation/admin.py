@@ -1,10 +1,11 @@
 from django.contrib import admin
 
 from annotation.models import Annotation, Assignment, Item
+from projects.admin import ProjectScopedAdmin
 
 
 @admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     list_display = ["external_id", "project", "kind", "group", "assigned_count", "position"]
     list_filter = ["project", "kind", "group"]
     search_fields = ["external_id"]
@@ -13,7 +14,7 @@ class ItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     list_display = [
         "item",
         "annotator",
@@ -30,8 +31,10 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Annotation)
-class AnnotationAdmin(admin.ModelAdmin):
+class AnnotationAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     """Read-only: answers are changed only by their annotators (as new versions)."""
+
+    project_path = "item__project"
 
     list_display = ["item", "annotator", "version", "is_current", "time_spent_ms", "created_at"]
     list_filter = ["item__project", "is_current"]

@@ -71,6 +71,7 @@ class AssignmentView(APIView):
         assignment = selectors.own_assignment(user=request.user, assignment_id=pk)
         if not has_role(request.user, assignment.project, ANNOTATE_ROLES):
             raise Http404("No such assignment.")  # removed from the project: no access left
+        services.assignment_reopen(assignment=assignment)
         data = selectors.assignment_view(assignment=assignment)
         data["counts"] = selectors.annotator_counts(project=assignment.project, user=request.user)
         return Response(data)

@@ -142,6 +142,12 @@ class Assignment(models.Model):
     reserved_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
+    reopened_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the annotator last opened this submitted assignment to revise it; a "
+        "revision's active time counts from here.",
+    )
     submitted_revision = models.PositiveIntegerField(
         default=0,
         help_text="The client's draft revision at the last submit; older autosaves are ignored.",
@@ -203,7 +209,14 @@ class Annotation(models.Model):
         default=uuid.uuid4, help_text="Client key for idempotent submits."
     )
     time_spent_ms = models.PositiveBigIntegerField(
-        default=0, help_text="Active time on this version."
+        default=0,
+        help_text="Active time on this version as the server counts it: the client's figure, "
+        "never more than the time since the assignment was reserved (or reopened to revise it, "
+        "or the annotator's previous submit in the project). Quality control, payments and "
+        "exports use this.",
+    )
+    reported_time_ms = models.PositiveBigIntegerField(
+        default=0, help_text="Active time on this version as the annotator's browser reported it."
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

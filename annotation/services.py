@@ -403,6 +403,7 @@ def annotation_submit(
     _check_may_write(assignment)
     correct = quality.is_correct(task_type, item, clean)
     submission_id = submission_id or uuid.uuid4()
+    reported = max(int(time_spent_ms), 0)
     now = timezone.now()
 
     with transaction.atomic():
@@ -436,7 +437,8 @@ def annotation_submit(
                 version=version,
                 is_current=True,
                 submission_id=submission_id,
-                time_spent_ms=max(int(time_spent_ms), 0),
+                time_spent_ms=_server_time_ms(locked, reported=reported, now=now),
+                reported_time_ms=reported,
             )
         except IntegrityError:  # pragma: no cover - guarded by the row lock above
             raise WorkflowError("This answer was already recorded.", code="conflict") from None
@@ -453,6 +455,36 @@ def annotation_submit(
     assignment.state = Assignment.State.SUBMITTED
     assignment.correct = correct
     return annotation, True
+
+
+def assignment_reopen(*, assignment: Assignment) -> None:
+    """Record that the annotator opened their submitted assignment (to revise it): the next
+    version's active time counts from now. An open reservation is left as it is."""
+    if assignment.state != Assignment.State.SUBMITTED:
+        return
+    assignment.reopened_at = timezone.now()
+    Assignment.objects.filter(pk=assignment.pk).update(reopened_at=assignment.reopened_at)
+
+
+def _server_time_ms(assignment: Assignment, *, reported: int, now) -> int:
+    """The active time the server accepts for a submit: the browser's figure, never more than the
+    time since the work on it could have begun. That is the reservation, or the reopening of a
+    submitted assignment, or the annotator's previous submit in the project (one person works on
+    one answer at a time: a batch reserved at once, or a second tab, does not multiply time)."""
+    starts = [assignment.reserved_at, assignment.reopened_at]
+    starts.append(
+        Annotation.objects.filter(
+            assignment__project_id=assignment.project_id,
+            annotator_id=assignment.annotator_id,
+            created_at__lte=now,
+        )
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    start = max(moment for moment in starts if moment is not None)
+    elapsed_ms = max(int((now - start).total_seconds() * 1000), 0)
+    return min(reported, elapsed_ms)
 
 
 def _reactivate_expired(assignment: Assignment, item: Item) -> None:

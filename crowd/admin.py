@@ -5,10 +5,11 @@ from django.contrib import admin
 
 from annotation.models import Adjudication, Batch
 from crowd.models import CrowdEntry
+from projects.admin import ProjectScopedAdmin
 
 
 @admin.register(CrowdEntry)
-class CrowdEntryAdmin(admin.ModelAdmin):
+class CrowdEntryAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     list_display = [
         "worker_id",
         "platform",
@@ -29,7 +30,7 @@ class CrowdEntryAdmin(admin.ModelAdmin):
 
 
 @admin.register(Batch)
-class BatchAdmin(admin.ModelAdmin):
+class BatchAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     list_display = [
         "annotator",
         "project",
@@ -51,7 +52,8 @@ class BatchAdmin(admin.ModelAdmin):
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(admin.ModelAdmin):
+class AdjudicationAdmin(ProjectScopedAdmin, admin.ModelAdmin):
+    project_path = "item__project"
     list_display = ["item", "reviewer", "version", "is_current", "created_at"]
     list_filter = ["item__project", "is_current"]
     search_fields = ["item__external_id", "reviewer__username"]

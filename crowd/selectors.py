@@ -178,6 +178,7 @@ PAYMENT_COLUMNS = [
     "items_submitted",
     "finished_at",
     "active_minutes",
+    "reported_minutes",
     "controls_answered",
     "controls_right",
     "qualification",
@@ -204,12 +205,12 @@ def payment_rows(*, project: Project) -> list[dict]:
         .annotate(n=Count("id"))
         .values_list("batch_id", "n")
     )
-    active = dict(
-        Annotation.objects.filter(assignment__batch_id__in=batch_ids)
+    active = {
+        r["assignment__batch_id"]: r
+        for r in Annotation.objects.filter(assignment__batch_id__in=batch_ids)
         .values("assignment__batch_id")
-        .annotate(ms=Sum("time_spent_ms"))
-        .values_list("assignment__batch_id", "ms")
-    )
+        .annotate(ms=Sum("time_spent_ms"), reported=Sum("reported_time_ms"))
+    }
     controls = _control_stats(project)
     members = {
         m.user_id: m
@@ -243,7 +244,8 @@ def payment_rows(*, project: Project) -> list[dict]:
                 "finished_at": batch.finished_at.isoformat()
                 if finished and batch.finished_at
                 else "",
-                "active_minutes": round((active.get(batch.id) or 0) / 60000, 2) if batch else 0,
+                "active_minutes": _minutes(active, batch, "ms"),
+                "reported_minutes": _minutes(active, batch, "reported"),
                 "controls_answered": answered,
                 "controls_right": right,
                 "qualification": state,
@@ -251,3 +253,11 @@ def payment_rows(*, project: Project) -> list[dict]:
             }
         )
     return rows
+
+
+def _minutes(active: dict, batch: Batch | None, key: str) -> float:
+    """A batch's active time in minutes: ``ms`` as the server bounds it, ``reported`` as the
+    worker's browser reported it (payments use the former; the latter shows who inflated it)."""
+    if batch is None or batch.id not in active:
+        return 0
+    return round((active[batch.id][key] or 0) / 60000, 2)

@@ -21,6 +21,7 @@ from llm_judges.models import (
     PreselectionShown,
 )
 from llm_judges.parameters import clean_model, clean_parameters
+from projects.admin import ProjectScopedAdmin
 
 FROZEN = ["kind", "model", "parameters", "prompt_version"]
 
@@ -50,6 +51,8 @@ class JudgeForm(forms.ModelForm):
 
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
+    """Judges are shared by every project (no project of their own): not scoped."""
+
     form = JudgeForm
     list_display = ["name", "kind", "model", "prompt_version", "updated_at"]
     list_filter = ["kind"]
@@ -62,7 +65,7 @@ class JudgeAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgeRun)
-class JudgeRunAdmin(admin.ModelAdmin):
+class JudgeRunAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     list_display = ["id", "judge", "project", "setting", "status", "progress", "created_at", "page"]
     list_filter = ["status", "judge"]
     list_select_related = ["judge", "project"]
@@ -89,7 +92,7 @@ class JudgeRunAdmin(admin.ModelAdmin):
         self.message_user(request, f"Cancelled {cancelled} run(s).", messages.SUCCESS)
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     def has_add_permission(self, request):
         return False
 
@@ -99,6 +102,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeResult)
 class JudgeResultAdmin(ReadOnlyAdmin):
+    project_path = "item__project"
     list_display = [
         "item",
         "judge",
@@ -116,6 +120,7 @@ class JudgeResultAdmin(ReadOnlyAdmin):
 
 @admin.register(JudgeCall)
 class JudgeCallAdmin(ReadOnlyAdmin):
+    project_path = "run__project"
     list_display = [
         "run",
         "item",
@@ -132,7 +137,7 @@ class JudgeCallAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Preselection)
-class PreselectionAdmin(admin.ModelAdmin):
+class PreselectionAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     list_display = ["project", "judge", "prompt_version", "enabled_by", "enabled_at"]
     list_select_related = ["project", "judge", "enabled_by"]
     readonly_fields = ["enabled_by", "enabled_at"]
@@ -140,6 +145,7 @@ class PreselectionAdmin(admin.ModelAdmin):
 
 @admin.register(PreselectionShown)
 class PreselectionShownAdmin(ReadOnlyAdmin):
+    project_path = "assignment__project"
     list_display = ["assignment", "judge", "shown_at"]
     list_select_related = ["assignment", "judge"]
     raw_id_fields = ["assignment", "result"]

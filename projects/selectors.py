@@ -22,3 +22,13 @@ def projects_for_user(*, user: User) -> QuerySet[Project]:
 
 def memberships_for_user(*, user: User) -> QuerySet[Membership]:
     return Membership.objects.filter(user=user).select_related("project").order_by("project__name")
+
+
+def researched_projects(*, user: User) -> QuerySet[Project]:
+    """Projects the user is a researcher of (every project for a superuser): what the admin lets
+    a staff member see and change."""
+    if user.is_superuser:
+        return Project.objects.all()
+    return Project.objects.filter(
+        memberships__user=user, memberships__role=Membership.Role.RESEARCHER
+    )

@@ -6,10 +6,12 @@ from django.utils.html import format_html
 
 from annotation import task_types
 from annotation.models import Assignment
+from projects.admin import ProjectScopedAdmin
 from projects.models import Membership, Project
+from projects.services import researcher_add
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(ProjectScopedAdmin, admin.TabularInline):
     model = Membership
     extra = 1
     autocomplete_fields = ["user"]
@@ -52,7 +54,8 @@ class ProjectForm(forms.ModelForm):
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(ProjectScopedAdmin, admin.ModelAdmin):
+    project_path = ""
     form = ProjectForm
     list_display = [
         "name",
@@ -67,7 +70,14 @@ class ProjectAdmin(admin.ModelAdmin):
     list_filter = ["task_type", "status"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
+    ordering = ["-created_at"]  # explicit: the counts' GROUP BY drops Meta.ordering
     inlines = [MembershipInline]
+
+    def get_readonly_fields(self, request, obj=None):
+        # A choice of creator would list every account, other projects' crowd workers included.
+        if request.user.is_superuser:
+            return super().get_readonly_fields(request, obj)
+        return [*super().get_readonly_fields(request, obj), "created_by"]
 
     def get_queryset(self, request):
         # Counts in the list query itself: no query per row.
@@ -102,10 +112,12 @@ class ProjectAdmin(admin.ModelAdmin):
         if not change and obj.created_by_id is None:
             obj.created_by = request.user
         super().save_model(request, obj, form, change)
+        if not change and not request.user.is_superuser:
+            researcher_add(project=obj, user=request.user)  # or they could not open it
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     list_display = ["user", "project", "role", "qualification", "pseudonym"]
     list_filter = ["role", "qualification", "project"]
     search_fields = ["user__username", "project__slug", "pseudonym"]

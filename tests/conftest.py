@@ -1,5 +1,6 @@
 import os
 import shutil
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,29 @@ def celery_eager():
     app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = previous
+
+
+class Clock:
+    """A stopped server clock (``django.utils.timezone.now``) for tests about elapsed time; the
+    test moves it with ``advance(seconds=…)``, so nothing depends on how fast the test runs."""
+
+    def __init__(self) -> None:
+        from django.utils import timezone
+
+        self.now = timezone.now()
+
+    def advance(self, **delta) -> None:
+        self.now += timedelta(**delta)
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    stopped = Clock()
+    monkeypatch.setattr("django.utils.timezone.now", stopped)
+    return stopped
 
 
 @pytest.fixture

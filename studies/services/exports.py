@@ -54,7 +54,9 @@ def _rows(project: Project) -> Iterator[dict]:
                 annotation.annotator_id, f"ann-removed-{annotation.annotator_id}"
             ),
             "version": annotation.version,
+            # Active time as the server bounds it, and as the annotator's browser reported it.
             "time_spent_s": round(annotation.time_spent_ms / 1000, 1),
+            "reported_time_s": round(annotation.reported_time_ms / 1000, 1),
             "reserved_at": annotation.assignment.reserved_at.isoformat(),
             "submitted_at": annotation.created_at.isoformat(),
             **annotation.verdicts,

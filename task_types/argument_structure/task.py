@@ -34,6 +34,9 @@ class ArgumentStructure(TaskType):
         "validity": "nominal",
         "outcome": "nominal",
     }
+    # The A/B order of compared structures is drawn from the seed: an annotator who knew it could
+    # tell which structure is the reference. The page's config omits it (``annotator_config``).
+    private_config = frozenset({"seed"})
 
     def measures_for(self, config: Mapping[str, Any]) -> Mapping[str, str]:
         """Edit projects answer structures (edges); review projects answer decisions,

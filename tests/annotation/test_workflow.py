@@ -160,15 +160,16 @@ def test_an_older_autosave_never_overwrites_a_newer_draft(project, annotator, it
     assert draft.answer == {"sentences": [0, 1]} and draft.revision == 5
 
 
-def test_submitting_clears_the_draft_and_records_time(project, annotator, items):
+def test_submitting_clears_the_draft_and_records_time(project, annotator, items, clock):
     assignment = services.assignment_next(project=project, annotator=annotator)
     services.draft_save(
         assignment=assignment, answer={"sentences": [1]}, time_spent_ms=900, revision=1
     )
+    clock.advance(seconds=20)
     annotation, _ = services.annotation_submit(
         assignment=assignment, answer=ANSWER, time_spent_ms=12_345
     )
-    assert annotation.time_spent_ms == 12_345
+    assert annotation.time_spent_ms == annotation.reported_time_ms == 12_345
     assert not Draft.objects.filter(assignment=assignment).exists()
 
 

@@ -38,8 +38,9 @@ def prolific_url(
     return f"/crowd/{project.slug}/prolific/?sig={sig}&STUDY_ID={study_id}&PROLIFIC_PID={pid}&SESSION_ID={session}"
 
 
-def finish_batch(client, project):
-    """Answer every item the API gives until it stops; return the stop."""
+def finish_batch(client, project, clock=None):
+    """Answer every item the API gives until it stops; return the stop. With ``clock``, each
+    answer takes the 4 s it reports (the server counts no more than the time that passed)."""
     for _ in range(20):
         response = client.post(
             f"/api/projects/{project.slug}/next/", content_type="application/json"
@@ -48,6 +49,8 @@ def finish_batch(client, project):
         data = response.json()
         if "stop" in data:
             return data["stop"]
+        if clock is not None:
+            clock.advance(seconds=4)
         submitted = client.post(
             f"/api/assignments/{data['id']}/submit/",
             {"answer": RIGHT, "time_spent_ms": 4000},
@@ -90,7 +93,7 @@ def test_a_prolific_entry_link_with_a_tampered_signature_is_refused(study, tampe
 
 
 def test_a_valid_prolific_link_creates_the_worker_and_returns_the_completion_code_after_the_batch(
-    study,
+    study, clock
 ):
     client = Client()
     response = client.get(prolific_url(study))
@@ -105,7 +108,7 @@ def test_a_valid_prolific_link_creates_the_worker_and_returns_the_completion_cod
 
     # Not finished yet: the way back sends the worker to their items.
     assert client.get(f"/crowd/{study.slug}/finish/")["Location"] == f"/p/{study.slug}/annotate/"
-    stop = finish_batch(client, study)
+    stop = finish_batch(client, study, clock)
     batch = Batch.objects.get(annotator=worker)
     assert (batch.size, batch.state) == (3, Batch.State.FINISHED)
     assert stop["reason"] == "batch_complete" and stop["code"] == batch.code

@@ -191,30 +191,35 @@ def qualification_project(**crowd):
     return crowd_project(crowd=settings, regular=4, controls=2, qualification=4)
 
 
-def take_round(project, user, answers, *, ms=6000):
+def take_round(project, user, answers, *, clock, ms=6000):
+    """Answer a round, each answer taking the ``ms`` it reports."""
     kinds = []
     for answer in answers:
         assignment = services.assignment_next(project=project, annotator=user)
         kinds.append(assignment.item.kind)
+        clock.advance(milliseconds=ms)
         services.annotation_submit(assignment=assignment, answer=answer, time_spent_ms=ms)
     return kinds
 
 
-def test_only_annotators_who_pass_the_qualification_round_reach_the_main_items(db):
+def test_only_annotators_who_pass_the_qualification_round_reach_the_main_items(db, clock):
     project = qualification_project()
     user = add_annotator(project)
-    assert take_round(project, user, [RIGHT, WRONG]) == ["qualification", "qualification"]
+    assert take_round(project, user, [RIGHT, WRONG], clock=clock) == [
+        "qualification",
+        "qualification",
+    ]
     member = membership(project, user)
     assert member.qualification == Membership.Qualification.QUALIFIED  # 50 % ≥ pass mark, 12 s ≥ 10
     following = services.assignment_next(project=project, annotator=user)
     assert following.item.kind in ("regular", "control") and following.batch.kind == "main"
 
 
-def test_a_round_answered_too_fast_or_below_the_pass_mark_fails(db):
+def test_a_round_answered_too_fast_or_below_the_pass_mark_fails(db, clock):
     project = qualification_project()
     hasty, wrong = add_annotator(project), add_annotator(project)
-    take_round(project, hasty, [RIGHT, RIGHT], ms=2000)  # 4 s for the set, 10 s needed
-    take_round(project, wrong, [WRONG, WRONG])
+    take_round(project, hasty, [RIGHT, RIGHT], ms=2000, clock=clock)  # 4 s for the set, 10 s needed
+    take_round(project, wrong, [WRONG, WRONG], clock=clock)
     for user in (hasty, wrong):
         member = membership(project, user)
         assert member.qualification == Membership.Qualification.DISQUALIFIED
@@ -225,17 +230,18 @@ def test_a_round_answered_too_fast_or_below_the_pass_mark_fails(db):
         )
 
 
-def test_a_second_pilot_round_uses_new_items_and_can_be_passed(db):
+def test_a_second_pilot_round_uses_new_items_and_can_be_passed(db, clock):
     project = qualification_project(qualification_rounds=2)
     user = add_annotator(project)
-    take_round(project, user, [WRONG, WRONG])
+    take_round(project, user, [WRONG, WRONG], clock=clock)
     assert membership(project, user).qualification == Membership.Qualification.PENDING
     first_items = set(Assignment.objects.filter(annotator=user).values_list("item_id", flat=True))
     second = services.assignment_next(project=project, annotator=user)
     assert second.batch.kind == "qualification" and second.batch.number == 2
     assert second.item_id not in first_items
+    clock.advance(seconds=6)
     services.annotation_submit(assignment=second, answer=RIGHT, time_spent_ms=6000)
-    take_round(project, user, [RIGHT])
+    take_round(project, user, [RIGHT], clock=clock)
     assert membership(project, user).qualification == Membership.Qualification.QUALIFIED
     rounds = quality_overview(project=project)["annotators"][0]["rounds"]
     assert [(r["number"], r["right"], r["total"]) for r in rounds] == [(1, 0, 2), (2, 2, 2)]
@@ -361,15 +367,13 @@ def test_fill_the_least_annotated_first_deals_items_with_fewer_annotators_before
     assert services.assignment_next(project=in_order, annotator=b).item.position == 1
 
 
-def test_answers_under_the_minimum_time_are_counted_for_the_researcher(db):
+def test_answers_under_the_minimum_time_are_counted_for_the_researcher(db, clock):
     project = crowd_project(crowd={"min_seconds_per_item": 5}, regular=3, controls=0)
     user = add_annotator(project)
     for ms in (1000, 7000, 2000):
-        services.annotation_submit(
-            assignment=services.assignment_next(project=project, annotator=user),
-            answer=RIGHT,
-            time_spent_ms=ms,
-        )
+        assignment = services.assignment_next(project=project, annotator=user)
+        clock.advance(milliseconds=ms)
+        services.annotation_submit(assignment=assignment, answer=RIGHT, time_spent_ms=ms)
     person = quality_overview(project=project)["annotators"][0]
     assert (person["answers"], person["fast_answers"], person["mean_seconds"]) == (3, 2, 3.3)
 

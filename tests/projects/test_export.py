@@ -12,15 +12,19 @@ from studies.services.exports import export_stream
 from tests import factories
 
 
-def annotate_all(project, annotator, answer):
+def annotate_all(project, annotator, answer, clock=None):
     while (
         assignment := services.assignment_next(project=project, annotator=annotator)
     ) is not None:
+        if clock is not None:
+            clock.advance(seconds=4.2)  # the time each answer reports
         services.annotation_submit(assignment=assignment, answer=answer, time_spent_ms=4200)
 
 
-def test_jsonl_export_carries_ids_pseudonyms_answers_gold_and_scores(project, annotator, items):
-    annotate_all(project, annotator, {"sentences": [0, 1], "none": False, "helpfulness": 64})
+def test_jsonl_export_carries_ids_pseudonyms_answers_gold_and_scores(
+    project, annotator, items, clock
+):
+    annotate_all(project, annotator, {"sentences": [0, 1], "none": False, "helpfulness": 64}, clock)
     rows = [
         json.loads(line)
         for line in "".join(export_stream(project=project, fmt="jsonl")).splitlines()
@@ -34,7 +38,8 @@ def test_jsonl_export_carries_ids_pseudonyms_answers_gold_and_scores(project, an
     assert row["gold_sentences"] == [1] and row["masked_evidence_id"] == 2
     assert (row["precision"], row["recall"]) == (0.5, 1.0)
     assert abs(row["f1"] - 2 / 3) < 1e-9
-    assert row["time_spent_s"] == 4.2 and row["submitted_at"] and row["reserved_at"]
+    assert row["time_spent_s"] == row["reported_time_s"] == 4.2
+    assert row["submitted_at"] and row["reserved_at"]
 
 
 def test_csv_export_has_one_header_and_json_cells(project, annotator, items):

@@ -336,3 +336,53 @@ def test_the_demo_creates_an_edit_and_a_review_project_once(db):
     review = Item.objects.filter(project__slug="argument-structure-review-demo")
     assert sorted(i.prepared["review"] for i in review) == ["compare", "filter"]
     assert "already loaded" in demo.create(researcher=researcher, annotators=[annotator])
+
+
+# --- the A/B seed stays on the server ------------------------------------------------------------
+
+SECRET_SEED = 918273645
+
+
+@pytest.fixture
+def compare_project(db):
+    project = factories.ProjectFactory(
+        task_type="argument_structure",
+        config={"mode": "review", "seed": SECRET_SEED},
+        annotators_per_item=1,
+    )
+    annotator = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=annotator, role="annotator")
+    record = payload(structure="(E1, E2) -> E4 -> claim", reference_structure=GOOD_STEPS)
+    import_items(
+        project=project, stream=io.BytesIO((json.dumps(record) + "\n").encode()), fmt="jsonl"
+    )
+    return project, annotator
+
+
+def test_the_review_page_and_api_never_send_the_ab_seed_and_the_order_still_works(compare_project):
+    from django.test import Client
+
+    project, annotator = compare_project
+    page = Client()
+    page.force_login(annotator)
+    html = page.get(f"/p/{project.slug}/annotate/").content.decode()
+    assert '"mode": "review"' in html  # the rest of the config is still on the page
+    assert '"seed"' not in html and str(SECRET_SEED) not in html
+
+    client = client_for(annotator)
+    assignment = client.post(f"/api/projects/{project.slug}/next/")
+    again = client.get(f"/api/assignments/{assignment.json()['id']}/")
+    for response in (assignment, again):
+        text = response.content.decode()
+        assert "seed" not in text and str(SECRET_SEED) not in text and "order" not in text
+    shown = assignment.json()["item"]
+    item = Item.objects.get()
+    order = item.prepared["order"]
+    assert shown["structures"]["A"] == item.prepared["structures"]["A"]
+
+    answer = {"validity_a": True, "validity_b": False, "preference": "A"}
+    url = f"/api/assignments/{assignment.json()['id']}/submit/"
+    assert client.post(url, {"answer": answer}, format="json").status_code == 201
+    (row,) = [json.loads(line) for line in export_jsonl(project=project)]
+    assert row["ab_order"] == order
+    assert row["outcome"] == ("win" if order[0] == "generated" else "lose")
