@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "axes",
     # Concord's apps, bottom layer first (docs/architecture.md; enforced by lint-imports).
     "projects",
     "annotation",
@@ -60,6 +61,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a login refused by the lock (projects/auth.py) into a 429.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -105,11 +108,29 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
-# Failed logins allowed per (username, client address) within the window before refusal.
+# Failed logins allowed per (username, client address) within the window before refusal, and per
+# client address over all usernames (password spraying). Every login path (login page, admin
+# login, API token) shares the count: django-axes, configured in projects/auth.py, keeps it in
+# the database, so logins work without Redis.
 LOGIN_RATE_LIMIT = env.int("CONCORD_LOGIN_RATE_LIMIT", default=5)
+LOGIN_ADDRESS_LIMIT = env.int("CONCORD_LOGIN_ADDRESS_LIMIT", default=20)
 LOGIN_RATE_WINDOW_SECONDS = env.int("CONCORD_LOGIN_RATE_WINDOW", default=300)
 # Behind a reverse proxy: the META key holding the client address (e.g. HTTP_X_FORWARDED_FOR).
 CONCORD_CLIENT_IP_HEADER = env.str("CONCORD_CLIENT_IP_HEADER", default="")
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses every authenticate() while locked
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "projects.auth.LoginAttempts"
+AXES_LOCKOUT_PARAMETERS = "projects.auth.lockout_parameters"
+AXES_FAILURE_LIMIT = "projects.auth.failure_limit"
+AXES_COOLOFF_TIME = "projects.auth.cool_off"
+AXES_USERNAME_CALLABLE = "projects.auth.canonical_username"
+AXES_CLIENT_IP_CALLABLE = "projects.auth.client_address"
+AXES_LOCKOUT_CALLABLE = "projects.auth.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # failures only; no record of every successful login
+AXES_VERBOSE = False
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
