@@ -8,6 +8,7 @@ so ``manage.py check --deploy`` passes.
 """
 
 import pkgutil
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -37,7 +38,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",  # API tokens, stored hashed and expiring (projects/auth.py)
     "drf_spectacular",
     "axes",
     # Concord's apps, bottom layer first (docs/architecture.md; enforced by lint-imports).
@@ -154,8 +155,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "core.errors.exception_handler",
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Token first: a missing or revoked token is a 401 with WWW-Authenticate: Token.
+        "projects.tokens.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
@@ -163,6 +165,11 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # "format" is a domain word here (import/export formats), not DRF's renderer override.
     "URL_FORMAT_OVERRIDE": None,
+}
+# API tokens (``POST /api/auth/token/``): only a hash is stored; each expires after this many hours.
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(hours=env.int("CONCORD_API_TOKEN_TTL_HOURS", default=24)),
+    "AUTH_HEADER_PREFIX": "Token",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",

@@ -28,10 +28,16 @@ from django.contrib.auth.signals import user_logged_in
 from django.db.models import Sum
 from django.http import HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
-from rest_framework import status
-from rest_framework.authtoken.models import Token
-from rest_framework.authtoken.views import ObtainAuthToken
+from drf_spectacular.utils import extend_schema
+from knox import views as knox_views
+from knox.models import AuthToken
+from knox.settings import knox_settings
+from rest_framework import serializers, status
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from projects.tokens import TokenAuthentication
 
 LOCKED_MESSAGE = "Too many failed attempts. Please wait a few minutes and try again."
 LOCKED_CODE = "too_many_requests"
@@ -151,16 +157,41 @@ def is_locked_out(request) -> bool:
     return bool(getattr(request, "axes_locked_out", False))
 
 
-class TokenView(ObtainAuthToken):
-    """POST username and password for an API token; locked like the login page (429)."""
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
+    expiry = serializers.DateTimeField(allow_null=True)
+
+
+@extend_schema(request=AuthTokenSerializer, responses={200: TokenSerializer})
+class TokenView(APIView):
+    """POST username and password for a new API token (stored hashed, expiring after
+    ``CONCORD_API_TOKEN_TTL_HOURS``); locked like the login page (429)."""
+
+    authentication_classes = ()
+    permission_classes = ()
+    throttle_classes = ()
 
     def post(self, request, *args, **kwargs):
-        serializer = self.get_serializer(data=request.data)
+        serializer = AuthTokenSerializer(data=request.data, context={"request": request})
         if not serializer.is_valid():
             if is_locked_out(request):
                 return lockout_response(request)
             return Response(serializer.errors, status=status.HTTP_400_BAD_REQUEST)
         user = serializer.validated_data["user"]
         token_login_succeeded(request, user)
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key})
+        instance, token = AuthToken.objects.create(user=user, expiry=knox_settings.TOKEN_TTL)
+        return Response(TokenSerializer({"token": token, "expiry": instance.expiry}).data)
+
+
+@extend_schema(request=None, responses={204: None})
+class LogoutView(knox_views.LogoutView):
+    """Revoke the token this request is authenticated with."""
+
+    authentication_classes = (TokenAuthentication,)
+
+
+@extend_schema(request=None, responses={204: None})
+class LogoutAllView(knox_views.LogoutAllView):
+    """Revoke every API token of the requesting user."""
+
+    authentication_classes = (TokenAuthentication,)
