@@ -57,3 +57,9 @@ pages = [
 ]
 
 urlpatterns = api + pages + [path("", include("llm_judges.urls")), path("", include("crowd.urls"))]
+
+# Errors outside DRF views: JSON {"detail", "code"} under /api/, HTML pages elsewhere.
+handler400 = "core.error_views.bad_request"
+handler403 = "core.error_views.permission_denied"
+handler404 = "core.error_views.page_not_found"
+handler500 = "core.error_views.server_error"
