@@ -86,6 +86,12 @@ TEMPLATES = [
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+# Seconds a database connection is kept for the next request (0: one per request); checked
+# before reuse, so a restarted PostgreSQL costs no failed request.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int(
+    "DJANGO_CONN_MAX_AGE", default=DATABASES["default"].get("CONN_MAX_AGE", 0)
+)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # WAL lets the dev server and the in-process Celery tasks read while one writes.
     DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = "PRAGMA journal_mode=WAL;"
