@@ -32,7 +32,7 @@ from drf_spectacular.utils import extend_schema
 from knox import views as knox_views
 from knox.models import AuthToken
 from knox.settings import knox_settings
-from rest_framework import serializers, status
+from rest_framework import exceptions, serializers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -176,7 +176,7 @@ class TokenView(APIView):
         if not serializer.is_valid():
             if is_locked_out(request):
                 return lockout_response(request)
-            return Response(serializer.errors, status=status.HTTP_400_BAD_REQUEST)
+            raise exceptions.ValidationError(serializer.errors)  # 400 {detail, code, fields}
         user = serializer.validated_data["user"]
         token_login_succeeded(request, user)
         instance, token = AuthToken.objects.create(user=user, expiry=knox_settings.TOKEN_TTL)

@@ -79,6 +79,12 @@ def test_a_bad_request_outside_drf_is_json_under_the_api(db):
     assert page.status_code == 400 and not page["Content-Type"].startswith("application/json")
 
 
+def test_a_wrong_password_at_the_token_endpoint_is_a_json_400_with_a_code(db):
+    response = APIClient().post("/api/auth/token/", {"username": "nobody", "password": "x"})
+    body = assert_json_error(response, 400, "invalid")
+    assert "Unable to log in" in body["detail"]
+
+
 @pytest.mark.parametrize("path", ["/api/auth/token/"])
 def test_the_locked_token_endpoint_is_a_json_429(db, settings, path):
     settings.LOGIN_RATE_LIMIT = 1
