@@ -19,4 +19,5 @@ RUN DJANGO_DEBUG=false DJANGO_SECRET_KEY=build-only python manage.py collectstat
 RUN useradd --create-home concord
 USER concord
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+# Workers, worker class and threads from GUNICORN_* (config/gunicorn.py, README.md).
+CMD ["gunicorn", "-c", "config/gunicorn.py", "config.wsgi:application"]

@@ -8,6 +8,7 @@ so ``manage.py check --deploy`` passes.
 """
 
 import pkgutil
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -37,9 +38,10 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",  # API tokens, stored hashed and expiring (projects/auth.py)
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     # Concord's apps, bottom layer first (docs/architecture.md; enforced by lint-imports).
     "projects",
     "annotation",
@@ -61,6 +63,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a login refused by the lock (projects/auth.py) into a 429.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -83,6 +87,12 @@ TEMPLATES = [
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+# Seconds a database connection is kept for the next request (0: one per request); checked
+# before reuse, so a restarted PostgreSQL costs no failed request.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int(
+    "DJANGO_CONN_MAX_AGE", default=DATABASES["default"].get("CONN_MAX_AGE", 0)
+)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # A small team on the embedded database: WAL lets readers go on while one writes; writes
     # start with BEGIN IMMEDIATE so two writers queue on the busy timeout instead of one failing
@@ -113,11 +123,29 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
-# Failed logins allowed per (username, client address) within the window before refusal.
+# Failed logins allowed per (username, client address) within the window before refusal, and per
+# client address over all usernames (password spraying). Every login path (login page, admin
+# login, API token) shares the count: django-axes, configured in projects/auth.py, keeps it in
+# the database, so logins work without Redis.
 LOGIN_RATE_LIMIT = env.int("CONCORD_LOGIN_RATE_LIMIT", default=5)
+LOGIN_ADDRESS_LIMIT = env.int("CONCORD_LOGIN_ADDRESS_LIMIT", default=20)
 LOGIN_RATE_WINDOW_SECONDS = env.int("CONCORD_LOGIN_RATE_WINDOW", default=300)
 # Behind a reverse proxy: the META key holding the client address (e.g. HTTP_X_FORWARDED_FOR).
 CONCORD_CLIENT_IP_HEADER = env.str("CONCORD_CLIENT_IP_HEADER", default="")
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses every authenticate() while locked
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "projects.auth.LoginAttempts"
+AXES_LOCKOUT_PARAMETERS = "projects.auth.lockout_parameters"
+AXES_FAILURE_LIMIT = "projects.auth.failure_limit"
+AXES_COOLOFF_TIME = "projects.auth.cool_off"
+AXES_USERNAME_CALLABLE = "projects.auth.canonical_username"
+AXES_CLIENT_IP_CALLABLE = "projects.auth.client_address"
+AXES_LOCKOUT_CALLABLE = "projects.auth.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # failures only; no record of every successful login
+AXES_VERBOSE = False
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -141,8 +169,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "core.errors.exception_handler",
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Token first: a missing or revoked token is a 401 with WWW-Authenticate: Token.
+        "projects.tokens.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
@@ -150,6 +179,11 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # "format" is a domain word here (import/export formats), not DRF's renderer override.
     "URL_FORMAT_OVERRIDE": None,
+}
+# API tokens (``POST /api/auth/token/``): only a hash is stored; each expires after this many hours.
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(hours=env.int("CONCORD_API_TOKEN_TTL_HOURS", default=24)),
+    "AUTH_HEADER_PREFIX": "Token",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",

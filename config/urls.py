@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from annotation import api as annotation_api
 from annotation import views as annotation_views
-from projects.auth import LoginView, TokenView
+from projects.auth import LoginView, LogoutAllView, LogoutView, TokenView
 from studies import api as projects_api
 from studies import views as projects_views
 
@@ -13,6 +13,8 @@ api = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/auth/token/", TokenView.as_view(), name="api-token"),
+    path("api/auth/logout/", LogoutView.as_view(), name="api-logout"),
+    path("api/auth/logout-all/", LogoutAllView.as_view(), name="api-logout-all"),
     path("api/projects/", projects_api.ProjectListView.as_view(), name="api-projects"),
     path("api/projects/<slug:slug>/items/", projects_api.ItemListView.as_view(), name="api-items"),
     path(
@@ -55,3 +57,9 @@ pages = [
 ]
 
 urlpatterns = api + pages + [path("", include("llm_judges.urls")), path("", include("crowd.urls"))]
+
+# Errors outside DRF views: JSON {"detail", "code"} under /api/, HTML pages elsewhere.
+handler400 = "core.error_views.bad_request"
+handler403 = "core.error_views.permission_denied"
+handler404 = "core.error_views.page_not_found"
+handler500 = "core.error_views.server_error"

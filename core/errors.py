@@ -60,7 +60,28 @@ def exception_handler(exc: Exception, context: dict) -> Any:
 
     if isinstance(exc, Refusal):
         return Response(exc.as_json(), status=exc.status)
-    return drf_handler(exc, context)
+    response = drf_handler(exc, context)
+    if response is not None and isinstance(response.data, dict):
+        _add_detail_and_code(response, exc)
+    return response
+
+
+CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}
+
+
+def _add_detail_and_code(response: Any, exc: Exception) -> None:
+    """Every API error carries ``detail`` and ``code``: DRF's own errors get the house code of
+    their status (else DRF's code: ``not_authenticated``, ``method_not_allowed``…); a validation
+    error keeps its per-field errors and gains the first of them as ``detail``."""
+    data = response.data
+    drf_code = exc.get_codes() if hasattr(exc, "get_codes") else None
+    if "detail" not in data:
+        field, message = first_error(data)
+        data["detail"] = f"{field}: {message}" if field else message
+    if "code" not in data:
+        if not isinstance(drf_code, str):
+            drf_code = "invalid" if response.status_code == 400 else "error"
+        data["code"] = CODE_BY_STATUS.get(response.status_code, drf_code)
 
 
 def first_error(errors: Any, prefix: str = "") -> tuple[str, str]:

@@ -1,0 +1,15 @@
+"""gunicorn's settings, from the environment (``gunicorn -c config/gunicorn.py``; README.md,
+"Production shape"). Defaults: three sync workers, as before."""
+
+import os
+
+bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
+workers = int(os.environ.get("GUNICORN_WORKERS", "3"))
+# "sync" (one request per process) or "gthread" (GUNICORN_THREADS requests per process).
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "sync")
+threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
+graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "30"))
+# The proxy holds client connections; a keep-alive slightly longer than its own avoids resets.
+keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
+accesslog = "-"

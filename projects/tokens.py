@@ -1,0 +1,24 @@
+"""API token authentication (``Authorization: Token <key>``) against django-rest-knox's tokens:
+only a hash of each key is stored, each expires (``REST_KNOX["TOKEN_TTL"]``), and a user revokes
+theirs at ``/api/auth/logout/`` or ``/api/auth/logout-all/`` (projects/auth.py).
+
+Kept apart from the views: DRF imports its authentication classes while ``rest_framework.views``
+is still loading.
+"""
+
+from __future__ import annotations
+
+from knox import auth as knox_auth
+from rest_framework import exceptions
+
+
+class TokenAuthentication(knox_auth.TokenAuthentication):
+    """Knox's token check; a key that is not even text (bytes outside UTF-8) is a 401 like any
+    other wrong key, not a 500."""
+
+    def authenticate_credentials(self, token: bytes):
+        try:
+            token.decode("utf-8")
+        except UnicodeError:
+            raise exceptions.AuthenticationFailed("Invalid token.") from None
+        return super().authenticate_credentials(token)

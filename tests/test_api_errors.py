@@ -1,0 +1,96 @@
+"""Every error under /api/ is JSON ``{"detail": …, "code": …}``; pages keep their HTML (issue 14).
+
+An outside probe found the HTML error page on a 500 under /api/; unknown API URLs were HTML 404s.
+"""
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from tests.conftest import client_for
+
+
+def assert_json_error(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.content[:300]
+    assert response["Content-Type"].startswith("application/json"), response["Content-Type"]
+    body = response.json()
+    assert body["code"] == code, body
+    assert isinstance(body["detail"], str) and body["detail"], body
+    return body
+
+
+def test_an_unknown_api_url_is_a_json_404_and_an_unknown_page_stays_html(researcher):
+    client = client_for(researcher)
+    assert_json_error(client.get("/api/no-such-thing/"), 404, "not_found")
+    assert_json_error(APIClient().post("/api/projects/a/b/c/"), 404, "not_found")
+    page = Client().get("/no-such-page/")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+
+
+def test_an_unhandled_exception_under_the_api_is_a_json_500(researcher, monkeypatch):
+    from studies import api
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("boom: a secret detail that must not leak")
+
+    monkeypatch.setattr(api.ProjectListView, "get", explode)
+    client = client_for(researcher)
+    client.raise_request_exception = False
+    body = assert_json_error(client.get("/api/projects/"), 500, "server_error")
+    assert "secret" not in body["detail"]
+
+
+def test_an_unhandled_exception_on_a_page_keeps_the_html_500(researcher, monkeypatch):
+    from projects import selectors
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(selectors, "memberships_for_user", explode)
+    client = Client(raise_request_exception=False)
+    client.force_login(researcher)
+    response = client.get("/")
+    assert response.status_code == 500 and response["Content-Type"].startswith("text/html")
+
+
+def test_drf_errors_carry_a_code_too(researcher, annotator_client, project):
+    client = client_for(researcher)
+    assert_json_error(client.get("/api/projects/no-such-project/progress/"), 404, "not_found")
+    assert_json_error(client.delete("/api/projects/"), 405, "method_not_allowed")
+    assert_json_error(APIClient().get("/api/projects/"), 401, "not_authenticated")
+    bad_token = APIClient(HTTP_AUTHORIZATION="Token nope")
+    assert_json_error(bad_token.get("/api/projects/"), 401, "authentication_failed")
+    assert_json_error(
+        annotator_client.get(f"/api/projects/{project.slug}/progress/"), 404, "not_found"
+    )
+
+
+def test_a_validation_error_keeps_its_fields_and_gains_detail_and_code(researcher, project):
+    response = client_for(researcher).post(f"/api/projects/{project.slug}/import/", {})
+    body = assert_json_error(response, 400, "invalid")
+    assert "file" in body and "format" in body  # the per-field errors stay where clients read them
+    assert body["detail"].startswith(("file:", "format:"))
+
+
+def test_a_bad_request_outside_drf_is_json_under_the_api(db):
+    response = Client().get("/api/projects/", HTTP_HOST="evil.example")  # DisallowedHost
+    assert_json_error(response, 400, "invalid")
+    page = Client().get("/", HTTP_HOST="evil.example")
+    assert page.status_code == 400 and not page["Content-Type"].startswith("application/json")
+
+
+def test_a_wrong_password_at_the_token_endpoint_is_a_json_400_with_a_code(db):
+    response = APIClient().post("/api/auth/token/", {"username": "nobody", "password": "x"})
+    body = assert_json_error(response, 400, "invalid")
+    assert "Unable to log in" in body["detail"]
+
+
+@pytest.mark.parametrize("path", ["/api/auth/token/"])
+def test_the_locked_token_endpoint_is_a_json_429(db, settings, path):
+    settings.LOGIN_RATE_LIMIT = 1
+    client = APIClient()
+    client.post(path, {"username": "someone", "password": "wrong"})
+    response = client.post(path, {"username": "someone", "password": "wrong"})
+    body = assert_json_error(response, 429, "too_many_requests")
+    assert "Too many failed attempts" in body["detail"]
+    assert response["Retry-After"]
