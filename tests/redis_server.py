@@ -80,9 +80,9 @@ def require_redis_server() -> None:
 
 
 def _reset_celery_connections(app) -> None:
-    # The app keeps a connection pool and a producer pool built from the broker URL it saw first.
-    if app._pool is not None:
-        app._pool.force_close_all()
+    # The app keeps the connection and producer pools of the broker URL it saw first; they come
+    # from kombu's process-wide registry (one per URL), so they are dropped here, never closed:
+    # the shared broker's pool is used again afterwards.
     app._pool = None
     app.amqp._producer_pool = None
 
