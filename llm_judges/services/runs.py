@@ -154,8 +154,8 @@ def _refuse_while_running(judge: Judge, project: Project, setting: str) -> None:
 
 def lost_runs(*, runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
     """The active runs of ``runs`` that no batch has shown a sign of life for
-    ``CONCORD_JUDGE_LOST_AFTER_SECONDS`` (their worker was killed, or the broker lost their tasks); a run that no
-    batch has started yet counts from its start or creation."""
+    ``CONCORD_JUDGE_LOST_AFTER_SECONDS`` (their worker was killed, or the broker lost their
+    tasks); a run that no batch has started yet counts from its start or creation."""
     last_sign = Coalesce("heartbeat_at", "started_at", "created_at")
     return runs.alias(last_sign=last_sign).filter(
         status__in=JudgeRun.ACTIVE,
