@@ -64,3 +64,9 @@ class AgreementSnapshot(models.Model):
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
         return None
+
+    @property
+    def never_queued(self) -> bool:
+        """Failed before any worker started it: its task could not be queued (the broker was
+        down). A computation that fails always has ``started_at`` (set when a worker claims it)."""
+        return self.status == self.Status.FAILED and self.started_at is None

@@ -12,6 +12,12 @@ options (``filter_key``) and a digest of that plus the project's data version (`
 3. otherwise creates a pending snapshot and computes it inline (small projects, the command) or
    queues the Celery task after the transaction commits.
 
+If the task cannot be queued (the broker, Redis, is down) the snapshot is marked failed at once
+with the error and no start time — it never stays pending with nothing queued — and the page
+keeps showing the last report with a "could not queue the update" note. Such a never-started
+failure (:attr:`AgreementSnapshot.never_queued`) is queued again by the next request; a
+computation that failed on its data waits for the researcher's Retry.
+
 Meanwhile the newest done snapshot of the same filter (an older data version) is still shown,
 marked as out of date. A worker claims a snapshot with a conditional UPDATE (pending → running),
 so a redelivered message (``acks_late``) never computes it twice.
@@ -24,6 +30,7 @@ import json
 import logging
 from dataclasses import asdict, dataclass
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -45,6 +52,10 @@ Status = AgreementSnapshot.Status
 TIME_LIMIT_S = 600
 SOFT_TIME_LIMIT_S = 570
 STALE_AFTER = timedelta(seconds=TIME_LIMIT_S + 60)
+QUEUE_FAILED = (
+    "Could not queue the update: the task queue is unavailable. It is queued again on the next"
+    " visit of this page."
+)
 
 
 def inline_max_answers() -> int:
@@ -114,6 +125,12 @@ def snapshot_request(
     key = _key(fkey, version)
     answers = version["annotations"][0]
     state = _state(project, fkey, key, answers)
+    if (
+        state.failed is not None
+        and state.failed.never_queued
+        and snapshot_retry(snapshot=state.failed)
+    ):
+        return _state(project, fkey, key, answers)
     if state.fresh or state.failed is not None:
         return state
     if state.active is not None:
@@ -143,9 +160,23 @@ def snapshot_request(
 
 
 def _enqueue(snapshot_id: int) -> None:
+    transaction.on_commit(partial(_send, snapshot_id))
+
+
+def _send(snapshot_id: int) -> None:
+    """Queue the task; if the broker refuses, mark the snapshot failed (never queued) at once."""
     from agreement.celery_tasks import compute_snapshot
 
-    transaction.on_commit(lambda: compute_snapshot.delay(snapshot_id))
+    try:
+        compute_snapshot.delay(snapshot_id)
+    except Exception as exc:  # kombu OperationalError, redis errors, timeouts: the broker is away
+        log.warning("agreement snapshot %s could not be queued: %s", snapshot_id, exc)
+        AgreementSnapshot.objects.filter(pk=snapshot_id, status=Status.PENDING).update(
+            status=Status.FAILED,
+            started_at=None,
+            finished_at=timezone.now(),
+            error=f"{QUEUE_FAILED} ({type(exc).__name__}: {exc})"[:2000],
+        )
 
 
 def _requeue_if_stale(snapshot: AgreementSnapshot) -> bool:

@@ -387,8 +387,9 @@ def annotation_submit(
     """Validate and store an answer; returns (annotation, created). ``revision`` is the client's
     draft revision at submit time: autosaves up to it are ignored from now on.
 
-    Idempotent: the same ``submission_id`` (a retried request) or an answer identical to the
-    current one returns the stored annotation. A different answer on an already submitted
+    Idempotent: the same ``submission_id`` (a retried request, even one that a later submit has
+    since replaced) or an answer identical to the current one (a resubmit with a new id after the
+    client saw an error) returns the current annotation, and nothing is stored. A different answer on an already submitted
     assignment becomes a new version; earlier versions are kept. Answers on control and
     qualification items are scored against gold, and quality control runs (``quality``) in the
     same transaction.
@@ -414,12 +415,11 @@ def annotation_submit(
             current.submission_id == submission_id or current.answer == clean
         ):
             return current, False
-        if current is None:
-            retried = Annotation.objects.filter(
-                assignment=locked, submission_id=submission_id
-            ).first()
-            if retried is not None:
-                return retried, False
+        retried = Annotation.objects.filter(assignment=locked, submission_id=submission_id).first()
+        if retried is not None:
+            # A retry of a submit that a later one (another tab) has since replaced: what is
+            # stored now is the answer, as for any other retry.
+            return current or retried, False
 
         if locked.state == Assignment.State.EXPIRED:
             _reactivate_expired(locked, item)

@@ -219,6 +219,10 @@ CONCORD_RESERVATION_MINUTES = env.int("CONCORD_RESERVATION_MINUTES", default=60)
 # limit of one batch task, in seconds.
 CONCORD_JUDGE_QUEUE = env.str("CONCORD_JUDGE_QUEUE", default="")
 CONCORD_JUDGE_SOFT_TIME_LIMIT = env.int("CONCORD_JUDGE_SOFT_TIME_LIMIT", default=600)
+# An active run none of whose batches has shown a sign of life (a heartbeat, written every
+# few seconds while a batch works) for this long is lost (its worker was killed, or the broker
+# lost its tasks): starting the judge again takes it over instead of answering 409.
+CONCORD_JUDGE_LOST_AFTER_SECONDS = env.int("CONCORD_JUDGE_LOST_AFTER_SECONDS", default=300)
 
 if not DEBUG:
     SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)

@@ -2,20 +2,25 @@
 
 ``judge_batch`` is acknowledged late (after it returns) and rejected back to the queue if its
 worker dies, so a killed worker's batch runs again elsewhere; the service it calls is idempotent,
-so the second run stores nothing twice. Transient errors come back from the service as a list of
-items to retry; the task re-queues only those, with the backoff the service computed. If the
-broker refuses that retry, the items are stored as failed (the run must still end) and the
-task's failure is logged.
+so the second run stores nothing twice. Each batch records a heartbeat on its run while it works
+(see ``services.lost_runs``): a run whose every worker was killed, or whose tasks the broker
+lost, is taken over by the next start instead of staying "running". Transient errors come back
+from the service as a list of items to retry; the task re-queues only those, with the backoff
+the service computed (the run's heartbeat is set to when the retry is due). If the broker
+refuses that retry, the items are stored as failed (the run must still end) and the task's
+failure is logged.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 
 from celery import shared_task
 from celery.exceptions import Retry
 from django.conf import settings
+from django.utils import timezone
 
 from llm_judges import services
 
@@ -51,6 +56,10 @@ def judge_batch(self, run_id: int, item_ids: list[int], attempt: int = 0) -> dic
             report.countdown,
         )
         options = {"queue": settings.CONCORD_JUDGE_QUEUE} if settings.CONCORD_JUDGE_QUEUE else {}
+        # The run is alive until the retry is due, though no batch of it may run meanwhile.
+        services.judge_run_heartbeat(
+            run_id=run_id, until=timezone.now() + timedelta(seconds=report.countdown)
+        )
         try:
             retry = self.retry(
                 args=(run_id, report.retry_item_ids, attempt + 1),

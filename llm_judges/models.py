@@ -81,6 +81,12 @@ class JudgeRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Last sign of life of one of its batches (or when a scheduled retry is due); "
+        "an active run silent for longer than CONCORD_JUDGE_LOST_AFTER_SECONDS is lost.",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

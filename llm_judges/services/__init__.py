@@ -48,7 +48,9 @@ from llm_judges.services.runs import (
     batches,
     clean_filters,
     judge_run_cancel,
+    judge_run_heartbeat,
     judge_run_start,
+    lost_runs,
 )
 
 __all__ = [
@@ -63,7 +65,9 @@ __all__ = [
     "judge_batch_process",
     "judge_create",
     "judge_run_cancel",
+    "judge_run_heartbeat",
     "judge_run_start",
+    "lost_runs",
     "preselection_disable",
     "preselection_enable",
     "preselection_show",

@@ -37,13 +37,14 @@ from llm_judges.models import JudgeCall, JudgeResult, JudgeRun
 from llm_judges.parameters import clean_parameters
 from llm_judges.services.configuration import _prompt_for
 from llm_judges.services.errors import JudgeError
-from llm_judges.services.runs import _fail_run, _refresh_counts
+from llm_judges.services.runs import _fail_run, _refresh_counts, judge_run_heartbeat
 
 log = logging.getLogger(__name__)
 
 Status = JudgeRun.Status
 ResultStatus = JudgeResult.Status
 STATUS_CHECK_SECONDS = 1.0
+HEARTBEAT_SECONDS = 10.0  # how often a working batch records that its run is alive
 FLUSH_SECONDS = 0.5
 FLUSH_ROWS = 50
 TIME_LIMIT_MESSAGE = "The task's time limit was reached before an answer came."
@@ -170,6 +171,7 @@ class _Batch:
         self.attempt = attempt
         self.report = BatchReport()
         self._checked = time.monotonic()
+        self._beat = time.monotonic()
         self._flushed = time.monotonic()
         self._results: list[JudgeResult] = []
         self._calls: list[JudgeCall] = []
@@ -188,6 +190,9 @@ class _Batch:
         if not force and now - self._checked < STATUS_CHECK_SECONDS:
             return True
         self._checked = now
+        if now - self._beat >= HEARTBEAT_SECONDS:
+            self._beat = now
+            judge_run_heartbeat(run_id=self.run.pk)
         status = JudgeRun.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
         if status not in JudgeRun.ACTIVE:
             self.report.stopped = f"run {status}"
@@ -248,6 +253,7 @@ def judge_batch_process(*, run_id: int, item_ids: Sequence[int], attempt: int = 
         JudgeRun.objects.filter(pk=run.pk, status=Status.PENDING).update(
             status=Status.RUNNING, started_at=timezone.now()
         )
+    judge_run_heartbeat(run_id=run.pk)
     try:
         report = _process_batch(run, item_ids, attempt)
     except Exception as exc:

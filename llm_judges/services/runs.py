@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, DateTimeField, Q, QuerySet, Value
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 from rest_framework import serializers
 
@@ -88,7 +90,11 @@ def judge_run_start(
 
     Refused (``JudgeError``) when the judge cannot run on the project or its parameters or the
     filters are invalid (code ``"invalid"``), and while it is already running on the project
-    with the same prompt version and setting (code ``"conflict"``).
+    with the same prompt version and setting (code ``"conflict"``) — unless that run is lost (no
+    sign of life from its batches for ``CONCORD_JUDGE_LOST_AFTER_SECONDS``): then it is ended as
+    failed and this run takes over, claiming its results and queueing the items it left
+    unfinished (this is how a run is resumed after its worker was killed or Redis lost the
+    queue).
     """
     prompt = _prompt_for(judge, project)
     parameters = _valid_parameters(judge)
@@ -125,7 +131,8 @@ def _valid_parameters(judge: Judge) -> dict:
 
 
 def _refuse_while_running(judge: Judge, project: Project, setting: str) -> None:
-    """``JudgeError`` (conflict) while a run of the judge's key is active on the project."""
+    """``JudgeError`` (conflict) while a run of the judge's key is active on the project and
+    alive; a lost one (see :func:`lost_runs`) is ended so that the new run takes it over."""
     active_runs = JudgeRun.objects.filter(
         judge=judge,
         project=project,
@@ -136,12 +143,55 @@ def _refuse_while_running(judge: Judge, project: Project, setting: str) -> None:
     for active_id in active_runs.values_list("pk", flat=True):
         # Every item may have its outcome though the last batch died before saying so.
         _refresh_counts(active_id)
+    _end_lost(active_runs)
     active = active_runs.first()
     if active is not None:
         raise JudgeError(
             f"{judge.name} is already running on this project (run {active.pk}).",
             code="conflict",
         )
+
+
+def lost_runs(*, runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
+    """The active runs of ``runs`` that no batch has shown a sign of life for
+    ``CONCORD_JUDGE_LOST_AFTER_SECONDS`` (their worker was killed, or the broker lost their
+    tasks); a run that no batch has started yet counts from its start or creation."""
+    last_sign = Coalesce("heartbeat_at", "started_at", "created_at")
+    return runs.alias(last_sign=last_sign).filter(
+        status__in=JudgeRun.ACTIVE,
+        last_sign__lt=timezone.now() - timedelta(seconds=settings.CONCORD_JUDGE_LOST_AFTER_SECONDS),
+    )
+
+
+def _end_lost(runs: QuerySet[JudgeRun]) -> None:
+    """Fail the lost runs among ``runs``, saying why; their unfinished items go to the run
+    that is being started (which claims the results they stored). A batch of theirs that is
+    delivered late, or still alive after all, stops at its next status check, and a result it
+    writes late is stored once (results are unique per item and key)."""
+    now = timezone.now()
+    for run_id in lost_runs(runs=runs).values_list("pk", flat=True):
+        ended = lost_runs(runs=JudgeRun.objects.filter(pk=run_id)).update(
+            status=Status.FAILED,
+            finished_at=now,
+            error=(
+                f"Lost: no batch of this run showed a sign of life for "
+                f"{settings.CONCORD_JUDGE_LOST_AFTER_SECONDS} s (its worker was killed or the "
+                "queue lost its tasks). Starting the judge again took over its unfinished items."
+            ),
+        )
+        if ended:
+            log.warning("judge run %s was lost; a new start takes it over", run_id)
+            _refresh_counts(run_id)
+
+
+def judge_run_heartbeat(*, run_id: int, until: datetime | None = None) -> None:
+    """Record a sign of life of one of the run's batches (now, or ``until``: when a retry it
+    scheduled is due)."""
+    at = Value(until or timezone.now(), output_field=DateTimeField())
+    # Never earlier than a retry another batch said is due.
+    JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE).update(
+        heartbeat_at=Greatest(Coalesce("heartbeat_at", at), at)
+    )
 
 
 def _create_run(

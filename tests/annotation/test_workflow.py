@@ -296,3 +296,40 @@ def test_an_autosave_in_flight_during_the_submit_does_not_come_back_over_the_ans
         assignment=assignment, answer={"sentences": [2]}, time_spent_ms=10, revision=6
     )
     assert newer is not None and newer.revision == 6  # a real revision after the submit is kept
+
+
+def _submit(client, assignment, answer, submission_id):
+    return client.post(
+        f"/api/assignments/{assignment.pk}/submit/",
+        {"answer": answer, "time_spent_ms": 1000, "submission_id": str(submission_id)},
+        format="json",
+    )
+
+
+def test_retrying_a_submit_that_another_tab_replaced_returns_the_current_version(
+    project, annotator, annotator_client, items
+):
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    first_id, other_tab_id = uuid.uuid4(), uuid.uuid4()
+    assert _submit(annotator_client, assignment, ANSWER, first_id).status_code == 201
+    revised = {"sentences": [], "none": True, "helpfulness": 20}
+    assert _submit(annotator_client, assignment, revised, other_tab_id).status_code == 201
+    # The first tab never saw its response and sends the same request again.
+    retry = _submit(annotator_client, assignment, ANSWER, first_id)
+    assert retry.status_code == 200, retry.content
+    assert retry.json()["version"] == 2 and retry.json()["answer"]["none"] is True
+    assert Annotation.objects.filter(assignment=assignment).count() == 2
+
+
+def test_a_resubmit_after_an_error_with_a_new_submission_id_and_the_same_answer_stores_nothing(
+    project, annotator, annotator_client, items
+):
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    first = _submit(annotator_client, assignment, ANSWER, uuid.uuid4())
+    assert first.status_code == 201
+    # The client saw an error instead of the response; Submit again makes a new submission id.
+    again = _submit(annotator_client, assignment, dict(reversed(ANSWER.items())), uuid.uuid4())
+    assert again.status_code == 200, again.content
+    assert again.json()["version"] == 1 == first.json()["version"]
+    assert again.json()["annotation"] == first.json()["annotation"]
+    assert Annotation.objects.filter(assignment=assignment).count() == 1

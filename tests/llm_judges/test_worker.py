@@ -175,3 +175,84 @@ def test_a_task_over_its_soft_time_limit_records_the_unfinished_items_as_failed(
     assert set(JudgeResult.objects.values_list("error", flat=True)) == {
         "The task's time limit was reached before an answer came."
     }
+
+
+def _lose_the_queue(queue: str) -> int:
+    """What Redis losing its data does to a run: its queued and unacknowledged tasks are gone
+    (only this test's queue is touched; other tests share the Redis database)."""
+    import json
+
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    lost = client.llen(queue)
+    client.delete(queue)
+    for tag, raw in client.hgetall("unacked").items():
+        if json.loads(raw)[2] == queue:  # [message, exchange, routing key]
+            client.hdel("unacked", tag)
+            client.zrem("unacked_index", tag)
+            lost += 1
+    return lost
+
+
+def test_a_run_whose_worker_was_killed_and_whose_tasks_redis_lost_is_taken_over_by_a_new_start(
+    broker, stub, settings
+):
+    project = factories.ProjectFactory()
+    items = factories.make_items(project, 3)
+    judge = make_llm_judge(stub, concurrency=1, items_per_task=10)  # one task, items in order
+    second_call = threading.Event()
+    release = threading.Event()
+    calls: dict[str, int] = {}
+
+    def responder(request):
+        claim = claim_of(request)
+        calls[claim] = calls.get(claim, 0) + 1
+        if claim == "Claim number 1 is accurate." and calls[claim] == 1:
+            second_call.set()
+            return Reply(wait=release)  # hangs until the worker is dead
+        return Reply()
+
+    stub.responder = responder
+    worker_a = start_worker(broker)
+    worker_b = None
+    try:
+        run = services.judge_run_start(judge=judge, project=project)
+        assert second_call.wait(60), f"the second item was never called\n{worker_a.log()}"
+        wait_for(
+            lambda: JudgeResult.objects.filter(item=items[0]).exists(),
+            timeout=30,
+            what="the first item's result",
+            worker=worker_a,
+        )
+        worker_a.kill()  # SIGKILL mid-task
+        release.set()
+        assert _lose_the_queue(broker) == 1
+        assert run_status(run) == "running"  # and nothing would ever end it
+        settings.CONCORD_JUDGE_LOST_AFTER_SECONDS = 1
+        mine = JudgeRun.objects.filter(pk=run.pk)
+        wait_for(lambda: services.lost_runs(runs=mine).exists(), timeout=30, what="a lost run")
+        worker_b = start_worker(broker)
+        again = services.judge_run_start(judge=judge, project=project)  # not 409: takes over
+        wait_for(
+            lambda: run_status(again) == "done",
+            timeout=60,
+            what="the run that took over",
+            worker=worker_b,
+        )
+    finally:
+        release.set()
+        worker_a.kill()
+        if worker_b:
+            worker_b.stop()
+
+    assert run_status(run) == "failed"
+    assert calls == {
+        "Claim number 0 is accurate.": 1,
+        "Claim number 1 is accurate.": 2,  # the killed call, then the new run's
+        "Claim number 2 is accurate.": 1,
+    }
+    results = JudgeResult.objects.all()
+    assert sorted(results.values_list("item_id", flat=True)) == sorted(i.pk for i in items)
+    assert set(results.values_list("run_id", flat=True)) == {again.pk}
+    assert all(r.status == "ok" for r in results)
