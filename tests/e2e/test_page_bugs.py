@@ -196,3 +196,14 @@ def test_the_minimum_time_warning_is_said_next_to_the_submit_button(live_server,
     assert "at least 600 s" in validation.inner_text()
     assert validation.get_attribute("aria-live") == "polite"
     assert not Annotation.objects.filter(annotator=annotator).exists()
+
+
+def test_an_annotator_outside_a_project_is_told_they_are_not_a_member(db, client):
+    project, _, _ = demo_project("stance")
+    outsider = factories.UserFactory()
+    client.force_login(outsider)
+    response = client.get(f"/p/{project.slug}/annotate/")
+    assert response.status_code == 404
+    assert "You are not a member of this project" in response.content.decode()
+    missing = client.get("/p/no-such-project/annotate/")  # the same words: names stay private
+    assert "You are not a member of this project" in missing.content.decode()
