@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation import services, task_types
 from annotation.models import Annotation, Item
@@ -207,3 +208,33 @@ def test_an_annotator_outside_a_project_is_told_they_are_not_a_member(db, client
     assert "You are not a member of this project" in response.content.decode()
     missing = client.get("/p/no-such-project/annotate/")  # the same words: names stay private
     assert "You are not a member of this project" in missing.content.decode()
+
+
+def test_home_shows_done_of_total_and_the_import_history_says_just_now(db, client):
+    project, researcher, annotator = demo_project("stance", items=3)
+    client.force_login(annotator)
+    assert "<strong>0</strong> of 3 items done" in client.get("/").content.decode()
+    client.force_login(researcher)
+    client.post(
+        f"/p/{project.slug}/",
+        {"format": "jsonl", "file": SimpleUploadedFile("more.jsonl", b"{}\\n")},
+    )
+    assert "just now" in client.get(f"/p/{project.slug}/").content.decode()
+
+
+def test_ranking_arrows_scroll_the_page_until_the_grid_has_the_focus(live_server, page):
+    project, _, annotator = demo_project("ranking")
+    page.set_viewport_size({"width": 1280, "height": 600})
+    annotate(page, live_server, project, annotator)
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("ArrowDown")
+    page.wait_for_function("window.scrollY > 0")  # the page scrolled, no cell moved
+    assert page.locator(".rk-cell.active").get_attribute("data-criterion") == "0"
+    page.focus("#rk-grid")
+    page.keyboard.press("ArrowDown")
+    active = page.locator(".rk-cell.active")
+    assert active.get_attribute("data-criterion") == "1"
+    assert active.evaluate(
+        "(cell) => { const r = cell.getBoundingClientRect();"
+        " return r.top >= 0 && r.bottom <= innerHeight; }"
+    )
