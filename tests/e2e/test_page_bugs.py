@@ -238,3 +238,37 @@ def test_ranking_arrows_scroll_the_page_until_the_grid_has_the_focus(live_server
         "(cell) => { const r = cell.getBoundingClientRect();"
         " return r.top >= 0 && r.bottom <= innerHeight; }"
     )
+
+
+def test_argument_structure_undo_redo_and_a_compact_syntax_error_blocks_submit(live_server, page):
+    project, _, annotator = demo_project("argument_structure")
+    annotate(page, live_server, project, annotator)
+    page.click("#as-tab-2")
+    compact = page.locator("#as-compact")
+    original = compact.input_value()
+    compact.fill("(E1, E2 -> E3")  # unbalanced: a syntax error
+    page.wait_for_function("document.querySelector('#submit').disabled")
+    assert "syntax error" in page.locator("#validation").inner_text()
+    compact.fill(original)
+    page.wait_for_function("!document.querySelector('#submit').disabled")
+    compact.fill("E1 -> claim")
+    page.locator("#as-steps").click(position={"x": 2, "y": 2})  # focus leaves the text box
+    page.locator("body").press("Control+z")
+    page.wait_for_function(f"document.querySelector('#as-compact').value === {original!r}")
+    page.locator("body").press("Control+Shift+z")
+    page.wait_for_function("document.querySelector('#as-compact').value === 'E1 -> claim'")
+
+
+def test_argument_structure_review_answers_by_keys(live_server, page):
+    project, _, annotator = demo_project("argument_structure", config={"mode": "review"})
+    annotate(page, live_server, project, annotator)
+    page.wait_for_selector("#as-review:not([hidden])")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    # The demo item (a draft and a reference) is a blind A/B comparison: A valid, B not valid,
+    # then "A is better".
+    for key in "121":
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    page.wait_for_function("!document.querySelector('#done').hidden")
+    answer = Annotation.objects.get(annotator=annotator).answer
+    assert (answer["validity_a"], answer["validity_b"], answer["preference"]) == (True, False, "A")
