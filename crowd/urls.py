@@ -12,6 +12,7 @@ urlpatterns = [
     path("p/<slug:slug>/quality/", views.quality_page, name="crowd-quality"),
     path("p/<slug:slug>/quality/payments.csv", views.payments_csv, name="crowd-payments"),
     path("p/<slug:slug>/review/", views.review_list, name="review-list"),
+    path("p/<slug:slug>/review/next/", views.review_next, name="review-next"),
     path("p/<slug:slug>/review/<int:item_id>/", views.review_item, name="review-item"),
     path(
         "api/projects/<slug:slug>/review/<int:item_id>/adjudication/",

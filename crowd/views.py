@@ -33,7 +33,13 @@ from crowd import selectors, services
 from crowd.models import CrowdEntry
 from projects.crowd import crowd_settings
 from projects.models import Membership, Project
-from projects.permissions import ANNOTATE_ROLES, RESEARCH_ROLES, REVIEW_ROLES, project_for
+from projects.permissions import (
+    ANNOTATE_ROLES,
+    RESEARCH_ROLES,
+    REVIEW_ROLES,
+    has_role,
+    project_for,
+)
 
 Platform = CrowdEntry.Platform
 MTURK_FRAME_ANCESTORS = (
@@ -296,6 +302,21 @@ def review_list(request, slug):
 
 @login_required
 @require_GET
+def review_next(request, slug):
+    """The first disputed item still without a final answer (after a decision the reviewer goes
+    on there), or the list when none is left.
+
+    Security: researcher or reviewer role in the project (404 otherwise)."""
+    project = project_for(request.user, slug, REVIEW_ROLES)
+    pending = review.disputed_items(project=project, unresolved_only=True)
+    if not pending:
+        messages.success(request, "No disputed item is waiting for a final answer.")
+        return redirect("review-list", slug=project.slug)
+    return redirect("review-item", slug=project.slug, item_id=pending[0]["item_id"])
+
+
+@login_required
+@require_GET
 def review_item(request, slug, item_id):
     """One disputed item in the task type's own UI, with every annotator's answer, the majority
     and the form for the final answer.
@@ -324,6 +345,7 @@ def review_item(request, slug, item_id):
             "task_type": task_type,
             "task_config": task_type.annotator_config(config),
             "review": data,
+            "is_researcher": has_role(request.user, project, RESEARCH_ROLES),
             "review_data": {
                 "task_type": task_type.slug,
                 "item": data["display"],
@@ -331,6 +353,7 @@ def review_item(request, slug, item_id):
                 "initial": adjudication.answer if adjudication else majority_answer,
                 "note": adjudication.note if adjudication else "",
                 "submit_url": reverse("api-adjudication", args=[project.slug, data["item"].pk]),
+                "next_url": reverse("review-next", args=[project.slug]),
             },
         },
     )

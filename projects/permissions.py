@@ -32,13 +32,21 @@ def has_role(user, project: Project, roles: tuple[str, ...]) -> bool:
     return Membership.objects.filter(project=project, user=user, role__in=roles).exists()
 
 
+NOT_A_MEMBER = (
+    "You are not a member of this project (or there is no such project). Ask its researchers "
+    "for access, or go back to your projects."
+)
+
+
 def project_for(user, slug: str, roles: tuple[str, ...]) -> Project:
     """The project ``slug`` if ``user`` holds one of ``roles`` in it; otherwise 404."""
+    # One message for "no such project" and "not yours": it helps a lost annotator without
+    # telling an outsider which project names exist.
     if not user.is_authenticated:
-        raise Http404("No such project.")
+        raise Http404(NOT_A_MEMBER)
     project = Project.objects.filter(slug=slug).first()
     if project is None or not has_role(user, project, roles):
-        raise Http404("No such project.")
+        raise Http404(NOT_A_MEMBER)
     return project
 
 

@@ -8,13 +8,14 @@ by a Celery worker (``import_job_create``), never parsed in the request.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import task_types
-from annotation.models import Assignment
+from annotation.models import Assignment, Item
 from annotation.selectors import project_progress
 from projects import selectors
 from projects.models import ImportJob
@@ -39,14 +40,22 @@ def healthz(request):
 @login_required
 @require_GET
 def home(request):
+    regular_items = (
+        Item.objects.filter(project=OuterRef("project_id"), kind=Item.Kind.REGULAR)
+        .order_by()
+        .values("project")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
     memberships = selectors.memberships_for_user(user=request.user).annotate(
+        items_total=Coalesce(Subquery(regular_items), 0),
         submitted=Count(
             "user__assignments",
             filter=Q(
                 user__assignments__project_id=F("project_id"),
                 user__assignments__state=Assignment.State.SUBMITTED,
             ),
-        )
+        ),
     )
     return render(request, "home.html", {"memberships": memberships})
 

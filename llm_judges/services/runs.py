@@ -50,6 +50,16 @@ class RunFilters(serializers.Serializer):
 def clean_filters(*, filters: dict | None) -> dict:
     """The run filters, validated (``JudgeError`` naming the first bad one), empty ones left
     out."""
+    if filters is not None and not isinstance(filters, dict):
+        raise JudgeError("Filters must be an object.", field="filters")
+    unknown = sorted(set(filters or {}) - set(RunFilters().fields))
+    if unknown:
+        # A typo must not widen a (costly) run to the whole project.
+        known = ", ".join(RunFilters().fields)
+        raise JudgeError(
+            f"Unknown filter {', '.join(map(repr, unknown))}; known filters: {known}.",
+            field=f"filters.{unknown[0]}",
+        )
     serializer = RunFilters(data=filters or {})
     if not serializer.is_valid():
         from core.errors import first_error

@@ -361,7 +361,14 @@
     const tag = (target.tagName || "").toLowerCase();
     const typing = tag === "textarea" || tag === "select" || target.isContentEditable ||
       (tag === "input" && !["range", "checkbox", "radio"].includes(target.type));
-    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.altKey) return;
+    if (event.ctrlKey || event.metaKey) {
+      // Undo and redo (Ctrl+Z, Ctrl+Shift+Z, Ctrl+Y) go to the task, except in a text field,
+      // which has its own; every other browser shortcut is left alone.
+      const undo = /^[zy]$/i.test(event.key);
+      if (undo && !typing && state.module.key && state.module.key(event)) event.preventDefault();
+      return;
+    }
     if (pressCustomControl(event)) { event.preventDefault(); return; }
     if (event.key === "Enter" && !event.shiftKey) {
       // Enter submits unless the focused control has its own Enter action (Submit itself aside).

@@ -49,7 +49,9 @@
     let body = null;
     try { body = await response.json(); } catch (e) { body = null; }
     if (response.ok) {
-      say(`Final answer recorded (version ${body.version}).`, "ok");
+      say(`Final answer recorded (version ${body.version}). Opening the next disputed item…`, "ok");
+      setTimeout(() => { window.location.assign(data.next_url); }, 900);
+      return;
     } else {
       const errors = body && body.errors ? " " + JSON.stringify(body.errors) : "";
       say(((body && body.detail) || `Not recorded (${response.status}).`) + errors, "error");

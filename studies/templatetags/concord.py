@@ -36,3 +36,16 @@ def number(value, digits: int = 3) -> str:
     except (TypeError, ValueError):
         return "—"
     return f"{value:.{int(digits)}f}" if math.isfinite(value) else "—"
+
+
+@register.filter
+def ago(moment) -> str:
+    """ "just now" within a minute, else "5 minutes ago" (Django's timesince)."""
+    from django.utils import timezone
+    from django.utils.timesince import timesince
+
+    if moment is None:
+        return ""
+    if (timezone.now() - moment).total_seconds() < 60:
+        return "just now"
+    return f"{timesince(moment)} ago"

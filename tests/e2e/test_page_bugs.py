@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation import services, task_types
 from annotation.models import Annotation, Item
@@ -196,3 +197,78 @@ def test_the_minimum_time_warning_is_said_next_to_the_submit_button(live_server,
     assert "at least 600 s" in validation.inner_text()
     assert validation.get_attribute("aria-live") == "polite"
     assert not Annotation.objects.filter(annotator=annotator).exists()
+
+
+def test_an_annotator_outside_a_project_is_told_they_are_not_a_member(db, client):
+    project, _, _ = demo_project("stance")
+    outsider = factories.UserFactory()
+    client.force_login(outsider)
+    response = client.get(f"/p/{project.slug}/annotate/")
+    assert response.status_code == 404
+    assert "You are not a member of this project" in response.content.decode()
+    missing = client.get("/p/no-such-project/annotate/")  # the same words: names stay private
+    assert "You are not a member of this project" in missing.content.decode()
+
+
+def test_home_shows_done_of_total_and_the_import_history_says_just_now(db, client):
+    project, researcher, annotator = demo_project("stance", items=3)
+    client.force_login(annotator)
+    assert "<strong>0</strong> of 3 items done" in client.get("/").content.decode()
+    client.force_login(researcher)
+    client.post(
+        f"/p/{project.slug}/",
+        {"format": "jsonl", "file": SimpleUploadedFile("more.jsonl", b"{}\\n")},
+    )
+    assert "just now" in client.get(f"/p/{project.slug}/").content.decode()
+
+
+def test_ranking_arrows_scroll_the_page_until_the_grid_has_the_focus(live_server, page):
+    project, _, annotator = demo_project("ranking")
+    page.set_viewport_size({"width": 1280, "height": 600})
+    annotate(page, live_server, project, annotator)
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("ArrowDown")
+    page.wait_for_function("window.scrollY > 0")  # the page scrolled, no cell moved
+    assert page.locator(".rk-cell.active").get_attribute("data-criterion") == "0"
+    page.focus("#rk-grid")
+    page.keyboard.press("ArrowDown")
+    active = page.locator(".rk-cell.active")
+    assert active.get_attribute("data-criterion") == "1"
+    assert active.evaluate(
+        "(cell) => { const r = cell.getBoundingClientRect();"
+        " return r.top >= 0 && r.bottom <= innerHeight; }"
+    )
+
+
+def test_argument_structure_undo_redo_and_a_compact_syntax_error_blocks_submit(live_server, page):
+    project, _, annotator = demo_project("argument_structure")
+    annotate(page, live_server, project, annotator)
+    page.click("#as-tab-2")
+    compact = page.locator("#as-compact")
+    original = compact.input_value()
+    compact.fill("(E1, E2 -> E3")  # unbalanced: a syntax error
+    page.wait_for_function("document.querySelector('#submit').disabled")
+    assert "syntax error" in page.locator("#validation").inner_text()
+    compact.fill(original)
+    page.wait_for_function("!document.querySelector('#submit').disabled")
+    compact.fill("E1 -> claim")
+    page.locator("#as-steps").click(position={"x": 2, "y": 2})  # focus leaves the text box
+    page.locator("body").press("Control+z")
+    page.wait_for_function(f"document.querySelector('#as-compact').value === {original!r}")
+    page.locator("body").press("Control+Shift+z")
+    page.wait_for_function("document.querySelector('#as-compact').value === 'E1 -> claim'")
+
+
+def test_argument_structure_review_answers_by_keys(live_server, page):
+    project, _, annotator = demo_project("argument_structure", config={"mode": "review"})
+    annotate(page, live_server, project, annotator)
+    page.wait_for_selector("#as-review:not([hidden])")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    # The demo item (a draft and a reference) is a blind A/B comparison: A valid, B not valid,
+    # then "A is better".
+    for key in "121":
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    page.wait_for_function("!document.querySelector('#done').hidden")
+    answer = Annotation.objects.get(annotator=annotator).answer
+    assert (answer["validity_a"], answer["validity_b"], answer["preference"]) == (True, False, "A")

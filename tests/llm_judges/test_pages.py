@@ -83,6 +83,12 @@ def test_the_api_starts_lists_and_cancels_runs(project, researcher, annotator, i
     bad_filter = api.post(url, {"judge": judge.name, "filters": {"kind": ["x"]}}, format="json")
     assert (bad_filter.status_code, bad_filter.json()["field"]) == (400, "filters.kind.0")
     assert bad_filter.json()["detail"].startswith("Filter kind.0: ")
+    # A misspelt filter is refused, never dropped (which would run the judge on everything).
+    typo = api.post(url, {"judge": judge.name, "filters": {"groups": "A"}}, format="json")
+    assert (typo.status_code, typo.json()["field"]) == (400, "filters.groups")
+    assert "Unknown filter 'groups'" in typo.json()["detail"]
+    not_object = api.post(url, {"judge": judge.name, "filters": ["kind"]}, format="json")
+    assert not_object.status_code == 400 and "filters" in not_object.json()
     created = api.post(url, {"judge": judge.name}, format="json")  # not committed: stays pending
     assert created.status_code == 201
     body = created.json()

@@ -196,6 +196,9 @@ def test_a_reviewer_records_the_final_answer_of_a_disputed_item(live_server, pag
     page.click("#submit")
     page.wait_for_selector("#review-state:has-text('Final answer recorded')")
     page.screenshot(path=str(SCREENSHOTS / "crowd_review.png"), full_page=True)
+    # After a decision the reviewer goes on: no disputed item is left, so back to the list.
+    page.wait_for_url(f"{live_server.url}/p/{project.slug}/review/")
+    assert "No disputed item is waiting" in page.locator(".messages").inner_text()
     decision = Adjudication.objects.get()
     assert decision.answer == {"sentences": [2], "none": False, "helpfulness": 70}
     assert decision.reviewer == reviewer and decision.note.startswith("Sentence 3")

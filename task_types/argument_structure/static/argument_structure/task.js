@@ -306,7 +306,8 @@
 
   function renderCompact() {
     const area = el("as-compact");
-    if (document.activeElement !== area) {
+    // A compact text with a syntax error stays as typed (and blocks submit) until fixed or undone.
+    if (document.activeElement !== area && !state.compactError) {
       area.value = G.toCompact(G.normaliseSteps(state.steps).filter((s) => s.premises.length && s.conclusion));
       el("as-compact-error").textContent = "";
     }
@@ -453,7 +454,9 @@
       steps: (from ? from.steps : data.draft || []).map((s) => ({ premises: [...s.premises], conclusion: s.conclusion })),
       picked: new Set(),
       chosenStep: null,
+      compactError: null,
     };
+    history = { snapshots: [snapshot()], at: 0 };
     el("as-edit").hidden = false;
     el("as-review").hidden = true;
     const claimInput = el("as-claim-input");
@@ -480,12 +483,15 @@
     el("as-compact").oninput = () => {
       try {
         state.steps = G.parseCompact(el("as-compact").value);
+        state.compactError = null;
         el("as-compact-error").textContent = "";
         state.chosenStep = null;
         structureChanged();
       } catch (error) {
         if (!(error instanceof G.StructureSyntaxError)) throw error;
+        state.compactError = error.message;
         el("as-compact-error").textContent = "Compact form: " + error.message;
+        notify();
       }
     };
     el("as-compact").onblur = renderCompact;
@@ -495,6 +501,41 @@
     renderCompact();
     renderProblems();
     showStage(from ? 2 : 1); // new work starts with the texts; a saved answer reopens on the structure
+  }
+
+  // --- undo and redo (edit mode): a snapshot of the texts and steps after every change ---------
+  let history = null;
+
+  function snapshot() {
+    return JSON.stringify({ claim: state.claim, evidence: state.evidence, steps: state.steps });
+  }
+
+  function remember() {
+    if (!history || data.mode !== "edit") return;
+    const now = snapshot();
+    if (now === history.snapshots[history.at]) return;
+    history.snapshots = history.snapshots.slice(0, history.at + 1);
+    history.snapshots.push(now);
+    if (history.snapshots.length > 200) history.snapshots.shift();
+    history.at = history.snapshots.length - 1;
+  }
+
+  function travel(step) {
+    const to = history.at + step;
+    if (to < 0 || to >= history.snapshots.length) return;
+    history.at = to;
+    const saved = JSON.parse(history.snapshots[to]);
+    state.claim = saved.claim;
+    state.evidence = saved.evidence;
+    state.steps = saved.steps;
+    state.compactError = null;
+    state.chosenStep = null;
+    state.picked.clear();
+    el("as-claim-input").value = state.claim;
+    renderEvidence();
+    renderPicked();
+    el("as-compact").blur();
+    structureChanged();
   }
 
   // --- review mode ----------------------------------------------------------------------------
@@ -571,10 +612,25 @@
     }
   }
 
+  // Review keys: 1, 2, 3 choose an option of the first question still open (in page order).
+  function reviewKey(event) {
+    if (event.ctrlKey || event.metaKey || !/^[1-3]$/.test(event.key)) return false;
+    const fields = data.review === "compare" ? ["validity_a", "validity_b", "preference"] : ["faithfulness", "fluency", "validity", "decision"];
+    const field = fields.find((f) => state.review[f] === undefined);
+    if (!field) return false;
+    const option = CHOICES[field][Number(event.key) - 1];
+    if (!option) return false;
+    state.review[field] = option[1];
+    paintQuestions();
+    notify();
+    return true;
+  }
+
   Concord.tasks.argument_structure = {
     mount(container, item, answer, config, onChange) {
       data = item;
-      notify = onChange;
+      history = null;
+      notify = () => { remember(); onChange(); };
       el("as-claim").textContent = item.claim;
       el("as-label").textContent = item.label;
       el("as-cause").textContent = item.cause || "–";
@@ -595,6 +651,7 @@
 
     problem() {
       if (data.mode === "edit") {
+        if (state.compactError) return `The compact form has a syntax error (${state.compactError}): fix it or undo (Ctrl+Z).`;
         const text = textProblems();
         if (text.length) return text[0];
         const problems = structureProblems();
@@ -612,6 +669,10 @@
     },
 
     key(event) {
+      if (data.mode === "review") return reviewKey(event);
+      if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "z") { travel(event.shiftKey ? 1 : -1); return true; }
+      if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "y") { travel(1); return true; }
+      if (event.ctrlKey || event.metaKey) return false;
       if (data.mode !== "edit" || state.stage !== 2) return false;
       if ((event.key === "Delete" || event.key === "Backspace") && state.chosenStep !== null) {
         removeStep(state.chosenStep);

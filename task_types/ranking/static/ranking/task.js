@@ -60,6 +60,12 @@
   function activate(c, o) {
     active = [Math.max(0, Math.min(criteria.length - 1, c)), Math.max(0, Math.min(k - 1, o))];
     paint();
+    showActive();
+  }
+
+  function showActive() {
+    const cell = document.querySelector(`.rk-cell[data-criterion="${active[0]}"][data-output="${active[1]}"]`);
+    if (cell && cell.scrollIntoView) cell.scrollIntoView({ block: "nearest", inline: "nearest" });
   }
 
   // --- rendering ---------------------------------------------------------------------------
@@ -202,6 +208,8 @@
     key(event) {
       const moves = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
       if (moves[event.key]) {
+        // Arrows move between cells while the grid has the focus; elsewhere they scroll the page.
+        if (!el("rk-grid").contains(document.activeElement)) return false;
         activate(active[0] + moves[event.key][0], active[1] + moves[event.key][1]);
         return true;
       }
@@ -213,6 +221,7 @@
         if (o + 1 < k) active = [c, o + 1];
         else if (c + 1 < criteria.length) active = [c + 1, 0];
         paint();
+        showActive();
         notify();
         return true;
       }
