@@ -52,6 +52,7 @@ pages = [
     path("p/<slug:slug>/", projects_views.project_detail, name="project-detail"),
     path("p/<slug:slug>/export/<str:fmt>/", projects_views.project_export, name="project-export"),
     path("p/<slug:slug>/annotate/", annotation_views.annotate, name="annotate"),
+    path("p/<slug:slug>/preview/", annotation_views.annotate_preview, name="annotate-preview"),
     path("p/<slug:slug>/agreement/", include("agreement.urls")),
     path("admin/", admin.site.urls),
 ]

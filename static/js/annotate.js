@@ -105,6 +105,7 @@
   function onChange() {
     const a = state.assignment;
     if (!a) return;
+    if (cfg.preview) { showValidation(); return; } // a preview stores nothing, not even a draft
     state.revision += 1;
     const draft = { answer: state.module.answer(), time_spent_ms: clock.ms(), revision: state.revision };
     store.setItem(DRAFT + a.id, JSON.stringify(draft));
@@ -269,6 +270,10 @@
     if (!state.assignment || state.submitting) return;
     const problem = showValidation();
     if (problem) { banner(problem, "error"); return; }
+    if (cfg.preview) {
+      banner("Preview: the server would accept this answer's shape. Nothing was stored.", "ok");
+      return;
+    }
     const spent = Math.round(clock.ms() / 1000);
     if (cfg.minSeconds && spent < cfg.minSeconds && state.fastConfirmed !== state.assignment.id) {
       state.fastConfirmed = state.assignment.id;
@@ -385,6 +390,19 @@
     if (state.module.key && state.module.key(event)) event.preventDefault();
   }
 
+  // A researcher's preview: the item comes with the page; no assignment, draft or answer exists.
+  function previewItem() {
+    const preview = JSON.parse($("preview-data").textContent);
+    state.assignment = { id: "preview" };
+    state.module = Concord.tasks[cfg.taskType];
+    $("position").textContent = preview.position;
+    $("history-toggle").hidden = true;
+    $("task").hidden = false;
+    $("submitbar").hidden = false;
+    state.module.mount($("task"), preview.item, null, config, onChange);
+    showValidation();
+  }
+
   window.Concord = {
     tasks: {},
     onChange,
@@ -399,6 +417,7 @@
         $("copy-code").textContent = "Copied";
       });
       document.addEventListener("keydown", onKey);
+      if (cfg.preview) { previewItem(); return; }
       window.addEventListener("beforeunload", () => { if (state.assignment) saveDraft(state.assignment.id); });
       const pending = await flushOutbox().catch(() => 1);
       if (pending) banner("Some answers are still waiting to be sent; they will be retried.", "warn");

@@ -6,7 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation import services, task_types
-from annotation.models import Annotation, Item
+from annotation.models import Annotation, Assignment, Item
 from projects.models import Membership
 from tests import factories
 from tests.e2e.conftest import login
@@ -272,3 +272,29 @@ def test_argument_structure_review_answers_by_keys(live_server, page):
     page.wait_for_function("!document.querySelector('#done').hidden")
     answer = Annotation.objects.get(annotator=annotator).answer
     assert (answer["validity_a"], answer["validity_b"], answer["preference"]) == (True, False, "A")
+
+
+@pytest.mark.parametrize("slug", ["stance", "ranking"])
+def test_a_researcher_previews_the_annotation_page_and_nothing_is_stored(live_server, page, slug):
+    project, researcher, annotator = demo_project(slug, items=2)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    login(page, live_server, researcher.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/")
+    page.click("text=Preview the annotation page")
+    page.wait_for_selector(".preview-note")
+    assert "nothing you do here is stored" in page.locator(".preview-note").inner_text()
+    assert page.locator("#position").inner_text().startswith("Preview of item")
+    assert page.locator("#submit").is_disabled()  # the task's own checks run as for annotators
+    if slug == "stance":  # answered by keys, then submitted: checked, and still not stored
+        page.locator("body").click(position={"x": 5, "y": 5})
+        for _ in range(page.locator(".st-row").count()):
+            page.keyboard.press("a")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#banner:has-text('Nothing was stored')")
+    assert not Assignment.objects.filter(project=project).exists()
+    assert errors == []
+    page.context.clear_cookies()
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    response = page.goto(f"{live_server.url}/p/{project.slug}/preview/")
+    assert response.status == 404
