@@ -96,6 +96,7 @@ def project_judges(request, slug):
         {
             "project": project,
             "judges": judges,
+            "item_count": Item.objects.filter(project=project).count(),
             "start_form": start_form,
             "pre_form": pre_form,
             "preselection": preselection,

@@ -52,3 +52,32 @@ def test_the_judges_page_follows_a_run_and_shows_what_failed(live_server, page, 
     assert "Sentence two, I think." in page.locator("pre.raw").inner_text()
     assert "HTTP 400" in page.inner_text("main")
     page.screenshot(path=str(SCREENSHOTS / "judge_run.png"), full_page=True)
+
+
+def test_starting_a_run_on_the_whole_project_asks_first(live_server, page):
+    from llm_judges.models import JudgeRun
+
+    researcher = factories.UserFactory()
+    project = factories.ProjectFactory()
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    factories.make_items(project, 3)
+    services.judge_create(name="baseline-ask", kind="embedding", model="all-MiniLM-L6-v2")
+    login(page, live_server, researcher.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/judges/")
+    page.select_option("form.judge-start select[name=judge]", label="baseline-ask")
+    asked = []
+
+    def answer(dialog):
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    page.once("dialog", answer)
+    page.click("form.judge-start button[type=submit]")
+    page.wait_for_timeout(300)
+    assert asked and "all 3 items" in asked[0]
+    assert not JudgeRun.objects.filter(project=project).exists()
+    page.check("form.judge-start input[name=kind][value=regular]")  # narrowed: no question
+    page.click("form.judge-start button[type=submit]")
+    page.wait_for_selector(".messages")
+    assert JudgeRun.objects.filter(project=project).count() == 1
+    assert len(asked) == 1
