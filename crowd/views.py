@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 
 from django.contrib import messages
 from django.contrib.auth import login
@@ -327,7 +326,7 @@ def review_item(request, slug, item_id):
     task_type = task_types.get(project.task_type)
     config = task_type.validate_config(project.config)
     for answer in data["answers"]:
-        answer["text"] = json.dumps(answer["answer"], ensure_ascii=False, sort_keys=True)
+        answer["text"] = task_type.answer_text(answer["answer"])
     adjudication = data["adjudication"]
     majority_answer = next(
         (

@@ -157,6 +157,10 @@ class TaskType:
         fields narrows it, so reports show no figure that cannot apply."""
         return self.measures
 
+    def answer_text(self, answer: dict) -> str:
+        """One readable line of an answer, for reviewers comparing answers (default: its JSON)."""
+        return json.dumps(answer, ensure_ascii=False, sort_keys=True)
+
     def agreement_key(self, answer: dict) -> Any:
         """The JSON-able part of an answer annotators must agree on (review and majority vote;
         e.g. the chosen sentences, not a free rating). Default: the whole answer."""

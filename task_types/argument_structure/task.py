@@ -112,6 +112,14 @@ class ArgumentStructure(TaskType):
             return {}
         return structure_metrics(answer["steps"], gold["structure"])
 
+    def answer_text(self, answer: dict) -> str:
+        """An edited structure in its compact form; a review answer as its choices."""
+        if "steps" in answer:
+            return to_compact(answer["steps"]) or "(no steps)"
+        fields = ("decision", "faithfulness", "fluency", "validity", "validity_a", "validity_b")
+        shown = [f"{f} {answer[f]}" for f in (*fields, "preference") if f in answer]
+        return " · ".join(shown)
+
     def export_row(self, item: Any, annotation: Any) -> dict:
         """The same columns for every mode (empty where they do not apply): the final structure as
         JSON steps and compact text, text edits, review decisions, and metrics against the reference

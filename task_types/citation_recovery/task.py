@@ -128,6 +128,21 @@ class CitationRecovery(TaskType):
             "correct": scores.f1 == 1.0,
         }
 
+    def answer_text(self, answer: dict) -> str:
+        chosen = answer.get("sentences") or []
+        text = (
+            "no sentence"
+            if answer.get("none") or not chosen
+            else (
+                "sentence"
+                + ("s " if len(chosen) > 1 else " ")
+                + ", ".join(str(i + 1) for i in chosen)
+            )
+        )
+        if isinstance(answer.get("helpfulness"), int):
+            text += f" · helpfulness {answer['helpfulness']}"
+        return text
+
     def agreement_key(self, answer: dict) -> list[int]:
         """Annotators agree when they chose the same sentences ("none" is the empty choice); the
         helpfulness rating is a scale, compared by agreement metrics rather than by vote."""

@@ -97,6 +97,19 @@ class ClaimReview(TaskType):
     def headline(self, payload: Mapping[str, Any]) -> str:
         return str(payload.get("question") or "")
 
+    def answer_text(self, answer: dict) -> str:
+        parts = []
+        for d in answer.get("claims", []):
+            if d["action"] == "add":
+                parts.append(f"added “{d.get('text', '')}” ({d.get('label')})")
+            elif d["action"] == "remove":
+                parts.append(f"{d['id']} removed ({d.get('reason')})")
+            else:
+                revised = f" revised to “{d.get('text', '')}”" if d["action"] == "revise" else ""
+                verdict = "agree" if d.get("agreement") == "agree" else f"→ {d.get('label')}"
+                parts.append(f"{d['id']}{revised} {verdict}")
+        return " · ".join(parts)
+
     def agreement_key(self, answer: dict) -> dict:
         """Annotators agree on an item when they took the same decision on every extracted claim:
         agreeing with the pipeline, the same corrected label, or removal for the same reason. The

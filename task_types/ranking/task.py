@@ -111,6 +111,13 @@ class Ranking(TaskType):
         """Rankings have no gold answer: nothing to score."""
         return {}
 
+    def answer_text(self, answer: dict) -> str:
+        lines = []
+        for criterion, ranks in (answer.get("ranks") or {}).items():
+            order = sorted(ranks.items(), key=lambda pair: (pair[1], pair[0]))
+            lines.append(f"{criterion}: " + ", ".join(f"{system} {rank}" for system, rank in order))
+        return " · ".join(lines)
+
     def agreement_key(self, answer: dict) -> dict:
         """Annotators agree on an item when they gave the same ranks; the order they were shown
         differs by design and does not count."""

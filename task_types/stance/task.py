@@ -180,6 +180,19 @@ class Stance(TaskType):
 
     # --- export and demo ----------------------------------------------------------------------
 
+    def answer_text(self, answer: dict) -> str:
+        """The whole response's label, then each sentence's by its number on the page."""
+
+        def label(part: dict) -> str:
+            return (part.get("label") or "–") + (" (not sure)" if part.get("not_sure") else "")
+
+        sentences = ", ".join(
+            f"{n} {label(s)}" for n, s in enumerate(answer.get("sentences") or [], start=1)
+        )
+        return f"whole response: {label(answer)}" + (
+            f" · sentences: {sentences}" if sentences else ""
+        )
+
     def export_row(self, item: Any, annotation: Any) -> dict:
         """One row per answer; ``claim_id``, ``veracity``, ``level`` and ``label`` are the
         ``(claim_id, veracity, level, stance)`` rows of :func:`metrics.stance.factual_accuracy`."""
