@@ -72,8 +72,11 @@ def _json_mapping(text: str) -> dict[str | None, dict[str, str]]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PayloadError(
-            f"not valid JSON ({exc.msg}, line {exc.lineno})", location="mapping file"
+            f"not valid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno})",
+            location="mapping file",
         ) from None
+    if not isinstance(data, dict):
+        raise PayloadError("expected a JSON object", location="mapping file")
     if all(isinstance(v, str) for v in data.values()):
         return {None: data}
     if all(

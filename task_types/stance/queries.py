@@ -53,7 +53,9 @@ def load_templates(path: Path | str | None = None) -> dict[int, list[Template]]:
     except FileNotFoundError:
         raise QueryBuildError(f"No template file {path}.") from None
     except json.JSONDecodeError as exc:
-        raise QueryBuildError(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}") from None
+        raise QueryBuildError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
+        ) from None
     placeholder = data.get("placeholder", "[claim]")
     by_level: dict[int, list[Template]] = {}
     for entry in data.get("levels", []):
@@ -181,7 +183,9 @@ def read_responses(stream: IO[str], name: str) -> Iterator[tuple[str, dict]]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise QueryBuildError(f"line {number}: not valid JSON ({exc.msg}).") from None
+            raise QueryBuildError(
+                f"line {number}: not valid JSON ({exc.msg}, column {exc.colno})."
+            ) from None
         if not isinstance(record, dict):
             raise QueryBuildError(f"line {number}: each line must be a JSON object.")
         yield f"line {number}", record

@@ -205,6 +205,7 @@ def test_a_common_mapping_as_csv_or_json_also_works(project, mapping):
             "mapping file line 3: column 'justification 1' is mapped twice",
         ),
         ("col,sys\n", "needs the columns column and system"),
+        ('{"justification 1": "gpt35",\n "x": }', r"not valid JSON \(.*line 2, column 7\)"),
     ],
 )
 def test_bad_reprohum_mappings_are_refused_with_the_line(project, mapping, message):
