@@ -298,3 +298,29 @@ def test_a_researcher_previews_the_annotation_page_and_nothing_is_stored(live_se
     login(page, live_server, annotator.username, factories.PASSWORD)
     response = page.goto(f"{live_server.url}/p/{project.slug}/preview/")
     assert response.status == 404
+
+
+def test_claim_review_renders_the_responses_markdown_as_text_nodes_and_keeps_the_highlight(
+    live_server, page
+):
+    response = (
+        "## Answer\n\nThe Eiffel Tower was built between 1887 and 1889 for the World's Fair. "
+        "It is **about 330 metres** tall.\n\n- It is in *Paris*.\n- Formula $E = mc^2$ stays "
+        'text.\n\n<img src=x onerror="window.__pwned = 1"> `code`'
+    )
+    project, _, annotator = demo_project("claim_review")
+    item = Item.objects.get(project=project)
+    item.payload = {**item.payload, "response": response}
+    item.save(update_fields=["payload"])
+    task_type = task_types.get("claim_review")
+    item.prepared = task_type.prepare(item.payload, config={})[0].prepared
+    item.save(update_fields=["prepared"])
+    annotate(page, live_server, project, annotator)
+    box = page.locator("#rv-response")
+    assert box.locator("strong").inner_text() == "about 330 metres"
+    assert box.locator("ul li").count() == 2 and box.locator("em").inner_text() == "Paris"
+    assert "$E = mc^2$" in box.inner_text() and "##" not in box.inner_text()
+    assert box.locator("img").count() == 0 and page.evaluate("window.__pwned === undefined")
+    assert "<img src=x" in box.inner_text()
+    mark = box.locator("mark")
+    assert mark.count() >= 1 and "1887" in " ".join(mark.all_inner_texts())

@@ -160,11 +160,9 @@
     const text = item.response;
     const entry = entries[selected];
     const span = entry && entry.original ? entry.original.span : null;
-    if (!span) { box.appendChild(document.createTextNode(text)); return; }
-    box.appendChild(document.createTextNode(text.slice(0, span[0])));
-    const mark = make("mark", "rv-source-mark", text.slice(span[0], span[1]));
-    box.appendChild(mark);
-    box.appendChild(document.createTextNode(text.slice(span[1])));
+    ConcordMarkdown.render(box, text, span); // Markdown as DOM (textContent only), span marked
+    const mark = box.querySelector("mark");
+    if (!mark) return;
     const top = mark.offsetTop - box.offsetTop;
     if (top < box.scrollTop || top > box.scrollTop + box.clientHeight - 40) box.scrollTop = Math.max(0, top - 60);
   }
