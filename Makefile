@@ -25,7 +25,8 @@ run: install
 	$(LOCAL) $(BIN)/python manage.py migrate --noinput
 	$(LOCAL) $(BIN)/python manage.py seed_demo
 	@echo "Concord runs on http://$(HOST):$(PORT)/ (log in with an account printed above)"
-	$(LOCAL) $(BIN)/python manage.py runserver $(HOST):$(PORT)
+	# judge runs started from the page go on a thread of the server, never blocking the page
+	$(LOCAL) CONCORD_EAGER_IN_BACKGROUND=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # Uses DATABASE_URL / REDIS_URL when set (CI: PostgreSQL and Redis), SQLite otherwise.
 test: install

@@ -200,6 +200,11 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+# `make run`: eager judge runs go on a thread of the dev server, so starting one never blocks the
+# page (core/background.py). Tests leave it off and run eager tasks inline.
+CONCORD_EAGER_IN_BACKGROUND = CELERY_TASK_ALWAYS_EAGER and env.bool(
+    "CONCORD_EAGER_IN_BACKGROUND", default=False
+)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

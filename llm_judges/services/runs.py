@@ -18,6 +18,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from annotation.models import Item
+from core.background import in_background
 from llm_judges import prompts
 from llm_judges.models import Judge, JudgeResult, JudgeRun
 from llm_judges.parameters import clean_parameters
@@ -127,7 +128,13 @@ def judge_run_start(
         if not pending:
             _refresh_counts(run.pk)
         elif enqueue:
-            transaction.on_commit(partial(_enqueue, run.pk, pending, run.items_per_task))
+            transaction.on_commit(
+                partial(
+                    in_background,
+                    partial(_enqueue, run.pk, pending, run.items_per_task),
+                    name=f"judge-run-{run.pk}",
+                )
+            )
     run.refresh_from_db()
     run.pending_item_ids = pending  # for callers that process the batches themselves
     return run

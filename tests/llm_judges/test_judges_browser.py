@@ -81,3 +81,41 @@ def test_starting_a_run_on_the_whole_project_asks_first(live_server, page):
     page.wait_for_selector(".messages")
     assert JudgeRun.objects.filter(project=project).count() == 1
     assert len(asked) == 1
+
+
+def test_in_the_embedded_setup_starting_a_run_never_blocks_the_page(
+    transactional_db, celery_eager, settings, stub, api_key
+):
+    """`make run` (eager Celery, no broker): the page answers while the judge is still working,
+    and the run then finishes on its own."""
+    import threading
+    import time
+
+    from django.test import Client
+
+    from llm_judges.models import JudgeResult, JudgeRun
+
+    settings.CONCORD_EAGER_IN_BACKGROUND = True
+    gate = threading.Event()
+    stub.responder = lambda request: Reply(wait=gate)
+    researcher = factories.UserFactory()
+    project = factories.ProjectFactory()
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    factories.make_items(project, 2)
+    judge = make_llm_judge(stub, name="slow-judge")
+    client = Client()
+    client.force_login(researcher)
+    response = client.post(
+        f"/p/{project.slug}/judges/", {"action": "start", "judge": judge.pk, "kind": ["regular"]}
+    )
+    assert response.status_code == 302  # answered while every judge call still hangs
+    run = JudgeRun.objects.get(project=project)
+    assert run.status in ("pending", "running") and not JudgeResult.objects.exists()
+    gate.set()
+    for _ in range(200):
+        run.refresh_from_db()
+        if run.status == "done":
+            break
+        time.sleep(0.05)
+    assert run.status == "done"
+    assert JudgeResult.objects.filter(run=run).count() == 2
