@@ -2,23 +2,40 @@
 
 from rest_framework import serializers
 
+from core.json_safety import json_problem
+
+MAX_REVISION = 2**31 - 1  # the column's range
+MAX_TIME_SPENT_MS = 7 * 24 * 3600 * 1000  # a week of active time on one item
+
+
+class SafeJSONField(serializers.JSONField):
+    """JSON that can be stored as it came: no NUL, no lone surrogate, finite numbers, bounded
+    depth and integers (``core.json_safety``)."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        problem = json_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
+
 
 class NextSerializer(serializers.Serializer):
     start_batch = serializers.BooleanField(default=False)
 
 
 class DraftSerializer(serializers.Serializer):
-    answer = serializers.JSONField()
-    time_spent_ms = serializers.IntegerField(min_value=0, default=0)
-    revision = serializers.IntegerField(min_value=0)
+    answer = SafeJSONField()
+    time_spent_ms = serializers.IntegerField(min_value=0, max_value=MAX_TIME_SPENT_MS, default=0)
+    revision = serializers.IntegerField(min_value=0, max_value=MAX_REVISION)
 
 
 class SubmitSerializer(serializers.Serializer):
-    answer = serializers.JSONField()
-    time_spent_ms = serializers.IntegerField(min_value=0, default=0)
+    answer = SafeJSONField()
+    time_spent_ms = serializers.IntegerField(min_value=0, max_value=MAX_TIME_SPENT_MS, default=0)
     submission_id = serializers.UUIDField(required=False)
     revision = serializers.IntegerField(
-        min_value=0, default=0, help_text="Draft revision submitted."
+        min_value=0, max_value=MAX_REVISION, default=0, help_text="Draft revision submitted."
     )
 
 

@@ -168,6 +168,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 
 REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "core.errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.SafeJSONParser",  # deep nesting and huge integers: a 400, not a 500
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: a missing or revoked token is a 401 with WWW-Authenticate: Token.
         "projects.tokens.TokenAuthentication",
