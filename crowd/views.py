@@ -211,11 +211,11 @@ def quality_page(request, slug):
     only on memberships of this project (404 for others)."""
     project = project_for(request.user, slug, RESEARCH_ROLES)
     if request.method == "POST":
+        chosen = request.POST.get("membership", "")
+        if not chosen.isdigit():  # a tampered form: no such annotator here
+            raise Http404("No such annotator in this project.")
         membership = get_object_or_404(
-            Membership,
-            project=project,
-            pk=request.POST.get("membership") or 0,
-            role=Membership.Role.ANNOTATOR,
+            Membership, project=project, pk=int(chosen), role=Membership.Role.ANNOTATOR
         )
         action = request.POST.get("action")
         if action == "feedback":

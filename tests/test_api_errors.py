@@ -94,3 +94,39 @@ def test_the_locked_token_endpoint_is_a_json_429(db, settings, path):
     body = assert_json_error(response, 429, "too_many_requests")
     assert "Too many failed attempts" in body["detail"]
     assert response["Retry-After"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/p/{slug}/agreement/?exclude=%00",
+        "/p/{slug}/agreement/?include=a%00b",
+        "/p/{slug}/agreement/?judge=%00",
+        "/p/{slug}/agreement/compare/?with=x%00",
+        "/api/projects/{slug}/items/?group=%00",
+    ],
+)
+def test_a_nul_in_a_query_string_is_a_400_not_a_500(researcher, project, path):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(researcher)
+    response = client.get(path.format(slug=project.slug))
+    assert response.status_code == 400
+    assert "NUL" in response.content.decode()
+
+
+def test_a_nul_or_garbage_in_the_quality_form_is_refused_not_a_500(researcher, project):
+    from urllib.parse import urlencode
+
+    from django.test import Client
+
+    client = Client()
+    client.force_login(researcher)
+    url = f"/p/{project.slug}/quality/"
+    form = urlencode({"membership": "1\x00", "action": "qualify"})
+    posted = client.post(url, form, content_type="application/x-www-form-urlencoded")
+    assert posted.status_code == 400  # as a browser sends it
+    for membership in ("1\x00", "abc", "-1"):  # multipart, as a script might send it
+        response = client.post(url, {"membership": membership, "action": "qualify"})
+        assert response.status_code == 404
