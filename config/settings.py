@@ -205,6 +205,16 @@ SPECTACULAR_SETTINGS = {
 # Celery: a real broker when REDIS_URL is set; otherwise tasks run in-process (eager).
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or None
+# Uploads (import files and mapping files) above this size are refused with a 413.
+CONCORD_MAX_UPLOAD_BYTES = env.int("CONCORD_MAX_UPLOAD_BYTES", default=50 * 2**20)
+# Failed import jobs keep their upload this many days (to retry or inspect), then it is cleared.
+CONCORD_FAILED_IMPORT_RETENTION_DAYS = env.int("CONCORD_FAILED_IMPORT_RETENTION_DAYS", default=7)
+CELERY_BEAT_SCHEDULE = {
+    "purge-failed-import-uploads": {
+        "task": "studies.purge_failed_imports",
+        "schedule": 24 * 3600,
+    },
+}
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 # `make run`: eager judge runs go on a thread of the dev server, so starting one never blocks the
 # page (core/background.py). Tests leave it off and run eager tasks inline.

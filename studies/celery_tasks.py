@@ -1,6 +1,6 @@
 from celery import shared_task
 
-from studies.services.import_jobs import import_job_run
+from studies.services.import_jobs import failed_import_content_purge, import_job_run
 
 
 @shared_task(
@@ -15,3 +15,9 @@ def run_import_job(self, job_id: int) -> str:
     """Import one uploaded file (see ``import_job_run``; safe to run twice)."""
     redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
     return import_job_run(job_id=job_id, redelivered=redelivered).status
+
+
+@shared_task(name="studies.purge_failed_imports")
+def purge_failed_imports() -> int:
+    """Daily (``CELERY_BEAT_SCHEDULE``): clear the uploads of old failed import jobs."""
+    return failed_import_content_purge()

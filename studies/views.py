@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation import task_types
 from annotation.models import Assignment, Item
 from annotation.selectors import project_progress
+from core.errors import Refusal
 from projects import selectors
 from projects.models import ImportJob
 from projects.permissions import RESEARCH_ROLES, project_for
@@ -70,14 +71,20 @@ def project_detail(request, slug):
     if request.method == "POST":
         form = ImportForm(request.POST, request.FILES, formats=formats)
         if form.is_valid():
-            job = import_job_create(
-                project=project,
-                user=request.user,
-                uploaded_file=form.cleaned_data["file"],
-                fmt=form.cleaned_data["format"],
-                update=form.cleaned_data["update"],
-                mapping_file=form.cleaned_data.get("mapping"),
-            )
+            try:
+                job = import_job_create(
+                    project=project,
+                    user=request.user,
+                    uploaded_file=form.cleaned_data["file"],
+                    fmt=form.cleaned_data["format"],
+                    update=form.cleaned_data["update"],
+                    mapping_file=form.cleaned_data.get("mapping"),
+                )
+            except Refusal as refusal:  # too large, or a mapping file that is not text
+                form.add_error(
+                    refusal.field if refusal.field in form.fields else None, str(refusal)
+                )
+                return _project_page(request, project, task_type, form, status=refusal.status)
             job.refresh_from_db()  # without a broker the import has already run
             if job.status == ImportJob.Status.DONE:
                 messages.success(request, f"Import finished: {job.message}.")
@@ -88,6 +95,10 @@ def project_detail(request, slug):
                     request, f"Import of {job.filename} queued; this page shows its progress."
                 )
             return redirect("project-detail", slug=project.slug)
+    return _project_page(request, project, task_type, form, status=400 if form.errors else 200)
+
+
+def _project_page(request, project, task_type, form, *, status: int):
     jobs = list(project.import_jobs.defer("content")[:5])
     return render(
         request,
@@ -102,7 +113,7 @@ def project_detail(request, slug):
             "import_jobs": jobs,
             "refresh_seconds": 3 if any(j.status in ("queued", "running") for j in jobs) else 0,
         },
-        status=400 if form.errors else 200,
+        status=status,
     )
 
 

@@ -7,17 +7,46 @@ sees the finished job at once.
 from __future__ import annotations
 
 import io
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import Refusal
 from projects.models import ImportJob, Project
 from studies.services.imports import ImportFailed, import_items
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
+
+
+def upload_size_check(*, upload: UploadedFile | None, field: str) -> None:
+    """Refuse (413, the limit in the message) an upload larger than the configured limit."""
+    limit = settings.CONCORD_MAX_UPLOAD_BYTES
+    if upload is not None and (upload.size or 0) > limit:
+        raise Refusal(
+            f"The {field} is {upload.size:,} bytes; uploads are limited to {limit:,} bytes "
+            f"({limit / 2**20:.0f} MiB, setting CONCORD_MAX_UPLOAD_BYTES).",
+            code="too_large",
+            field=field,
+        )
+
+
+def failed_import_content_purge(*, older_than_days: int | None = None) -> int:
+    """Clear the stored upload of failed import jobs older than the retention period (setting
+    ``CONCORD_FAILED_IMPORT_RETENTION_DAYS``); the job, its file name and its error stay.
+    Returns how many jobs were cleared."""
+    days = (
+        settings.CONCORD_FAILED_IMPORT_RETENTION_DAYS
+        if older_than_days is None
+        else older_than_days
+    )
+    cutoff = timezone.now() - timedelta(days=days)
+    stale = ImportJob.objects.filter(status=ImportJob.Status.FAILED, created_at__lt=cutoff)
+    return stale.exclude(content=b"").update(content=b"", options={})
 
 
 def import_job_create(
@@ -30,10 +59,18 @@ def import_job_create(
     mapping_file: UploadedFile | None = None,
 ) -> ImportJob:
     """Store the upload (and the optional mapping file some formats take, as text) and enqueue
-    its import once the transaction commits."""
+    its import once the transaction commits. Refused (413) above ``CONCORD_MAX_UPLOAD_BYTES``;
+    a mapping file that is not UTF-8 text is refused (400) before anything is stored."""
+    for field, upload in (("file", uploaded_file), ("mapping", mapping_file)):
+        upload_size_check(upload=upload, field=field)
     options = {}
     if mapping_file is not None:
-        options["mapping"] = mapping_file.read().decode("utf-8-sig")
+        try:
+            options["mapping"] = mapping_file.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise Refusal(
+                f"The mapping file is not UTF-8 text (byte {exc.start}).", field="mapping"
+            ) from None
     job = ImportJob.objects.create(
         project=project,
         created_by=user,
