@@ -341,12 +341,12 @@
     if (button) button.setAttribute("aria-expanded", String(!panel.hidden));
   }
 
-  // Controls with an action of their own on Enter keep it: Enter on "Guidelines" opens the
-  // guidelines, it does not submit. Value controls with no Enter action (a slider, a checkbox, a
-  // radio, a sentence toggle) let Enter submit, as the Submit button's hint says.
-  const ENTER_ACTION = "button, a[href], select, textarea, summary, input:not([type=range])" +
-    ":not([type=checkbox]):not([type=radio]), [contenteditable=''], [contenteditable=true], " +
-    "[role=button], [role=link], [role=tab], [role=option], [role=gridcell], [role=menuitem]";
+  // Enter submits only when no control has the focus, or Submit has it. A focused control keeps
+  // Enter for itself: "Guidelines" opens the guidelines, a sentence toggles. After a new item
+  // the focus is on the item itself, so Enter submits; Esc takes the focus off a control.
+  const CONTROL = "button, a[href], input, select, textarea, summary, [contenteditable=''], " +
+    "[contenteditable=true], [role=button], [role=link], [role=tab], [role=option], " +
+    "[role=gridcell], [role=menuitem], [role=checkbox], [role=radio], [tabindex]:not(#task)";
   // Custom controls (a <li role="checkbox">) get the keys native ones have: Space toggles,
   // Enter presses a role=button.
   function pressCustomControl(event) {
@@ -354,7 +354,7 @@
     const role = target.getAttribute && target.getAttribute("role");
     if (!role || /^(button|a|input|select|textarea|summary)$/i.test(target.tagName)) return false;
     const space = event.key === " " && ["checkbox", "radio", "option", "button", "gridcell"].includes(role);
-    const enter = event.key === "Enter" && role === "button";
+    const enter = event.key === "Enter" && ["checkbox", "radio", "option", "button"].includes(role);
     if (!space && !enter) return false;
     target.click();
     return true;
@@ -376,17 +376,18 @@
     }
     if (pressCustomControl(event)) { event.preventDefault(); return; }
     if (event.key === "Enter" && !event.shiftKey) {
-      // Enter submits unless the focused control has its own Enter action (Submit itself aside).
-      const control = target.closest ? target.closest(ENTER_ACTION) : null;
+      const control = target.closest ? target.closest(CONTROL) : null;
       if (control && control.id !== "submit") return;
       event.preventDefault();
       submit();
       return;
     }
-    if (typing) {
-      if (event.key === "Escape") target.blur(); // back to the item's keys
-      return;
+    if (event.key === "Escape" && target.closest && target.closest(CONTROL)) {
+      target.blur(); // back to the item's keys, and Enter submits again
+      $("task").focus({ preventScroll: true });
+      if (typing) return;
     }
+    if (typing) return;
     if (state.module.key && state.module.key(event)) event.preventDefault();
   }
 

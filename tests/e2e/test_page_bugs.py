@@ -59,6 +59,10 @@ def test_space_toggles_a_focused_sentence_and_escape_leaves_a_text_box(live_serv
     assert page.evaluate("window.scrollY") == before  # Space did not scroll the page
     page.keyboard.press(" ")
     assert sentence.get_attribute("aria-checked") == "false"
+    page.keyboard.press("Enter")  # a focused sentence keeps Enter: it toggles, nothing is sent
+    assert sentence.get_attribute("aria-checked") == "true"
+    page.wait_for_timeout(300)
+    assert not Annotation.objects.filter(annotator=annotator).exists()
 
 
 def test_claim_review_verify_shows_an_added_claims_text_and_refuses_the_systems_label(

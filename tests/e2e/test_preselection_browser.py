@@ -38,6 +38,7 @@ def test_the_judges_answer_is_pre_selected_only_when_the_researcher_turns_it_on(
     page.click("#cr-sentences li[data-index='1']")
     page.locator("#cr-helpfulness").focus()
     page.keyboard.press("ArrowRight")
+    page.keyboard.press("Escape")  # off the slider: Enter submits
     page.keyboard.press("Enter")
     page.wait_for_selector("#cr-sentences li.selected[data-index='2']")  # item 2, pre-selected
     assert page.locator("#position").inner_text().startswith("Item 2")
@@ -45,6 +46,7 @@ def test_the_judges_answer_is_pre_selected_only_when_the_researcher_turns_it_on(
     page.click("#cr-sentences li[data-index='0']")  # the annotator corrects the suggestion
     page.locator("#cr-helpfulness").focus()
     page.keyboard.press("ArrowRight")
+    page.keyboard.press("Escape")  # off the slider: Enter submits
     page.keyboard.press("Enter")
     page.wait_for_selector("#done:not([hidden])")
     first, second = Annotation.objects.filter(annotator=annotator).order_by("assignment__sequence")

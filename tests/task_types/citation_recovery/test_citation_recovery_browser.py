@@ -66,6 +66,7 @@ def test_a_reload_restores_unsent_work_and_previous_items_can_be_revised(live_se
     page.keyboard.press("0")
     page.locator("#cr-helpfulness").focus()
     page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Escape")  # off the slider: Enter submits
     page.keyboard.press("Enter")
     page.wait_for_function("document.querySelector('#position').textContent.startsWith('Item 2')")
     page.click("#history-toggle")
