@@ -17,6 +17,7 @@ from typing import IO, Any, ClassVar
 from rest_framework import serializers
 
 from core.errors import first_error
+from core.json_safety import json_problem
 
 
 class PayloadError(ValueError):
@@ -200,8 +201,16 @@ def jsonl_records(stream: IO[str]) -> Iterator[tuple[str, dict]]:
             raise PayloadError(
                 f"not valid JSON ({exc.msg}, column {exc.colno})", location=location
             ) from None
+        except RecursionError:
+            raise PayloadError("not valid JSON (nested too deeply)", location=location) from None
+        except ValueError as exc:  # an integer with thousands of digits
+            raise PayloadError(f"not valid JSON ({exc})", location=location) from None
         if not isinstance(record, dict):
             raise PayloadError("each line must be a JSON object", location=location)
+        problem = json_problem(record)
+        if problem:
+            field, _, message = problem.rpartition(": ")
+            raise PayloadError(message, location=location, field=field)
         yield location, record
 
 

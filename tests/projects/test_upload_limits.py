@@ -3,8 +3,10 @@ and failed jobs' uploads cleared after the retention period (issue 14)."""
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
@@ -92,3 +94,25 @@ def test_the_purge_runs_daily_from_celery_beat(settings):
     app.loader.import_default_modules()  # the tasks autodiscovered as a worker does
     entry = settings.CELERY_BEAT_SCHEDULE["purge-failed-import-uploads"]
     assert entry["task"] in app.tasks
+
+
+@pytest.mark.parametrize(
+    "line, named",
+    [
+        ('{"id": "d1", "x": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),
+        ('{"id": "d2", "extra": {"note": "a\\u0000b"}}', "field 'extra.note'"),
+        ('{"id": "d3", "extra": {"n": NaN}}', "finite"),
+        ('{"id": "d4", "n": ' + "9" * 5000 + "}", "digits"),
+        ('{"id": "d5", "\\u0000": 1}', "NUL"),
+    ],
+)
+def test_unsafe_json_lines_are_named_errors_and_import_nothing(researcher, project, line, named):
+    from studies.services.imports import ImportFailed, import_items
+
+    import json
+
+    body = (json.dumps(factories.citation_payload(1)) + "\n" + line + "\n").encode()
+    with pytest.raises(ImportFailed, match="line 2") as refused:
+        import_items(project=project, stream=io.BytesIO(body), fmt="jsonl")
+    assert named in str(refused.value)
+    assert not Item.objects.filter(project=project).exists()
