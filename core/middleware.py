@@ -32,3 +32,36 @@ class RefuseNulMiddleware:
                 return json_error(message, code="invalid", status=400)
             return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+CODE_BY_STATUS = {
+    400: "invalid",
+    401: "not_authenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+    429: "too_many_requests",
+}
+
+
+class ApiErrorsAsJsonMiddleware:
+    """Under /api/ every error is JSON ``{"detail", "code"}``, also where Django answers with an
+    HTML page of its own (the debug pages of `make run`, a 404 from the URL resolver); the HTML
+    error pages elsewhere are left as they are. A 500's text is never sent: the log has it."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        html = response.get("Content-Type", "").startswith("text/html")
+        if response.status_code < 400 or not html or not is_api(request):
+            return response
+        if response.status_code >= 500:
+            return json_error("Server error.", code="server_error", status=response.status_code)
+        return json_error(
+            response.reason_phrase + ".",
+            code=CODE_BY_STATUS.get(response.status_code, "error"),
+            status=response.status_code,
+        )

@@ -33,8 +33,8 @@ def has_role(user, project: Project, roles: tuple[str, ...]) -> bool:
 
 
 NOT_A_MEMBER = (
-    "You are not a member of this project (or there is no such project). Ask its researchers "
-    "for access, or go back to your projects."
+    "You are not a member of this project, or this page is not open to your role in it (or "
+    "there is no such project). Ask its researchers for access, or go back to your projects."
 )
 
 

@@ -130,3 +130,14 @@ def test_a_nul_or_garbage_in_the_quality_form_is_refused_not_a_500(researcher, p
     for membership in ("1\x00", "abc", "-1"):  # multipart, as a script might send it
         response = client.post(url, {"membership": membership, "action": "qualify"})
         assert response.status_code == 404
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/assignments/abc/", "/api/nonexistent/", "/api/assignments/-1/"]
+)
+def test_api_404s_are_json_even_with_debug_pages_on(settings, annotator_client, path):
+    settings.DEBUG = True  # `make run`: Django's own debug 404 page would be HTML
+    response = annotator_client.get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json()["code"] == "not_found"

@@ -107,9 +107,9 @@ def test_the_purge_runs_daily_from_celery_beat(settings):
     ],
 )
 def test_unsafe_json_lines_are_named_errors_and_import_nothing(researcher, project, line, named):
-    from studies.services.imports import ImportFailed, import_items
-
     import json
+
+    from studies.services.imports import ImportFailed, import_items
 
     body = (json.dumps(factories.citation_payload(1)) + "\n" + line + "\n").encode()
     with pytest.raises(ImportFailed, match="line 2") as refused:
