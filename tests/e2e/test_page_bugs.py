@@ -328,3 +328,13 @@ def test_claim_review_renders_the_responses_markdown_as_text_nodes_and_keeps_the
     assert "<img src=x" in box.inner_text()
     mark = box.locator("mark")
     assert mark.count() >= 1 and "1887" in " ".join(mark.all_inner_texts())
+
+
+def test_stance_numbers_each_sentence_once_in_the_response_and_in_its_row(live_server, page):
+    project, _, annotator = demo_project("stance")
+    annotate(page, live_server, project, annotator)
+    badges = page.locator("#st-response .st-mark").all_inner_texts()
+    titles = page.locator(".st-row:not(.whole) .st-row-title").all_inner_texts()
+    assert badges == [str(n) for n in range(1, len(badges) + 1)]
+    assert [t.split()[0] for t in titles] == badges
+    assert all(f"sentence {n}," in t.lower() for n, t in zip(badges, titles, strict=True))

@@ -492,3 +492,21 @@ def test_the_agreement_key_compares_decisions_not_the_wording_of_revisions(proje
     assert TASK.agreement_key(one) == TASK.agreement_key(other)
     other["claims"][2] = {"id": "e8845f-2", "action": "remove", "reason": "redundant"}
     assert TASK.agreement_key(one) != TASK.agreement_key(other)
+
+
+def test_disagreeing_with_the_systems_own_label_is_refused(project):
+    from task_types.claim_review.labels import scheme_of
+
+    import_trial(project)
+    item = Item.objects.get(position=1)
+    answer = keep_all(item)
+    claim = next(c for c in item.payload["claims"] if c.get("system_label") in scheme_of(c))
+    index = next(i for i, d in enumerate(answer["claims"]) if d["id"] == claim["id"])
+    answer["claims"][index] = {
+        "id": claim["id"],
+        "action": "keep",
+        "agreement": "disagree",
+        "label": claim["system_label"],
+    }
+    ok, errors = validate(item, answer)
+    assert not ok and "other than the system's" in str(errors["claims"][claim["id"]])
