@@ -338,3 +338,24 @@ def test_stance_numbers_each_sentence_once_in_the_response_and_in_its_row(live_s
     assert badges == [str(n) for n in range(1, len(badges) + 1)]
     assert [t.split()[0] for t in titles] == badges
     assert all(f"sentence {n}," in t.lower() for n, t in zip(badges, titles, strict=True))
+
+
+def test_the_focus_stays_on_a_control_after_the_list_is_redrawn(live_server, page):
+    project, _, annotator = demo_project("claim_review")
+    annotate(page, live_server, project, annotator)
+    page.click("#rv-to-verify")
+    agree = page.locator("#rv-verify-list .rv-card >> nth=0").locator(".rv-agree")
+    agree.focus()
+    page.keyboard.press("Enter")
+    assert agree.get_attribute("aria-pressed") == "true"  # pressed, and the list redrawn
+    assert page.evaluate("document.activeElement.classList.contains('rv-agree')")
+
+    project, _, annotator = demo_project("argument_structure")
+    page.context.clear_cookies()
+    annotate(page, live_server, project, annotator)
+    page.click("#as-tab-2")
+    before = page.locator("#as-steps .as-remove").count()
+    page.locator("#as-steps .as-remove").first.focus()
+    page.keyboard.press("Enter")
+    assert page.locator("#as-steps .as-remove").count() == before - 1
+    assert page.evaluate("document.activeElement.tagName") == "BUTTON"

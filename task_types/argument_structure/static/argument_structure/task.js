@@ -380,6 +380,11 @@
     state.steps.splice(i, 1);
     state.chosenStep = null;
     structureChanged();
+    // The focus goes to the next step's remove button (or the last one, or "Add step"), not to
+    // the top of the page.
+    const buttons = el("as-steps").querySelectorAll(".as-remove");
+    const next = buttons[Math.min(i, buttons.length - 1)] || el("as-add-step");
+    if (next) next.focus({ preventScroll: true });
   }
 
   function chooseStep(i) {

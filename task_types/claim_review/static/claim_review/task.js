@@ -314,7 +314,20 @@
     return li;
   }
 
+  // The focused button of a card, by what it does, so a re-render can give the focus back (a
+  // keyboard user pressing Agree stays on Agree instead of falling back to the page's top).
+  function focusedControl() {
+    const active = document.activeElement;
+    const card = active && active.closest ? active.closest(".rv-card") : null;
+    if (!card || active.tagName !== "BUTTON") return null;
+    const list = card.parentElement.id;
+    const what = Array.from(active.classList).filter((c) => c.startsWith("rv-")).map((c) => "." + c).join("");
+    const data = active.dataset.label ? `[data-label="${active.dataset.label}"]` : active.dataset.reason ? `[data-reason="${active.dataset.reason}"]` : "";
+    return `#${list} .rv-card[data-index="${card.dataset.index}"] button${what}${data}`;
+  }
+
   function render() {
+    const refocus = focusedControl();
     // Re-rendering must not close the evidence passages the annotator opened.
     const opened = new Set(Array.from(document.querySelectorAll("#rv-verify-list details[open]"), (d) => d.dataset.key));
     const revise = el("rv-revise-list");
@@ -330,6 +343,8 @@
     for (const details of verify.querySelectorAll("details")) details.open = opened.has(details.dataset.key);
     el("rv-verify-empty").hidden = entries.some(verifying);
     paint();
+    const again = refocus ? document.querySelector(refocus) : null;
+    if (again && !again.disabled) again.focus({ preventScroll: true });
   }
 
   /* Selection, problem marks and step counts: cheap, called on every keystroke. */
