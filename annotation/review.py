@@ -17,6 +17,7 @@ from django.http import Http404
 
 from annotation import task_types
 from annotation.models import Adjudication, Annotation, Item
+from annotation.references import item_reference
 from annotation.services import AnswerInvalid
 from projects.models import Membership
 
@@ -66,6 +67,7 @@ def disputed_items(*, project, unresolved_only: bool = False) -> list[dict]:
             {
                 "item_id": item_id,
                 "external_id": external_id,
+                "reference": item_reference(item_id=item_id),
                 "answers": len(keys),
                 "distinct": len(set(keys)),
                 "majority": majority_key(keys) is not None,

@@ -10,6 +10,7 @@ from django.http import Http404
 from annotation import quality, task_types
 from annotation.hooks import reachable
 from annotation.models import Annotation, Assignment, Batch, Draft, Item
+from annotation.references import item_reference
 from projects.crowd import crowd_settings
 from projects.models import Membership, Project
 
@@ -45,6 +46,7 @@ def assignment_view(*, assignment: Assignment) -> dict:
     return {
         "id": assignment.id,
         "sequence": assignment.sequence,
+        "reference": item_reference(item_id=item.id),
         "state": assignment.state,
         "expires_at": assignment.expires_at.isoformat(),
         "submitted_revision": assignment.submitted_revision,

@@ -45,6 +45,7 @@ class HistoryEntrySerializer(serializers.Serializer):
     state = serializers.CharField()
     status = serializers.SerializerMethodField(help_text="In words: submitted, saved, not started")
     headline = serializers.SerializerMethodField(help_text="The item's first words (its claim)")
+    reference = serializers.SerializerMethodField(help_text="The item's short reference, #…")
     reserved_at = serializers.DateTimeField()
     submitted_at = serializers.DateTimeField(allow_null=True)
 
@@ -54,6 +55,11 @@ class HistoryEntrySerializer(serializers.Serializer):
         if assignment.state == "expired":
             return "expired"
         return "saved" if getattr(assignment, "has_draft", False) else "not started"
+
+    def get_reference(self, assignment) -> str:
+        from annotation.references import item_reference
+
+        return item_reference(item_id=assignment.item_id)
 
     def get_headline(self, assignment) -> str:
         from annotation import task_types

@@ -28,6 +28,7 @@ from rest_framework.views import APIView
 from annotation import quality, review, task_types
 from annotation.crowd_session import crowd_context, set_crowd_context
 from annotation.models import Batch, Item
+from annotation.references import item_reference
 from crowd import selectors, services
 from crowd.models import CrowdEntry
 from projects.crowd import crowd_settings
@@ -345,6 +346,7 @@ def review_item(request, slug, item_id):
             "task_config": task_type.annotator_config(config),
             "review": data,
             "is_researcher": has_role(request.user, project, RESEARCH_ROLES),
+            "review_reference": item_reference(item_id=data["item"].pk),
             "review_data": {
                 "task_type": task_type.slug,
                 "item": data["display"],

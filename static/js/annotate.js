@@ -190,7 +190,7 @@
       : b.kind === "qualification"
         ? `Qualification round ${b.number} · item ${b.position} of ${b.size}`
         : `Batch ${b.number} · item ${b.position} of ${b.size}`;
-    $("position").textContent = where +
+    $("position").textContent = where + (data.reference ? ` · ${data.reference}` : "") +
       (data.answer ? ` · submitted (version ${data.answer.version}) – you can revise it` : "");
     announceBatch(b);
     $("task").hidden = false;
@@ -328,7 +328,7 @@
       const button = document.createElement("button");
       button.type = "button";
       button.className = "link";
-      button.textContent = `Item ${entry.sequence} · ${entry.headline || ""} · ${entry.status}`;
+      button.textContent = `Item ${entry.sequence} ${entry.reference || ""} · ${entry.headline || ""} · ${entry.status}`;
       button.addEventListener("click", () => open(entry.id));
       li.appendChild(button);
       list.appendChild(li);

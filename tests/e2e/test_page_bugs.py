@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -185,8 +187,9 @@ def test_previous_items_show_the_claims_first_words_and_plain_states(live_server
     entries.nth(1).wait_for()
     claim_start = " ".join(task_types.get("stance").demo_payload()["claim"].split()[:3])
     texts = entries.all_inner_texts()
-    assert texts[1].startswith("Item 1 · " + claim_start) and texts[1].endswith("· submitted")
-    assert texts[0].startswith("Item 2 · ") and "reserved" not in " ".join(texts)
+    assert re.match(r"Item 1 #\w{6} · " + re.escape(claim_start), texts[1])
+    assert texts[1].endswith("· submitted")
+    assert texts[0].startswith("Item 2 #") and "reserved" not in " ".join(texts)
 
 
 def test_the_minimum_time_warning_is_said_next_to_the_submit_button(live_server, page):
@@ -359,3 +362,17 @@ def test_the_focus_stays_on_a_control_after_the_list_is_redrawn(live_server, pag
     page.keyboard.press("Enter")
     assert page.locator("#as-steps .as-remove").count() == before - 1
     assert page.evaluate("document.activeElement.tagName") == "BUTTON"
+
+
+def test_items_carry_a_short_reference_annotators_and_reviewers_both_see(live_server, page):
+    from annotation.references import item_reference
+
+    project, researcher, annotator = demo_project("citation_recovery", items=2)
+    annotate(page, live_server, project, annotator)
+    shown = page.locator("#position").inner_text()
+    reference = re.search(r"#\w{6}", shown).group(0)
+    item = Item.objects.get(pk=Assignment.objects.get(annotator=annotator).item_id)
+    assert reference == item_reference(item_id=item.pk)
+    assert str(item.pk) not in reference and str(item.position) not in shown.split("·")[-1]
+    other = Item.objects.exclude(pk=item.pk).get(project=project)
+    assert item_reference(item_id=other.pk) != reference
