@@ -205,8 +205,9 @@ def dashboard(request, slug):
     base_query = _query_without(request.GET, "download")
 
     if request.method == "POST":
+        snapshot_id = request.POST.get("snapshot", "")  # junk (not a number) retries nothing
         snapshot = AgreementSnapshot.objects.filter(
-            project=project, pk=request.POST.get("snapshot") or 0
+            project=project, pk=int(snapshot_id) if snapshot_id.isdecimal() else 0
         ).first()
         if snapshot is not None and services.snapshot_retry(snapshot=snapshot):
             messages.success(request, "The computation was queued again.")

@@ -22,6 +22,7 @@ from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Batch, Item
+from core.errors import Refusal
 from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership
 
@@ -241,7 +242,10 @@ def qualification_decide(*, membership: Membership, decision: str) -> Membership
 
 
 def feedback_set(*, membership: Membership, feedback: str) -> Membership:
-    """Feedback the annotator sees on their page (empty to remove it)."""
+    """Feedback the annotator sees on their page (empty to remove it). Text with a NUL (which
+    PostgreSQL cannot store) is refused."""
+    if "\x00" in feedback:
+        raise Refusal("feedback: contains a NUL character.", field="feedback")
     membership.feedback = feedback.strip()
     Membership.objects.filter(pk=membership.pk).update(feedback=membership.feedback)
     return membership

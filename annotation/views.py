@@ -54,7 +54,7 @@ def annotate_preview(request, slug):
     task_type = task_types.get(project.task_type)
     config = task_type.validate_config(project.config)
     items = Item.objects.filter(project=project, kind=Item.Kind.REGULAR).order_by("position", "id")
-    if request.GET.get("item", "").isdigit():
+    if request.GET.get("item", "").isdecimal():
         items = items.filter(pk=int(request.GET["item"]))
     item = items.first()
     if item is None:

@@ -72,12 +72,15 @@ CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}
 def _add_detail_and_code(response: Any, exc: Exception) -> None:
     """Every API error carries ``detail`` and ``code``: DRF's own errors get the house code of
     their status (else DRF's code: ``not_authenticated``, ``method_not_allowed``…); a validation
-    error keeps its per-field errors and gains the first of them as ``detail``."""
+    error keeps its per-field errors and gains the first of them as ``detail`` (and its path as
+    ``field``, as a refusal has)."""
     data = response.data
     drf_code = exc.get_codes() if hasattr(exc, "get_codes") else None
     if "detail" not in data:
         field, message = first_error(data)
         data["detail"] = f"{field}: {message}" if field else message
+        if field and "field" not in data:
+            data["field"] = field
     if "code" not in data:
         if not isinstance(drf_code, str):
             drf_code = "invalid" if response.status_code == 400 else "error"

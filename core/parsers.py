@@ -1,17 +1,62 @@
 """The API's JSON parser: DRF's, plus a clear 400 for JSON nested too deeply to parse (Python's
-parser raises RecursionError, which DRF would let through as a 500) and for huge integers."""
+parser raises RecursionError, which DRF would let through as a 500), naming the top-level key it
+was under, and for huge integers."""
 
 from __future__ import annotations
+
+import io
+import json
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
+from core.errors import Refusal
+from core.json_safety import MAX_DEPTH
+
 
 class SafeJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
+        body = stream.read() if stream is not None else b""
         try:
-            return super().parse(stream, media_type, parser_context)
+            return super().parse(io.BytesIO(body), media_type, parser_context)
         except RecursionError:
-            raise ParseError("JSON parse error - nested too deeply.") from None
+            raise Refusal(
+                f"JSON parse error - nested too deeply (at most {MAX_DEPTH} levels).",
+                field=top_level_key(body.decode("utf-8", "replace")),
+            ) from None
         except ValueError as exc:  # e.g. an integer with more digits than Python converts
             raise ParseError(f"JSON parse error - {exc}") from None
+
+
+def top_level_key(text: str, *, max_depth: int = MAX_DEPTH) -> str:
+    """The top-level key under which the JSON ``text`` first nests deeper than ``max_depth``
+    (NUL and lone surrogates spelled as escapes); "" when the top level is not an object. A scan
+    of the raw text, for a body too deep to parse."""
+    depth, in_string, escaped, start = 0, False, False, 0
+    last_string, key = "", ""
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+                last_string = text[start:index] if depth == 1 else last_string
+        elif char == '"':
+            in_string, start = True, index + 1
+        elif char in "[{":
+            if depth == 0 and char == "[":
+                return ""
+            depth += 1
+            if depth > max_depth:
+                break
+        elif char in "]}":
+            depth -= 1
+        elif char == ":" and depth == 1:
+            key = last_string
+    try:
+        key = json.loads(f'"{key}"')
+    except ValueError:
+        pass
+    return key.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")

@@ -15,7 +15,7 @@ import io
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -29,6 +29,7 @@ from annotation import quality, review, task_types
 from annotation.crowd_session import crowd_context, set_crowd_context
 from annotation.models import Batch, Item
 from annotation.references import item_reference
+from core.errors import Refusal
 from crowd import selectors, services
 from crowd.models import CrowdEntry
 from projects.crowd import crowd_settings
@@ -213,14 +214,19 @@ def quality_page(request, slug):
     project = project_for(request.user, slug, RESEARCH_ROLES)
     if request.method == "POST":
         chosen = request.POST.get("membership", "")
-        if not chosen.isdigit():  # a tampered form: no such annotator here
+        if not chosen.isdecimal():  # a tampered form: no such annotator here
             raise Http404("No such annotator in this project.")
         membership = get_object_or_404(
             Membership, project=project, pk=int(chosen), role=Membership.Role.ANNOTATOR
         )
         action = request.POST.get("action")
         if action == "feedback":
-            quality.feedback_set(membership=membership, feedback=request.POST.get("feedback", ""))
+            try:
+                quality.feedback_set(
+                    membership=membership, feedback=request.POST.get("feedback", "")
+                )
+            except Refusal as exc:
+                return HttpResponseBadRequest(exc.message, content_type="text/plain; charset=utf-8")
             messages.success(request, f"Feedback for {membership.user.username} saved.")
         elif action in quality.DECISIONS:
             membership.project = project

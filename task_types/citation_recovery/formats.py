@@ -17,7 +17,7 @@ def parse_passage(passage: str) -> list[dict]:
         if not line.strip():
             continue
         head, sep, text = line.partition(":")
-        if not sep or not head.strip().isdigit():
+        if not sep or not head.strip().isdecimal():
             raise ValueError(f"passage line {line[:40]!r} is not '<id>: <text>'")
         evidence.append({"id": int(head), "text": text.strip()})
     return evidence

@@ -48,7 +48,7 @@ class EvidenceListField(serializers.Field):
             if not isinstance(passage, dict):
                 raise serializers.ValidationError(f"Passage {index} is not an object.")
             passage_id, text = passage.get("id"), passage.get("text")
-            if isinstance(passage_id, str) and passage_id.strip().isdigit():
+            if isinstance(passage_id, str) and passage_id.strip().isdecimal():
                 passage_id = int(passage_id)
             if not isinstance(passage_id, int) or isinstance(passage_id, bool) or passage_id < 0:
                 raise serializers.ValidationError(

@@ -48,7 +48,7 @@ class LevelField(serializers.Field):
             return data
         if isinstance(data, str):
             text = data.strip()
-            if text.isdigit() and int(text) in LEVEL_NAMES:
+            if text.isdecimal() and int(text) in LEVEL_NAMES:
                 return int(text)
             for level, name in LEVEL_NAMES.items():
                 if text.lower() == name.lower():

@@ -366,3 +366,14 @@ def test_judges_with_answers_are_offered_and_compared_with_the_humans(study, res
     assert "Judges versus humans" in page
     rows = read_csv(client.get(url(project) + "?judge=gpt-judge&download=judges"))
     assert rows[0]["judge"] == "gpt-judge" and rows[0]["items"] == "4"
+
+
+@pytest.mark.parametrize("snapshot", ["abc", "1\x00", "99999999999999999999999", "-1"])
+def test_a_retry_of_a_snapshot_that_is_not_a_number_retries_nothing(study, researcher, snapshot):
+    project, _, _ = study
+    client = client_for(researcher)
+    client.raise_request_exception = False
+    response = client.post(url(project), {"snapshot": snapshot, "action": "retry"})
+    assert response.status_code == 302, response.content[:300]
+    messages = [str(m) for m in response.wsgi_request._messages]
+    assert messages == ["Nothing to retry."]

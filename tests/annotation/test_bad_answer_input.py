@@ -62,3 +62,39 @@ def test_the_json_check_names_where_the_problem_is():
     )
     assert json_problem([float("nan")]).startswith("0: numbers must be finite")
     assert "nested more than 64" in json_problem(eval("[" * 70 + "]" * 70))  # noqa: S307
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ('{"answer": {}, "revision": 2147483648}', "revision"),
+        ('{"answer": {}, "revision": 1, "time_spent_ms": 1' + "0" * 30 + "}", "time_spent_ms"),
+        ('{"answer": {"\\ud800": 1}, "revision": 1}', "answer"),
+        ('{"revision": 1, "answer": {"x": ' + DEEP + "}}", "answer"),
+        ('{"revision": 1, "answer": ' + "[" * 200 + "]" * 200 + "}", "answer"),
+    ],
+)
+@pytest.mark.parametrize("endpoint", ["draft", "submit"])
+def test_the_error_body_names_the_field_in_field(annotator, assignment, body, field, endpoint):
+    """``field`` (beside ``detail`` and ``code``) names the field, as for every refusal, also
+    for DRF's own validation errors and for JSON too deep to parse."""
+    response = send(client_for(annotator), f"/api/assignments/{assignment.pk}/{endpoint}/", body)
+    assert response.status_code == 400, response.content[:300]
+    data = response.json()
+    assert data["field"] == field, data
+    assert data["detail"] and data["code"] == "invalid", data
+
+
+def test_a_body_too_deep_to_parse_without_a_top_level_object_is_a_400(annotator, assignment):
+    response = send(client_for(annotator), f"/api/assignments/{assignment.pk}/submit/", DEEP)
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["detail"] and "field" not in response.json()
+
+
+def test_the_top_level_key_of_json_too_deep_to_parse():
+    from core.parsers import top_level_key
+
+    assert top_level_key('{"a": 1, "b\\"c": ' + "[" * 100) == 'b"c'
+    assert top_level_key('{"a": {"x": ' + "[" * 100) == "a"
+    assert top_level_key('{"\\ud800": ' + "[" * 100) == "\\ud800"
+    assert top_level_key("[" * 100) == ""
