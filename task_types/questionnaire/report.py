@@ -1,0 +1,150 @@
+"""Questionnaire report: per question, how it was answered and how far coders agree.
+
+Rules:
+
+* one row per question of the project's config, in its order;
+* answers: how many coders' answers the question got (an optional question left blank does not
+  count);
+* summary: for choices and Likert points the most frequent answer and its share, for multiple
+  choice the mean number of options chosen, for sliders the mean and standard deviation, for
+  pairwise preference the shares of first preferred / tie / second preferred, for free text the
+  mean length in characters;
+* alpha: Krippendorff's alpha under the question's declared distance (:mod:`metrics.alpha`
+  through :func:`agreement.reports.generic.alpha_with_ci`), one unit per item, with a bootstrap
+  interval over items; free-text questions have none. Every coder that counts is a coder here
+  (judges too, when selected).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from statistics import mean, pstdev
+from typing import Any
+
+from rest_framework import serializers
+
+from agreement.reports import sections
+from agreement.reports.generic import alpha_with_ci, reliability_data
+from agreement.reports.inputs import ReportInput
+from agreement.reports.sections import Figure, SectionResult
+from agreement.reports.tables import Table, column, table
+from metrics.distances import AgreementError
+
+from .serializers import PREFER_FIRST, PREFER_SECOND, TIE, project_config
+from .task import Questionnaire, _value_text
+
+
+def _values(inp: ReportInput, ident: str) -> list[Any]:
+    found = []
+    for answers in inp.answers.values():
+        for unit, answer in answers.items():
+            if unit in inp.items and isinstance(answer, Mapping) and answer.get(ident) is not None:
+                found.append(answer[ident])
+    return found
+
+
+def _share(count: int, total: int) -> str:
+    return f"{100 * count / total:.0f} %"
+
+
+def _summary(question: dict, values: list[Any]) -> str:
+    if not values:
+        return "no answers"
+    kind = question["kind"]
+    if kind in ("single", "likert"):
+        value, count = Counter(values).most_common(1)[0]
+        return f"most often {_value_text(question, value)} ({_share(count, len(values))})"
+    if kind == "multiple":
+        return f"{mean(len(v) for v in values):.1f} options chosen on average"
+    if kind == "slider":
+        spread = f" ± {pstdev(values):.1f}" if len(values) > 1 else ""
+        return f"mean {mean(values):.1f}{spread}"
+    if kind == "pairwise":
+        counts = Counter(values)
+        first, second = question["fields"]
+        return (
+            f"{first} {_share(counts[PREFER_FIRST], len(values))} · tie "
+            f"{_share(counts[TIE], len(values))} · {second} "
+            f"{_share(counts[PREFER_SECOND], len(values))}"
+        )
+    return f"{mean(len(str(v)) for v in values):.0f} characters on average"
+
+
+def question_rows(inp: ReportInput, questions: list[dict]) -> list[dict]:
+    """One row per question: answers, summary and alpha under its distance."""
+    rows = []
+    for question in questions:
+        values = _values(inp, question["id"])
+        row: dict[str, Any] = {
+            "question": question["id"],
+            "prompt": question["prompt"],
+            "kind": question["kind"],
+            "distance": question["distance"] or "—",
+            "answers": len(values),
+            "summary": _summary(question, values),
+            "alpha": None,
+        }
+        if question["distance"]:
+            try:
+                data = reliability_data(
+                    inp.answers, question["id"], question["distance"], set(inp.items)
+                )
+            except AgreementError as exc:
+                row["alpha_error"] = str(exc)
+            else:
+                row["units"] = len(data)
+                row.update(
+                    alpha_with_ci(
+                        data,
+                        question["distance"],
+                        n_boot=inp.options.n_boot,
+                        confidence=inp.options.confidence,
+                    )
+                )
+        rows.append(row)
+    return rows
+
+
+def _questions_table(rows: list[dict], inp: ReportInput) -> Table:
+    return table(
+        "Agreement per question",
+        [
+            column("question", "Question", "text"),
+            column("prompt", "Asked", "text"),
+            column("kind", "Kind", "text"),
+            column("distance", "Distance", "text"),
+            column("answers", "Answers", "int"),
+            column("pairable_units", "Pairable items", "int"),
+            column("alpha", f"Krippendorff's α [{round(100 * inp.options.confidence)} % CI]", "ci"),
+            column("summary", "Answers in short", "text"),
+        ],
+        rows,
+        note="α under each question's declared distance, one unit per item; free-text questions "
+        f"have none. Bootstrap: {inp.options.n_boot} replicates resampling items.",
+    )
+
+
+def section(inp: ReportInput) -> SectionResult:
+    try:
+        questions = project_config(inp.config)["questions"]
+    except serializers.ValidationError:
+        return SectionResult(
+            title="Questionnaire",
+            tables={},
+            notes=["The project's questionnaire is invalid; fix its configuration."],
+        )
+    rows = question_rows(inp, questions)
+    # α per question is already a comparison figure of the generic table ("α <question id>").
+    result = SectionResult(title="Questionnaire", tables={"questions": _questions_table(rows, inp)})
+    for row in rows:
+        if row["distance"] == "—":
+            continue
+        alpha = row.get("alpha")
+        result.summary.append(
+            Figure(f"α · {row['question']}", "—" if alpha is None else f"{alpha:.2f}")
+        )
+    return result
+
+
+sections.register(Questionnaire.slug, section=section)

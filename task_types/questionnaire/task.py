@@ -1,0 +1,160 @@
+"""The questionnaire task type: survey questions, defined in the project config, asked over the
+configured fields of each item (see the package docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rest_framework import serializers
+
+from annotation.task_types import PayloadError, PreparedItem, TaskType, register
+
+from .serializers import (
+    PREFER_FIRST,
+    PREFER_SECOND,
+    QuestionnaireAnswerSerializer,
+    QuestionnaireConfigSerializer,
+    QuestionnairePayloadSerializer,
+    project_config,
+)
+
+MAX_FIELD_LENGTH = 100_000
+HEADLINE_FIELDS = ("prompt", "question", "title", "text", "claim")
+
+
+def measured_questions(config: Mapping[str, Any]) -> dict[str, str]:
+    """question id -> agreement distance, for the questions that have one (not free text)."""
+    try:
+        questions = project_config(config)["questions"]
+    except serializers.ValidationError:
+        return {}
+    return {q["id"]: q["distance"] for q in questions if q["distance"]}
+
+
+def _value_text(question: dict, value: Any) -> str:
+    """One answer value as a reader sees it (an option's label, a Likert point's label…)."""
+    kind = question["kind"]
+    if value is None:
+        return "–"
+    if kind == "single":
+        labels = {o["value"]: o["label"] for o in question["options"]}
+        return labels.get(value, str(value))
+    if kind == "multiple":
+        labels = {o["value"]: o["label"] for o in question["options"]}
+        return ", ".join(labels.get(v, str(v)) for v in value) or "none"
+    if kind == "likert":
+        points = question["points"]
+        return f"{value} {points[value - 1]}" if 1 <= value <= len(points) else str(value)
+    if kind == "pairwise":
+        first, second = question["fields"]
+        return {PREFER_FIRST: f"{first} better", PREFER_SECOND: f"{second} better"}.get(
+            value, "tie"
+        )
+    if kind == "text":
+        return f"“{value}”"
+    return str(value)
+
+
+@register
+class Questionnaire(TaskType):
+    slug = "questionnaire"
+    name = "Questionnaire (survey questions)"
+    payload_serializer = QuestionnairePayloadSerializer
+    answer_serializer = QuestionnaireAnswerSerializer
+    config_serializer = QuestionnaireConfigSerializer
+    # The default questionnaire's measured questions; a project's own come from measures_for.
+    measures = {"preference": "ordinal", "helpfulness": "ordinal"}
+    agreement_basis = "every question's answer, free text included"
+
+    # --- import -------------------------------------------------------------------------------
+
+    def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
+        """Check that the record has every configured field as text."""
+        for field in config["fields"]:
+            name = field["name"]
+            value = payload.get(name)
+            if value is None or value == "":
+                raise PayloadError("this field is shown to annotators and is missing", field=name)
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise PayloadError("must be a text", field=name)
+            if len(str(value)) > MAX_FIELD_LENGTH:
+                raise PayloadError(f"is longer than {MAX_FIELD_LENGTH} characters", field=name)
+        return [
+            PreparedItem(
+                external_id=payload["id"],
+                payload=payload,
+                prepared={},
+                gold=None,
+                group=str(payload.get("group") or ""),
+                kind=payload.get("kind", "regular"),
+            )
+        ]
+
+    # --- annotation ---------------------------------------------------------------------------
+
+    def display(self, item: Any, *, assignment: Any = None) -> dict:
+        """The configured fields' texts, by name; nothing else of the record (provenance such as
+        the system behind a response stays hidden)."""
+        config = project_config(getattr(getattr(item, "project", None), "config", None))
+        return {
+            "fields": {f["name"]: str(item.payload.get(f["name"], "")) for f in config["fields"]}
+        }
+
+    def headline(self, payload: Mapping[str, Any]) -> str:
+        """The record's ``prompt`` (or ``question``, ``title``, ``text``, ``claim``) when it has
+        one; otherwise nothing. The hook sees the payload only, not which fields the project
+        shows, so it never guesses: another field might be hidden provenance."""
+        for name in HEADLINE_FIELDS:
+            value = payload.get(name)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return ""
+
+    def measures_for(self, config: Mapping[str, Any]) -> Mapping[str, str]:
+        """One agreement figure per question that declares a distance."""
+        return measured_questions(config)
+
+    def answer_text(self, answer: dict) -> str:
+        """Each question's answer under its id (the page shows the questions themselves)."""
+
+        def text(value: Any) -> str:
+            if value is None:
+                return "–"
+            if isinstance(value, list):
+                return ", ".join(map(str, value)) or "none"
+            return f"“{value}”" if isinstance(value, str) and " " in value else str(value)
+
+        return " · ".join(f"{ident} {text(value)}" for ident, value in answer.items())
+
+    # --- export and demo ----------------------------------------------------------------------
+
+    def export_row(self, item: Any, annotation: Any) -> dict:
+        """One row per annotation: every question's answer under its id."""
+        return dict(annotation.answer)
+
+    def export_rows(self, item: Any, annotation: Any) -> list[dict]:
+        """One row per question: its id, kind and distance, the answer as stored and as text."""
+        config = project_config(getattr(getattr(item, "project", None), "config", None))
+        answer = annotation.answer or {}
+        return [
+            {
+                "question": q["id"],
+                "kind": q["kind"],
+                "distance": q["distance"],
+                "answer": answer.get(q["id"]),
+                "answer_text": _value_text(q, answer.get(q["id"])),
+            }
+            for q in config["questions"]
+        ]
+
+    def demo_payload(self) -> dict:
+        return {
+            "id": "demo-q-1",
+            "prompt": "Is it safe to take ibuprofen with a cold?",
+            "response_a": "For most adults, **yes**: ibuprofen eases aches and fever. Take it "
+            "with food and avoid it if you have stomach ulcers or kidney disease.",
+            "response_b": "Ibuprofen cures colds faster.",
+            "system_a": "demo-careful",
+            "system_b": "demo-overconfident",
+        }
