@@ -75,6 +75,20 @@ class JudgeRun(models.Model):
     answered_count = models.PositiveIntegerField(default=0, help_text="Copied when the run ends.")
     unparseable_count = models.PositiveIntegerField(default=0)
     failed_count = models.PositiveIntegerField(default=0)
+    structured_output = models.CharField(
+        max_length=20,
+        blank=True,
+        help_text="LLM: the structured-output mode the run asked for (json_schema, "
+        "json_object_schema or none).",
+    )
+    schema_valid_count = models.PositiveIntegerField(
+        default=0,
+        help_text="LLM: replies that were exactly a JSON value matching the prompt's schema "
+        "(whether the server honoured the structured output); copied when the run ends.",
+    )
+    seed = models.BigIntegerField(
+        null=True, blank=True, help_text="LLM: the sampling seed sent with every call."
+    )
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -126,10 +140,23 @@ class JudgeResult(models.Model):
     )
     status = models.CharField(max_length=12, choices=Status.choices)
     answer = models.JSONField(null=True, blank=True, help_text="In the task type's answer shape.")
-    raw = models.TextField(blank=True, help_text="The reply as received (LLM).")
+    raw = models.TextField(
+        blank=True,
+        help_text="The reply as received (LLM); NUL characters and lone surrogates, which "
+        "PostgreSQL cannot store, are removed and counted in detail['raw_cleaned'].",
+    )
     detail = models.JSONField(
         default=dict, blank=True, help_text="NLI label probabilities or similarities per pair."
     )
+    finish_reason = models.CharField(
+        max_length=20, blank=True, help_text="LLM: why the reply ended (stop, length…)."
+    )
+    schema_valid = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="LLM: whether the reply was exactly a JSON value matching the prompt's schema.",
+    )
+    seed = models.BigIntegerField(null=True, blank=True, help_text="LLM: the sampling seed sent.")
     error = models.TextField(
         blank=True, help_text="Why the reply is unparseable or the call failed."
     )
@@ -166,6 +193,7 @@ class JudgeCall(models.Model):
     attempt = models.PositiveSmallIntegerField()
     outcome = models.CharField(max_length=12, choices=Outcome.choices)
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    finish_reason = models.CharField(max_length=20, blank=True)
     error = models.TextField(blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)

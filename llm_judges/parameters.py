@@ -16,6 +16,18 @@ API_KEY_ENV = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
 EMBEDDING_MODELS = ("all-MiniLM-L6-v2",)
 
 
+STRUCTURED_OUTPUT_MODES = ("json_schema", "json_object_schema", "none")
+
+
+class StructuredOutputField(serializers.ChoiceField):
+    """A structured-output mode; the former yes/no setting is read as json_schema / none."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool):
+            data = "json_schema" if data else "none"
+        return super().to_internal_value(data)
+
+
 class _Common(serializers.Serializer):
     items_per_task = serializers.IntegerField(
         min_value=1, max_value=2000, default=50, help_text="Items per Celery task (one batch)."
@@ -44,8 +56,22 @@ class LLMParameters(_Common):
     )
     backoff_base = serializers.FloatField(min_value=0.0, max_value=300.0, default=2.0)
     backoff_cap = serializers.FloatField(min_value=0.0, max_value=3600.0, default=120.0)
-    structured_output = serializers.BooleanField(
-        default=True, help_text="Request a JSON schema through response_format."
+    structured_output = StructuredOutputField(
+        choices=STRUCTURED_OUTPUT_MODES,
+        default="json_schema",
+        help_text="How to ask for the answer's JSON schema: json_schema (OpenAI, vLLM: "
+        'response_format {"type": "json_schema", …}), json_object_schema (llama.cpp: '
+        '{"type": "json_object", "schema": …}) or none (no response_format). The run reports how '
+        "many replies matched the schema, i.e. whether the server honoured it.",
+    )
+    seed = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=-(2**63),
+        max_value=2**63 - 1,
+        help_text="Sampling seed sent to the server (OpenAI-compatible servers take it); recorded "
+        "with the run and each result. Blank: none sent.",
     )
 
     def validate_base_url(self, value: str) -> str:
@@ -62,15 +88,110 @@ class LLMParameters(_Common):
         return value
 
 
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+NLI_DIRECTIONS = ("forward", "reverse", "both")
+NLI_TEMPLATE_FIELDS = ("premise", "hypothesis")
+
+
 class NLIParameters(_Common):
+    """A sequence classifier (labels from ``id2label``) or a seq2seq model whose generated text
+    ``label_mapping`` turns into an NLI label (a T5 answering "1"/"0", T5-MNLI answering
+    "entailment"/"neutral"/"contradiction"). See :mod:`llm_judges.backends.nli`."""
+
     items_per_task = serializers.IntegerField(min_value=1, max_value=2000, default=100)
     batch_size = serializers.IntegerField(
         min_value=1, max_value=1024, default=16, help_text="Pairs per forward pass."
     )
     max_length = serializers.IntegerField(min_value=8, max_value=8192, default=512)
     entailment_label = serializers.CharField(
-        default="entailment", help_text="The model's id2label name for entailment."
+        default="entailment", help_text="The model's id2label name for entailment (classifiers)."
     )
+    model_type = serializers.ChoiceField(
+        choices=("auto", "classifier", "seq2seq"),
+        default="auto",
+        help_text="auto: a seq2seq model when the model's config is an encoder-decoder without a "
+        "…ForSequenceClassification architecture (T5), a classifier otherwise (BART-MNLI too).",
+    )
+    direction = serializers.ChoiceField(
+        choices=NLI_DIRECTIONS,
+        default="forward",
+        help_text="forward: the task type's premise → hypothesis (response → claim, evidence → "
+        "claim); reverse: hypothesis → premise; both: each pair judged both ways, recorded in the "
+        "result's detail: entailment when both entail, contradiction when either contradicts, "
+        "neutral otherwise.",
+    )
+    label_mapping = serializers.DictField(
+        child=serializers.CharField(),
+        default=dict,
+        help_text='Seq2seq: generated text → NLI label, e.g. {"1": "entailment", "0": "neutral"}; '
+        "compared after trimming whitespace, ignoring case. Other text is unparseable.",
+    )
+    input_template = serializers.CharField(
+        default="mnli hypothesis: {hypothesis} premise: {premise}",
+        help_text="Seq2seq: the model's input, with {premise} and {hypothesis}.",
+    )
+    max_new_tokens = serializers.IntegerField(
+        min_value=1, max_value=64, default=5, help_text="Seq2seq: tokens generated (greedy)."
+    )
+
+    def validate_label_mapping(self, value: dict) -> dict:
+        mapping: dict[str, str] = {}
+        for text, label in value.items():
+            key = str(text).strip().lower()
+            if not key:
+                raise serializers.ValidationError("A generated text must not be blank.")
+            if str(label).strip().lower() not in NLI_LABELS:
+                raise serializers.ValidationError(
+                    f"{text!r} maps to {label!r}; labels are {', '.join(NLI_LABELS)}."
+                )
+            if key in mapping:
+                raise serializers.ValidationError(
+                    f"{text!r} is given twice (texts are compared ignoring case and spaces)."
+                )
+            mapping[key] = str(label).strip().lower()
+        if mapping and "entailment" not in mapping.values():
+            raise serializers.ValidationError(
+                "No text maps to entailment, so the judge could never find one."
+            )
+        return mapping
+
+    def validate_input_template(self, value: str) -> str:
+        import string
+
+        try:
+            fields = [name for _, name, _, _ in string.Formatter().parse(value) if name is not None]
+        except ValueError as exc:
+            raise serializers.ValidationError(f"Not a valid template: {exc}.") from None
+        unknown = sorted({name for name in fields if name not in NLI_TEMPLATE_FIELDS})
+        if unknown:
+            raise serializers.ValidationError(
+                f"Unknown placeholder {{{unknown[0]}}}; use {{premise}} and {{hypothesis}}."
+            )
+        missing = [name for name in NLI_TEMPLATE_FIELDS if name not in fields]
+        if missing:
+            raise serializers.ValidationError(f"The placeholder {{{missing[0]}}} is missing.")
+        try:
+            value.format(premise="", hypothesis="")
+        except (ValueError, KeyError, IndexError, AttributeError) as exc:
+            raise serializers.ValidationError(f"Not a valid template: {exc}.") from None
+        return value
+
+    def validate(self, attrs: dict) -> dict:
+        if attrs.get("model_type") == "seq2seq" and not attrs.get("label_mapping"):
+            raise serializers.ValidationError(
+                {
+                    "label_mapping": 'A seq2seq judge needs a label mapping, e.g. {"entailment": '
+                    '"entailment", "neutral": "neutral", "contradiction": "contradiction"}.'
+                }
+            )
+        if attrs.get("model_type") == "classifier" and attrs.get("label_mapping"):
+            raise serializers.ValidationError(
+                {
+                    "label_mapping": "Only seq2seq models have a label mapping; a classifier's "
+                    "labels come from its id2label (see entailment_label)."
+                }
+            )
+        return attrs
 
 
 class EmbeddingParameters(_Common):

@@ -7,6 +7,7 @@ Nothing here returns gold. ``judge_answers`` is the interface for the agreement 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
@@ -67,6 +68,26 @@ def judge_result_counts(
     return counts
 
 
+def judge_results_for_export(
+    *, project: Project, with_raw: bool = False, chunk_size: int = 2000
+) -> Iterator[JudgeResult]:
+    """Every judge result on the project's items (all judges, prompt versions and settings; ok,
+    unparseable and failed), with its item, judge and run, in one query however many there are.
+
+    Ordered by judge name, prompt version, setting, then item position. The raw reply is
+    loaded only when ``with_raw`` (it is researcher-only and goes in JSONL exports only)."""
+    results = (
+        JudgeResult.objects.filter(item__project=project)
+        .select_related("item", "judge", "run")
+        .order_by(
+            "judge__name", "judge_id", "prompt_version", "setting", "item__position", "item_id"
+        )
+    )
+    if not with_raw:
+        results = results.defer("raw")
+    return results.iterator(chunk_size=chunk_size)
+
+
 def judges_for_project(*, project: Project) -> list[Judge]:
     """Judges that can run on the project's task type (kind supported, prompt version known)."""
     try:
@@ -85,6 +106,7 @@ def _with_live_counts(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
         live_answered=Count("results", filter=Q(results__status=ResultStatus.OK)),
         live_unparseable=Count("results", filter=Q(results__status=ResultStatus.UNPARSEABLE)),
         live_failed=Count("results", filter=Q(results__status=ResultStatus.FAILED)),
+        live_schema_valid=Count("results", filter=Q(results__schema_valid=True)),
     )
 
 
@@ -95,6 +117,7 @@ def progress_of(*, run: JudgeRun) -> dict:
     answered = run.live_answered if live else run.answered_count
     unparseable = run.live_unparseable if live else run.unparseable_count
     failed = run.live_failed if live else run.failed_count
+    schema_valid = run.live_schema_valid if live else run.schema_valid_count
     done = answered + unparseable
     total = run.total
 
@@ -117,6 +140,11 @@ def progress_of(*, run: JudgeRun) -> dict:
         "answered": answered,
         "unparseable": unparseable,
         "failed": failed,
+        # LLM: the structured-output mode asked for, and how many replies matched the schema
+        # (all of them when the server honours it; transformers serve ignores it).
+        "structured_output": run.structured_output,
+        "schema_valid": schema_valid,
+        "seed": run.seed,
         "remaining": max(total - done - failed, 0),
         "percent_answered": percent(answered),
         "percent_unparseable": percent(unparseable),
@@ -151,6 +179,7 @@ def run_usage(*, run: JudgeRun) -> dict[str, int | float | None]:
         mean_latency_ms=Avg("latency_ms"),
         max_latency_ms=Max("latency_ms"),
         retried=Count("id", filter=Q(outcome="transient")),
+        truncated=Count("id", filter=Q(finish_reason="length")),
     )
 
 

@@ -32,7 +32,8 @@ def llm_backend(*, model: str, parameters: dict):
                 temperature=parameters.get("temperature", 0.0),
                 max_tokens=parameters.get("max_tokens", 256),
                 timeout=parameters.get("timeout", 60.0),
-                structured_output=parameters.get("structured_output", True),
+                structured_output=parameters.get("structured_output", "json_schema"),
+                seed=parameters.get("seed"),
             )
         return backend
 

@@ -9,12 +9,26 @@ Error classes:
 - transient (retry later): timeout, connection error, 408, 409, 429, 5xx;
 - permanent for this item: 400, 413, 422 and other 4xx (e.g. the prompt is too long);
 - fatal for the whole run: 401, 403, 404 (bad key, no access, unknown model or wrong URL): every
-  other item would fail the same way, so the run stops at once.
+  other item would fail the same way, so the run stops at once. So is any 4xx or 5xx whose message
+  says the request as a whole is refused (:func:`refuses_the_request`): a wrong model name
+  (transformers serve: 400 "Server is pinned to …"), an unsupported ``response_format``
+  (llama-cpp-python: 500), an unknown parameter. Retrying those, or calling for the next item,
+  only repeats the refusal.
+
+The error stored is the server's own message (``{"error": {"message": …}}`` as OpenAI sends it,
+``{"detail": …}`` as FastAPI servers do, or the body's text), prefixed with the HTTP status.
+Replies also carry their ``finish_reason`` ("stop", or "length" when cut at ``max_tokens``).
+
+Structured output (``structured_output``): ``json_schema`` sends OpenAI's
+``{"type": "json_schema", "json_schema": {…}}``; ``json_object_schema`` sends llama.cpp's
+``{"type": "json_object", "schema": …}``; ``none`` sends no ``response_format``.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import time
 from dataclasses import dataclass
 
@@ -27,6 +41,18 @@ FATAL = "fatal"
 FATAL_STATUSES = {401, 403, 404}
 TRANSIENT_STATUSES = {408, 409, 429}
 
+# A server's message that the request itself (not this item's prompt) is invalid.
+_REQUEST_REFUSED = re.compile(
+    r"response_format|json_schema|json_object|\bschema\b|validation error|unsupported|"
+    r"not supported|unknown (?:parameter|field|argument)|unrecognized|extra (?:inputs|fields)|"
+    r"unexpected (?:fields|keyword|argument)|invalid (?:parameter|value for|type for)",
+    re.IGNORECASE,
+)
+# A message about the model: "model 'x' not found", "Server is pinned to 'y'"… (not the context
+# length: "This model's maximum context length is 4096 tokens" is about this item's prompt).
+_MODEL_REFUSED = re.compile(r"\bmodel\b|\bpinned\b", re.IGNORECASE)
+_ITEM_SPECIFIC = re.compile(r"context|too long|too many tokens|maximum.*length", re.IGNORECASE)
+
 
 @dataclass(frozen=True)
 class CallOutcome:
@@ -38,6 +64,7 @@ class CallOutcome:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     latency_ms: int = 0
+    finish_reason: str = ""  # "stop", "length" (cut at max_tokens), "content_filter"…
 
     @property
     def ok(self) -> bool:
@@ -52,6 +79,81 @@ def _retry_after(response) -> float | None:
         return None  # an HTTP date: rare from LLM servers; our own backoff applies
 
 
+def server_message(exc) -> str:
+    """The server's own reason for an error status, from the SDK's exception: OpenAI's
+    ``{"error": {"message": …}}``, FastAPI's ``{"detail": …}`` (a string or a list of validation
+    errors), ``{"error": "…"}`` or ``{"message": …}``, else the body's text."""
+    body = getattr(exc, "body", None)
+    response = getattr(exc, "response", None)
+    if body is None and response is not None:
+        try:
+            body = json.loads(response.text)
+        except (ValueError, TypeError, AttributeError):
+            body = getattr(response, "text", None)
+    message = _message_in(body)
+    if not message and response is not None:
+        try:
+            message = _message_in(json.loads(response.text)) or response.text.strip()
+        except (ValueError, TypeError, AttributeError):
+            message = ""
+    return message or getattr(exc, "message", "") or str(exc)
+
+
+def _message_in(body) -> str:
+    if isinstance(body, str):
+        return body.strip()
+    if isinstance(body, list):  # FastAPI validation errors: [{"loc": …, "msg": …}, …]
+        return "; ".join(
+            filter(
+                None,
+                (
+                    _message_in(entry.get("msg") if isinstance(entry, dict) else entry)
+                    for entry in body
+                ),
+            )
+        )
+    if isinstance(body, dict):
+        for key in ("error", "detail", "message", "msg"):
+            if key in body:
+                found = _message_in(body[key])
+                if found:
+                    return found
+    return ""
+
+
+def is_about_the_item(message: str) -> bool:
+    """Whether an error message is about this item's prompt (its length), not the request."""
+    return bool(_ITEM_SPECIFIC.search(message))
+
+
+def refuses_the_request(*, status: int, message: str, model: str) -> bool:
+    """Whether an error status says the request as a whole is refused, whatever the item: the
+    same call would fail for every item, so the run fails once instead of retrying or failing
+    item by item."""
+    if status in FATAL_STATUSES:
+        return True
+    if status < 400:
+        return False
+    if _REQUEST_REFUSED.search(message):
+        return True
+    if status >= 500:
+        return False
+    if _ITEM_SPECIFIC.search(message):
+        return False
+    return bool(_MODEL_REFUSED.search(message) or (model and model in message))
+
+
+def response_format_for(mode: str, response_format: dict | None) -> dict | None:
+    """The ``response_format`` to send in a structured-output mode, from the prompt's
+    ``json_schema`` format."""
+    if response_format is None or mode == "none":
+        return None
+    if mode == "json_object_schema":
+        schema = response_format.get("json_schema", {}).get("schema")
+        return {"type": "json_object", "schema": schema} if schema else {"type": "json_object"}
+    return response_format
+
+
 class LLMBackend:
     """One endpoint and model with its sampling settings; safe to share between threads."""
 
@@ -64,7 +166,8 @@ class LLMBackend:
         temperature: float = 0.0,
         max_tokens: int = 256,
         timeout: float = 60.0,
-        structured_output: bool = True,
+        structured_output: str = "json_schema",
+        seed: int | None = None,
     ) -> None:
         import openai
 
@@ -81,6 +184,7 @@ class LLMBackend:
         self.max_tokens = max_tokens
         self.timeout = timeout
         self.structured_output = structured_output
+        self.seed = seed
         self.client = openai.OpenAI(
             base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0
         )
@@ -88,9 +192,12 @@ class LLMBackend:
     def call(self, messages: list[dict], response_format: dict | None = None) -> CallOutcome:
         import openai
 
-        options = {}
-        if self.structured_output and response_format is not None:
-            options["response_format"] = response_format
+        options: dict = {}
+        sent_format = response_format_for(self.structured_output, response_format)
+        if sent_format is not None:
+            options["response_format"] = sent_format
+        if self.seed is not None:
+            options["seed"] = self.seed
         started = time.perf_counter()
 
         def elapsed() -> int:
@@ -118,7 +225,8 @@ class LLMBackend:
             )
         except openai.APIStatusError as exc:
             status = exc.status_code
-            if status in FATAL_STATUSES:
+            message = server_message(exc)
+            if refuses_the_request(status=status, message=message, model=self.model):
                 kind = FATAL
             elif status in TRANSIENT_STATUSES or status >= 500:
                 kind = TRANSIENT
@@ -126,7 +234,7 @@ class LLMBackend:
                 kind = PERMANENT
             return CallOutcome(
                 error_kind=kind,
-                error=f"HTTP {status}: {exc.message}"[:2000],
+                error=f"HTTP {status}: {message}"[:2000],
                 http_status=status,
                 retry_after=_retry_after(exc.response),
                 latency_ms=elapsed(),
@@ -140,12 +248,14 @@ class LLMBackend:
         latency = elapsed()
         usage = getattr(response, "usage", None)
         choices = getattr(response, "choices", None) or []
-        text = ""
+        text, finish_reason = "", ""
         if choices:
             message = choices[0].message
             text = message.content if message.content is not None else (message.refusal or "")
+            finish_reason = str(getattr(choices[0], "finish_reason", None) or "")
         return CallOutcome(
             text=text,
+            finish_reason=finish_reason[:20],
             http_status=200,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),

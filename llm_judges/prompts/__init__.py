@@ -14,8 +14,10 @@ from .base import (
     Unparseable,
     extract_json,
     json_schema_format,
+    matches_schema,
     object_reply,
     read_bool,
+    reply_body,
     validated_answer,
 )
 
@@ -50,9 +52,11 @@ __all__ = [
     "extract_json",
     "get",
     "json_schema_format",
+    "matches_schema",
     "prompt_registry",
     "object_reply",
     "read_bool",
+    "reply_body",
     "register",
     "validated_answer",
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,26 +94,48 @@ def json_schema_format(name: str, schema: dict) -> dict:
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
 
 
-def extract_json(text: str) -> Any:
-    """The JSON value in a reply: the whole text, else a fenced block, else the first balanced
-    ``{…}`` or ``[…]``. Servers may ignore ``response_format`` and wrap JSON in prose or fences.
-    Raises Unparseable when none parses."""
+# A reply that is one fenced block and nothing else: ```json … ``` (the language tag optional).
+_FENCED = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL)
+
+
+def reply_body(text: str) -> str:
+    """The reply without surrounding whitespace and, when the whole reply is one fenced block
+    (```json … ```), without the fence. Nothing else is removed: an answer embedded in prose is
+    not an answer."""
     stripped = text.strip()
-    candidates = [stripped]
-    if "```" in stripped:
-        for chunk in stripped.split("```")[1::2]:
-            candidates.append(chunk.removeprefix("json").strip())
-    for opener, closer in (("{", "}"), ("[", "]")):
-        start = stripped.find(opener)
-        end = stripped.rfind(closer)
-        if 0 <= start < end:
-            candidates.append(stripped[start : end + 1])
-    for candidate in candidates:
-        try:
-            return json.loads(candidate)
-        except (json.JSONDecodeError, ValueError):
-            continue
-    raise Unparseable("the reply contains no JSON value")
+    fenced = _FENCED.fullmatch(stripped)
+    return fenced.group(1).strip() if fenced else stripped
+
+
+def extract_json(text: str) -> Any:
+    """The JSON value that is the whole reply (surrounding whitespace and one enclosing ```json
+    fence allowed). Strict on purpose: a value picked out of prose ("random words [] more
+    words") would store garbage as an answer. Raises Unparseable."""
+    try:
+        return json.loads(reply_body(text))
+    except (json.JSONDecodeError, ValueError):
+        raise Unparseable(
+            "the reply is not a JSON value alone (nothing but JSON, or one ```json block)"
+        ) from None
+
+
+def matches_schema(text: str, response_format: Mapping[str, Any] | None) -> bool | None:
+    """Whether the reply is exactly a JSON value (whitespace aside: no fence, no prose) that
+    validates against the schema of ``response_format`` (a :func:`json_schema_format`); None
+    when there is no schema. What a server that honours structured output returns."""
+    schema = (response_format or {}).get("json_schema", {}).get("schema")
+    if not schema:
+        return None
+    import jsonschema
+
+    try:
+        value = json.loads(text.strip())
+    except (json.JSONDecodeError, ValueError):
+        return False
+    try:
+        return jsonschema.Draft202012Validator(schema).is_valid(value)
+    except jsonschema.exceptions.SchemaError:
+        return None
 
 
 def validated_answer(task_type: str, data: dict, item: Any) -> dict:

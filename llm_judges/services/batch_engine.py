@@ -6,11 +6,18 @@ killed, visibility timeout) or a re-run never stores a second result. The kind-s
 processors (``PROCESSORS``: LLM calls in threads, NLI and embedding scores in batches) share one
 :class:`_Batch`, which buffers and stores the outcomes and notices a cancel.
 
-Errors: a reply that cannot be parsed is stored as ``unparseable`` with the raw text; a
-permanent error (400, 422…) is stored per item as ``failed`` with the message; a transient one
+Errors: a reply that cannot be parsed is stored as ``unparseable`` with the raw text (so is a
+reply cut at ``max_tokens``, finish reason "length", unless it parses completely); a permanent
+error (400, 422…) is stored per item as ``failed`` with the server's message; a transient one
 (timeout, connection, 429, 5xx) sends the item back to the task, which retries it after
-``backoff_seconds`` until ``max_attempts``; a fatal one (401, 403, 404, missing API key or
-model) fails the whole run at once.
+``backoff_seconds`` until ``max_attempts``; a fatal one (401, 403, 404, a refusal of the request
+as a whole, missing API key or model) fails the whole run at once. The same permanent error on
+the first ``REFUSED_ITEMS`` distinct items, before any reply came back, is a refusal of the
+request as a whole too.
+
+Replies are stored as PostgreSQL can hold them: NUL characters and lone surrogates (which a
+random model can produce) are removed from the raw reply and the answer, and counted in the
+result's ``detail["raw_cleaned"]``.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from django.db import connection, transaction
@@ -38,6 +45,7 @@ from llm_judges.parameters import clean_parameters
 from llm_judges.services.configuration import _prompt_for
 from llm_judges.services.errors import JudgeError
 from llm_judges.services.runs import _fail_run, _refresh_counts, judge_run_heartbeat
+from llm_judges.services.safe_text import db_safe_text, db_safe_value
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +57,11 @@ FLUSH_SECONDS = 0.5
 FLUSH_ROWS = 50
 TIME_LIMIT_MESSAGE = "The task's time limit was reached before an answer came."
 NO_OUTCOME_MESSAGE = "No outcome was recorded for this item (a bug: see the worker log)."
+REFUSED_ITEMS = 3  # the same permanent error on this many distinct items, no reply: run-wide
+TRUNCATED = 'the reply was cut at max_tokens (finish reason "length")'
 
 Pending = tuple[Item, llm_module.CallOutcome]  # an item waiting for a retry, and its last call
+Request = tuple[list[dict], dict | None]  # chat messages and the prompt's response_format
 
 
 # --- outcome storage -----------------------------------------------------------------------------
@@ -175,6 +186,8 @@ class _Batch:
         self._flushed = time.monotonic()
         self._results: list[JudgeResult] = []
         self._calls: list[JudgeCall] = []
+        self.replied = False  # an LLM call of this batch had a reply
+        self.refusals: dict[str, set[int]] = {}  # permanent error -> items that got it
 
     def key(self) -> dict:
         return {
@@ -231,7 +244,7 @@ class _Batch:
         return JudgeResult(
             item=item,
             status=ResultStatus.FAILED,
-            error=message[:4000],
+            error=db_safe_text(text=message)[0][:4000],
             attempts=self.attempt + 1,
             **self.key(),
             **extra,
@@ -358,11 +371,11 @@ def _process_llm(batch: _Batch, items: list[Item]) -> None:
         _retry_or_give_up(batch, transient)
 
 
-def _llm_requests(batch: _Batch, items: list[Item]) -> deque[tuple[Item, tuple]]:
+def _llm_requests(batch: _Batch, items: list[Item]) -> deque[tuple[Item, Request]]:
     """(item, call arguments) for each item; an item whose prompt cannot be built fails."""
     prompt = batch.prompt
     version = batch.run.prompt_version
-    waiting: deque[tuple[Item, tuple]] = deque()
+    waiting: deque[tuple[Item, Request]] = deque()
     for item in items:
         try:
             waiting.append(
@@ -374,19 +387,19 @@ def _llm_requests(batch: _Batch, items: list[Item]) -> deque[tuple[Item, tuple]]
 
 
 def _call_llm(
-    batch: _Batch, backend: llm_module.LLMBackend, waiting: deque[tuple[Item, tuple]]
+    batch: _Batch, backend: llm_module.LLMBackend, waiting: deque[tuple[Item, Request]]
 ) -> list[Pending]:
     """Make the waiting calls and store their outcomes; returns the items whose call failed
     with a transient error. The soft time limit fails every item without an outcome."""
     concurrency = batch.parameters["concurrency"]
     pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(waiting))))
-    in_flight: dict[Future, Item] = {}
+    in_flight: dict[Future, tuple[Item, Request]] = {}
     transient: list[Pending] = []
 
     def fill() -> None:
         while waiting and len(in_flight) < concurrency and not batch.report.stopped:
             item, request = waiting.popleft()
-            in_flight[pool.submit(backend.call, *request)] = item
+            in_flight[pool.submit(backend.call, *request)] = (item, request)
 
     try:
         fill()
@@ -397,14 +410,15 @@ def _call_llm(
             if not finished:
                 batch.buffer([])
             for future in finished:
-                item = in_flight.pop(future)
+                item, request = in_flight.pop(future)
                 outcome = future.result()  # LLMBackend.call never raises
-                _settle_call(batch, item, outcome, transient)
+                _settle_call(batch, item, outcome, transient, response_format=request[1])
             if not batch.report.stopped:
                 batch.still_active()
             fill()
     except _soft_time_limit():
-        _fail_at_time_limit(batch, [*in_flight.values(), *(i for i, _ in waiting)], transient)
+        late = [*(i for i, _ in in_flight.values()), *(i for i, _ in waiting)]
+        _fail_at_time_limit(batch, late, transient)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         batch.flush()
@@ -412,17 +426,46 @@ def _call_llm(
 
 
 def _settle_call(
-    batch: _Batch, item: Item, outcome: llm_module.CallOutcome, transient: list[Pending]
+    batch: _Batch,
+    item: Item,
+    outcome: llm_module.CallOutcome,
+    transient: list[Pending],
+    *,
+    response_format: dict | None = None,
 ) -> None:
-    """Store a finished call; a transient error joins ``transient``, a fatal one fails the run
-    and stops the batch."""
-    kind = _store_llm_outcome(batch, item, outcome)
+    """Store a finished call; a transient error joins ``transient``, a fatal one (or the same
+    permanent one on the first ``REFUSED_ITEMS`` items) fails the run and stops the batch."""
+    if outcome.error_kind == llm_module.PERMANENT and _refused_as_a_whole(batch, item, outcome):
+        outcome = replace(
+            outcome,
+            error_kind=llm_module.FATAL,
+            error=f"{outcome.error} (refused for the first {REFUSED_ITEMS} items alike)",
+        )
+    kind = _store_llm_outcome(batch, item, outcome, response_format=response_format)
     if kind == llm_module.TRANSIENT:
         transient.append((item, outcome))
     elif kind == llm_module.FATAL and not batch.report.stopped:
         batch.flush()  # the failing item's result counts in the run's figures
         _fail_run(batch.run.pk, f"{outcome.error} (item {item.external_id})")
         batch.report.stopped = outcome.error
+
+
+def _refused_as_a_whole(batch: _Batch, item: Item, outcome: llm_module.CallOutcome) -> bool:
+    """Whether this permanent error is the same one the server gave for ``REFUSED_ITEMS``
+    distinct items while no call of the run has had a reply: the server refuses the request
+    itself (a wrong parameter it describes in its own words), not these items."""
+    if batch.replied or llm_module.is_about_the_item(outcome.error):
+        return False
+    items = batch.refusals.setdefault(outcome.error, set())
+    items.add(item.pk)
+    if len(items) < REFUSED_ITEMS:
+        return False
+    # Another batch of the run may have had replies: then it is about these items after all.
+    replied = JudgeCall.objects.filter(
+        run_id=batch.run.pk,
+        outcome__in=[JudgeCall.Outcome.OK, JudgeCall.Outcome.UNPARSEABLE],
+    ).exists()
+    return not replied
 
 
 def _fail_at_time_limit(batch: _Batch, late: list[Item], transient: list[Pending]) -> None:
@@ -459,11 +502,23 @@ def _retry_or_give_up(batch: _Batch, transient: list[Pending]) -> None:
         )
 
 
-def _store_llm_outcome(batch: _Batch, item: Item, outcome: llm_module.CallOutcome) -> str:
+def _store_llm_outcome(
+    batch: _Batch,
+    item: Item,
+    outcome: llm_module.CallOutcome,
+    *,
+    response_format: dict | None = None,
+) -> str:
     """Store the call (always) and the result (unless the error is transient); returns the
     call's outcome kind."""
     result = None
+    seed = batch.parameters.get("seed")
+    error_text, _ = db_safe_text(text=outcome.error)
     if outcome.ok:
+        batch.replied = True
+        # Parsed as received (a reply with a NUL in it is not the clean JSON asked for), stored
+        # as PostgreSQL can hold it.
+        text, cleaned = db_safe_text(text=outcome.text)
         answer, error = None, ""
         try:
             answer = batch.prompt.parse(outcome.text, item)
@@ -473,12 +528,23 @@ def _store_llm_outcome(batch: _Batch, item: Item, outcome: llm_module.CallOutcom
         except Exception as exc:  # a parser bug must not lose the reply: keep it, flag it
             log.exception("judge reply parser failed on item %s", item.pk)
             kind, error = JudgeCall.Outcome.UNPARSEABLE, f"parser error: {exc!r}"
+        if answer is None and outcome.finish_reason == "length":
+            error = f"{TRUNCATED}: {error}"
+        answer, in_answer = db_safe_value(value=answer)
+        error, _ = db_safe_text(text=error)
+        detail = {}
+        if cleaned or in_answer:
+            detail["raw_cleaned"] = {**cleaned, **{f"answer_{k}": n for k, n in in_answer.items()}}
         result = JudgeResult(
             item=item,
             status=ResultStatus.OK if answer is not None else ResultStatus.UNPARSEABLE,
             answer=answer,
-            raw=outcome.text,
-            error=error,
+            raw=text,
+            detail=detail,
+            error=error[:4000],
+            finish_reason=outcome.finish_reason,
+            schema_valid=prompts.matches_schema(outcome.text, response_format),
+            seed=seed,
             attempts=batch.attempt + 1,
             prompt_tokens=outcome.prompt_tokens,
             completion_tokens=outcome.completion_tokens,
@@ -488,14 +554,15 @@ def _store_llm_outcome(batch: _Batch, item: Item, outcome: llm_module.CallOutcom
     else:
         kind = outcome.error_kind
         if kind != llm_module.TRANSIENT:
-            result = batch.failed(item, outcome.error, latency_ms=outcome.latency_ms)
+            result = batch.failed(item, outcome.error, latency_ms=outcome.latency_ms, seed=seed)
     call = JudgeCall(
         run_id=batch.run.pk,
         item=item,
         attempt=batch.attempt + 1,
         outcome=kind,
         http_status=outcome.http_status,
-        error=outcome.error[:4000],
+        finish_reason=outcome.finish_reason,
+        error=error_text[:4000],
         prompt_tokens=outcome.prompt_tokens,
         completion_tokens=outcome.completion_tokens,
         latency_ms=outcome.latency_ms,
@@ -530,8 +597,12 @@ def _process_scored(
     score: Callable[[list[tuple[str, str]]], list],
     to_answer: Callable[[Item, list], dict],
     detail: Callable[[list], dict],
+    *,
+    raw: Callable[[list], str] | None = None,
 ) -> None:
-    """Shared loop of the NLI and embedding judges: pair texts, score pairs in batches, answer."""
+    """Shared loop of the NLI and embedding judges: pair texts, score pairs in batches, answer.
+    ``raw(scores)`` is stored as the reply (a seq2seq model's generated texts); ``to_answer``
+    raising ``Unparseable`` stores the item as unparseable with its detail and reply."""
     version = batch.run.prompt_version
     all_pairs: list[list[tuple[str, str]]] = []
     usable: list[Item] = []
@@ -557,6 +628,21 @@ def _process_scored(
                 offset += count
                 try:
                     answer = to_answer(item, item_scores)
+                except prompts.Unparseable as exc:
+                    results.append(
+                        JudgeResult(
+                            item=item,
+                            status=ResultStatus.UNPARSEABLE,
+                            answer=None,
+                            raw=raw(item_scores) if raw else "",
+                            error=str(exc)[:4000],
+                            detail=detail(item_scores),
+                            attempts=batch.attempt + 1,
+                            latency_ms=round(per_pair_ms * count),
+                            **batch.key(),
+                        )
+                    )
+                    continue
                 except Exception as exc:
                     results.append(batch.failed(item, f"Cannot read the scores: {exc}"))
                     continue
@@ -565,6 +651,7 @@ def _process_scored(
                         item=item,
                         status=ResultStatus.OK,
                         answer=answer,
+                        raw=raw(item_scores) if raw else "",
                         detail=detail(item_scores),
                         attempts=batch.attempt + 1,
                         latency_ms=round(per_pair_ms * count),
@@ -580,29 +667,38 @@ def _process_scored(
 
 
 def _process_nli(batch: _Batch, items: list[Item]) -> None:
-    from llm_judges.backends.nli import load_nli_model, top_label
+    """Sequence classifiers and seq2seq models (:mod:`llm_judges.backends.nli`). A pair whose
+    generated text the label mapping does not know makes its item unparseable, the texts kept."""
+    from llm_judges.backends.nli import generated_texts, judge_pairs, load_nli_model
 
     parameters = batch.parameters
-    model = load_nli_model(batch.judge.model, entailment_label=parameters["entailment_label"])
+    model = load_nli_model(
+        batch.judge.model,
+        entailment_label=parameters["entailment_label"],
+        model_type=parameters["model_type"],
+    )
 
-    def score(pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
-        return model.classify(
-            pairs, batch_size=parameters["batch_size"], max_length=parameters["max_length"]
-        )
-
-    def to_answer(item: Item, probabilities: list[dict[str, float]]) -> dict:
-        labels = [top_label(p) for p in probabilities]
+    def to_answer(item: Item, judged: list[dict]) -> dict:
+        unknown = [(i, record) for i, record in enumerate(judged) if record["label"] is None]
+        if unknown:
+            raise prompts.Unparseable(
+                "Generated text not in the label mapping: "
+                + "; ".join(f"pair {i}: {generated_texts([record])}" for i, record in unknown)
+            )
+        labels = [record["label"] for record in judged]
+        probabilities = [
+            record.get("forward", record).get("probabilities", {}) for record in judged
+        ]
         return batch.prompt.from_nli(item, labels, probabilities)
 
-    def detail(probabilities: list[dict[str, float]]) -> dict:
-        return {
-            "pairs": [
-                {"label": top_label(p), "probabilities": {k: round(v, 4) for k, v in p.items()}}
-                for p in probabilities
-            ]
-        }
-
-    _process_scored(batch, items, score, to_answer, detail)
+    _process_scored(
+        batch,
+        items,
+        lambda pairs: judge_pairs(model, pairs, parameters),
+        to_answer,
+        lambda judged: {"pairs": judged},
+        raw=generated_texts if model.model_type == "seq2seq" else None,
+    )
 
 
 def _process_embedding(batch: _Batch, items: list[Item]) -> None:

@@ -24,6 +24,7 @@ from llm_judges.models import Judge, JudgeResult, JudgeRun
 from llm_judges.parameters import clean_parameters
 from llm_judges.services.configuration import _prompt_for
 from llm_judges.services.errors import JudgeError
+from llm_judges.services.safe_text import db_safe_text
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -120,7 +121,7 @@ def judge_run_start(
             prompt=prompt,
             setting=setting,
             filters=filters,
-            items_per_task=parameters["items_per_task"],
+            parameters=parameters,
             selection=selection,
             started_by=started_by,
         )
@@ -218,7 +219,7 @@ def _create_run(
     prompt: prompts.JudgePrompt,
     setting: str,
     filters: dict,
-    items_per_task: int,
+    parameters: dict,
     selection: QuerySet[Item],
     started_by: AbstractBaseUser | None,
 ) -> JudgeRun:
@@ -231,7 +232,9 @@ def _create_run(
                 prompt_fingerprint=prompt.fingerprint(judge.prompt_version),
                 setting=setting,
                 filters=filters,
-                items_per_task=items_per_task,
+                items_per_task=parameters["items_per_task"],
+                structured_output=parameters.get("structured_output", ""),
+                seed=parameters.get("seed"),
                 total=selection.count(),
                 started_by=started_by,
             )
@@ -290,7 +293,7 @@ def judge_run_cancel(*, run: JudgeRun) -> bool:
 
 def _fail_run(run_id: int, message: str) -> None:
     JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE).update(
-        status=Status.FAILED, error=message[:4000], finished_at=timezone.now()
+        status=Status.FAILED, error=db_safe_text(text=message)[0][:4000], finished_at=timezone.now()
     )
     _refresh_counts(run_id)
 
@@ -301,8 +304,10 @@ def _refresh_counts(run_id: int) -> None:
         answered=Count("id", filter=Q(status=ResultStatus.OK)),
         unparseable=Count("id", filter=Q(status=ResultStatus.UNPARSEABLE)),
         failed=Count("id", filter=Q(status=ResultStatus.FAILED)),
+        schema_valid=Count("id", filter=Q(schema_valid=True)),
     )
     JudgeRun.objects.filter(pk=run_id).update(
+        schema_valid_count=counts["schema_valid"],
         answered_count=counts["answered"],
         unparseable_count=counts["unparseable"],
         failed_count=counts["failed"],

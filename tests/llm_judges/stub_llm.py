@@ -25,10 +25,16 @@ class Reply:
     headers: dict = field(default_factory=dict)
     body: dict | None = None  # a full body instead of a completion / error built from the rest
     wait: threading.Event | None = None  # block until set (a call that hangs)
+    finish_reason: str = "stop"  # "length": cut at max_tokens
 
 
 def completion_body(
-    content: str, *, model: str, prompt_tokens: int = 120, completion_tokens: int = 7
+    content: str,
+    *,
+    model: str,
+    prompt_tokens: int = 120,
+    completion_tokens: int = 7,
+    finish_reason: str = "stop",
 ) -> dict:
     return {
         "id": "chatcmpl-stub",
@@ -39,7 +45,7 @@ def completion_body(
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
                 "logprobs": None,
             }
         ],
@@ -120,7 +126,11 @@ class StubLLM:
                 if reply.body is not None:
                     payload = reply.body
                 elif reply.status == 200:
-                    payload = completion_body(reply.content, model=body.get("model", "stub"))
+                    payload = completion_body(
+                        reply.content,
+                        model=body.get("model", "stub"),
+                        finish_reason=reply.finish_reason,
+                    )
                 else:
                     payload = error_body(reply.status, f"stub error {reply.status}")
                 data = json.dumps(payload).encode()

@@ -119,3 +119,18 @@ def test_a_missing_model_directory_fails_the_run_with_its_path(
     run = start(nli_judge(tmp_path / "nowhere"), project, django_capture_on_commit_callbacks)
     assert run.status == JudgeRun.Status.FAILED
     assert "nowhere" in run.error
+
+
+def test_a_classifier_judged_both_ways_records_both_directions(
+    project, items, entailing_model, django_capture_on_commit_callbacks
+):
+    judge = nli_judge(entailing_model, direction="both")
+    run = start(judge, project, django_capture_on_commit_callbacks)
+    assert run.answered_count == 5
+    result = JudgeResult.objects.get(item=items[0])
+    assert result.answer == {"sentences": [0, 1, 2, 3], "none": False}
+    first = result.detail["pairs"][0]
+    assert first["label"] == "entailment"
+    assert first["forward"]["label"] == first["reverse"]["label"] == "entailment"
+    assert first["reverse"]["probabilities"]["entailment"] > 0.9
+    assert result.raw == ""

@@ -256,3 +256,31 @@ def test_a_run_whose_worker_was_killed_and_whose_tasks_redis_lost_is_taken_over_
     assert sorted(results.values_list("item_id", flat=True)) == sorted(i.pk for i in items)
     assert set(results.values_list("run_id", flat=True)) == {again.pk}
     assert all(r.status == "ok" for r in results)
+
+
+def test_a_real_worker_stores_replies_with_nul_bytes_and_the_run_ends(broker, stub):
+    """A random model's NUL bytes crashed the batch's write on PostgreSQL: the batch's answers
+    were lost and the run stayed running (issue 11)."""
+    project = factories.ProjectFactory()
+    factories.make_items(project, 6)
+    judge = make_llm_judge(stub, concurrency=3, items_per_task=3)
+    stub.responder = lambda request: (
+        Reply(content="\x00garbage \udc80[]\x00")
+        if claim_of(request) in ("Claim number 1 is accurate.", "Claim number 4 is accurate.")
+        else Reply()
+    )
+    worker = start_worker(broker)
+    try:
+        run = services.judge_run_start(judge=judge, project=project)
+        wait_for(
+            lambda: run_status(run) == "done", timeout=60, what="the run to finish", worker=worker
+        )
+    finally:
+        worker.stop()
+    run.refresh_from_db()
+    assert (run.answered_count, run.unparseable_count, run.failed_count) == (4, 2, 0)
+    garbage = JudgeResult.objects.filter(run=run, status="unparseable")
+    assert {r.raw for r in garbage} == {"garbage \ufffd[]"}
+    assert {str(r.detail) for r in garbage} == {
+        str({"raw_cleaned": {"nul": 2, "lone_surrogates": 1}})
+    }
