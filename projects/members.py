@@ -1,0 +1,325 @@
+"""Members of a project and invitations to join it (writes, and the reads they need).
+
+Researchers add existing accounts by username, change a member's role and remove members. A
+removed member loses every access but keeps their work: the membership row stays with
+``removed_at`` set (its pseudonym names their answers in exports and agreement), and adding them
+again restores it. A project always keeps one researcher: removing or demoting the last one is
+refused.
+
+Invitations let someone without an account join: the link carries a signature
+(``django.core.signing``, keyed by ``SECRET_KEY``) of the invitation's id and nonce, so it cannot
+be forged (a tampered link is refused with 403); the row records whether it was used (single
+use), revoked, and when it expires (``CONCORD_INVITATION_DAYS``, 7 by default).
+
+Crowd workers' accounts (``prolific-…``/``mturk-…``) are made only by crowd entry: an invitation
+cannot claim such a name, and they have no usable password.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.contrib.auth import get_user_model, password_validation
+from django.core import signing
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from core.errors import Refusal
+from projects.models import Invitation, Membership, Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+Role = Membership.Role
+INVITATION_SALT = "concord.projects.invitation"
+MAX_INVITATION_DAYS = 90
+# Crowd entry (crowd/services.py) names worker accounts "<platform>-…"; the platforms are
+# crowd.models.CrowdEntry.Platform (a test checks the two agree).
+CROWD_USERNAME_PREFIXES = ("prolific-", "mturk-")
+
+
+class InvitationUnusable(Refusal):
+    """The invitation link cannot be used; ``reason`` is ``forged``, ``used``, ``expired`` or
+    ``revoked`` (the page says which)."""
+
+    def __init__(self, message: str, *, reason: str, code: str = "gone") -> None:
+        super().__init__(message, code=code)
+        self.reason = reason
+
+
+def is_crowd_username(username: str) -> bool:
+    return username.lower().startswith(CROWD_USERNAME_PREFIXES)
+
+
+def _check_role(role: str) -> str:
+    if role not in Role.values:
+        raise Refusal(
+            f"Unknown role {role!r}; choose one of {', '.join(Role.values)}.", field="role"
+        )
+    return role
+
+
+# --- reads ----------------------------------------------------------------------------------
+
+
+def project_members(*, project: Project, removed: bool = False) -> QuerySet[Membership]:
+    """Current members of ``project`` (or, with ``removed=True``, the removed ones), by role
+    (researchers first) and username."""
+    members = Membership.objects.filter(project=project, removed_at__isnull=not removed)
+    return members.select_related("user").order_by("role", "user__username")
+
+
+def member_for_username(*, project: Project, username: str) -> Membership:
+    membership = (
+        Membership.objects.current()
+        .filter(project=project, user__username=username)
+        .select_related("user")
+        .first()
+    )
+    if membership is None:
+        raise Refusal(f"{username!r} is not a member of this project.", code="not_found")
+    return membership
+
+
+def open_invitations(*, project: Project) -> QuerySet[Invitation]:
+    return Invitation.objects.filter(
+        project=project,
+        used_at__isnull=True,
+        revoked_at__isnull=True,
+        expires_at__gt=timezone.now(),
+    )
+
+
+# --- members --------------------------------------------------------------------------------
+
+
+def _lock_project(project: Project) -> None:
+    # Role changes of one project take turns, so two researchers demoting each other at the
+    # same moment cannot leave the project without one.
+    Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
+
+
+def _refuse_if_last_researcher(membership: Membership, *, action: str) -> None:
+    if membership.role != Role.RESEARCHER:
+        return
+    others = (
+        Membership.objects.current()
+        .filter(project_id=membership.project_id, role=Role.RESEARCHER)
+        .exclude(pk=membership.pk)
+    )
+    if not others.exists():
+        raise Refusal(
+            f"{membership.user.username} is the project's last researcher and cannot be "
+            f"{action}: make another member a researcher first.",
+            code="conflict",
+            field="role" if action == "given another role" else "username",
+        )
+
+
+def member_add(*, project: Project, username: str, role: str) -> Membership:
+    """Make the existing account ``username`` a member with ``role``. A removed member comes
+    back with the same pseudonym and history; a current member is refused (change their role)."""
+    _check_role(role)
+    username = (username or "").strip()
+    if not username:
+        raise Refusal("Give the username of an existing account.", field="username")
+    user = get_user_model().objects.filter(username=username, is_active=True).first()
+    if user is None:
+        raise Refusal(
+            f"No active account is named {username!r}; send an invitation link instead.",
+            field="username",
+        )
+    if is_crowd_username(user.username):
+        raise Refusal(
+            "Crowd workers' accounts join only through their platform's link.", field="username"
+        )
+    with transaction.atomic():
+        _lock_project(project)
+        membership = Membership.objects.filter(project=project, user=user).first()
+        if membership is None:
+            return Membership.objects.create(project=project, user=user, role=role)
+        if membership.removed_at is None:
+            raise Refusal(
+                f"{username} is already a member ({membership.get_role_display().lower()}); "
+                "change their role instead.",
+                code="conflict",
+                field="username",
+            )
+        membership.role = role
+        membership.removed_at = None
+        membership.save(update_fields=["role", "removed_at"])
+        return membership
+
+
+def member_role_set(*, membership: Membership, role: str) -> Membership:
+    """Give a current member another role (the last researcher keeps theirs)."""
+    _check_role(role)
+    with transaction.atomic():
+        _lock_project(membership.project)
+        membership = Membership.objects.select_related("user").get(pk=membership.pk)
+        if membership.removed_at is not None:
+            raise Refusal("This member was removed; add them again instead.", code="not_found")
+        if membership.role == role:
+            return membership
+        if role != Role.RESEARCHER:
+            _refuse_if_last_researcher(membership, action="given another role")
+        membership.role = role
+        membership.save(update_fields=["role"])
+        return membership
+
+
+def member_remove(*, membership: Membership) -> Membership:
+    """Remove a member: no more access; assignments, answers and pseudonym stay."""
+    with transaction.atomic():
+        _lock_project(membership.project)
+        membership = Membership.objects.select_related("user").get(pk=membership.pk)
+        if membership.removed_at is not None:
+            return membership
+        _refuse_if_last_researcher(membership, action="removed")
+        membership.removed_at = timezone.now()
+        membership.save(update_fields=["removed_at"])
+        return membership
+
+
+# --- invitations ----------------------------------------------------------------------------
+
+
+def invitation_create(
+    *,
+    project: Project,
+    role: str,
+    created_by: User | None,
+    expires_in_days: int | None = None,
+    note: str = "",
+) -> Invitation:
+    _check_role(role)
+    days = settings.CONCORD_INVITATION_DAYS if expires_in_days is None else expires_in_days
+    if not isinstance(days, int) or isinstance(days, bool) or not 1 <= days <= MAX_INVITATION_DAYS:
+        raise Refusal(
+            f"An invitation expires after 1 to {MAX_INVITATION_DAYS} days.",
+            field="expires_in_days",
+        )
+    return Invitation.objects.create(
+        project=project,
+        role=role,
+        created_by=created_by,
+        note=(note or "").strip()[:200],
+        expires_at=timezone.now() + timedelta(days=days),
+    )
+
+
+def invitation_token(*, invitation: Invitation) -> str:
+    """The signed part of the invitation's link (the same every time for one invitation)."""
+    payload = {"i": invitation.pk, "n": invitation.nonce}
+    return signing.Signer(salt=INVITATION_SALT).sign_object(payload)
+
+
+def invitation_revoke(*, invitation: Invitation) -> Invitation:
+    if invitation.used_at is None and invitation.revoked_at is None:
+        invitation.revoked_at = timezone.now()
+        invitation.save(update_fields=["revoked_at"])
+    return invitation
+
+
+def _unusable_reason(invitation: Invitation) -> InvitationUnusable | None:
+    if invitation.used_at is not None:
+        return InvitationUnusable(
+            "This invitation link has already been used to create an account. Log in with "
+            "that account, or ask the project's researchers for a new link.",
+            reason="used",
+        )
+    if invitation.revoked_at is not None:
+        return InvitationUnusable(
+            "This invitation was withdrawn by the project's researchers. Ask them for a new link.",
+            reason="revoked",
+        )
+    if invitation.expires_at <= timezone.now():
+        return InvitationUnusable(
+            f"This invitation expired on {invitation.expires_at:%Y-%m-%d %H:%M} UTC. Ask the "
+            "project's researchers for a new link.",
+            reason="expired",
+        )
+    return None
+
+
+def invitation_for_token(*, token: str, for_update: bool = False) -> Invitation:
+    """The usable invitation that ``token`` names; :class:`InvitationUnusable` otherwise (403
+    for a link not signed by this server, 410 for one used, withdrawn or expired)."""
+    try:
+        data = signing.Signer(salt=INVITATION_SALT).unsign_object(token)
+        pk, nonce = int(data["i"]), str(data["n"])
+    except (signing.BadSignature, KeyError, TypeError, ValueError):
+        raise InvitationUnusable(
+            "This invitation link is not valid: it was changed or cut short. Open the link "
+            "exactly as you received it.",
+            reason="forged",
+            code="forbidden",
+        ) from None
+    invitations = Invitation.objects.select_related("project")
+    if for_update:
+        invitations = invitations.select_for_update(of=("self",))
+    invitation = invitations.filter(pk=pk, nonce=nonce).first()
+    if invitation is None:
+        raise InvitationUnusable("This invitation no longer exists.", reason="revoked")
+    refusal = _unusable_reason(invitation)
+    if refusal is not None:
+        raise refusal
+    return invitation
+
+
+def _check_new_username(username: str) -> str:
+    User = get_user_model()
+    username = (username or "").strip()
+    if not username:
+        raise Refusal("Choose a username.", field="username")
+    if len(username) > User._meta.get_field("username").max_length:
+        raise Refusal("A username has at most 150 characters.", field="username")
+    try:
+        User.username_validator(username)
+    except ValidationError as error:
+        raise Refusal(" ".join(error.messages), field="username") from None
+    if is_crowd_username(username):
+        raise Refusal(
+            f"Usernames starting with {' or '.join(CROWD_USERNAME_PREFIXES)} are reserved for "
+            "crowd workers; choose another.",
+            field="username",
+        )
+    if User.objects.filter(username__iexact=username).exists():
+        raise Refusal(
+            f"The username {username!r} is taken; choose another (or log in if it is yours).",
+            field="username",
+        )
+    return username
+
+
+def invitation_accept(*, token: str, username: str, password: str, email: str = "") -> User:
+    """Create the account ``username`` and make it a member with the invitation's role, once."""
+    User = get_user_model()
+    username = _check_new_username(username)
+    email = (email or "").strip()
+    if email:
+        try:
+            validate_email(email)
+        except ValidationError:
+            raise Refusal(
+                "Enter a valid e-mail address, or leave it empty.", field="email"
+            ) from None
+    try:
+        password_validation.validate_password(password, user=User(username=username, email=email))
+    except ValidationError as error:
+        raise Refusal(" ".join(error.messages), field="password") from None
+    with transaction.atomic():
+        invitation = invitation_for_token(token=token, for_update=True)
+        if User.objects.filter(username__iexact=username).exists():  # taken meanwhile
+            _check_new_username(username)
+        user = User.objects.create_user(username=username, email=email, password=password)
+        Membership.objects.create(project=invitation.project, user=user, role=invitation.role)
+        invitation.used_at = timezone.now()
+        invitation.used_by = user
+        invitation.save(update_fields=["used_at", "used_by"])
+    return user
