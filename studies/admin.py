@@ -16,7 +16,7 @@ class MembershipInline(ProjectScopedAdmin, admin.TabularInline):
     extra = 1
     autocomplete_fields = ["user"]
     readonly_fields = ["pseudonym"]
-    fields = ["user", "role", "qualification", "pseudonym"]
+    fields = ["user", "role", "qualification", "pseudonym", "removed_at"]
 
 
 class ProjectForm(forms.ModelForm):
@@ -118,8 +118,8 @@ class ProjectAdmin(ProjectScopedAdmin, admin.ModelAdmin):
 
 @admin.register(Membership)
 class MembershipAdmin(ProjectScopedAdmin, admin.ModelAdmin):
-    list_display = ["user", "project", "role", "qualification", "pseudonym"]
-    list_filter = ["role", "qualification", "project"]
+    list_display = ["user", "project", "role", "qualification", "pseudonym", "removed_at"]
+    list_filter = ["role", "qualification", ("removed_at", admin.EmptyFieldListFilter), "project"]
     search_fields = ["user__username", "project__slug", "pseudonym"]
     list_select_related = ["user", "project"]
     autocomplete_fields = ["user", "project"]

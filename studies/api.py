@@ -7,7 +7,8 @@ every annotator's answers.
 """
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -21,15 +22,32 @@ from projects import selectors
 from projects.models import ImportJob, Membership
 from projects.permissions import IsProjectResearcher
 from studies.serializers import ImportSerializer, ItemSerializer, ProjectSerializer
-from studies.services.exports import FORMATS, export_stream
+from studies.services.exports import CODERS, FORMATS, export_options, export_stream
 from studies.services.import_jobs import import_job_create, import_job_view
 from studies.services.imports import available_formats
+from studies.study_files import study_apply, study_export
 
 
 class ProjectListView(ListAPIView):
-    """Projects the caller belongs to, with the caller's role."""
+    """GET: projects the caller belongs to, with the caller's role. POST: create a project from a
+    study file (JSON; see ``studies.study_files``), for staff or users with the
+    ``projects.add_project`` permission; the caller becomes its researcher. 400 names the path
+    of the first problem (``crowd.batch_size``) and creates nothing."""
 
     serializer_class = ProjectSerializer
+
+    @extend_schema(request=dict, responses={201: dict})
+    def post(self, request):
+        if not (request.user.is_staff or request.user.has_perm("projects.add_project")):
+            return Response(
+                {"detail": "Only staff or users allowed to add projects can create them."},
+                status=status.HTTP_403_FORBIDDEN,
+            )
+        result = study_apply(data=request.data, user=request.user, create_only=True)
+        return Response(
+            {"study": study_export(project=result["project"]), "changes": result["changes"]},
+            status=status.HTTP_201_CREATED,
+        )
 
     def get_queryset(self):
         return selectors.projects_for_user(user=self.request.user).order_by("name")
@@ -37,9 +55,30 @@ class ProjectListView(ListAPIView):
     def get_serializer_context(self):
         context = super().get_serializer_context()
         context["roles"] = dict(
-            Membership.objects.filter(user=self.request.user).values_list("project_id", "role")
+            Membership.objects.current()
+            .filter(user=self.request.user)
+            .values_list("project_id", "role")
         )
         return context
+
+
+class ProjectStudyView(APIView):
+    """GET: the project's study file. PUT: change the project to match a study file (the
+    file's slug must be this project's); researchers of the project only (404 otherwise). 200
+    with the changes; 400 names the path of the first problem and changes nothing."""
+
+    permission_classes = [IsProjectResearcher]
+
+    @extend_schema(responses=dict)
+    def get(self, request, slug):
+        return Response(study_export(project=self.project))
+
+    @extend_schema(request=dict, responses=dict)
+    def put(self, request, slug):
+        result = study_apply(data=request.data, user=request.user, slug=self.project.slug)
+        return Response(
+            {"study": study_export(project=result["project"]), "changes": result["changes"]}
+        )
 
 
 class ItemListView(ListAPIView):
@@ -113,25 +152,42 @@ def _job_response(job: ImportJob, created_status: int = status.HTTP_201_CREATED)
     return Response(data, status=status.HTTP_202_ACCEPTED)
 
 
+EXPORT_CONTENT_TYPES = {"jsonl": "application/x-ndjson", "csv": "text/csv"}
+
+
 class ExportView(APIView):
-    """Stream every current annotation as JSONL or CSV (``?format=``), in constant memory."""
+    """Stream every current annotation as JSONL or CSV (``?format=``), in constant memory;
+    ``?coders=judges`` or ``all`` adds the judges' answers (``studies.services.exports``). An
+    unknown format or coders value is a 400 naming the field."""
 
     permission_classes = [IsProjectResearcher]
 
     @extend_schema(
-        parameters=[OpenApiParameter("format", str, enum=list(FORMATS))], responses=bytes
+        parameters=[
+            OpenApiParameter("format", str, enum=list(FORMATS)),
+            OpenApiParameter("coders", str, enum=list(CODERS)),
+        ],
+        responses={
+            (200, EXPORT_CONTENT_TYPES["jsonl"]): OpenApiResponse(
+                OpenApiTypes.STR, description="JSON Lines: one annotation per line."
+            ),
+            (200, EXPORT_CONTENT_TYPES["csv"]): OpenApiResponse(
+                OpenApiTypes.STR, description="CSV with a header row."
+            ),
+        },
     )
     def get(self, request, slug):
         fmt = request.query_params.get("format", "jsonl")
-        if fmt not in FORMATS:
-            return Response({"detail": f"Unknown format {fmt!r}."}, status=400)
-        return export_response(self.project, fmt)
+        coders = request.query_params.get("coders", "humans")
+        export_options(fmt=fmt, coders=coders)  # Refusal -> JSON 400 naming the field
+        return export_response(self.project, fmt, coders)
 
 
-def export_response(project, fmt: str) -> StreamingHttpResponse:
-    content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
+def export_response(project, fmt: str, coders: str = "humans") -> StreamingHttpResponse:
     response = StreamingHttpResponse(
-        export_stream(project=project, fmt=fmt), content_type=content_type
+        export_stream(project=project, fmt=fmt, coders=coders),
+        content_type=EXPORT_CONTENT_TYPES[fmt],
     )
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-annotations.{fmt}"'
+    name = "annotations" if coders == "humans" else f"annotations-{coders}"
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{name}.{fmt}"'
     return response

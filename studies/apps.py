@@ -11,3 +11,5 @@ class StudiesConfig(AppConfig):
 
         # Every task-type package's ``demo`` module registers its demo projects.
         autodiscover_modules("demo")
+        # … and its ``replay`` module registers the replay of its source study.
+        autodiscover_modules("replay")

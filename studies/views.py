@@ -23,7 +23,7 @@ from projects.models import ImportJob
 from projects.permissions import RESEARCH_ROLES, project_for
 from studies.api import export_response
 from studies.forms import ImportForm
-from studies.services.exports import FORMATS
+from studies.services.exports import CODERS, FORMATS
 from studies.services.import_jobs import import_job_create
 from studies.services.imports import available_formats, formats_taking
 
@@ -110,6 +110,7 @@ def _project_page(request, project, task_type, form, *, status: int):
             "form": form,
             "mapping_formats": formats_taking(task_type=task_type, option="mapping"),
             "export_formats": FORMATS,
+            "export_coders": CODERS,
             "import_jobs": jobs,
             "refresh_seconds": 3 if any(j.status in ("queued", "running") for j in jobs) else 0,
         },
@@ -119,9 +120,38 @@ def _project_page(request, project, task_type, form, *, status: int):
 
 @login_required
 @require_GET
+def project_bundle(request, slug):
+    """The project's replication bundle (``studies.bundles``) as a zip file.
+
+    Security: researcher role in the project (404 otherwise); annotators appear by pseudonym."""
+    import io
+    import tempfile
+    import zipfile
+    from pathlib import Path
+
+    from studies.bundles import bundle_write
+
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    buffer = io.BytesIO()
+    with tempfile.TemporaryDirectory() as folder:
+        written = bundle_write(project=project, out=Path(folder) / project.slug)
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in written:
+                archive.write(path, arcname=f"{project.slug}/{path.name}")
+    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-bundle.zip"'
+    return response
+
+
+@login_required
+@require_GET
 def project_export(request, slug, fmt):
     project = project_for(request.user, slug, RESEARCH_ROLES)
     if fmt not in FORMATS:
         messages.error(request, f"Unknown export format {fmt!r}.")
         return redirect("project-detail", slug=slug)
-    return export_response(project, fmt)
+    coders = request.GET.get("coders", "humans")
+    if coders not in CODERS:
+        messages.error(request, f"Unknown coders {coders!r}; choose one of {', '.join(CODERS)}.")
+        return redirect("project-detail", slug=slug)
+    return export_response(project, fmt, coders)

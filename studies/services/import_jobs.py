@@ -125,6 +125,7 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
             "created": report.created,
             "updated": report.updated,
             "skipped": report.skipped,
+            "notes": report.notes,
         }
         job.content = b""
     job.finished_at = timezone.now()

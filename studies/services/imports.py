@@ -47,14 +47,21 @@ class ImportReport:
         default_factory=list
     )  # locations of records with nothing to annotate
     skip_reason: str = "nothing to annotate"  # the task type's ``skip_reason``
+    # What the researcher should know about how items were made: note -> record locations.
+    notes: dict[str, list[str]] = field(default_factory=dict)
 
     def summary(self) -> str:
         text = f"{self.records} records read, {self.created} items created, {self.updated} updated"
         if self.skipped:
-            where = ", ".join(self.skipped[:5])
-            text += f", {len(self.skipped)} skipped ({self.skip_reason}: {where}"
-            text += ", …)" if len(self.skipped) > 5 else ")"
+            text += f", {len(self.skipped)} skipped ({self.skip_reason}: {_first(self.skipped)})"
+        for note, locations in self.notes.items():
+            count = f"{len(locations)} record{'s' if len(locations) != 1 else ''}"
+            text += f". Note for {count} ({_first(locations)}): {note}"
         return text
+
+
+def _first(locations: list[str], shown: int = 5) -> str:
+    return ", ".join(locations[:shown]) + (", …" if len(locations) > shown else "")
 
 
 def available_formats(*, task_type: TaskType) -> list[str]:
@@ -88,9 +95,13 @@ def _csv_reader(task_type: TaskType) -> Callable[[IO[str]], Iterator[tuple[str, 
             if None in row:
                 raise PayloadError("more cells than header columns", location=location)
             try:
-                yield location, task_type.csv_to_payload(row)
-            except (ValueError, TypeError) as exc:
+                payload = task_type.csv_to_payload(row)
+            except PayloadError as exc:  # a cell named by the task type's decoding
+                exc.location = exc.location or location
+                raise
+            except (ValueError, TypeError, RecursionError) as exc:
                 raise PayloadError(f"cannot read the row: {exc}", location=location) from None
+            yield location, payload
 
     return read
 
@@ -131,7 +142,33 @@ def _prepared_records(
             if not result:
                 report.skipped.append(location)
             for item in result:
+                _check_fits(item, location)
+                for note in item.notes:
+                    located = report.notes.setdefault(note, [])
+                    if location not in located:
+                        located.append(location)
                 yield location, item
+
+
+# Item columns a task type fills from the record, with the record field to name in an error.
+_ITEM_LIMITS = (
+    ("external_id", "id", Item._meta.get_field("external_id").max_length),
+    ("group", "group", Item._meta.get_field("group").max_length),
+)
+
+
+def _check_fits(item: PreparedItem, location: str) -> None:
+    """An item's external id and group fit their columns (a task type may build them from
+    several fields, e.g. ``id#evidence`` in the full masking setting)."""
+    for attribute, field_name, limit in _ITEM_LIMITS:
+        value = getattr(item, attribute)
+        if len(value) > limit:
+            raise PayloadError(
+                f"the item's {attribute.replace('_', ' ')} built from this record "
+                f"({value[:60]!r}…) is {len(value)} characters; at most {limit}",
+                field=field_name,
+                location=location,
+            )
 
 
 def _validated(
@@ -144,10 +181,12 @@ def _validated(
             # the validated ones.
             validated = task_type.validate_payload(record)
             _check_storable({k: v for k, v in record.items() if k not in validated})
-            yield location, {**record, **validated}
         except PayloadError as exc:
             exc.location = exc.location or location
             raise
+        except (ValueError, TypeError, RecursionError) as exc:  # e.g. a number too long to convert
+            raise PayloadError(f"cannot read the record: {exc}", location=location) from None
+        yield location, {**record, **validated}
 
 
 def _check_storable(extra: dict) -> None:

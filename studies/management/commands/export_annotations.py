@@ -3,25 +3,35 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from projects.models import Project
-from studies.services.exports import FORMATS, export_stream
+from studies.services.exports import CODERS, FORMATS, export_stream
 
 
 class Command(BaseCommand):
-    help = "Export a project's annotations as JSONL or CSV (streamed, constant memory)."
+    help = (
+        "Export a project's annotations as JSONL or CSV (streamed, constant memory): the humans' "
+        "(default), the judges' (--coders judges), or both in one file (--coders all)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True)
         parser.add_argument("--format", dest="fmt", choices=FORMATS, default="jsonl")
+        parser.add_argument(
+            "--coders",
+            choices=CODERS,
+            default="humans",
+            help="Whose answers: humans (default), judges, or all (one row per human annotation "
+            "and per judge result, with coder_kind and the judge columns).",
+        )
         parser.add_argument("--out", help="Output file (default: standard output)")
 
-    def handle(self, *args, project, fmt, out, **options):
+    def handle(self, *args, project, fmt, out, coders="humans", **options):
         try:
             target = Project.objects.get(slug=project)
         except Project.DoesNotExist:
             raise CommandError(f"No project with slug {project!r}.") from None
         stream = open(out, "w", encoding="utf-8", newline="") if out else sys.stdout
         try:
-            for chunk in export_stream(project=target, fmt=fmt):
+            for chunk in export_stream(project=target, fmt=fmt, coders=coders):
                 stream.write(chunk)
         finally:
             if out:

@@ -42,6 +42,10 @@ class Command(BaseCommand):
                     reader_options["mapping"] = handle.read()
             except FileNotFoundError:
                 raise CommandError(f"No such mapping file: {mapping}") from None
+            except UnicodeDecodeError as exc:
+                raise CommandError(
+                    f"Nothing imported. The mapping file is not UTF-8 text (byte {exc.start})."
+                ) from None
         try:
             with open(file, "rb") as stream:
                 size = os.fstat(stream.fileno()).st_size

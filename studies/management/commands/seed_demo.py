@@ -10,7 +10,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from projects.models import Membership, Project
 from studies.demos import demos
+from studies.replays import replays
 
 
 class Command(BaseCommand):
@@ -25,6 +27,18 @@ class Command(BaseCommand):
             for demo in demos():
                 summary = demo.create(researcher=researcher, annotators=annotators)
                 self.stdout.write(f"  [{demo.name}] {summary}")
+        # Every source study, replayed once: a finished study of each kind, dashboard included.
+        for replay in replays():
+            if not Project.objects.filter(slug=replay.slug).exists():
+                replay.run(scale=1, seed=87)
+            Membership.objects.get_or_create(
+                project=Project.objects.get(slug=replay.slug),
+                user=researcher,
+                defaults={"role": Membership.Role.RESEARCHER},
+            )
+            self.stdout.write(
+                f"  [replay {replay.name}] {replay.title}: /p/{replay.slug}/agreement/"
+            )
 
         self.stdout.write(self.style.SUCCESS("Demo accounts (passwords are new on every run):"))
         for username, password in accounts:

@@ -1,0 +1,361 @@
+"""Replication bundles: everything needed to reproduce a study, in formats dataset users load.
+
+``bundle_write(project=…, out=…)`` writes a folder:
+
+* ``study.json`` — the study file (:mod:`studies.study_files`) without member accounts;
+* ``items`` — external id, kind, group, position, payload, prepared data and gold;
+* ``annotations`` — every current human answer, by the annotator's pseudonym, with active time;
+* ``annotators`` — pseudonym and qualification state (who the dashboard counts);
+* ``judge_results`` — every judge answer or failure, with judge, kind, model, prompt version,
+  setting, outcome, message, tokens and latency (no raw replies);
+* each of those four as JSON Lines and as Parquet (nested fields JSON-encoded), loadable with
+  ``datasets.load_dataset("parquet", data_files=…)``;
+* ``agreement.json`` — the dashboard's report (every annotator but the disqualified);
+* ``README.md`` — a dataset card: what, who, when, licences, how computed, the agreement summary;
+* ``manifest.json`` — each file's sha256 and row count.
+
+``bundle_load(directory=…)`` loads a bundle into an instance that does not have the project:
+the project, items, annotator accounts named after the pseudonyms (no usable password),
+submitted assignments and annotations, judges (by name) and their results; the dashboard then
+gives the same figures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from agreement.reports import AnnotatorFilter, ReportOptions, build_report
+from agreement.reports.gather import gather
+from annotation.models import Annotation, Assignment, Item
+from core.errors import Refusal
+from llm_judges.models import Judge, JudgeResult
+from projects.models import Membership, Project
+from studies.study_files import study_apply, study_export
+
+TABLES = ("items", "annotations", "annotators", "judge_results")
+NESTED = {"payload", "prepared", "gold", "answer", "detail"}
+
+
+def _items(project: Project) -> list[dict]:
+    return [
+        {
+            "external_id": i.external_id,
+            "kind": i.kind,
+            "group": i.group,
+            "position": i.position,
+            "payload": i.payload,
+            "prepared": i.prepared,
+            "gold": i.gold,
+        }
+        for i in Item.objects.filter(project=project).order_by("position", "id")
+    ]
+
+
+def _annotations(project: Project, pseudonyms: dict[int, str]) -> list[dict]:
+    rows = (
+        Annotation.objects.filter(item__project=project, is_current=True)
+        .select_related("item")
+        .order_by("item__position", "item_id", "annotator_id")
+    )
+    return [
+        {
+            "item": a.item.external_id,
+            "annotator": pseudonyms.get(a.annotator_id, f"ann-removed-{a.annotator_id}"),
+            "answer": a.answer,
+            "version": a.version,
+            "time_spent_ms": a.time_spent_ms,
+            "created_at": a.created_at.isoformat(),
+        }
+        for a in rows
+    ]
+
+
+def _judge_results(project: Project) -> list[dict]:
+    rows = (
+        JudgeResult.objects.filter(item__project=project)
+        .select_related("item", "judge")
+        .order_by("judge__name", "item__position", "id")
+    )
+    return [
+        {
+            "item": r.item.external_id,
+            "judge": r.judge.name,
+            "kind": r.judge.kind,
+            "model": r.judge.model,
+            "prompt_version": r.prompt_version,
+            "setting": r.setting,
+            "run": r.run_id,
+            "outcome": r.status,
+            "answer": r.answer if r.status == JudgeResult.Status.OK else None,
+            "message": r.error,
+            "prompt_tokens": r.prompt_tokens,
+            "completion_tokens": r.completion_tokens,
+            "latency_ms": r.latency_ms,
+        }
+        for r in rows
+    ]
+
+
+def project_report(project: Project) -> dict:
+    annotator_filter = AnnotatorFilter()
+    return build_report(
+        gather(project=project, annotator_filter=annotator_filter, options=ReportOptions()),
+        annotator_filter,
+    )
+
+
+def _write_table(out: Path, name: str, rows: list[dict]) -> list[Path]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    jsonl = out / f"{name}.jsonl"
+    jsonl.write_text(
+        "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows),
+        encoding="utf-8",
+    )
+    flat = [
+        {
+            k: json.dumps(v, ensure_ascii=False, sort_keys=True) if k in NESTED else v
+            for k, v in r.items()
+        }
+        for r in rows
+    ]
+    parquet = out / f"{name}.parquet"
+    table = pa.Table.from_pylist(flat) if flat else pa.table({})
+    pq.write_table(table, parquet)
+    return [jsonl, parquet]
+
+
+def _pseudonymised(value: Any, names: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {names.get(k, k): _pseudonymised(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_pseudonymised(v, names) for v in value]
+    if isinstance(value, str):
+        return names.get(value, value)
+    return value
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def bundle_write(*, project: Project, out: Path) -> list[Path]:
+    """Write the project's replication bundle into ``out`` (created; must be empty)."""
+    out.mkdir(parents=True, exist_ok=True)
+    if any(out.iterdir()):
+        raise Refusal(f"{out} is not empty; give a new folder.", field="out")
+    members = Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR)
+    pseudonyms = {m.user_id: m.pseudonym for m in members}
+    tables = {
+        "items": _items(project),
+        "annotations": _annotations(project, pseudonyms),
+        "annotators": [
+            {"annotator": m.pseudonym, "qualification": m.qualification}
+            for m in members.order_by("pseudonym")
+        ],
+        "judge_results": _judge_results(project),
+    }
+    study = {**study_export(project=project), "members": []}
+    written = [out / "study.json"]
+    (out / "study.json").write_text(
+        json.dumps(study, indent=2, ensure_ascii=False), encoding="utf-8"
+    )
+    for name, rows in tables.items():
+        written += _write_table(out, name, rows)
+    # Annotators are published by pseudonym only: account names in the report become pseudonyms.
+    names = {
+        m.user.username: m.pseudonym
+        for m in Membership.objects.filter(project=project).select_related("user")
+    }
+    report = _pseudonymised(project_report(project), names)
+    (out / "agreement.json").write_text(
+        json.dumps(report, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
+    )
+    written.append(out / "agreement.json")
+    (out / "README.md").write_text(_card(project, tables, report), encoding="utf-8")
+    written.append(out / "README.md")
+    manifest = {
+        "project": project.slug,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "files": {
+            p.name: {
+                "sha256": _sha256(p),
+                **({"rows": len(tables[p.stem])} if p.stem in tables else {}),
+            }
+            for p in written
+        },
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return [*written, out / "manifest.json"]
+
+
+def _card(project: Project, tables: dict, report: dict) -> str:
+    summary = report.get("section", {}).get("summary", []) if report.get("section") else []
+    figures = "\n".join(f"- {f['label']}: {f['value']}" for f in summary) or "- (no figures yet)"
+    agreement = report.get("tables", {}).get("agreement", {}).get("rows", [])
+    alphas = "\n".join(
+        f"- α ({row.get('field')}, {row.get('distance', '')}): {row.get('alpha')}"
+        for row in agreement
+    )
+    judges = sorted({r["judge"] for r in tables["judge_results"]})
+    return f"""# {project.name}
+
+Replication bundle of the Concord project `{project.slug}` (task type `{project.task_type}`),
+written {timezone.now():%Y-%m-%d}.
+
+## What
+- {len(tables["items"])} items (`items.*`: payload as imported, prepared data, gold).
+- {len(tables["annotations"])} current human annotations by {len(tables["annotators"])}
+  annotators, named by pseudonym (`annotations.*`, `annotators.*`).
+- {len(tables["judge_results"])} judge results{f" ({', '.join(judges)})" if judges else ""}
+  (`judge_results.*`; failures keep the server's message, no raw replies).
+- `study.json`: the project's settings (task config, guidelines, crowd and quality settings).
+- `agreement.json`: the dashboard's report, computed by Concord's agreement code over every
+  annotator except the disqualified, regular items only, current answers only.
+
+Every table is JSON Lines and Parquet (nested fields JSON-encoded); for example
+`datasets.load_dataset("parquet", data_files="annotations.parquet")`.
+`manifest.json` lists each file's sha256.
+
+## Figures
+{figures}
+{alphas}
+
+## Licences
+The items keep the licence of the data they were imported from (see the project's source, e.g.
+the `LICENSE` file beside the data in Concord's `data/` folder); the annotations are released by
+the study's researchers under the terms they choose. Annotators appear only by pseudonym.
+
+## Reproduce
+`manage.py bundle_load DIR` loads this folder into a Concord instance without the project; its
+dashboard then gives the same figures.
+"""
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+@transaction.atomic
+def bundle_load(*, directory: Path, user=None) -> Project:
+    """Load a bundle written by :func:`bundle_write` into this instance (see the module doc)."""
+    missing = [
+        n for n in ("study.json", *(f"{t}.jsonl" for t in TABLES)) if not (directory / n).is_file()
+    ]
+    if missing:
+        raise Refusal(
+            f"{directory} is not a Concord bundle: {missing[0]} is missing.", field="directory"
+        )
+    study = json.loads((directory / "study.json").read_text(encoding="utf-8"))
+    if Project.objects.filter(slug=study.get("slug")).exists():
+        raise Refusal(f"slug: a project {study.get('slug')!r} exists here already.", field="slug")
+    project = study_apply(data=study, user=user, create_only=True)["project"]
+    items = Item.objects.bulk_create(
+        [
+            Item(project=project, **{k: row[k] for k in ITEM_FIELDS})
+            for row in _read_jsonl(directory / "items.jsonl")
+        ]
+    )
+    by_external = {i.external_id: i for i in items}
+    annotators = _load_annotators(project, _read_jsonl(directory / "annotators.jsonl"))
+    _load_annotations(
+        project, by_external, annotators, _read_jsonl(directory / "annotations.jsonl")
+    )
+    _load_judge_results(by_external, _read_jsonl(directory / "judge_results.jsonl"))
+    return project
+
+
+ITEM_FIELDS = ("external_id", "kind", "group", "position", "payload", "prepared", "gold")
+
+
+def _account(project: Project, pseudonym: str):
+    """A placeholder account for a bundle's annotator (no usable password: cannot log in)."""
+    account, created = get_user_model().objects.get_or_create(
+        username=f"{project.slug}-{pseudonym}"
+    )
+    if created:
+        account.set_unusable_password()
+        account.save(update_fields=["password"])
+    return account
+
+
+def _load_annotators(project: Project, rows: list[dict]) -> dict[str, Any]:
+    annotators = {}
+    for row in rows:
+        account = _account(project, row["annotator"])
+        Membership.objects.create(
+            project=project,
+            user=account,
+            role=Membership.Role.ANNOTATOR,
+            qualification=row["qualification"],
+            pseudonym=row["annotator"],
+        )
+        annotators[row["annotator"]] = account
+    return annotators
+
+
+def _load_annotations(
+    project: Project, by_external: dict[str, Item], annotators: dict[str, Any], rows: list[dict]
+) -> None:
+    """Submitted assignments and their annotations; an answer of a removed member is kept under
+    a placeholder account."""
+    now = timezone.now()
+    counts: dict[int, int] = {}
+    for sequence, row in enumerate(rows, start=1):
+        item = by_external[row["item"]]
+        account = annotators.get(row["annotator"]) or _account(project, row["annotator"])
+        assignment = Assignment.objects.create(
+            project=project,
+            item=item,
+            annotator=account,
+            state=Assignment.State.SUBMITTED,
+            reserved_at=now,
+            expires_at=now,
+            submitted_at=now,
+            sequence=sequence,
+        )
+        Annotation.objects.create(
+            assignment=assignment,
+            item=item,
+            annotator=account,
+            answer=row["answer"],
+            version=row["version"],
+            time_spent_ms=row["time_spent_ms"],
+        )
+        if item.kind == Item.Kind.REGULAR:
+            counts[item.id] = counts.get(item.id, 0) + 1
+    for item_id, count in counts.items():
+        Item.objects.filter(id=item_id).update(assigned_count=count)
+
+
+def _load_judge_results(by_external: dict[str, Item], rows: list[dict]) -> None:
+    for row in rows:
+        judge, _ = Judge.objects.get_or_create(
+            name=row["judge"],
+            defaults={
+                "kind": row["kind"],
+                "model": row["model"],
+                "prompt_version": row["prompt_version"],
+            },
+        )
+        JudgeResult.objects.create(
+            item=by_external[row["item"]],
+            judge=judge,
+            prompt_version=row["prompt_version"],
+            setting=row["setting"],
+            status=row["outcome"],
+            answer=row["answer"],
+            error=row["message"],
+            prompt_tokens=row["prompt_tokens"],
+            completion_tokens=row["completion_tokens"],
+            latency_ms=row["latency_ms"],
+        )

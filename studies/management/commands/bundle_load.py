@@ -1,0 +1,27 @@
+"""``manage.py bundle_load DIR``: load a replication bundle into this instance."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from core.errors import Refusal
+from studies.bundles import bundle_load
+
+
+class Command(BaseCommand):
+    help = "Load a replication bundle (written by `manage.py bundle`) as a new project."
+
+    def add_arguments(self, parser):
+        parser.add_argument("directory")
+
+    def handle(self, *args, directory, **options):
+        try:
+            project = bundle_load(directory=Path(directory))
+        except Refusal as exc:
+            raise CommandError(exc.message) from None
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Loaded {project.slug}: {project.items.count()} items "
+                f"(dashboard: /p/{project.slug}/agreement/)"
+            )
+        )

@@ -1,0 +1,278 @@
+"""Annotations collected elsewhere (the original study of a reproduction, an MTurk batch result,
+another tool), imported as the answers of *external coders*: not accounts, never able to log in,
+counted on every dashboard beside the annotators as ``ext:<name>`` (``agreement.reports.gather``).
+
+Formats: ``jsonl`` — one object per line, ``{"item": external id, "coder": name, "answer": {…}
+[, "time_spent_ms", "annotated_at" (ISO 8601), "source"]}``; ``csv`` — columns ``item``,
+``coder``, optional ``time_spent_ms``, ``annotated_at``, ``source``, and one column per answer
+field (a cell that reads as JSON — a number, a list — is taken as such; an empty cell leaves the
+field out); and each task type's ``annotation_readers`` (e.g. citation recovery's
+``utility-ratings``, the Transparent-FCExp helpfulness ratings).
+
+Answers are checked field by field against the task type's answer serializer (a source may
+record only some fields: the helpfulness ratings have no sentence selection, and reports count
+only the fields an answer has). All or nothing: the first bad row is named with its line and
+field and nothing is written. Importing the same coder and item again replaces that answer.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import json
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from typing import IO, Any
+
+from django.db import transaction
+from django.utils import timezone
+from rest_framework import serializers
+
+from annotation import task_types
+from annotation.models import ExternalAnnotation, ExternalCoder, Item
+from annotation.task_types import PayloadError
+from core.json_safety import json_problem
+from projects.models import Project
+from studies.services.imports import ImportFailed
+
+GENERIC = ("jsonl", "csv")
+META = ("item", "coder", "time_spent_ms", "annotated_at", "source")
+
+
+def annotation_formats(*, project: Project) -> list[str]:
+    return [*GENERIC, *task_types.get(project.task_type).annotation_readers]
+
+
+def _jsonl(stream: IO[str]) -> Iterator[tuple[str, dict]]:
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        location = f"line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise PayloadError(f"not valid JSON: {exc.msg}", location=location) from None
+        except RecursionError:
+            raise PayloadError("JSON nested too deeply", location=location) from None
+        if not isinstance(record, dict):
+            raise PayloadError("expected a JSON object", location=location)
+        yield location, record
+
+
+def _cell(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except (json.JSONDecodeError, RecursionError):
+        return value
+
+
+def _csv(stream: IO[str]) -> Iterator[tuple[str, dict]]:
+    reader = csv.DictReader(stream)
+    for column in ("item", "coder"):
+        if column not in (reader.fieldnames or []):
+            raise PayloadError(f"the CSV needs an {column!r} column", location="line 1")
+    for row in reader:
+        location = f"line {reader.line_num}"
+        answer = {
+            k: _cell(v) for k, v in row.items() if k not in META and k and v not in (None, "")
+        }
+        record = {k: row[k] for k in META if row.get(k) not in (None, "")}
+        if "time_spent_ms" in record:
+            record["time_spent_ms"] = _cell(record["time_spent_ms"])
+        yield location, {**record, "answer": answer}
+
+
+def _text(stream: IO) -> IO[str]:
+    if isinstance(stream, io.TextIOBase):
+        return stream
+    return codecs.getreader("utf-8")(stream, errors="strict")
+
+
+def _checked(
+    location: str, record: Mapping, answer_fields: Mapping[str, serializers.Field]
+) -> dict:
+    def refuse(message: str, field: str) -> PayloadError:
+        return PayloadError(message, field=field, location=location)
+
+    coder = record.get("coder")
+    if not isinstance(coder, str) or not coder.strip() or len(coder) > 100 or "\x00" in coder:
+        raise refuse("a coder name of 1 to 100 characters is needed", "coder")
+    answer = record.get("answer")
+    if not isinstance(answer, dict) or not answer:
+        raise refuse("an answer object with at least one field is needed", "answer")
+    problem = json_problem(answer)
+    if problem:
+        raise refuse(problem, "answer")
+    clean = {}
+    for key, value in answer.items():
+        field = answer_fields.get(key)
+        if field is None:
+            raise refuse(
+                f"not an answer field here (fields: {', '.join(answer_fields)})", f"answer.{key}"
+            )
+        try:
+            clean[key] = field.to_representation(field.run_validation(value))
+        except serializers.ValidationError as exc:
+            detail = exc.detail if isinstance(exc.detail, list) else [exc.detail]
+            raise refuse(" ".join(str(d) for d in detail), f"answer.{key}") from None
+    time_spent = record.get("time_spent_ms")
+    if time_spent is not None and (
+        isinstance(time_spent, bool)
+        or not isinstance(time_spent, int)
+        or not 0 <= time_spent < 10**12
+    ):
+        raise refuse("milliseconds as a whole number from 0", "time_spent_ms")
+    annotated_at = record.get("annotated_at")
+    if annotated_at is not None:
+        try:
+            annotated_at = datetime.fromisoformat(str(annotated_at))
+        except ValueError:
+            raise refuse(
+                "an ISO 8601 date and time, e.g. 2024-05-01T12:00:00Z", "annotated_at"
+            ) from None
+    source = record.get("source") or ""
+    if not isinstance(source, str) or len(source) > 200:
+        raise refuse("at most 200 characters of text", "source")
+    return {
+        "coder": coder.strip(),
+        "answer": clean,
+        "time_spent_ms": time_spent,
+        "annotated_at": annotated_at,
+        "source": source,
+    }
+
+
+class UnknownItem(PayloadError):
+    """A row names an item this project does not have."""
+
+
+def _item_for(location: str, record: Mapping, items: Mapping[str, tuple[int, dict]]) -> int:
+    wanted = record.get("item")
+    candidates = wanted if isinstance(wanted, list) else [wanted]
+    if not candidates or not all(isinstance(c, str) and c for c in candidates):
+        raise PayloadError("the item's external id is needed", field="item", location=location)
+    for candidate in candidates:
+        if candidate in items:
+            item_id, payload = items[candidate]
+            for key, value in (record.get("expect") or {}).items():
+                if payload.get(key) != value:
+                    raise PayloadError(
+                        f"item {candidate!r} has {key} {payload.get(key)!r}, not {value!r}",
+                        field="item",
+                        location=location,
+                    )
+            return item_id
+    raise UnknownItem(f"no item {candidates[0]!r} in this project", field="item", location=location)
+
+
+def import_annotations(
+    *, project: Project, stream: IO, fmt: str, source: str = "", skip_unknown_items: bool = False
+) -> dict[str, Any]:
+    """Import annotations collected elsewhere (see the module docstring); returns counts.
+    ``skip_unknown_items``: rows naming an item the project does not have (e.g. ratings of
+    explanations that were never imported) are left out and counted instead of refused."""
+    task = task_types.get(project.task_type)
+    readers = {"jsonl": _jsonl, "csv": _csv, **task.annotation_readers}
+    if fmt not in readers:
+        raise ImportFailed(
+            f"Unknown format {fmt!r}; use one of {', '.join(readers)}.", field="format"
+        )
+    rows, unknown = _read_rows(
+        project=project,
+        rows=readers[fmt](_text(stream)),
+        answer_fields=dict(task.answer_serializer().fields),
+        source=source,
+        skip_unknown_items=skip_unknown_items,
+    )
+    names = sorted({row["coder"] for row in rows})
+    new_coders = _store(project=project, rows=rows, names=names, source=source)
+    return {
+        "annotations": len(rows),
+        "coders": len(names),
+        "new_coders": new_coders,
+        "skipped": len(unknown),
+        "skipped_first": unknown[0] if unknown else "",
+    }
+
+
+def _read_rows(
+    *, project, rows, answer_fields, source: str, skip_unknown_items: bool
+) -> tuple[list[dict], list[str]]:
+    """Every row checked (all or nothing), with its item id; the locations of unknown items."""
+    items = {
+        external_id: (item_id, payload)
+        for external_id, item_id, payload in Item.objects.filter(project=project).values_list(
+            "external_id", "id", "payload"
+        )
+    }
+    checked, seen, unknown = [], {}, []
+    try:
+        for location, record in rows:
+            row = _checked(location, record, answer_fields)
+            try:
+                row["item_id"] = _item_for(location, record, items)
+            except UnknownItem:
+                if not skip_unknown_items:
+                    raise
+                unknown.append(location)
+                continue
+            key = (row["coder"], row["item_id"])
+            if key in seen:
+                raise PayloadError(
+                    f"coder {row['coder']!r} answers this item twice (also {seen[key]})",
+                    field="coder",
+                    location=location,
+                )
+            seen[key] = location
+            row["source"] = row["source"] or source
+            checked.append(row)
+    except PayloadError as exc:
+        raise ImportFailed(f"Nothing imported. {exc}", field=exc.field or "file") from None
+    except UnicodeDecodeError as exc:
+        raise ImportFailed(
+            f"Nothing imported. The file is not UTF-8 (byte {exc.start}).", field="file"
+        ) from None
+    if not checked:
+        raise ImportFailed("Nothing imported: the file has no annotations.", field="file")
+    return checked, unknown
+
+
+def _store(*, project, rows: list[dict], names: list[str], source: str) -> int:
+    """Write the coders and answers in one transaction; returns how many coders are new."""
+    now = timezone.now()
+    with transaction.atomic():
+        existing = set(
+            ExternalCoder.objects.filter(project=project, name__in=names).values_list(
+                "name", flat=True
+            )
+        )
+        ExternalCoder.objects.bulk_create(
+            [
+                ExternalCoder(project=project, name=n, source=source)
+                for n in names
+                if n not in existing
+            ]
+        )
+        coders = dict(
+            ExternalCoder.objects.filter(project=project, name__in=names).values_list("name", "id")
+        )
+        ExternalAnnotation.objects.bulk_create(
+            [
+                ExternalAnnotation(
+                    coder_id=coders[row["coder"]],
+                    item_id=row["item_id"],
+                    answer=row["answer"],
+                    time_spent_ms=row["time_spent_ms"],
+                    annotated_at=row["annotated_at"],
+                    source=row["source"],
+                    updated_at=now,
+                )
+                for row in rows
+            ],
+            update_conflicts=True,
+            unique_fields=["coder", "item"],
+            update_fields=["answer", "time_spent_ms", "annotated_at", "source", "updated_at"],
+            batch_size=2000,
+        )
+    return len(names) - len(existing)

@@ -1,0 +1,357 @@
+"""Study files: one file (YAML or JSON) that describes a project, so a study can be reviewed,
+versioned, copied and published, and set up with ``manage.py study apply FILE`` or the API.
+
+Keys: ``slug``, ``name``, ``task_type``, ``config`` (the task type's settings), ``guidelines``
+(Markdown; or ``guidelines_file``, a path relative to the study file, on the command line),
+``annotators_per_item``, ``status``, ``crowd`` (crowd and quality settings, see
+:mod:`projects.crowd`) and ``members`` (``[{username, role}]``). They are validated by the same
+serializers the admin and the task types use; every problem is reported with its path in the file
+(``crowd.controls_per_batch: …``) and nothing is changed. :func:`study_apply` creates or updates
+the project and returns the changes (``dry_run`` only reports them); :func:`study_export` writes
+the file back, so applying an exported file changes nothing.
+
+Members: listed accounts are added or given the listed role; members the file does not list are
+kept (work is never dropped), and crowd-platform accounts are never listed. The task type of a
+project that has items cannot change.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from rest_framework import serializers
+
+from annotation import task_types
+from core.errors import Refusal
+from projects.crowd import CrowdSettingsSerializer
+from projects.members import member_add, member_role_set
+from projects.models import Membership, Project
+
+KEYS = (
+    "slug",
+    "name",
+    "task_type",
+    "status",
+    "annotators_per_item",
+    "guidelines",
+    "config",
+    "crowd",
+    "members",
+)
+CROWD_ACCOUNT_PREFIXES = ("prolific-", "mturk-")
+
+
+class MemberSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    role = serializers.ChoiceField(
+        choices=Membership.Role.values, default=Membership.Role.ANNOTATOR
+    )
+
+
+class StudySerializer(serializers.Serializer):
+    slug = serializers.SlugField(max_length=80)
+    name = serializers.CharField(max_length=200)
+    task_type = serializers.ChoiceField(choices=[])
+    status = serializers.ChoiceField(choices=Project.Status.values, default=Project.Status.ACTIVE)
+    annotators_per_item = serializers.IntegerField(min_value=1, max_value=100, default=3)
+    guidelines = serializers.CharField(allow_blank=True, default="", trim_whitespace=False)
+    config = serializers.DictField(default=dict)
+    crowd = serializers.DictField(default=dict)
+    members = MemberSerializer(many=True, default=list)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["task_type"].choices = [t.slug for t in task_types.all_task_types()]
+
+    def to_internal_value(self, data: Any) -> dict:
+        if isinstance(data, Mapping):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {unknown[0]: f"Unknown key; a study file has: {', '.join(self.fields)}."}
+                )
+        return super().to_internal_value(data)
+
+    def validate(self, attrs: dict) -> dict:
+        errors: dict[str, Any] = {}
+        config = task_types.get(attrs["task_type"]).config_serializer(data=attrs["config"])
+        if not config.is_valid():
+            errors["config"] = config.errors
+        crowd = CrowdSettingsSerializer(data=attrs["crowd"])
+        try:
+            valid_crowd = crowd.is_valid()
+        except serializers.ValidationError as exc:  # unknown keys are refused in to_internal_value
+            errors["crowd"] = exc.detail
+        else:
+            if not valid_crowd:
+                errors["crowd"] = crowd.errors
+        names = [m["username"] for m in attrs["members"]]
+        known = set(
+            get_user_model().objects.filter(username__in=names).values_list("username", flat=True)
+        )
+        member_errors = {}
+        for index, name in enumerate(names):
+            if name not in known:
+                member_errors[index] = {"username": f"No account {name!r}; create it first."}
+            elif names.index(name) != index:
+                member_errors[index] = {"username": f"{name!r} is listed twice."}
+        if member_errors:
+            errors["members"] = member_errors
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+def error_paths(detail: Any, prefix: str = "") -> list[str]:
+    """``["crowd.controls_per_batch: Ensure …", "members[1].username: …"]`` from DRF errors."""
+    if isinstance(detail, Mapping):
+        out = []
+        for key, value in detail.items():
+            if isinstance(key, int) or (isinstance(key, str) and key.isdecimal()):
+                path = f"{prefix}[{key}]"
+            elif key == "non_field_errors":
+                path = prefix
+            else:
+                path = f"{prefix}.{key}" if prefix else str(key)
+            out += error_paths(value, path)
+        return out
+    if isinstance(detail, list):
+        if all(not isinstance(v, (Mapping, list)) for v in detail):
+            return [f"{prefix or 'file'}: {' '.join(str(v) for v in detail)}"]
+        out = []
+        for index, value in enumerate(detail):
+            if value:
+                out += error_paths(value, f"{prefix}[{index}]")
+        return out
+    return [f"{prefix or 'file'}: {detail}"]
+
+
+def read_study_file(path: Path) -> dict:
+    """The file's data (YAML or JSON by its suffix); ``guidelines_file`` is read relative to it."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise Refusal(f"{path.name} is not valid YAML: {exc}", field="file") from None
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise Refusal(
+                f"{path.name} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}",
+                field="file",
+            ) from None
+    if not isinstance(data, dict):
+        raise Refusal(f"{path.name} must hold one object (a mapping of keys).", field="file")
+    if "guidelines_file" in data:
+        if "guidelines" in data:
+            raise Refusal("Give guidelines or guidelines_file, not both.", field="guidelines_file")
+        target = (path.parent / str(data.pop("guidelines_file"))).resolve()
+        if not target.is_file():
+            raise Refusal(f"guidelines_file: {target} does not exist.", field="guidelines_file")
+        data["guidelines"] = target.read_text(encoding="utf-8")
+    return data
+
+
+def _validated(data: Any) -> dict:
+    serializer = StudySerializer(data=data)
+    if not serializer.is_valid():
+        problems = error_paths(serializer.errors)
+        raise Refusal(
+            "The study file was refused; nothing changed. " + "; ".join(problems),
+            field=problems[0].split(":")[0] if problems else "file",
+            errors=serializer.errors,
+        )
+    return dict(serializer.validated_data)
+
+
+def study_export(*, project: Project) -> dict:
+    """The study file of a project (members without crowd-platform accounts)."""
+    members = [
+        {"username": m.user.username, "role": m.role}
+        for m in Membership.objects.current()
+        .filter(project=project)
+        .select_related("user")
+        .order_by("role", "user__username")
+        if not m.user.username.startswith(CROWD_ACCOUNT_PREFIXES)
+    ]
+    return {
+        "slug": project.slug,
+        "name": project.name,
+        "task_type": project.task_type,
+        "status": project.status,
+        "annotators_per_item": project.annotators_per_item,
+        "guidelines": project.guidelines,
+        "config": project.config or {},
+        "crowd": project.crowd or {},
+        "members": members,
+    }
+
+
+def _changes(before: Mapping, after: Mapping) -> list[str]:
+    changes = []
+    for key in KEYS:
+        if key == "members":
+            old = {m["username"]: m["role"] for m in before.get("members", [])}
+            for member in after["members"]:
+                name, role = member["username"], member["role"]
+                if old.get(name) != role:
+                    changes.append(f"members.{name}: {old.get(name, 'not a member')} → {role}")
+            continue
+        if before.get(key) != after[key]:
+            shown = (
+                json.dumps(before.get(key), ensure_ascii=False, sort_keys=True)[:80],
+                json.dumps(after[key], ensure_ascii=False, sort_keys=True)[:80],
+            )
+            changes.append(f"{key}: {shown[0]} → {shown[1]}")
+    return changes
+
+
+def study_apply(
+    *,
+    data: Any,
+    user=None,
+    dry_run: bool = False,
+    slug: str | None = None,
+    create_only: bool = False,
+) -> dict:
+    """Create or update the project a study file describes. Returns ``{"created", "changes",
+    "project"}`` (``project`` is None on a dry run of a new study). ``slug``: the project the
+    caller means (the API's URL); the file's slug must match it. ``create_only``: refuse a slug
+    that is taken."""
+    attrs = _validated(data)
+    if slug is not None and attrs["slug"] != slug:
+        raise Refusal(f"slug: the file is for {attrs['slug']!r}, not {slug!r}.", field="slug")
+    with transaction.atomic():
+        project = Project.objects.select_for_update().filter(slug=attrs["slug"]).first()
+        if project is not None and create_only:
+            raise Refusal(
+                f"slug: a project {attrs['slug']!r} exists; change it with PUT "
+                f"/api/projects/{attrs['slug']}/.",
+                field="slug",
+            )
+        before = study_export(project=project) if project is not None else {}
+        if (
+            project is not None
+            and project.task_type != attrs["task_type"]
+            and project.items.exists()
+        ):
+            raise Refusal(
+                f"task_type: {project.slug} has items of type {project.task_type}; "
+                "its task type cannot change.",
+                field="task_type",
+            )
+        after = {**attrs, "members": [dict(m) for m in attrs["members"]]}
+        changes = _changes(before, after)
+        if dry_run:
+            return {"created": project is None, "changes": changes, "project": project}
+        created = project is None
+        if created:
+            project = Project(slug=attrs["slug"], created_by=user)
+        for key in (
+            "name",
+            "task_type",
+            "status",
+            "annotators_per_item",
+            "guidelines",
+            "config",
+            "crowd",
+        ):
+            setattr(project, key, attrs[key])
+        project.save()
+        current = {
+            m.user.username: m
+            for m in Membership.objects.current().filter(project=project).select_related("user")
+        }
+        for index, member in enumerate(attrs["members"]):
+            try:
+                if member["username"] in current:
+                    member_role_set(membership=current[member["username"]], role=member["role"])
+                else:
+                    member_add(project=project, username=member["username"], role=member["role"])
+            except Refusal as exc:
+                raise Refusal(
+                    f"members[{index}].{exc.field or 'username'}: {exc.message} Nothing changed.",
+                    code=exc.code,
+                    field=f"members[{index}].{exc.field or 'username'}",
+                ) from None
+        if created and user is not None:
+            Membership.objects.get_or_create(
+                project=project, user=user, defaults={"role": Membership.Role.RESEARCHER}
+            )
+    return {"created": created, "changes": changes, "project": project}
+
+
+def study_json_schema() -> dict:
+    """A JSON Schema of study files, generated from the serializers above, the crowd settings
+    and each task type's config serializer."""
+    study = _schema_of(StudySerializer())
+    study["title"] = "Concord study file"
+    study["properties"]["crowd"] = _schema_of(CrowdSettingsSerializer())
+    study["properties"]["guidelines_file"] = {
+        "type": "string",
+        "description": "Path of a Markdown file, relative to the study file (instead of guidelines).",
+    }
+    study["allOf"] = [
+        {
+            "if": {"properties": {"task_type": {"const": t.slug}}},
+            "then": {"properties": {"config": _schema_of(t.config_serializer())}},
+        }
+        for t in task_types.all_task_types()
+    ]
+    return study
+
+
+def _schema_of(field: Any) -> dict:
+    if isinstance(field, serializers.ListSerializer):
+        return {"type": "array", "items": _schema_of(field.child)}
+    if isinstance(field, serializers.Serializer):
+        props = {name: _schema_of(f) for name, f in field.fields.items()}
+        required = [name for name, f in field.fields.items() if f.required]
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": props,
+            "additionalProperties": False,
+        }
+        if required:
+            schema["required"] = required
+        return schema
+    schema: dict[str, Any] = {}
+    if isinstance(field, serializers.ChoiceField):
+        schema["enum"] = list(field.choices)
+    elif isinstance(field, serializers.BooleanField):
+        schema["type"] = "boolean"
+    elif isinstance(field, serializers.IntegerField):
+        schema["type"] = "integer"
+    elif isinstance(field, (serializers.FloatField, serializers.DecimalField)):
+        schema["type"] = (
+            ["number", "string"] if isinstance(field, serializers.DecimalField) else "number"
+        )
+    elif isinstance(field, serializers.ListField):
+        schema = {"type": "array", "items": _schema_of(field.child)}
+    elif isinstance(field, serializers.DictField):
+        schema = {"type": "object"}
+    elif isinstance(field, serializers.CharField):
+        schema["type"] = "string"
+    for attr, key in (
+        ("min_value", "minimum"),
+        ("max_value", "maximum"),
+        ("max_length", "maxLength"),
+    ):
+        value = getattr(field, attr, None)
+        if value is not None:
+            schema[key] = float(value) if not isinstance(value, int) else value
+    if field.help_text:
+        schema["description"] = str(field.help_text)
+    default = getattr(field, "default", serializers.empty)
+    if default is not serializers.empty and not callable(default):
+        schema["default"] = default if not hasattr(default, "as_tuple") else str(default)
+    return schema

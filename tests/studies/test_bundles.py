@@ -1,0 +1,138 @@
+"""Replication bundles: written as JSON Lines and Parquet with a card and a manifest, loadable
+with Hugging Face ``datasets``, and loaded into an instance without the project they give the
+same dashboard figures."""
+
+import io
+import json
+import zipfile
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from annotation.models import Annotation
+from llm_judges.models import Judge, JudgeResult
+from projects.models import Project
+from studies.bundles import project_report
+from studies.replays import replay_registry
+
+
+def comparable(report):
+    """The report without what legitimately differs between two instances."""
+    report = json.loads(json.dumps(report, default=str))
+    report.pop("generated_at", None)
+    report.pop("data_version", None)
+    return report
+
+
+def same(a, b) -> bool:
+    """Equal, numbers to 1e-9 (sums over rows read back in another order)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) or isinstance(b, float):
+        return a == pytest.approx(b, rel=1e-9, abs=1e-12)
+    return a == b
+
+
+def anonymous(rows):
+    rows = [{k: v for k, v in row.items() if k != "coder"} for row in rows]
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+@pytest.fixture
+def study(db):
+    project = replay_registry.get("citation-recovery").run(scale=1, seed=3).project
+    judge = Judge.objects.create(name="gpt-x", kind="llm", model="gpt-x")
+    items = list(project.items.order_by("position"))
+    JudgeResult.objects.create(
+        item=items[0],
+        judge=judge,
+        prompt_version="v1",
+        setting="sample",
+        status="ok",
+        answer={"sentences": [1], "none": False, "helpfulness": 50},
+    )
+    JudgeResult.objects.create(
+        item=items[1],
+        judge=judge,
+        prompt_version="v1",
+        setting="sample",
+        status="failed",
+        error="HTTP 400: Server is pinned to another model",
+    )
+    return project
+
+
+def test_a_bundle_loads_into_an_instance_without_the_project_with_equal_figures(study, tmp_path):
+    before = comparable(project_report(study))
+    out = tmp_path / "bundle"
+    call_command("bundle", study.slug, str(out))
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(
+        ["study.json", "agreement.json", "README.md", "manifest.json"]
+        + [
+            f"{t}.{ext}"
+            for t in ("items", "annotations", "annotators", "judge_results")
+            for ext in ("jsonl", "parquet")
+        ]
+    )
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (
+        manifest["files"]["annotations.jsonl"]["rows"]
+        == Annotation.objects.filter(item__project=study).count()
+    )
+    report_text = (out / "agreement.json").read_text()
+    assert "cr-annotator" not in report_text  # account names never leave: pseudonyms only
+    card = (out / "README.md").read_text()
+    assert "36 current human annotations" in card and "Licences" in card
+    judged = [json.loads(line) for line in (out / "judge_results.jsonl").read_text().splitlines()]
+    assert {r["outcome"] for r in judged} == {"ok", "failed"}
+    assert next(r for r in judged if r["outcome"] == "failed")["answer"] is None
+
+    # A fresh instance: the project, its people and its judges are gone.
+    slug = study.slug
+    Project.objects.filter(slug=slug).delete()
+    JudgeResult.objects.all().delete()
+    Judge.objects.all().delete()
+    call_command("bundle_load", str(out))
+    loaded = Project.objects.get(slug=slug)
+    after = comparable(project_report(loaded))
+    assert set(after["tables"]) == set(before["tables"])
+    for name, table in before["tables"].items():
+        # Accounts are new (named after the pseudonyms), so per-coder rows are compared without
+        # the account's name.
+        assert same(anonymous(after["tables"][name]["rows"]), anonymous(table["rows"])), name
+    assert JudgeResult.objects.filter(item__project=loaded).count() == 2
+    with pytest.raises(CommandError) as again:
+        call_command("bundle_load", str(out))
+    assert "exists" in str(again.value)
+
+
+def test_the_parquet_tables_load_with_hugging_face_datasets(study, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    out = tmp_path / "bundle"
+    call_command("bundle", study.slug, str(out))
+    loaded = datasets.load_dataset(
+        "parquet", data_files=str(out / "annotations.parquet"), cache_dir=str(tmp_path / "cache")
+    )["train"]
+    assert loaded.num_rows == 36
+    first = loaded[0]
+    assert set(json.loads(first["answer"])) == {"sentences", "none", "helpfulness"}
+
+
+def test_researchers_download_the_bundle_as_a_zip_and_others_get_404(study):
+    from projects.models import Membership
+
+    researcher = Membership.objects.get(project=study, role="researcher").user
+    client = Client()
+    client.force_login(researcher)
+    response = client.get(f"/p/{study.slug}/bundle.zip")
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    names = zipfile.ZipFile(io.BytesIO(response.content)).namelist()
+    assert f"{study.slug}/annotations.parquet" in names
+    annotator = Membership.objects.filter(project=study, role="annotator").first().user
+    other = Client()
+    other.force_login(annotator)
+    assert other.get(f"/p/{study.slug}/bundle.zip").status_code == 404

@@ -1,0 +1,180 @@
+"""Annotations collected elsewhere: the real Transparent-FCExp helpfulness ratings (1,392
+ratings by 62 workers) as external coders' answers, counted by the dashboard's calibration
+exactly as a direct calibration of the same rows; bad rows named by line and field, nothing
+imported."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import CommandError, call_command
+
+from agreement.reports import AnnotatorFilter, ReportOptions, build_report
+from agreement.reports.gather import gather
+from annotation.models import ExternalAnnotation, ExternalCoder
+from metrics.calibration import calibrate_utility
+from studies.services.imports import import_items
+from task_types.citation_recovery.formats import read_transparent_fcexp
+from tests import factories
+
+DATA = Path(settings.BASE_DIR) / "data" / "transparent-fcexp"
+RATINGS = DATA / "utility_ratings_raw.csv"
+
+
+@pytest.fixture
+def rated_project(db):
+    """The 320 rated explanations (claim × generator) as items ``<generator>:<claim id>``."""
+    instances = {
+        tuple(line.split(",")[1].rsplit("_", 1)) for line in RATINGS.read_text().splitlines()[1:]
+    }
+    project = factories.ProjectFactory(task_type="citation_recovery", config={"seed": 13})
+    records = []
+    for generator in ("gpt4", "gpt35", "llama2-70b"):
+        with (DATA / f"{generator}_full_data.json").open() as stream:
+            for _, payload in read_transparent_fcexp(stream):
+                if (payload["id"], generator) in instances:
+                    records.append({**payload, "id": f"{generator}:{payload['id']}"})
+    body = "".join(json.dumps(r) + "\n" for r in records)
+    import_items(project=project, stream=io.StringIO(body), fmt="jsonl")
+    return project
+
+
+def test_the_real_ratings_give_the_dashboard_the_same_utilities_as_a_direct_calibration(
+    rated_project,
+):
+    with pytest.raises(CommandError) as refused:  # some rated explanations cite nothing
+        call_command(
+            "import_annotations", str(RATINGS), project=rated_project.slug, fmt="utility-ratings"
+        )
+    assert "field 'item': no item" in str(refused.value)
+    out = io.StringIO()
+    call_command(
+        "import_annotations",
+        str(RATINGS),
+        project=rated_project.slug,
+        fmt="utility-ratings",
+        skip_unknown_items=True,
+        stdout=out,
+    )
+    items = {i.external_id for i in rated_project.items.all()}
+    # The same rows (those on explanations that are items here), calibrated directly.
+    rows = []
+    for line in RATINGS.read_text().splitlines()[1:]:
+        worker, instance, score = line.split(",")
+        claim, generator = instance.rsplit("_", 1)
+        if f"{generator}:{claim}" in items:
+            rows.append((f"ext:{worker}", f"{generator}:{claim}", float(score)))
+    assert f"Imported {len(rows)} annotations" in out.getvalue()
+    assert f"Left out {1392 - len(rows)} rows" in out.getvalue()
+    assert len(rows) > 1200 and ExternalCoder.objects.filter(project=rated_project).count() == 62
+    direct = calibrate_utility(rows)
+    report = build_report(
+        gather(
+            project=rated_project,
+            annotator_filter=AnnotatorFilter(),
+            options=ReportOptions(n_boot=20),
+        ),
+        AnnotatorFilter(),
+    )
+    utility = {row["item"]: row for row in report["tables"]["utility"]["rows"]}
+    assert set(utility) == set(direct.items)
+    for unit, posterior in direct.items.items():
+        if unit in utility:
+            assert utility[unit]["utility_mean"] == pytest.approx(posterior.mean, abs=1e-9)
+    # Ratings only: no sentence selection is scored as an empty one.
+    humans = next(r for r in report["tables"]["scores"]["rows"] if r["source"] == "Humans")
+    assert humans["answers"] == 0
+
+
+def test_external_coders_are_chosen_and_excluded_like_annotators(rated_project):
+    first = rated_project.items.order_by("position").first()
+    body = "\n".join(
+        json.dumps(
+            {"item": first.external_id, "coder": c, "answer": {"sentences": s, "helpfulness": h}}
+        )
+        for c, s, h in (("orig-1", [0], 60), ("orig-2", [0, 1], 70))
+    )
+    call_command("import_annotations", _file(body), project=rated_project.slug, fmt="jsonl")
+    inp = gather(project=rated_project, annotator_filter=AnnotatorFilter(exclude=("ext:orig-2",)))
+    labels = {c.id: c.label for c in inp.coders}
+    assert labels["ext:orig-1"] == "orig-1 (external)" and "ext:orig-2" not in labels
+    assert any(e["id"] == "ext:orig-2" and e["reason"] == "excluded" for e in inp.excluded)
+
+
+def _file(text, name="annotations.jsonl"):
+    import tempfile
+
+    path = Path(tempfile.mkdtemp()) / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "message"),
+    [
+        (
+            '{"item": "nope", "coder": "a", "answer": {"helpfulness": 5}}',
+            "a.jsonl",
+            "line 1, field 'item': no item 'nope'",
+        ),
+        (
+            '{"item": "ITEM", "coder": "", "answer": {"helpfulness": 5}}',
+            "a.jsonl",
+            "line 1, field 'coder'",
+        ),
+        (
+            '{"item": "ITEM", "coder": "a", "answer": {"helpfulness": 500}}',
+            "a.jsonl",
+            "field 'answer.helpfulness'",
+        ),
+        (
+            '{"item": "ITEM", "coder": "a", "answer": {"colour": 1}}',
+            "a.jsonl",
+            "field 'answer.colour'",
+        ),
+        (
+            '{"item": "ITEM", "coder": "a", "answer": {"helpfulness": 5}}\n{"item": "ITEM", "coder": "a", "answer": {"helpfulness": 6}}',
+            "a.jsonl",
+            "line 2, field 'coder'",
+        ),
+        (
+            "item,coder,helpfulness\nITEM,a,50\nITEM,b,lots\n",
+            "a.csv",
+            "line 3, field 'answer.helpfulness'",
+        ),
+        (
+            "worker_id,instance,rating_score\nW1,badinstance,5\n",
+            "r.csv",
+            "line 2, field 'instance'",
+        ),
+    ],
+)
+def test_a_bad_row_is_named_by_line_and_field_and_nothing_is_imported(
+    rated_project, text, name, message
+):
+    first = rated_project.items.order_by("position").first()
+    fmt = {"a.jsonl": "jsonl", "a.csv": "csv", "r.csv": "utility-ratings"}[name]
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "import_annotations",
+            _file(text.replace("ITEM", first.external_id), name),
+            project=rated_project.slug,
+            fmt=fmt,
+        )
+    assert message in str(refused.value) and "Nothing imported" in str(refused.value)
+    assert not ExternalAnnotation.objects.exists()
+
+
+def test_importing_the_same_coder_and_item_again_replaces_the_answer(rated_project):
+    first = rated_project.items.order_by("position").first()
+    for score in (40, 90):
+        call_command(
+            "import_annotations",
+            _file(f"item,coder,helpfulness\n{first.external_id},a,{score}\n", "a.csv"),
+            project=rated_project.slug,
+            fmt="csv",
+        )
+    (only,) = ExternalAnnotation.objects.all()
+    assert only.answer == {"helpfulness": 90}
