@@ -56,6 +56,40 @@ def comparable_projects(*, user: User, project: Project) -> list[Project]:
     candidates = Project.objects.filter(task_type=project.task_type).exclude(pk=project.pk)
     if not user.is_superuser:
         candidates = candidates.filter(
-            memberships__user=user, memberships__role__in=RESEARCH_ROLES
+            memberships__user=user,
+            memberships__role__in=RESEARCH_ROLES,
+            memberships__removed_at__isnull=True,
         ).distinct()
     return list(candidates.order_by("name"))
+
+
+def judge_validation(
+    *,
+    project: Project,
+    subset: str = "all",
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    judges: tuple[str, ...] | None = None,
+) -> dict:
+    """Every judge of ``project`` (or only ``judges``) validated against the counted humans on
+    ``subset`` (:func:`agreement.reports.validation.judge_validation_report`), plus
+    ``available_judges``. A bounded number of queries, whatever the number of items and
+    answers: those of :func:`agreement.reports.gather.gather`, with one per judge.
+
+    Raises ``ValueError`` for a subset the task type does not offer or bad bootstrap settings.
+    """
+    from agreement.reports.gather import available_judges, gather
+    from agreement.reports.inputs import AnnotatorFilter, ReportOptions
+    from agreement.reports.sections import judge_validation_for
+    from agreement.reports.validation import judge_validation_report
+
+    options = ReportOptions(n_boot=n_boot, confidence=confidence)
+    names = tuple(judges) if judges is not None else tuple(available_judges(project))
+    report_input = gather(
+        project=project, annotator_filter=AnnotatorFilter(judges=names), options=options
+    )
+    result = judge_validation_report(
+        report_input, hooks=judge_validation_for(project.task_type), subset=subset
+    )
+    result["available_judges"] = report_input.available_judges
+    return result

@@ -29,6 +29,7 @@ from agreement.models import AgreementSnapshot
 from agreement.reports import AnnotatorFilter, ReportOptions, compare_reports
 from agreement.reports.inputs import ReportParameter
 from agreement.reports.plots import render as render_plot
+from agreement.reports.published import parse_published, published_report
 from agreement.reports.sections import parameters_for
 from agreement.reports.tables import column, render_cell, table, to_csv
 from annotation import task_types
@@ -262,6 +263,115 @@ def dashboard(request, slug):
     return render(request, "agreement/dashboard.html", context)
 
 
+def _comparison_context(
+    comparison: dict,
+    *,
+    names: tuple[str, str],
+    domains: dict,
+    base_query: str,
+    tables: tuple[str, ...] = ("vectors", "spearman", "scalars"),
+) -> dict:
+    """Plots and rendered tables of a ``compare_reports`` result."""
+    plots = []
+    for spearman in comparison["spearman"]["rows"]:
+        title = spearman["vector"]
+        rows = [r for r in comparison["vectors"]["rows"] if r["vector"] == title]
+        svg = render_plot(
+            {
+                "kind": "grouped",
+                "table": "vector",
+                "label": "entry",
+                "series": ["a", "b"],
+                "series_labels": {"a": names[0], "b": names[1]},
+                "title": title,
+                "domain": domains.get(title),
+            },
+            {"vector": {"rows": rows}},
+        )
+        plots.append(
+            {
+                "title": title,
+                "rho": spearman["rho"],
+                "entries": spearman["entries"],
+                "svg": mark_safe(svg),  # noqa: S308 - labels escaped by the renderer
+            }
+        )
+    return {
+        "comparison": comparison,
+        "tables": [_rendered_table(name, comparison[name], base_query) for name in tables],
+        "plots": plots,
+    }
+
+
+@login_required
+@require_GET
+def compare_published(request, slug):
+    """This project against figures typed in from a paper (e.g. the original study's MAR per
+    system): one result vector of the project's current report, entry by entry with CV*, and
+    Spearman's rho. The typed values travel in the query (nothing is stored); bad lines are
+    refused naming the line, with the form kept. ``?download=vectors|spearman|scalars``: CSV.
+
+    Security: researcher role in the project (404 otherwise).
+    """
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    try:
+        choice = parse_choice(request.GET, parameters=parameters_for(project.task_type))
+    except BadQuery as exc:
+        return HttpResponse(
+            exc.message, status=exc.status, content_type="text/plain; charset=utf-8"
+        )
+    state = services.snapshot_request(
+        project=project, annotator_filter=choice.annotator_filter, options=choice.options
+    )
+    report = state.report
+    vectors = report["comparison"]["vectors"] if report is not None else {}
+    form = {
+        "vector": request.GET.get("vector", ""),
+        "values": request.GET.get("values", ""),
+        "label": request.GET.get("label", "").strip()[:80] or "Published",
+    }
+    context = {
+        "project": project,
+        "other": {"name": form["label"]},
+        "states": [state],
+        "refresh": state.active is not None and not state.fresh,
+        "comparison": None,
+        "vectors": list(vectors),
+        "form": form,
+        "error": "",
+    }
+    status = 200
+    if report is not None and form["values"].strip():
+        try:
+            if form["vector"] not in vectors:
+                raise Refusal("Choose one of this project's result vectors.", field="vector")
+            values = parse_published(text=form["values"], known=vectors[form["vector"]])
+        except Refusal as exc:
+            context["error"] = exc.message
+            status = 400
+        else:
+            comparison = compare_reports(
+                report,
+                published_report(vector=form["vector"], values=values),
+                labels=(project.name, form["label"]),
+            )
+            download = request.GET.get("download")
+            if download in comparison:
+                return _csv_response(
+                    comparison[download], f"{project.slug}-vs-published-{download}.csv"
+                )
+            context.update(
+                _comparison_context(
+                    comparison,
+                    names=(project.name, form["label"]),
+                    domains=report["comparison"].get("domains", {}),
+                    base_query=_query_without(request.GET, "download"),
+                    tables=("vectors", "spearman"),  # a paper's figures: one vector, no scalars
+                )
+            )
+    return render(request, "agreement/compare_published.html", context, status=status)
+
+
 @login_required
 @require_GET
 def compare(request, slug):
@@ -307,39 +417,75 @@ def compare(request, slug):
                 comparison[download], f"{project.slug}-vs-{other.slug}-{download}.csv"
             )
         base_query = _query_without(request.GET, "download")
-        plots = []
-        for spearman in comparison["spearman"]["rows"]:
-            title = spearman["vector"]
-            rows = [r for r in comparison["vectors"]["rows"] if r["vector"] == title]
-            svg = render_plot(
-                {
-                    "kind": "grouped",
-                    "table": "vector",
-                    "label": "entry",
-                    "series": ["a", "b"],
-                    "series_labels": {"a": project.name, "b": other.name},
-                    "title": title,
-                    "domain": reports[0]["comparison"].get("domains", {}).get(title),
-                },
-                {"vector": {"rows": rows}},
-            )
-            plots.append(
-                {
-                    "title": title,
-                    "rho": spearman["rho"],
-                    "entries": spearman["entries"],
-                    "svg": mark_safe(svg),  # noqa: S308 - labels escaped by the renderer
-                }
-            )
         context.update(
-            {
-                "comparison": comparison,
-                "tables": [
-                    _rendered_table(name, comparison[name], base_query)
-                    for name in ("vectors", "spearman", "scalars")
-                ],
-                "plots": plots,
-                "shared_items": (reports[0]["items"], reports[1]["items"]),
-            }
+            _comparison_context(
+                comparison,
+                names=(project.name, other.name),
+                domains=reports[0]["comparison"].get("domains", {}),
+                base_query=base_query,
+            )
         )
+        context["shared_items"] = (reports[0]["items"], reports[1]["items"])
     return render(request, "agreement/compare.html", context)
+
+
+@login_required
+@require_GET
+def judge_validation(request, slug):
+    """Every judge of the project against the humans, on the chosen subset of units
+    (``?subset=all|agreed|certain``): alpha against the merged humans and, for label tasks,
+    accuracy, macro and weighted F1 with bootstrap intervals, per-class scores and a
+    confusion matrix per judge. ``?download=<table>`` returns a table as CSV.
+
+    Security: researchers of the project only (404 otherwise; see the module docstring).
+    Computed on request, not cached: its queries do not grow with the number of items.
+    """
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    subset = request.GET.get("subset", "all")
+    try:
+        result = selectors.judge_validation(project=project, subset=subset)
+    except ValueError as exc:
+        refusal = BadQuery(str(exc), field="subset")
+        return HttpResponse(
+            refusal.message, status=refusal.status, content_type="text/plain; charset=utf-8"
+        )
+    base_query = _query_without(request.GET, "download")
+    download = request.GET.get("download")
+    if download:
+        if download not in result["tables"]:
+            return HttpResponse(
+                f"No table {download!r} on this page.",
+                status=404,
+                content_type="text/plain; charset=utf-8",
+            )
+        return _csv_response(
+            result["tables"][download], f"{project.slug}-judges-{subset}-{download}.csv"
+        )
+    tables = result["tables"]
+    confusion = []
+    if "confusion" in tables:
+        for name in result["judges"]:
+            spec = {
+                "kind": "heatmap",
+                "table": "confusion",
+                "row": "reference",
+                "column": "predicted",
+                "value": "count",
+                "row_title": "humans",
+                "column_title": "judge",
+                "where": {"judge": name},
+                "title": f"Confusion matrix: {name}",
+            }
+            svg = render_plot(spec, tables)
+            if svg:
+                confusion.append({"title": name, "svg": mark_safe(svg)})  # noqa: S308 - escaped
+    context = {
+        "project": project,
+        "task_type": task_types.get(project.task_type),
+        "result": result,
+        "subset_choices": list(result["subsets"].items()),
+        "counts": [(k.replace("_", " ").capitalize(), v) for k, v in result["counts"].items()],
+        "rendered": [_rendered_table(name, tbl, base_query) for name, tbl in tables.items()],
+        "confusion": confusion,
+    }
+    return render(request, "agreement/judge_validation.html", context)

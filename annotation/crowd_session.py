@@ -23,3 +23,10 @@ def set_crowd_context(request, project, *, platform: str, ref: str, entry_id: in
     contexts = dict(request.session.get(SESSION_KEY, {}))
     contexts[str(project.id)] = {"platform": platform, "ref": ref, "entry": entry_id}
     request.session[SESSION_KEY] = contexts
+
+
+def crowd_worker(request) -> dict:
+    """Template context: ``crowd_worker`` is true in a browser that came in through a crowd entry
+    link, so every page (not only the annotation page) hides internal account names and the API."""
+    session = getattr(request, "session", None)
+    return {"crowd_worker": bool(session is not None and session.get(SESSION_KEY))}

@@ -263,3 +263,56 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"adjudication of item {self.item_id} v{self.version}"
+
+
+class ExternalCoder(models.Model):
+    """A coder whose annotations were collected elsewhere (the original study of a
+    reproduction, an MTurk batch, another tool): not an account, never able to log in. Reports
+    and exports show them beside the annotators as ``ext:<name>``."""
+
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.CASCADE, related_name="external_coders"
+    )
+    name = models.CharField(max_length=100)
+    source = models.CharField(
+        max_length=200, blank=True, help_text="Where their annotations come from (file, study)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="externalcoder_unique_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"ext:{self.name}"
+
+    @property
+    def coder_id(self) -> str:
+        return f"ext:{self.name}"
+
+
+class ExternalAnnotation(models.Model):
+    """An answer an external coder gave an item, in the task type's answer shape (fields the
+    source did not record are absent)."""
+
+    coder = models.ForeignKey(ExternalCoder, on_delete=models.CASCADE, related_name="annotations")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="external_annotations")
+    answer = models.JSONField()
+    time_spent_ms = models.PositiveBigIntegerField(null=True, blank=True)
+    annotated_at = models.DateTimeField(null=True, blank=True)
+    source = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(
+        auto_now=True, help_text="Set on every import, so dashboards see a replaced answer."
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["coder", "item"], name="externalannotation_unique")
+        ]
+        indexes = [models.Index(fields=["item"], name="externalannotation_item_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.coder} on item {self.item_id}"

@@ -144,7 +144,7 @@ def annotator_stop(*, project: Project, user: User, batch_ref: str = "") -> dict
     """Why ``assignment_next`` gave this annotator nothing, as a polite message for their page, or
     None when there is simply no item left. Includes the researcher's feedback, and for a
     finished batch its completion code."""
-    membership = Membership.objects.filter(project=project, user=user).first()
+    membership = Membership.objects.current().filter(project=project, user=user).first()
     if membership is None:
         return None
     crowd = crowd_settings(project)
@@ -185,6 +185,8 @@ def annotator_stop(*, project: Project, user: User, batch_ref: str = "") -> dict
         "title": title,
         "message": message,
         "feedback": membership.feedback,
+        # Stopped for good: a crowd worker is shown the platform's way back (screen-out / return).
+        "screened_out": membership.qualification == Membership.Qualification.DISQUALIFIED,
         **extra,
     }
 

@@ -101,7 +101,7 @@ def assignment_next(
         return None  # paused, archived or draft: open reservations can be finished, nothing new
 
     crowd = crowd_settings(project)
-    membership = Membership.objects.filter(project=project, user=annotator).first()
+    membership = Membership.objects.current().filter(project=project, user=annotator).first()
     if membership is None or membership.qualification == Membership.Qualification.DISQUALIFIED:
         return None
     if quality.needs_qualification(crowd, membership):
@@ -234,14 +234,27 @@ def _main_batch_items(
     regular = list(_free_items(project, annotator, crowd).select_for_update()[: crowd.batch_size])
     if not regular:
         return [], []
-    controls = []
-    if crowd.controls_per_batch:
-        controls = list(
-            _unseen(project, annotator, Item.Kind.CONTROL).order_by("?")[: crowd.controls_per_batch]
-        )
+    controls = _batch_controls(project, annotator, crowd) if crowd.controls_per_batch else []
     chosen = regular + controls
     random.SystemRandom().shuffle(chosen)  # where the controls sit must not be guessable
     return regular, chosen
+
+
+def _batch_controls(project, annotator, crowd: CrowdSettings) -> list[Item]:
+    """The control items of a new batch, not seen before by the annotator: with the task type's
+    quota (e.g. 2 positive + 1 negative), that many of each category, fewer only when the
+    annotator has seen the rest; otherwise ``controls_per_batch`` drawn at random."""
+    pool = _unseen(project, annotator, Item.Kind.CONTROL)
+    task = task_types.get(project.task_type)
+    quota = task.control_quota(project.config or {})
+    if not quota:
+        return list(pool.order_by("?")[: crowd.controls_per_batch])
+    candidates = list(pool.only("id", "gold"))  # control pools are small: categorise in Python
+    random.SystemRandom().shuffle(candidates)
+    chosen: list[Item] = []
+    for category, count in quota.items():
+        chosen += [c for c in candidates if task.control_category(c.gold) == category][:count]
+    return chosen
 
 
 def _qualification_items(project, annotator, crowd: CrowdSettings) -> list[Item]:
@@ -331,7 +344,8 @@ def _check_may_write(assignment: Assignment) -> None:
     """Only current annotators who are not disqualified may change work: a removed member keeps
     nothing but read access to nothing, and a disqualified one's answers stay as recorded."""
     membership = (
-        Membership.objects.filter(project_id=assignment.project_id, user_id=assignment.annotator_id)
+        Membership.objects.current()
+        .filter(project_id=assignment.project_id, user_id=assignment.annotator_id)
         .values_list("role", "qualification")
         .first()
     )

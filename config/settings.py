@@ -82,6 +82,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "annotation.crowd_session.crowd_worker",
             ],
         },
     },
@@ -123,6 +124,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+# Invitation links (projects/members.py) expire after this many days unless the researcher
+# chooses otherwise; password-reset links after PASSWORD_RESET_TIMEOUT seconds (Django's, 3 days).
+CONCORD_INVITATION_DAYS = env.int("CONCORD_INVITATION_DAYS", default=7)
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 # Failed logins allowed per (username, client address) within the window before refusal, and per
@@ -148,6 +152,21 @@ AXES_LOCKOUT_CALLABLE = "projects.auth.lockout_response"
 AXES_RESET_ON_SUCCESS = True
 AXES_DISABLE_ACCESS_LOG = True  # failures only; no record of every successful login
 AXES_VERBOSE = False
+
+# E-mail (password reset): printed to the console unless EMAIL_HOST names an SMTP server.
+EMAIL_HOST = env.str("EMAIL_HOST", default="")
+EMAIL_BACKEND = env.str(
+    "EMAIL_BACKEND",
+    default="django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_PORT = env.int("EMAIL_PORT", default=587)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=True)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Concord <concord@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -262,4 +281,12 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
+    # One line per judge call (openai's client, httpx / httpx2) and per successful login (axes) drown
+    # what matters; failed logins, lockouts and failed calls are warnings and still show.
+    "loggers": {
+        "openai": {"level": env.str("CONCORD_HTTP_LOG_LEVEL", default="WARNING")},
+        "httpx": {"level": env.str("CONCORD_HTTP_LOG_LEVEL", default="WARNING")},
+        "httpx2": {"level": env.str("CONCORD_HTTP_LOG_LEVEL", default="WARNING")},
+        "axes": {"level": env.str("CONCORD_AXES_LOG_LEVEL", default="WARNING")},
+    },
 }

@@ -5,7 +5,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from annotation import api as annotation_api
 from annotation import views as annotation_views
-from projects.auth import LoginView, LogoutAllView, LogoutView, TokenView
+from projects import api as members_api
+from projects import views as members_views
+from projects.auth import LoginView, LogoutAllView, LogoutView, PasswordResetView, TokenView
 from studies import api as projects_api
 from studies import views as projects_views
 
@@ -16,6 +18,11 @@ api = [
     path("api/auth/logout/", LogoutView.as_view(), name="api-logout"),
     path("api/auth/logout-all/", LogoutAllView.as_view(), name="api-logout-all"),
     path("api/projects/", projects_api.ProjectListView.as_view(), name="api-projects"),
+    path(
+        "api/projects/<slug:slug>/",
+        projects_api.ProjectStudyView.as_view(),
+        name="api-project-study",
+    ),
     path("api/projects/<slug:slug>/items/", projects_api.ItemListView.as_view(), name="api-items"),
     path(
         "api/projects/<slug:slug>/progress/",
@@ -27,6 +34,26 @@ api = [
         "api/projects/<slug:slug>/imports/<int:job_id>/",
         projects_api.ImportJobView.as_view(),
         name="api-import-job",
+    ),
+    path(
+        "api/projects/<slug:slug>/members/",
+        members_api.MemberListView.as_view(),
+        name="api-members",
+    ),
+    path(
+        "api/projects/<slug:slug>/members/<str:username>/",
+        members_api.MemberView.as_view(),
+        name="api-member",
+    ),
+    path(
+        "api/projects/<slug:slug>/invitations/",
+        members_api.InvitationListView.as_view(),
+        name="api-invitations",
+    ),
+    path(
+        "api/projects/<slug:slug>/invitations/<int:invitation_id>/",
+        members_api.InvitationView.as_view(),
+        name="api-invitation",
     ),
     path("api/projects/<slug:slug>/export/", projects_api.ExportView.as_view(), name="api-export"),
     path("api/projects/<slug:slug>/next/", annotation_api.NextItemView.as_view(), name="api-next"),
@@ -49,8 +76,54 @@ pages = [
     path("", projects_views.home, name="home"),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Django's own password views (templates/registration/); reset mails go to EMAIL_BACKEND.
+    path("password/change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path(
+        "password/change/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
+    path("password/reset/", PasswordResetView.as_view(), name="password_reset"),
+    path(
+        "password/reset/sent/",
+        auth_views.PasswordResetDoneView.as_view(),
+        name="password_reset_done",
+    ),
+    path(
+        "password/reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "password/reset/done/",
+        auth_views.PasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
+    path("invite/<str:token>/", members_views.invitation, name="invitation"),
     path("p/<slug:slug>/", projects_views.project_detail, name="project-detail"),
+    path("p/<slug:slug>/members/", members_views.project_members, name="project-members"),
+    path(
+        "p/<slug:slug>/members/<int:membership_id>/role/",
+        members_views.member_role,
+        name="project-member-role",
+    ),
+    path(
+        "p/<slug:slug>/members/<int:membership_id>/remove/",
+        members_views.member_remove,
+        name="project-member-remove",
+    ),
+    path(
+        "p/<slug:slug>/invitations/",
+        members_views.invitation_create,
+        name="project-invitation-create",
+    ),
+    path(
+        "p/<slug:slug>/invitations/<int:invitation_id>/revoke/",
+        members_views.invitation_revoke,
+        name="project-invitation-revoke",
+    ),
     path("p/<slug:slug>/export/<str:fmt>/", projects_views.project_export, name="project-export"),
+    path("p/<slug:slug>/bundle.zip", projects_views.project_bundle, name="project-bundle"),
     path("p/<slug:slug>/annotate/", annotation_views.annotate, name="annotate"),
     path("p/<slug:slug>/preview/", annotation_views.annotate_preview, name="annotate-preview"),
     path("p/<slug:slug>/agreement/", include("agreement.urls")),

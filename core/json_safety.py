@@ -4,11 +4,102 @@ bounded depth. One check for every JSON a person sends: answers, drafts, importe
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
 MAX_DEPTH = 64
 MAX_SAFE_INTEGER = 2**53 - 1
+# Integer literals longer than this are not converted by :func:`loads` (Python refuses to
+# convert one of thousands of digits); they are kept as text and reported with their path.
+_MAX_INTEGER_DIGITS = 20
+
+
+class UnsafeJSON(ValueError):
+    """JSON that parses but cannot be stored (or is too deep to parse); ``path`` is the list of
+    keys (and list indices) leading to the problem, empty at the top."""
+
+    def __init__(self, message: str, *, path: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path or []
+
+    @property
+    def field(self) -> str:
+        return ".".join(self.path)
+
+
+class _OversizedInteger(str):
+    """An integer literal too long to convert, kept as its text until the check names it."""
+
+
+def _parse_int(text: str) -> int | _OversizedInteger:
+    if len(text.lstrip("-")) > _MAX_INTEGER_DIGITS:
+        return _OversizedInteger(text)
+    return int(text)
+
+
+def loads(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
+    """``json.loads`` and then :func:`json_problem`'s check, for text a person sent (an import
+    line, a CSV cell, a whole file). Raises ``json.JSONDecodeError`` for text that is not JSON
+    and :class:`UnsafeJSON`, naming the path, for JSON that cannot be stored: nested too deeply
+    (even too deeply for Python to parse), NaN or infinity, huge integers, NUL, lone surrogates."""
+    try:
+        value = json.loads(text, parse_int=_parse_int)
+    except RecursionError:
+        raise UnsafeJSON(
+            f"nested more than {max_depth} levels deep", path=deep_path(text, max_depth=max_depth)
+        ) from None
+    problem = first_problem(value, max_depth=max_depth)
+    if problem:
+        path, message = problem
+        raise UnsafeJSON(message, path=path)
+    return value
+
+
+def deep_path(text: str, *, max_depth: int = MAX_DEPTH) -> list[str]:
+    """The object keys leading to where the JSON ``text`` first nests deeper than
+    ``max_depth`` (a scan of the raw text, for JSON too deep to parse). List indices between
+    keys are kept; those after the last key (a run of nested lists) are left out."""
+    frames: list[list[Any]] = []  # [is an object, its current key or index]
+    in_string = escaped = False
+    start, last_string = 0, ""
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+                last_string = text[start:index]
+        elif char == '"':
+            in_string, start = True, index + 1
+        elif char in "[{":
+            if len(frames) > max_depth:
+                break
+            frames.append([char == "{", None if char == "{" else 0])
+        elif char in "]}":
+            if frames:
+                frames.pop()
+        elif char == ":" and frames and frames[-1][0]:
+            frames[-1][1] = _unescaped(last_string)
+        elif char == "," and frames and not frames[-1][0]:
+            frames[-1][1] += 1
+    last_key = max((i for i, (is_object, _) in enumerate(frames) if is_object), default=-1)
+    return [str(key) for _, key in frames[: last_key + 1] if key is not None]
+
+
+def _unescaped(raw: str) -> str:
+    try:
+        return json.loads(f'"{raw}"')
+    except ValueError:
+        return raw
+
+
+def _printable(key: str) -> str:
+    """A key as it can be shown in a message: NUL and lone surrogates as escapes."""
+    return key.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
 
 
 def _text_problem(text: str) -> str | None:
@@ -24,37 +115,49 @@ def _text_problem(text: str) -> str | None:
 def json_problem(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
     """None when ``value`` is safe JSON; otherwise "<path>: <what is wrong>" for the first
     problem (the path is empty at the top, else like ``claims.0.text``)."""
-    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
+    problem = first_problem(value, max_depth=max_depth)
+    if problem is None:
+        return None
+    path, message = problem
+    return f"{'.'.join(_printable(key) for key in path)}: {message}" if path else message
+
+
+def first_problem(value: Any, *, max_depth: int = MAX_DEPTH) -> tuple[list[str], str] | None:
+    """None when ``value`` is safe JSON; otherwise the path (keys and list indices) of the first
+    problem and what is wrong there (a key that is not safe text ends the path as it is: show
+    it with ``repr``)."""
+    stack: list[tuple[Any, int, list[str]]] = [(value, 0, [])]
     while stack:
         node, depth, path = stack.pop()
-        where = f"{path}: " if path else ""
         if depth > max_depth:
-            return f"{where}nested more than {max_depth} levels deep"
+            return path, f"nested more than {max_depth} levels deep"
         if isinstance(node, dict):
             for key, child in node.items():
                 if not isinstance(key, str):
-                    return f"{where}keys must be text"
+                    return path, "keys must be text"
                 problem = _text_problem(key)
                 if problem:
-                    return f"{where}a key {problem}"
-                stack.append((child, depth + 1, f"{path}.{key}" if path else key))
+                    return [*path, key], f"the key {problem}"
+                stack.append((child, depth + 1, [*path, key]))
         elif isinstance(node, list):
-            stack.extend(
-                (child, depth + 1, f"{path}.{i}" if path else str(i))
-                for i, child in enumerate(node)
+            stack.extend((child, depth + 1, [*path, str(i)]) for i, child in enumerate(node))
+        elif isinstance(node, _OversizedInteger):
+            digits = len(node.lstrip("-"))
+            return path, (
+                f"integer out of range ({digits} digits; at most {MAX_SAFE_INTEGER} in size)"
             )
         elif isinstance(node, str):
             problem = _text_problem(node)
             if problem:
-                return f"{where}{problem}"
+                return path, problem
         elif isinstance(node, bool) or node is None:
             continue
         elif isinstance(node, int):
             if abs(node) > MAX_SAFE_INTEGER:
-                return f"{where}integer out of range (at most {MAX_SAFE_INTEGER} in size)"
+                return path, f"integer out of range (at most {MAX_SAFE_INTEGER} in size)"
         elif isinstance(node, float):
             if not math.isfinite(node):
-                return f"{where}numbers must be finite (no NaN or infinity)"
+                return path, "numbers must be finite (no NaN or infinity)"
         else:
-            return f"{where}not a JSON value"
+            return path, "not a JSON value"
     return None

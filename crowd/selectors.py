@@ -8,6 +8,7 @@ aggregates joined in Python), so the pages and exports stay fast as a crowd stud
 from __future__ import annotations
 
 from collections import defaultdict
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.db.models import Avg, CharField, Count, Exists, OuterRef, Q, QuerySet, Sum, Value
@@ -183,7 +184,12 @@ PAYMENT_COLUMNS = [
     "controls_right",
     "qualification",
     "passed_qc",
+    "currency",
+    "reward",
+    "bonus",
+    "total",
 ]
+PROLIFIC_BONUS_COLUMNS = ["participant_id", "amount"]
 
 
 def payment_rows(*, project: Project) -> list[dict]:
@@ -228,6 +234,9 @@ def payment_rows(*, project: Project) -> list[dict]:
             not crowd.qualification_required or state == Qualification.QUALIFIED
         )
         finished = batch is not None and batch.state == Batch.State.FINISHED
+        reward, bonus = _amounts(
+            crowd, finished=finished, passed=passed, stopped=state == Qualification.DISQUALIFIED
+        )
         rows.append(
             {
                 "platform": entry.platform,
@@ -250,9 +259,33 @@ def payment_rows(*, project: Project) -> list[dict]:
                 "controls_right": right,
                 "qualification": state,
                 "passed_qc": passed,
+                "currency": crowd.currency,
+                "reward": f"{reward:.2f}",
+                "bonus": f"{bonus:.2f}",
+                "total": f"{reward + bonus:.2f}",
             }
         )
     return rows
+
+
+def _amounts(crowd, *, finished: bool, passed: bool, stopped: bool) -> tuple[Decimal, Decimal]:
+    """(reward, bonus) of one session: a finished batch earns the reward, plus the bonus when
+    the worker passed quality control; a session stopped by quality control before finishing
+    earns the screened-out reward."""
+    if finished:
+        return crowd.reward_per_batch, crowd.bonus_per_batch if passed else Decimal(0)
+    if stopped:
+        return crowd.screened_out_reward, Decimal(0)
+    return Decimal(0), Decimal(0)
+
+
+def prolific_bonus_rows(*, project: Project) -> list[dict]:
+    """Prolific's bulk-bonus lines (participant id, amount) for sessions with a bonus."""
+    return [
+        {"participant_id": row["worker_id"], "amount": row["bonus"]}
+        for row in payment_rows(project=project)
+        if row["platform"] == "prolific" and Decimal(row["bonus"]) > 0
+    ]
 
 
 def _minutes(active: dict, batch: Batch | None, key: str) -> float:

@@ -32,7 +32,7 @@ from annotation.references import item_reference
 from core.errors import Refusal
 from crowd import selectors, services
 from crowd.models import CrowdEntry
-from projects.crowd import crowd_settings
+from projects.crowd import PROLIFIC_SUBMISSIONS_URL, crowd_settings
 from projects.models import Membership, Project
 from projects.permissions import (
     ANNOTATE_ROLES,
@@ -175,7 +175,9 @@ def crowd_finish(request, slug):
     Security: login required and the annotator role in the project (404 otherwise). Prolific
     sessions are redirected to Prolific's completion URL with the study's completion code (or its
     screened-out code for a worker stopped by quality control, when the project has one); others
-    see their completion code. Before the batch is finished it sends them back to work."""
+    see their completion code. A stopped worker without a screened-out code is told the
+    platform's own way back (return the submission on Prolific, Return the HIT on MTurk). Before
+    the batch is finished it sends them back to work."""
     project = project_for(request.user, slug, ANNOTATE_ROLES)
     crowd = crowd_settings(project)
     session = crowd_context(request, project) or {}
@@ -195,7 +197,15 @@ def crowd_finish(request, slug):
     if batch is None and not stopped:
         return redirect("annotate", slug=project.slug)
     return render(
-        request, "crowd/finish.html", {"project": project, "batch": batch, "stopped": stopped}
+        request,
+        "crowd/finish.html",
+        {
+            "project": project,
+            "batch": batch,
+            "stopped": stopped,
+            "platform": session.get("platform", ""),
+            "prolific_submissions_url": PROLIFIC_SUBMISSIONS_URL,
+        },
     )
 
 
@@ -271,17 +281,25 @@ def quality_page(request, slug):
 @login_required
 @require_GET
 def payments_csv(request, slug):
-    """Who finished which batch, with completion codes, active time and whether they passed
-    quality control: a CSV for paying workers and bonuses.
+    """Who finished which batch, with completion codes, active time, whether they passed
+    quality control and what they earn (reward, bonus, total in the project's currency): a CSV
+    for paying workers; ``?format=prolific-bonus`` gives Prolific's bulk-bonus lines.
 
     Security: researcher role in the project (404 otherwise); it names platform worker ids."""
     project = project_for(request.user, slug, RESEARCH_ROLES)
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=selectors.PAYMENT_COLUMNS)
-    writer.writeheader()
-    writer.writerows(selectors.payment_rows(project=project))
+    if request.GET.get("format") == "prolific-bonus":
+        # Prolific's bulk bonus box takes "participant id,amount" lines, without a header.
+        writer = csv.DictWriter(buffer, fieldnames=selectors.PROLIFIC_BONUS_COLUMNS)
+        writer.writerows(selectors.prolific_bonus_rows(project=project))
+        name = f"{project.slug}-prolific-bonuses.csv"
+    else:
+        writer = csv.DictWriter(buffer, fieldnames=selectors.PAYMENT_COLUMNS)
+        writer.writeheader()
+        writer.writerows(selectors.payment_rows(project=project))
+        name = f"{project.slug}-payments.csv"
     response = HttpResponse(buffer.getvalue(), content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-payments.csv"'
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 

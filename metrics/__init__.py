@@ -13,7 +13,9 @@ The core modules never import Django (the reports layer in :mod:`metrics.reports
 * mean average rank, Spearman's rho and CV* for rankings and reproductions —
   :mod:`metrics.ranking`;
 * the Bayesian utility calibration of crowd ratings — :mod:`metrics.calibration`;
-* factual accuracy and consistency of stances under presupposition — :mod:`metrics.stance`.
+* factual accuracy and consistency of stances under presupposition — :mod:`metrics.stance`;
+* confusion matrix, per-class precision / recall / F1, macro and weighted F1 with bootstrap
+  intervals, plurality label (judge validation on label tasks) — :mod:`metrics.classification`.
 
 Two functions called ``jaccard_distance`` would be confusing: the one exported here is the set
 distance of :mod:`metrics.distances` (``1 - |A ∩ B| / |A ∪ B|``, 0 for two empty sets);
@@ -28,6 +30,15 @@ from .calibration import (
     ItemPosterior,
     calibrate_utility,
     zscore_by_annotator,
+)
+from .classification import (
+    ClassificationBootstrap,
+    ClassificationScores,
+    ClassScores,
+    classification_bootstrap,
+    classification_scores,
+    confusion_matrix,
+    plurality_label,
 )
 from .distances import AgreementError, jaccard_distance, masi_distance
 from .kappa import (
@@ -54,6 +65,7 @@ from .ranking import (
 from .sets import (
     HUMANS,
     JUDGE,
+    NONE_LABEL,
     OTHER_LABEL,
     MeanSD,
     ScoreSummary,
@@ -65,6 +77,7 @@ from .sets import (
     judge_human_reliability_data,
     mean_sd,
     merge_selections,
+    none_as_label,
     set_scores,
     standardise_to_gold,
     summarise_scores,
@@ -81,6 +94,13 @@ from .stance import (
 )
 
 __all__ = [
+    "ClassScores",
+    "ClassificationBootstrap",
+    "ClassificationScores",
+    "classification_bootstrap",
+    "classification_scores",
+    "confusion_matrix",
+    "plurality_label",
     # alpha, bootstrap, distances
     "AgreementError",
     "AlphaResult",
@@ -103,6 +123,7 @@ __all__ = [
     # citation recovery sets
     "HUMANS",
     "JUDGE",
+    "NONE_LABEL",
     "OTHER_LABEL",
     "MeanSD",
     "ScoreSummary",
@@ -114,6 +135,7 @@ __all__ = [
     "judge_human_reliability_data",
     "mean_sd",
     "merge_selections",
+    "none_as_label",
     "set_scores",
     "standardise_to_gold",
     "summarise_scores",

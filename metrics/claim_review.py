@@ -23,6 +23,13 @@ claims have no pipeline label to agree with and removed claims are not verified.
 operation keys are always present (zero when nothing fell in them). FaStfact's pipeline-side
 figures (token, response and pre-label statistics) describe the pipeline, not the annotation, and
 are not computed here.
+
+Factuality of a response (``response_factuality``): the share of *supported* among its claims'
+factual verdicts (supported, refuted, conflicting evidence, not enough evidence, unsupported);
+*irrelevant* claims say nothing about the response's facts and a pre-label such as *unsure* is no
+verdict, so neither counts. "Before" scores the pipeline's labels of the extracted claims, "after"
+the labels after human review (removed claims drop out, added ones count). None when a response
+has no factual verdict.
 """
 
 from __future__ import annotations
@@ -31,10 +38,43 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["AGREEMENTS", "OPERATIONS", "claim_review_stats"]
+__all__ = [
+    "AGREEMENTS",
+    "FACTUAL_VERDICTS",
+    "OPERATIONS",
+    "claim_review_stats",
+    "factuality",
+    "response_factuality",
+]
 
 OPERATIONS = ("unchanged", "removed", "added", "revised")
 AGREEMENTS = ("agreed", "disagreed_corrected", "verification_pending")
+FACTUAL_VERDICTS = (
+    "supported",
+    "refuted",
+    "conflicting evidence",
+    "not enough evidence",
+    "unsupported",
+)
+
+
+def factuality(labels: Iterable[str | None]) -> float | None:
+    """Share of ``supported`` among the labels that are factual verdicts; None without any."""
+    verdicts = [label for label in labels if label in FACTUAL_VERDICTS]
+    if not verdicts:
+        return None
+    return sum(label == "supported" for label in verdicts) / len(verdicts)
+
+
+def response_factuality(claims: Iterable[Mapping[str, Any]]) -> dict:
+    """``{"before", "after"}`` factuality of one reviewed response from its per-claim rows
+    (``action``, ``system_label``, ``annotator_label``): before from the pipeline's labels of
+    the extracted claims, after from the final labels of the claims the review kept or added."""
+    claims = list(claims)
+    return {
+        "before": factuality(c.get("system_label") for c in claims if c["action"] != "added"),
+        "after": factuality(c.get("annotator_label") for c in claims if c["action"] != "removed"),
+    }
 
 
 class _Block:

@@ -15,8 +15,10 @@ Conventions (all documented on the functions):
   cited evidence masked in turn, scores averaged per claim first, then over claims;
 * transparency proportion: share of explanations whose every scored evidence reaches
   F1 >= threshold (default 0.6, inclusive);
-* judge versus humans: union of the humans' selections, labels outside gold collapsed into one
-  label (default -2), then Krippendorff's alpha with Jaccard distance between the two coders.
+* judge versus humans: "none" (the empty selection) is the label -1, as the paper's LLM
+  annotators answer it; union of the humans' selections, labels outside gold ("none" included)
+  collapsed into one label (default -2), then Krippendorff's alpha with Jaccard distance between
+  the two coders. A gold of ∅ means "none" is right: it is the gold {-1}.
 """
 
 from __future__ import annotations
@@ -31,16 +33,19 @@ __all__ = [
     "JUDGE",
     "HUMANS",
     "OTHER_LABEL",
+    "NONE_LABEL",
     "MeanSD",
     "ScoreSummary",
     "SetScores",
     "aggregate_claims",
+    "annotation_entropy",
     "breakdown_by_group",
     "breakdown_values_by_group",
     "judge_human_alpha",
     "judge_human_reliability_data",
     "mean_sd",
     "merge_selections",
+    "none_as_label",
     "set_scores",
     "standardise_to_gold",
     "summarise_scores",
@@ -49,11 +54,23 @@ __all__ = [
 
 NAN = float("nan")
 OTHER_LABEL = -2
+NONE_LABEL = -1
 JUDGE = "judge"
 HUMANS = "humans"
 
 
 # --- per-item scores -----------------------------------------------------------------------------
+
+
+def annotation_entropy(counts: Iterable[float]) -> float:
+    """Entropy in bits of how often each option of an item was chosen (Xing et al., Appendix B):
+    the counts are normalised to a distribution, so ``[0, 0, 4, 0]`` gives 0 and ``[1, 1, 1, 1]``
+    the maximum, log2 4 = 2. Options nobody chose add nothing; NaN when nothing was chosen."""
+    counts = [float(c) for c in counts if c > 0]
+    total = sum(counts)
+    if not total:
+        return NAN
+    return max(0.0, -sum((c / total) * math.log2(c / total) for c in counts))
 
 
 @dataclass(frozen=True)
@@ -247,6 +264,14 @@ def standardise_to_gold(
     return frozenset(label if label in gold_set else other for label in selection)
 
 
+def none_as_label(selection: Iterable[Hashable], none: Hashable = NONE_LABEL) -> frozenset:
+    """A selection as labels, with "no sentence" (the empty selection) as the label ``none``
+    (default -1, the paper's answer for "no sentence should cite it"): ∅ → {-1}; any other
+    selection is unchanged."""
+    labels = frozenset(selection)
+    return labels or frozenset({none})
+
+
 JudgeHumanItem = tuple[Iterable[Hashable], Iterable[Hashable] | None, Iterable[Iterable[Hashable]]]
 
 
@@ -260,21 +285,27 @@ def judge_human_reliability_data(
     """Reliability data ``{item: {"judge": set, "humans": set}}`` for judge-vs-humans alpha.
 
     ``items`` are ``(item_id, gold, judge_selection, human_selections)`` tuples or a mapping
-    ``item_id → (gold, judge_selection, human_selections)``. The humans' selections are merged by
-    union (:func:`merge_selections`); then both the judge's set and the merged set go through
-    :func:`standardise_to_gold`. A judge selection of ``None`` or an empty list of human
-    selections leaves that coder out of the item (an empty *selection* is kept as ∅).
+    ``item_id → (gold, judge_selection, human_selections)``.
+
+    Every empty selection ("none") is first the label -1 (:func:`none_as_label`), so a human's
+    "none" is not lost in the union: humans ∅ and {3} merge to {-1, 3}. The humans' selections
+    are merged by union (:func:`merge_selections`); then both the judge's set and the merged set
+    go through :func:`standardise_to_gold`, where -1, outside gold, becomes ``other`` like any
+    wrong sentence (gold {3}: {-1, 3} → {-2, 3}). An empty gold means "none" is the right
+    answer and counts as gold {-1}, so a right "none" stays -1 and differs from a wrong sentence.
+    A judge selection of ``None`` or an empty list of human selections leaves that coder out
+    of the item.
     """
     entries = (
         ((key, *value) for key, value in items.items()) if isinstance(items, Mapping) else items
     )
     data: dict[Hashable, dict[str, frozenset]] = {}
     for item_id, gold, judge, humans in entries:
-        gold_set = frozenset(gold)
-        human_list = [list(h) for h in humans]
+        gold_set = none_as_label(gold)
+        human_list = [none_as_label(h) for h in humans]
         row: dict[str, frozenset] = {}
         if judge is not None:
-            row[JUDGE] = standardise_to_gold(judge, gold_set, other)
+            row[JUDGE] = standardise_to_gold(none_as_label(judge), gold_set, other)
         if human_list:
             row[HUMANS] = standardise_to_gold(merge_selections(human_list), gold_set, other)
         data[item_id] = row
@@ -291,8 +322,8 @@ def judge_human_alpha(
 ) -> float:
     """Krippendorff's alpha between an LLM judge and the merged humans (paper §4.1, fn. 11).
 
-    Builds :func:`judge_human_reliability_data` (union of the humans' selections, labels outside
-    gold → ``other``) and computes alpha over items with two coders, "judge" and "humans", with
+    Builds :func:`judge_human_reliability_data` ("none" as -1, union of the humans' selections,
+    labels outside gold → ``other``) and computes alpha over items with two coders, "judge" and "humans", with
     Jaccard distance by default (``"masi"`` or a callable also work; d(∅, ∅) = 0). Items where
     one coder is missing are not pairable and drop out of alpha; if no item has both coders,
     :func:`metrics.alpha.krippendorff_alpha` raises ``AgreementError`` (a ``ValueError``).

@@ -23,6 +23,7 @@ from datetime import timedelta
 
 from axes.handlers.database import AxesDatabaseHandler
 from django.conf import settings
+from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.signals import user_logged_in
 from django.db.models import Sum
@@ -37,6 +38,7 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from projects.members import is_crowd_username
 from projects.tokens import TokenAuthentication
 
 LOCKED_MESSAGE = "Too many failed attempts. Please wait a few minutes and try again."
@@ -189,9 +191,33 @@ class LogoutView(knox_views.LogoutView):
 
     authentication_classes = (TokenAuthentication,)
 
+    def post(self, request, format=None):
+        # Authenticated without a token (knox would fail on the missing token with a 500):
+        # there is nothing to revoke.
+        if request.auth is None:
+            raise exceptions.NotAuthenticated(
+                "Send the token to revoke in the header Authorization: Token <key>."
+            )
+        return super().post(request, format)
+
 
 @extend_schema(request=None, responses={204: None})
 class LogoutAllView(knox_views.LogoutAllView):
     """Revoke every API token of the requesting user."""
 
     authentication_classes = (TokenAuthentication,)
+
+
+class PasswordResetForm(auth_forms.PasswordResetForm):
+    """Django's reset form, which already mails only active accounts with a usable password;
+    crowd workers' accounts (``prolific-…``/``mturk-…``, made by crowd entry) are left out by
+    name too, so no reset ever gives one a password."""
+
+    def get_users(self, email):
+        return (user for user in super().get_users(email) if not is_crowd_username(user.username))
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    form_class = PasswordResetForm
+    email_template_name = "registration/password_reset_email.txt"
+    subject_template_name = "registration/password_reset_subject.txt"

@@ -7,7 +7,9 @@ mixed in and nobody needs to qualify, which is the behaviour of a plain project.
 Keys (all optional; defaults in brackets):
 
 - ``batch_size`` [0]: regular items per batch (a HIT). 0 deals items one at a time.
-- ``controls_per_batch`` [0]: control items mixed into each batch (needs ``batch_size``).
+- ``controls_per_batch`` [0]: control items mixed into each batch (needs ``batch_size``). Where the
+  task type's config sets a control quota (citation recovery's ``control_quota``, e.g. 2 positive
+  + 1 negative), a batch holds the quota's controls instead, and this only switches them on.
 - ``control_rate`` [0]: without batches, the share of dealt items that are controls (0–1).
 - ``accuracy_threshold`` [0.7] and ``min_controls`` [3]: an annotator whose accuracy on control
   items falls below the threshold once they have answered at least ``min_controls`` is stopped.
@@ -24,11 +26,17 @@ Keys (all optional; defaults in brackets):
   researcher's quality view counts such answers.
 - ``prolific_completion_code`` / ``prolific_screened_out_code``: the study's codes on Prolific.
 - ``mturk_sandbox`` [true]: post finished HITs to the MTurk sandbox rather than production.
+- ``currency`` ["GBP"], ``reward_per_batch`` [0], ``bonus_per_batch`` [0] and
+  ``screened_out_reward`` [0]: amounts for the payment export. A finished batch earns the reward,
+  and the bonus as well when the worker passed quality control; a worker stopped by quality
+  control before finishing a batch earns the screened-out reward (e.g. for the qualification
+  round). Amounts have at most two decimals.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -40,6 +48,9 @@ MTURK_SUBMIT_URLS = {
     False: "https://www.mturk.com/mturk/externalSubmit",
 }
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+# Where a participant returns a submission ("Return submission") when the study has no
+# screened-out code: returning frees the place and does not count against them.
+PROLIFIC_SUBMISSIONS_URL = "https://app.prolific.com/submissions"
 
 
 class CrowdSettingsSerializer(serializers.Serializer):
@@ -63,6 +74,16 @@ class CrowdSettingsSerializer(serializers.Serializer):
         r"^[A-Za-z0-9_-]{0,64}$", allow_blank=True, default=""
     )
     mturk_sandbox = serializers.BooleanField(default=True)
+    currency = serializers.RegexField(r"^[A-Z]{3}$", default="GBP")
+    reward_per_batch = serializers.DecimalField(
+        max_digits=8, decimal_places=2, min_value=Decimal(0), default=Decimal(0)
+    )
+    bonus_per_batch = serializers.DecimalField(
+        max_digits=8, decimal_places=2, min_value=Decimal(0), default=Decimal(0)
+    )
+    screened_out_reward = serializers.DecimalField(
+        max_digits=8, decimal_places=2, min_value=Decimal(0), default=Decimal(0)
+    )
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
@@ -107,6 +128,10 @@ class CrowdSettings:
     prolific_completion_code: str = ""
     prolific_screened_out_code: str = ""
     mturk_sandbox: bool = True
+    currency: str = "GBP"
+    reward_per_batch: Decimal = Decimal(0)
+    bonus_per_batch: Decimal = Decimal(0)
+    screened_out_reward: Decimal = Decimal(0)
 
     @property
     def batches(self) -> bool:

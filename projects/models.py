@@ -54,12 +54,23 @@ def _new_pseudonym() -> str:
     return "ann-" + secrets.token_hex(5)
 
 
+class MembershipQuerySet(models.QuerySet):
+    def current(self) -> "MembershipQuerySet":
+        """Memberships that give access: those a researcher has not removed."""
+        return self.filter(removed_at__isnull=True)
+
+
 class Membership(models.Model):
     """A user's role in one project. Annotators appear in exports only by ``pseudonym``.
 
     ``qualification`` is the single source of truth for quality control: "disqualified" members
     get no more items and their answers are excluded from agreement by default (kept, never
-    deleted; a researcher can reinstate them)."""
+    deleted; a researcher can reinstate them).
+
+    A researcher removing a member sets ``removed_at`` instead of deleting the row: the member
+    loses every access (``current()`` memberships only grant it), while their assignments and
+    answers stay, still named by the same pseudonym in exports and agreement. Adding them again
+    clears ``removed_at``."""
 
     class Role(models.TextChoices):
         RESEARCHER = "researcher", "Researcher"
@@ -102,6 +113,13 @@ class Membership(models.Model):
     feedback = models.TextField(blank=True, help_text="Shown to the annotator on their page.")
     pseudonym = models.CharField(max_length=20, unique=True, default=_new_pseudonym, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    removed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a researcher removed this member: no access any more, all work kept.",
+    )
+
+    objects = MembershipQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -110,6 +128,47 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · {self.role} · {self.project.slug}"
+
+
+def _new_invitation_nonce() -> str:
+    return secrets.token_urlsafe(12)
+
+
+class Invitation(models.Model):
+    """A link that lets one person create an account and join ``project`` with ``role``.
+
+    The link carries a signature (``django.core.signing``, projects/members.py) of this row's id
+    and ``nonce``: it cannot be forged or pointed at another invitation. The row holds what a
+    signature cannot: whether it was used (single use), revoked, and when it expires."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(
+        max_length=12, choices=Membership.Role.choices, default=Membership.Role.ANNOTATOR
+    )
+    nonce = models.CharField(max_length=32, default=_new_invitation_nonce, editable=False)
+    note = models.CharField(
+        max_length=200, blank=True, help_text="For the researchers: whom the link was sent to."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="invitations_used",
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"invitation to {self.project.slug} as {self.role}"
 
 
 class ImportJob(models.Model):

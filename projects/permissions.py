@@ -2,7 +2,7 @@
 
 Every view that touches a project goes through ``project_for`` (pages and API alike). A user who
 is not a member with a suitable role gets 404, not 403, so project slugs do not leak. Superusers
-act as researchers everywhere.
+act as researchers everywhere. A removed member (``Membership.removed_at``) holds no role.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ ANNOTATE_ROLES = (Role.ANNOTATOR,)
 def membership_for(user, project: Project) -> Membership | None:
     if not user.is_authenticated:
         return None
-    return Membership.objects.filter(project=project, user=user).first()
+    return Membership.objects.current().filter(project=project, user=user).first()
 
 
 def has_role(user, project: Project, roles: tuple[str, ...]) -> bool:
@@ -29,7 +29,7 @@ def has_role(user, project: Project, roles: tuple[str, ...]) -> bool:
         return False
     if user.is_superuser and Role.RESEARCHER in roles:
         return True
-    return Membership.objects.filter(project=project, user=user, role__in=roles).exists()
+    return Membership.objects.current().filter(project=project, user=user, role__in=roles).exists()
 
 
 NOT_A_MEMBER = (

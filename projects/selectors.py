@@ -17,11 +17,18 @@ def projects_for_user(*, user: User) -> QuerySet[Project]:
     the user's role as ``user_role``."""
     if user.is_superuser:
         return Project.objects.all()
-    return Project.objects.filter(memberships__user=user).distinct()
+    return Project.objects.filter(
+        memberships__user=user, memberships__removed_at__isnull=True
+    ).distinct()
 
 
 def memberships_for_user(*, user: User) -> QuerySet[Membership]:
-    return Membership.objects.filter(user=user).select_related("project").order_by("project__name")
+    return (
+        Membership.objects.current()
+        .filter(user=user)
+        .select_related("project")
+        .order_by("project__name")
+    )
 
 
 def researched_projects(*, user: User) -> QuerySet[Project]:
@@ -30,5 +37,7 @@ def researched_projects(*, user: User) -> QuerySet[Project]:
     if user.is_superuser:
         return Project.objects.all()
     return Project.objects.filter(
-        memberships__user=user, memberships__role=Membership.Role.RESEARCHER
+        memberships__user=user,
+        memberships__role=Membership.Role.RESEARCHER,
+        memberships__removed_at__isnull=True,
     )

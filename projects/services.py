@@ -16,7 +16,10 @@ def researcher_add(*, project: Project, user: User) -> Membership:
     membership, created = Membership.objects.get_or_create(
         project=project, user=user, defaults={"role": Membership.Role.RESEARCHER}
     )
-    if not created and membership.role != Membership.Role.RESEARCHER:
+    if not created and (
+        membership.role != Membership.Role.RESEARCHER or membership.removed_at is not None
+    ):
         membership.role = Membership.Role.RESEARCHER
-        membership.save(update_fields=["role"])
+        membership.removed_at = None
+        membership.save(update_fields=["role", "removed_at"])
     return membership

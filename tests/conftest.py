@@ -138,4 +138,7 @@ def page(browser):
     page = context.new_page()
     page.set_default_timeout(15_000)
     yield page
+    # Leave the page first, so no autosave or poll is still in flight when the test database is
+    # flushed (a TRUNCATE racing a live-server request once deadlocked a teardown).
+    page.goto("about:blank")
     context.close()

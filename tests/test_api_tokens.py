@@ -88,3 +88,18 @@ def test_the_token_endpoints_are_in_the_schema(researcher_client):
     schema = researcher_client.get("/api/schema/").content
     for path in (b"/api/auth/token/", b"/api/auth/logout/", b"/api/auth/logout-all/"):
         assert path in schema
+
+
+def test_logout_without_a_token_is_a_json_401_not_a_500(user):
+    """Signed in some other way (a session, a test client): there is no token to revoke."""
+    from django.test import Client
+
+    from tests.conftest import client_for
+
+    for client in (APIClient(), client_for(user)):
+        response = client.post("/api/auth/logout/")
+        assert response.status_code == 401
+        assert response.json()["code"] == "not_authenticated" and response.json()["detail"]
+    session = Client()
+    session.force_login(user)
+    assert session.post("/api/auth/logout/").status_code == 401

@@ -1,7 +1,7 @@
 """Selectors: a project's current answers as a :class:`ReportInput`, and its data version.
 
 A fixed number of queries whatever the number of annotations (memberships, items, current
-annotations, available judges, plus one for the items of a comparison project and one per
+annotations, annotations collected elsewhere, available judges, plus one for the items of a comparison project and one per
 selected judge), so the reports layer has no N+1.
 
 Which answers count:
@@ -12,7 +12,9 @@ Which answers count:
   members whose qualification is "disqualified"). Coders are named by their pseudonym; answers of
   a user who is no longer a member count as ``ann-removed-<user id>`` (as in exports);
 * judge answers from ``llm_judges`` (:func:`judge_answers`), added as coders ``judge:<name>``
-  when selected by name.
+  when selected by name;
+* annotations collected elsewhere (``annotation.ExternalAnnotation``) count as human coders
+  ``ext:<name>`` (labelled "<name> (external)"), chosen and excluded like annotators.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Max
 
 from annotation import task_types
-from annotation.models import Annotation, Item
+from annotation.models import Annotation, ExternalAnnotation, Item
 from projects.models import Membership, Project
 
 from .build import REPORT_VERSION
@@ -159,6 +161,24 @@ def _human_answers(project: Project, key_of: Mapping[int, str]) -> _HumanAnswers
     return found
 
 
+def _external_answers(project: Project, key_of: Mapping[int, str], found: _HumanAnswers) -> None:
+    """Add every external coder's answers on the units to ``found`` (one query)."""
+    rows = (
+        ExternalAnnotation.objects.filter(item__project=project, item__kind=Item.Kind.REGULAR)
+        .order_by("id")
+        .values_list("coder__name", "item_id", "answer")
+    )
+    for name, item_id, answer in rows:
+        unit = key_of.get(item_id)
+        if unit is None:
+            continue
+        coder = f"ext:{name}"
+        if coder not in found.labels:
+            found.labels[coder] = f"{name} (external)"
+            found.qualification[coder] = ""
+        found.answers.setdefault(coder, {})[unit] = answer
+
+
 def _exclusion_reason(coder: str, qualification: str, annotator_filter: AnnotatorFilter) -> str:
     """Why the filter leaves this human coder out ("" when they count)."""
     if annotator_filter.include is not None:
@@ -211,6 +231,7 @@ def gather(
     task_type = task_types.get(project.task_type)
     items, key_of = _items(project, options)
     humans = _human_answers(project, key_of)
+    _external_answers(project, key_of, humans)
 
     answers = humans.answers
     coders: list[CoderInfo] = []
@@ -252,6 +273,9 @@ def data_version(project: Project, options: ReportOptions | None = None) -> dict
     annotations = Annotation.objects.filter(item__project=project).aggregate(
         n=Count("id"), last=Max("id")
     )
+    external = ExternalAnnotation.objects.filter(item__project=project).aggregate(
+        n=Count("id"), changed=Max("updated_at")
+    )
     items = Item.objects.filter(project=project).aggregate(n=Count("id"), changed=Max("updated_at"))
     members = sorted(
         Membership.objects.filter(project=project).values_list("user_id", "qualification", "role")
@@ -259,6 +283,10 @@ def data_version(project: Project, options: ReportOptions | None = None) -> dict
     version = {
         "report": REPORT_VERSION,
         "annotations": [annotations["n"], annotations["last"]],
+        "external": [
+            external["n"],
+            external["changed"].isoformat() if external["changed"] else None,
+        ],
         "items": [items["n"], items["changed"].isoformat() if items["changed"] else None],
         "members": [list(m) for m in members],
         "project": project.updated_at.isoformat() if project.updated_at else None,

@@ -12,7 +12,11 @@ Spec kinds:
 * ``histogram``: vertical bars per row (bins), one colour per ``series`` key;
 * ``grouped``: horizontal bars grouped by row ``label``, one bar per ``series`` key (e.g. MAR
   per system, one bar per annotator); optional ``domain``;
-* ``stacked``: one 100 % horizontal bar per row, segments from the ``series`` keys (shares).
+* ``stacked``: one 100 % horizontal bar per row, segments from the ``series`` keys (shares);
+* ``heatmap``: a matrix of cells from long rows, ``row``, ``column`` and ``value`` keys, in
+  first-seen order (e.g. a confusion matrix: humans' label × judge's label → units); each
+  cell is shaded by its share of its row and shows its count. ``where`` (optional)
+  ``{key: value}`` keeps only matching rows (one judge of a table of several).
 
 ``series_labels`` (optional) maps series keys to the names shown in legends and tooltips.
 """
@@ -298,7 +302,63 @@ def stacked(rows: Sequence[Mapping], spec: Mapping) -> str:
     return _svg(width, height, spec.get("title", ""), body)
 
 
-KINDS = {"bars": bars, "histogram": histogram, "grouped": grouped, "stacked": stacked}
+def heatmap(rows: Sequence[Mapping], spec: Mapping) -> str:
+    """A matrix of counts; cells shaded by their share of their row (recall, in a confusion
+    matrix with the reference as rows)."""
+    where = spec.get("where") or {}
+    rows = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+    row_keys = list(dict.fromkeys(str(r.get(spec["row"], "")) for r in rows))
+    col_keys = list(dict.fromkeys(str(r.get(spec["column"], "")) for r in rows))
+    values = {
+        (str(r.get(spec["row"], "")), str(r.get(spec["column"], ""))): _num(r.get(spec["value"]))
+        for r in rows
+    }
+    label_w, cell, top = 150, 64, 46
+    width = label_w + cell * max(len(col_keys), 1) + 20
+    height = top + cell * max(len(row_keys), 1) + 30
+    body = [
+        f'<text x="{label_w + cell * len(col_keys) / 2:.1f}" y="14" text-anchor="middle" '
+        f'fill="{MUTED}">{escape(spec.get("column_title", spec["column"]))}</text>'
+    ]
+    for j, col in enumerate(col_keys):
+        body.append(
+            f'<text x="{label_w + cell * j + cell / 2:.1f}" y="{top - 8}" text-anchor="middle" '
+            f'fill="{INK}" font-size="11">{escape(_truncate(col, 10))}</text>'
+        )
+    for i, row in enumerate(row_keys):
+        y = top + cell * i
+        body.append(
+            f'<text x="{label_w - 8}" y="{y + cell / 2 + 4:.1f}" text-anchor="end" '
+            f'fill="{INK}">{escape(_truncate(row, 20))}</text>'
+        )
+        total = sum(values.get((row, col)) or 0.0 for col in col_keys)
+        for j, col in enumerate(col_keys):
+            value = values.get((row, col)) or 0.0
+            share = value / total if total > 0 else 0.0
+            x = label_w + cell * j
+            text_fill = "#fff" if share > 0.55 else INK
+            body.append(
+                f'<rect x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" '
+                f'fill="{PALETTE[0]}" fill-opacity="{0.06 + 0.9 * share:.3f}">'
+                f"<title>{escape(row)} → {escape(col)}: {value:g} ({100 * share:.0f} % of the row)"
+                f"</title></rect>"
+                f'<text x="{x + cell / 2 - 1:.1f}" y="{y + cell / 2 + 4:.1f}" '
+                f'text-anchor="middle" fill="{text_fill}">{value:g}</text>'
+            )
+    body.append(
+        f'<text x="{label_w - 8}" y="{top - 8}" text-anchor="end" fill="{MUTED}" '
+        f'font-size="11">{escape(spec.get("row_title", spec["row"]))} ↓</text>'
+    )
+    return _svg(width, height, spec.get("title", ""), body)
+
+
+KINDS = {
+    "bars": bars,
+    "histogram": histogram,
+    "grouped": grouped,
+    "stacked": stacked,
+    "heatmap": heatmap,
+}
 
 
 def render(spec: Mapping, tables: Mapping[str, Mapping]) -> str:

@@ -14,16 +14,22 @@ A section that needs more of an item than its id, group and gold registers
 ranking key, a stance item's claim, veracity and level). Numbers researchers may set on the
 dashboard are declared as ``parameters`` (:class:`ReportParameter`).
 
+A task type whose judges can be validated against the humans registers ``judge_validation``
+(:class:`JudgeValidationHooks`): label tasks say how to read the labels (and certainty) of one
+answer, set tasks how to pair a judge's answer with the merged humans'; the judge validation page
+(:mod:`agreement.reports.validation`) calls only these hooks.
+
 ``AgreementConfig.ready()`` imports every installed app's ``report`` module; a task type that
 registers none gets the generic agreement table only (the system check ``concord.W001`` says so).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from agreement.reports.inputs import ReportInput, ReportParameter
+from agreement.reports.inputs import ItemInfo, ReportInput, ReportParameter
 from agreement.reports.tables import Table
 from core.registry import Registry
 
@@ -55,10 +61,41 @@ ItemExtra = Callable[[dict, dict], dict]
 
 
 @dataclass(frozen=True)
+class ValidationLabel:
+    """One label of an answer for judge validation, and whether its coder was certain of it
+    (None: the task type records no certainty)."""
+
+    label: str
+    certain: bool | None = None
+
+
+@dataclass(frozen=True)
+class JudgeValidationHooks:
+    """How a task type's judges are checked against the humans (one of the two kinds).
+
+    * label tasks: ``labels(item, answer)`` gives ``{part: ValidationLabel}`` for one answer, the
+      part of the item each label is for (``""`` for the whole item, a claim id…); the humans'
+      labels of a part are merged by plurality. ``label_order`` orders the classes in tables
+      and plots; ``records_certainty`` offers the "humans are certain" subset;
+    * set tasks: ``values(item, judge_answer, human_answers)`` gives the judge's value and the
+      merged humans' value of one item, or None when the item cannot be compared; alpha uses
+      ``distance``. ``rule`` says in words how the humans are merged.
+    """
+
+    labels: Callable[[ItemInfo, Mapping], Mapping[str, ValidationLabel]] | None = None
+    label_order: tuple[str, ...] = ()
+    records_certainty: bool = False
+    values: Callable[[ItemInfo, Mapping, Sequence[Mapping]], tuple[Any, Any] | None] | None = None
+    distance: str = "nominal"
+    rule: str = ""
+
+
+@dataclass(frozen=True)
 class ReportHooks:
     section: Section
     item_extra: ItemExtra | None = None
     parameters: tuple[ReportParameter, ...] = ()
+    judge_validation: JudgeValidationHooks | None = None
 
 
 report_registry: Registry[ReportHooks] = Registry("report section")
@@ -70,12 +107,20 @@ def register(
     section: Section,
     item_extra: ItemExtra | None = None,
     parameters: tuple[ReportParameter, ...] = (),
+    judge_validation: JudgeValidationHooks | None = None,
 ) -> None:
     """``parameters``: numbers researchers may set on the dashboard (``?<name>=<value>``);
-    the section reads them with ``report_input.options.parameter(spec)``."""
+    the section reads them with ``report_input.options.parameter(spec)``.
+    ``judge_validation``: how judges are validated against the humans (see
+    :class:`JudgeValidationHooks`)."""
     report_registry.register(
         task_type,
-        ReportHooks(section=section, item_extra=item_extra, parameters=tuple(parameters)),
+        ReportHooks(
+            section=section,
+            item_extra=item_extra,
+            parameters=tuple(parameters),
+            judge_validation=judge_validation,
+        ),
     )
 
 
@@ -92,3 +137,8 @@ def item_extra_for(task_type: str) -> ItemExtra | None:
 def parameters_for(task_type: str) -> tuple[ReportParameter, ...]:
     hooks = report_registry.find(task_type)
     return hooks.parameters if hooks else ()
+
+
+def judge_validation_for(task_type: str) -> JudgeValidationHooks | None:
+    hooks = report_registry.find(task_type)
+    return hooks.judge_validation if hooks else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from core.registry import AlreadyRegistered, NotRegistered, Registry
 
-from .base import PayloadError, PreparedItem, TaskType
+from .base import PayloadError, PreparedItem, StrictCharField, TaskType, json_cell
 
 TaskTypeNotFound = NotRegistered  # the name callers catch
 
@@ -43,11 +43,13 @@ __all__ = [
     "AlreadyRegistered",
     "PayloadError",
     "PreparedItem",
+    "StrictCharField",
     "TaskType",
     "TaskTypeNotFound",
     "all_task_types",
     "choices",
     "get",
+    "json_cell",
     "register",
     "task_type_registry",
     "unregister",

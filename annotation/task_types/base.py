@@ -17,7 +17,8 @@ from typing import IO, Any, ClassVar
 from rest_framework import serializers
 
 from core.errors import first_error
-from core.json_safety import json_problem
+from core.json_safety import UnsafeJSON
+from core.json_safety import loads as safe_json_loads
 
 
 class PayloadError(ValueError):
@@ -47,6 +48,9 @@ class PreparedItem:
     gold: dict | None
     group: str = ""
     kind: str = "regular"
+    # What the researcher should know about how this item was made (e.g. the masked evidence was
+    # chosen by the seeded generator); the import's result lists each note with its records.
+    notes: tuple[str, ...] = ()
 
 
 Reader = Callable[..., Iterator[tuple[str, dict]]]
@@ -74,6 +78,10 @@ class TaskType:
     # ^ answer field -> agreement distance name (``metrics.distances``)
     readers: ClassVar[Mapping[str, Reader]] = {}
     # ^ import formats beside the generic ``jsonl`` and ``csv``: name -> reader
+    annotation_readers: ClassVar[Mapping[str, Reader]] = {}
+    # ^ formats of annotations collected elsewhere (``studies.services.external_annotations``):
+    #   name -> reader of ``(location, {item, coder, answer[, time_spent_ms, annotated_at,
+    #   source, expect]})`` rows; ``item`` may be a list of candidate external ids
     private_config: ClassVar[frozenset[str]] = frozenset()
     # ^ config keys the annotation page must not carry (e.g. ranking's system names and seed)
     skip_reason: ClassVar[str] = "nothing to annotate"
@@ -143,6 +151,16 @@ class TaskType:
         """The validated config without the keys annotators must not see."""
         return {k: v for k, v in config.items() if k not in self.private_config}
 
+    def control_quota(self, config: Mapping[str, Any]) -> Mapping[str, int] | None:
+        """Control items per crowd batch by category (see ``control_category``), from the
+        project's config; None (the default): a batch's ``controls_per_batch`` controls are
+        drawn at random."""
+        return None
+
+    def control_category(self, gold: Mapping[str, Any] | None) -> str:
+        """The category of a control item by its gold, for ``control_quota``."""
+        return "control"
+
     def score(self, answer: dict, gold: dict | None) -> dict:
         """Scores of an answer against gold (control items, qualification); {} without gold."""
         return {}
@@ -174,7 +192,9 @@ class TaskType:
     # --- export and demo ----------------------------------------------------------------------
 
     def export_row(self, item: Any, annotation: Any) -> dict:
-        """One flat, JSON-able row for one annotation."""
+        """One flat, JSON-able row for one annotation. Judges' export rows are built by the same
+        hook, with an ``annotation`` that has only ``answer`` (the judge's answer, in the answer
+        shape, possibly with only the fields the judge fills): read nothing else from it."""
         raise NotImplementedError(f"{type(self).__name__} must define export_row()")
 
     def export_rows(self, item: Any, annotation: Any) -> list[dict]:
@@ -187,6 +207,30 @@ class TaskType:
         raise NotImplementedError(f"{type(self).__name__} must define demo_payload()")
 
 
+class StrictCharField(serializers.CharField):
+    """DRF's ``CharField`` without its silent conversion of numbers to text: ``"claim": 123`` in
+    an imported record is an error, not the claim "123". Payload serializers use it for text."""
+
+    default_error_messages = {"not_text": "Must be text, not {kind}."}
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("not_text", kind=_json_kind(data))
+        return super().to_internal_value(data)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
 def jsonl_records(stream: IO[str]) -> Iterator[tuple[str, dict]]:
     """``(location, record)`` for each non-blank line of a JSON Lines file; a line that is not a
     JSON object raises ``PayloadError`` naming it. Shared by the generic importer and the
@@ -196,22 +240,30 @@ def jsonl_records(stream: IO[str]) -> Iterator[tuple[str, dict]]:
             continue
         location = f"line {number}"
         try:
-            record = json.loads(line)
+            record = safe_json_loads(line)
         except json.JSONDecodeError as exc:
             raise PayloadError(
                 f"not valid JSON ({exc.msg}, column {exc.colno})", location=location
             ) from None
-        except RecursionError:
-            raise PayloadError("not valid JSON (nested too deeply)", location=location) from None
-        except ValueError as exc:  # an integer with thousands of digits
-            raise PayloadError(f"not valid JSON ({exc})", location=location) from None
+        except UnsafeJSON as exc:
+            raise PayloadError(exc.message, location=location, field=exc.field) from None
         if not isinstance(record, dict):
             raise PayloadError("each line must be a JSON object", location=location)
-        problem = json_problem(record)
-        if problem:
-            field, _, message = problem.rpartition(": ")
-            raise PayloadError(message, location=location, field=field)
         yield location, record
+
+
+def json_cell(payload: dict, column: str) -> None:
+    """Decode the JSON text in the CSV cell ``payload[column]`` in place, with the same checks as
+    a JSON Lines record; a cell that is not safe JSON raises ``PayloadError`` naming the column
+    (and the path inside the cell). The CSV reader adds the line."""
+    try:
+        payload[column] = safe_json_loads(payload[column])
+    except json.JSONDecodeError as exc:
+        raise PayloadError(
+            f"not valid JSON ({exc.msg}, column {exc.colno})", field=column
+        ) from None
+    except UnsafeJSON as exc:
+        raise PayloadError(exc.message, field=".".join([column, *exc.path])) from None
 
 
 _local = threading.local()

@@ -241,8 +241,12 @@
     $("stop-feedback-text").textContent = stop.feedback || "";
     $("stop-code").hidden = !stop.code;
     $("stop-code-value").textContent = stop.code || "";
+    // A crowd worker's way back to the platform: with the completion code, or, when stopped for
+    // good, the platform's screen-out path (Prolific's code or return, MTurk's Return button).
     const back = $("crowd-return");
-    if (back) back.hidden = !(stop.code || back.dataset.screenedOut === "1");
+    if (back) back.hidden = !stop.code;
+    const out = $("crowd-return-screened-out");
+    if (out) out.hidden = !stop.screened_out;
     $("start-batch").hidden = !stop.can_start_another;
   }
 

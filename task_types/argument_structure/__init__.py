@@ -10,10 +10,21 @@ Two project modes (``config.mode``), fixed for an item when it is imported:
 * ``edit`` — stage 1 revises the claim and evidence texts and adds or deletes evidence; stage 2
   builds the structure in a graph editor and a list of steps. The answer must pass
   :func:`task_types.argument_structure.graph.check_structure` (the browser runs the same check live). A reference
-  structure, when given, is gold: exports compare the final (and the draft) structure with it.
+  structure, when given, is gold: exports compare the final (and the draft) structure with it,
+  nodes read as text (:mod:`metrics.argument_structure`; Structure Similarity with the project's
+  ``similarity_scorer``, :mod:`task_types.argument_structure.scoring`). An annotator may instead
+  discard the claim as not a valid causal relation (``invalid_causal_relation``).
 * ``review`` — an item with one structure is reviewed: retain or discard, with faithfulness,
   fluency and validity (yes / no each). An item with a generated structure *and* a reference is
-  compared: both are shown side by side as A and B in an order drawn per item (seeded), the
-  reviewer judges each one's validity and prefers A, B or neither; the answer is stored as the
-  generated structure's validity and its win / tie / lose against the reference.
+  compared. With ``comparison: blind`` (the default) both are shown side by side as A and B in
+  an order drawn per item (seeded) and the reviewer judges each one's validity and prefers A, B
+  or neither; with ``comparison: reference`` (CheckWhy's protocol) the generated structure is
+  shown beside the provided reference, labelled as such, and the reviewer judges the generated
+  one's validity and whether it wins, ties or loses against the reference. Either way the answer
+  is stored as the generated structure's validity and its win / tie / lose.
+
+Import: jsonl / csv, and CheckWhy's release files (format ``checkwhy``,
+:func:`task_types.argument_structure.formats.read_checkwhy`). A structure may state a node by its
+text (``{"text": …}``); it becomes new evidence ``N1``, ``N2``, … unless an evidence statement
+has that text.
 """

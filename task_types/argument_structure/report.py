@@ -22,24 +22,33 @@ from statistics import fmean
 from agreement.reports.inputs import HUMAN, ReportInput
 from agreement.reports.sections import Figure, SectionResult, register
 from agreement.reports.tables import Table, column, table
-from metrics.argument_structure import structure_metrics
+from metrics.argument_structure import EdgeScorer, scorer_name, structure_metrics
 from metrics.kappa import fleiss_kappa_from_labels
 
+from .scoring import answer_texts, edge_scorer, evidence_texts
 from .task import ArgumentStructure
 
 METRICS = (
-    ("edge_similarity", "Edge similarity"),
-    ("step_similarity", "Step similarity"),
-    ("leaf_f1", "Leaf F1"),
-    ("leaf_all_correct", "Leaf AllCorrect"),
-    ("step_f1", "Step F1"),
-    ("step_all_correct", "Step AllCorrect"),
+    ("structure_similarity", "Structure Similarity"),
+    ("exact_match_similarity", "Exact Match Similarity"),
+    ("leaf_f1", "Leaves F1"),
+    ("leaf_all_correct", "Leaves AllCorrect"),
+    ("step_f1", "Steps F1"),
+    ("step_all_correct", "Steps AllCorrect"),
+    ("intermediate_f1", "Intermediates F1"),
+    ("intermediate_all_correct", "Intermediates AllCorrect"),
 )
 BINARY = ("faithfulness", "fluency", "validity", "reference_validity")
 
 
 def item_extra(payload: dict, prepared: dict) -> dict:
-    return {"mode": prepared.get("mode"), "draft": payload.get("structure") or None}
+    return {
+        "mode": prepared.get("mode"),
+        "draft": payload.get("structure") or None,
+        "evidence": [{"id": e["id"], "text": e["text"]} for e in payload.get("evidence") or []],
+        "model": payload.get("structure_source") or "",
+        "task": payload.get("structure_task") or "",
+    }
 
 
 def _reference(item) -> list | None:
@@ -48,7 +57,25 @@ def _reference(item) -> list | None:
 
 
 def _means(results: list[dict]) -> dict:
-    return {key: fmean(float(r[key]) for r in results) if results else None for key, _ in METRICS}
+    means = {}
+    for key, _ in METRICS:
+        values = [float(r[key]) for r in results if r.get(key) is not None]
+        means[key] = fmean(values) if values else None
+    return means
+
+
+def _metrics(steps: list, item, scorer: EdgeScorer | None, answer: Mapping | None = None) -> dict:
+    """The structure's metrics against the item's reference, nodes read as text (an answer's
+    structure with the answer's added evidence)."""
+    evidence = item.extra.get("evidence") or []
+    texts = evidence_texts(evidence)
+    return structure_metrics(
+        steps,
+        _reference(item),
+        predicted_texts=answer_texts(evidence, answer) if answer is not None else texts,
+        reference_texts=texts,
+        scorer=scorer,
+    )
 
 
 @dataclass
@@ -58,9 +85,10 @@ class _Answers:
     metrics: list[dict]  # structure_metrics of each edited structure against its reference
     reviews: list[Mapping]  # every review answer
     decisions: dict[str, list[str]]  # unit -> retain / discard decisions
+    not_causal: int = 0  # edit answers that discard the claim as not a valid causal relation
 
 
-def _human_answers(inp: ReportInput) -> _Answers:
+def _human_answers(inp: ReportInput, scorer: EdgeScorer | None) -> _Answers:
     found = _Answers([], [], {})
     for answers in inp.answers_of(HUMAN).values():
         for unit, answer in answers.items():
@@ -68,8 +96,10 @@ def _human_answers(inp: ReportInput) -> _Answers:
             if item is None or not isinstance(answer, Mapping):
                 continue
             reference = _reference(item)
-            if "steps" in answer and reference:
-                found.metrics.append(structure_metrics(answer["steps"], reference))
+            if answer.get("invalid_causal_relation"):
+                found.not_causal += 1
+            elif "steps" in answer and reference:
+                found.metrics.append(_metrics(answer["steps"], item, scorer, answer))
             if item.extra.get("mode") == "review" or "decision" in answer or "outcome" in answer:
                 found.reviews.append(answer)
                 if answer.get("decision") is not None:
@@ -77,9 +107,11 @@ def _human_answers(inp: ReportInput) -> _Answers:
     return found
 
 
-def _structure_table(inp: ReportInput, human_metrics: list[dict]) -> Table:
+def _structure_table(
+    inp: ReportInput, human_metrics: list[dict], scorer: EdgeScorer | None, not_causal: int
+) -> Table:
     draft_metrics = [
-        structure_metrics(item.extra["draft"], _reference(item))
+        _metrics(item.extra["draft"], item, scorer)
         for item in inp.items.values()
         if item.extra.get("draft") and _reference(item) and item.extra.get("mode") != "review"
     ]
@@ -104,9 +136,23 @@ def _structure_table(inp: ReportInput, human_metrics: list[dict]) -> Table:
             *[column(key, label, "num") for key, label in METRICS],
         ],
         rows,
-        note="Means over structures; AllCorrect is the share of structures whose leaves (steps) "
-        "all match the reference.",
+        note="Means over structures, nodes read as text. Exact Match and Structure Similarity: "
+        "edge F1 over the optimal one-to-one alignment of edges read as sentences; Structure "
+        f"Similarity scores aligned pairs with {_scorer_words(scorer)}. AllCorrect is the share "
+        "of structures whose leaves (steps, intermediate conclusions) all match the reference."
+        + (
+            f" {not_causal} answer(s) discarded the claim as not a valid causal relation and "
+            "have no structure to compare."
+            if not_causal
+            else ""
+        ),
     )
+
+
+def _scorer_words(scorer: EdgeScorer | None) -> str:
+    if scorer is None:
+        return "no scorer (configured off; the column stays empty)"
+    return f"{scorer_name(scorer)} (the paper: BERTScore with DeBERTa-large)"
 
 
 def _share_rows(reviews: list[Mapping]) -> list[dict]:
@@ -181,13 +227,67 @@ def _review_table(answers: _Answers) -> Table:
     )
 
 
+def _human_evaluation_table(inp: ReportInput) -> Table | None:
+    """CheckWhy's human evaluation (Table 4): per model and task, the share of generated
+    structures judged valid and their win / tie / lose against the reference."""
+    cells: dict[tuple[str, str], list[Mapping]] = {}
+    for answers in inp.answers_of(HUMAN).values():
+        for unit, answer in answers.items():
+            item = inp.items.get(unit)
+            if item is None or not isinstance(answer, Mapping) or not answer.get("outcome"):
+                continue
+            key = (item.extra.get("model") or item.group or "—", item.extra.get("task") or "—")
+            cells.setdefault(key, []).append(answer)
+    if not cells:
+        return None
+    rows = []
+    for (model, task), given in sorted(cells.items()):
+        outcomes = Counter(a["outcome"] for a in given)
+        valid = [a["validity"] for a in given if isinstance(a.get("validity"), bool)]
+        rows.append(
+            {
+                "model": model,
+                "task": task,
+                "answers": len(given),
+                "validity": sum(valid) / len(valid) if valid else None,
+                **{o: outcomes[o] / len(given) for o in ("win", "tie", "lose")},
+            }
+        )
+    return table(
+        "Human evaluation per model and task",
+        [
+            column("model", "Model", "text"),
+            column("task", "Task", "text"),
+            column("answers", "Answers", "int"),
+            column("validity", "Validity", "pct"),
+            column("win", "Win", "pct"),
+            column("tie", "Tie", "pct"),
+            column("lose", "Lose", "pct"),
+        ],
+        rows,
+        note="Shares over the humans' answers on generated structures compared with the provided "
+        "reference: Validity = judged logically coherent; Win = the generated structure preferred.",
+    )
+
+
 def section(inp: ReportInput) -> SectionResult:
-    answers = _human_answers(inp)
+    scorer = edge_scorer(inp.config.get("similarity_scorer"))
+    answers = _human_answers(inp, scorer)
+    evaluation = _human_evaluation_table(inp)
     review = _review_table(answers)
     means = _means(answers.metrics) if answers.metrics else None
     summary = []
     if means:
-        summary.append(Figure("Edge similarity", f"{means['edge_similarity']:.2f}"))
+        summary.append(Figure("Exact Match Similarity", f"{means['exact_match_similarity']:.2f}"))
+        if means["structure_similarity"] is not None:
+            summary.append(
+                Figure(
+                    f"Structure Similarity ({scorer_name(scorer)})",
+                    f"{means['structure_similarity']:.2f}",
+                )
+            )
+    if answers.not_causal:
+        summary.append(Figure("Claims discarded as not causal", str(answers.not_causal)))
     for row in review["rows"]:
         if row.get("kappa") is not None:
             summary.append(Figure("Fleiss' κ (filtering)", f"{row['kappa']:.2f}"))
@@ -195,7 +295,8 @@ def section(inp: ReportInput) -> SectionResult:
         title="Argument structure",
         summary=summary,
         tables={
-            "structure_metrics": _structure_table(inp, answers.metrics),
+            "structure_metrics": _structure_table(inp, answers.metrics, scorer, answers.not_causal),
+            **({"human_evaluation": evaluation} if evaluation is not None else {}),
             # Review figures only where annotators review (an edit project has none to show).
             **(
                 {"review": review}
@@ -214,6 +315,7 @@ def section(inp: ReportInput) -> SectionResult:
                 "domain": [0.0, 1.0],
             },
         ],
+        notes=[f"Structure Similarity scorer: {_scorer_words(scorer)}."],
         scalars={
             f"{label} (annotators)": (means[key] if means else None) for key, label in METRICS
         },

@@ -8,8 +8,9 @@ from typing import Any
 
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
 
-from .formats import decode_csv_row
+from .formats import decode_csv_row, read_checkwhy
 from .graph import structure_metrics, to_compact
+from .scoring import answer_texts, edge_scorer, evidence_texts
 from .serializers import (
     CRITERIA,
     METRIC_KEYS,
@@ -26,6 +27,7 @@ class ArgumentStructure(TaskType):
     payload_serializer = ArgumentStructurePayloadSerializer
     answer_serializer = ArgumentStructureAnswerSerializer
     config_serializer = ArgumentStructureConfigSerializer
+    readers = {"checkwhy": read_checkwhy}
     measures = {
         "edges": "jaccard",
         "decision": "nominal",
@@ -53,21 +55,25 @@ class ArgumentStructure(TaskType):
         if mode == "edit":
             prepared: dict[str, Any] = {"mode": "edit", "draft": draft}
             if reference:
-                gold = {"structure": reference}
+                gold = {"structure": reference, "texts": evidence_texts(payload["evidence"])}
         elif draft and reference:
-            # Seeded per item, so the order does not depend on import order or file position.
-            rng = random.Random(f"{config.get('seed', 13)}:{payload['id']}")
-            order = ["generated", "reference"]
-            rng.shuffle(order)
+            comparison = config.get("comparison", "blind")
+            order = ["generated", "reference"]  # shown as such: A generated, B the reference
+            if comparison == "blind":
+                # Seeded per item, so the order does not depend on import order or file position.
+                random.Random(f"{config.get('seed', 13)}:{payload['id']}").shuffle(order)
             by_role = {"generated": draft, "reference": reference}
             prepared = {
                 "mode": "review",
                 "review": "compare",
+                "comparison": comparison,
                 "order": order,
                 "structures": {"A": by_role[order[0]], "B": by_role[order[1]]},
             }
         elif draft or reference:
             prepared = {"mode": "review", "review": "filter", "structure": draft or reference}
+            if payload.get("expected_decision"):
+                gold = {"decision": payload["expected_decision"]}
         else:
             raise PayloadError("Review mode needs a structure to review.", field="structure")
         return [
@@ -83,7 +89,8 @@ class ArgumentStructure(TaskType):
 
     def display(self, item: Any, *, assignment: Any = None) -> dict:
         """Claim, cause, effect, label and evidence; the draft (edit), the structure to review, or
-        structures A and B (compare) — never which of A and B is the reference, never gold."""
+        structures A and B (compare) — never which of A and B is the reference in a blind
+        comparison, never gold."""
         payload, prepared = item.payload, item.prepared
         shown = {
             "mode": prepared["mode"],
@@ -100,6 +107,7 @@ class ArgumentStructure(TaskType):
             shown["draft"] = prepared["draft"]
         elif prepared["review"] == "compare":
             shown["review"] = "compare"
+            shown["comparison"] = prepared.get("comparison", "blind")
             shown["structures"] = prepared["structures"]
         else:
             shown["review"] = "filter"
@@ -107,13 +115,29 @@ class ArgumentStructure(TaskType):
         return shown
 
     def score(self, answer: dict, gold: dict | None) -> dict:
-        """Metrics of the submitted structure against the reference (edit mode with a reference)."""
+        """Metrics of the submitted structure against the reference (edit mode with a reference),
+        nodes read as text; ``correct`` (quality control) when every step matches the reference
+        (Steps AllCorrect). Exact measures only: no embedding model is loaded on a submit. A
+        review control's gold is its expected decision."""
+        if gold and gold.get("decision") and "decision" in answer:
+            return {"correct": answer["decision"] == gold["decision"]}
         if not gold or not gold.get("structure") or "steps" not in answer:
             return {}
-        return structure_metrics(answer["steps"], gold["structure"])
+        if answer.get("invalid_causal_relation"):
+            return {"correct": False}  # the reference says it is a causal relation
+        texts = gold.get("texts") or {}
+        metrics = structure_metrics(
+            answer["steps"],
+            gold["structure"],
+            predicted_texts=answer_texts(_evidence_list(texts), answer),
+            reference_texts=texts,
+        )
+        return {**metrics, "correct": bool(metrics["step_all_correct"])}
 
     def answer_text(self, answer: dict) -> str:
         """An edited structure in its compact form; a review answer as its choices."""
+        if answer.get("invalid_causal_relation"):
+            return "discarded: not a valid causal relation"
         if "steps" in answer:
             return to_compact(answer["steps"]) or "(no steps)"
         fields = ("decision", "faithfulness", "fluency", "validity", "validity_a", "validity_b")
@@ -143,6 +167,9 @@ class ArgumentStructure(TaskType):
             if payload.get("structure")
             else None,
             "reference_structure_text": to_compact(reference) if reference else None,
+            "invalid_causal_relation": answer.get("invalid_causal_relation")
+            if "steps" in answer
+            else None,
             "decision": answer.get("decision"),
             **{criterion: answer.get(criterion) for criterion in CRITERIA},
             "reference_validity": answer.get("reference_validity"),
@@ -162,10 +189,26 @@ class ArgumentStructure(TaskType):
         elif review == "compare":
             row["structure"] = payload.get("structure")
             row["structure_text"] = row["draft_structure_text"]
-        if reference and "steps" in answer:
-            row.update(structure_metrics(answer["steps"], reference))
+        if reference and "steps" in answer and not answer.get("invalid_causal_relation"):
+            texts = evidence_texts(payload["evidence"])
+            scorer = edge_scorer(_config(item).get("similarity_scorer"))
+            row.update(
+                structure_metrics(
+                    answer["steps"],
+                    reference,
+                    predicted_texts=answer_texts(payload["evidence"], answer),
+                    reference_texts=texts,
+                    scorer=scorer,
+                )
+            )
             if payload.get("structure"):
-                row["draft_metrics"] = structure_metrics(payload["structure"], reference)
+                row["draft_metrics"] = structure_metrics(
+                    payload["structure"],
+                    reference,
+                    predicted_texts=texts,
+                    reference_texts=texts,
+                    scorer=scorer,
+                )
         return row
 
     def demo_payload(self) -> dict:
@@ -189,6 +232,16 @@ class ArgumentStructure(TaskType):
 
     def csv_to_payload(self, row: dict) -> dict:
         return decode_csv_row(row)
+
+
+def _evidence_list(texts: Mapping[str, str]) -> list[dict]:
+    return [{"id": node, "text": text} for node, text in texts.items()]
+
+
+def _config(item: Any) -> Mapping[str, Any]:
+    """The item's project config (an unsaved item in a test has none)."""
+    project = getattr(item, "project", None)
+    return getattr(project, "config", None) or {}
 
 
 def _evidence_changes(original: list[dict], final: list[dict]) -> dict:

@@ -1,7 +1,8 @@
 """Demo: a crowd pilot on citation recovery (real Transparent-FCExp GPT-4 explanations).
 
-A qualification round of four items, then batches of four items plus two hidden controls
-(positive ones, and negative ones where no sentence should cite the highlighted passage). The
+A qualification round of four items, then batches of four items plus three hidden controls in the
+pilot's quota: two positive ones and one negative one, built from an ordinary record by removing the
+sentences that cite the highlighted passage (so "none" is right). The
 summary prints a signed Prolific link with a sample participant filled in, so ``make run`` users
 can walk through the whole flow as a crowd worker; the researcher sees it under Quality control.
 Registered by :mod:`.demo` as the demo ``crowd_pilot``.
@@ -25,7 +26,7 @@ SLUG = "crowd-pilot-demo"
 STUDY = "DEMOSTUDY"
 CROWD = {
     "batch_size": 4,
-    "controls_per_batch": 2,
+    "controls_per_batch": 3,
     "min_controls": 3,
     "accuracy_threshold": 0.6,
     "qualification_required": True,
@@ -66,7 +67,12 @@ def create(*, researcher, annotators) -> str:
         defaults={
             "name": "Crowd pilot · citation recovery",
             "task_type": "citation_recovery",
-            "config": {"masking": "sample", "seed": 13, "keep_other_markers": True},
+            "config": {
+                "masking": "sample",
+                "seed": 13,
+                "keep_other_markers": True,
+                "control_quota": {"positive": 2, "negative": 1},
+            },
             "crowd": CROWD,
             "guidelines": GUIDELINES,
             "annotators_per_item": 3,
@@ -76,14 +82,19 @@ def create(*, researcher, annotators) -> str:
     add_members(project, researcher, annotators)
     if not project.items.exists():
         payloads = []
-        for n, (payload, cited) in enumerate(_records(34)):
+        for n, (payload, _cited) in enumerate(_records(37)):
             if n < 4:
                 payloads.append({**payload, "id": f"qual-{payload['id']}", "kind": "qualification"})
-            elif n < 10:
-                uncited = [e["id"] for e in payload["evidence"] if e["id"] not in cited]
-                if n % 2 and uncited:  # a negative control: the right answer is "none"
-                    payload = {**payload, "masked_evidence": uncited[0], "gold_sentences": []}
-                payloads.append({**payload, "id": f"check-{payload['id']}", "kind": "control"})
+            elif n < 13:
+                negative = n % 3 == 0  # one in three: the right answer is "none"
+                payloads.append(
+                    {
+                        **payload,
+                        "id": f"check-{payload['id']}",
+                        "kind": "control",
+                        "negative_control": negative,
+                    }
+                )
             else:
                 payloads.append(payload)
         body = "".join(json.dumps(p) + "\n" for p in payloads)

@@ -7,7 +7,9 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
-from annotation.task_types import PayloadError
+from annotation.task_types import PayloadError, json_cell
+from core.json_safety import UnsafeJSON
+from core.json_safety import loads as safe_json_loads
 
 
 def parse_passage(passage: str) -> list[dict]:
@@ -26,13 +28,18 @@ def parse_passage(passage: str) -> list[dict]:
 def read_transparent_fcexp(stream: IO[str]) -> Iterator[tuple[str, dict]]:
     """Transparent-FCExp release files: ``{claim_id: {claim, label, passage, explanation, …}}``,
     one generator per file. The generator becomes the item group; ``masked_cit`` the masked
-    evidence (so derived gold equals the file's ``ans_sens``)."""
+    evidence, and the file's ``ans_sens`` the gold the derived gold must equal (a record where
+    they differ is refused). Without ``masked_cit`` the seeded generator chooses the evidence
+    (the import's result says so)."""
     try:
-        data = json.load(stream)
+        data = safe_json_loads(stream.read())
     except json.JSONDecodeError as exc:
         raise PayloadError(
             f"not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
-        ) from exc
+        ) from None
+    except UnsafeJSON as exc:  # the path starts with the claim id
+        location = f"claim {exc.path[0]}" if exc.path else ""
+        raise PayloadError(exc.message, location=location, field=".".join(exc.path[1:])) from None
     if not isinstance(data, dict):
         raise PayloadError("expected one JSON object keyed by claim id")
     for claim_id, record in data.items():
@@ -69,6 +76,17 @@ def _fcexp_payload(claim_id: str, record: dict, location: str) -> dict:
     }
     if masked is not None:
         payload["masked_evidence"] = masked
+        stated_gold = record.get("ans_sens")
+        # masked_cit -1 means "no masked citation" (its ans_sens is -1 too): nothing to check.
+        if stated_gold is not None and not (isinstance(masked, int) and masked < 0):
+            if not isinstance(stated_gold, dict):
+                raise PayloadError(
+                    "expected an object {generator: [sentence numbers]}",
+                    field="ans_sens",
+                    location=location,
+                )
+            if generator in stated_gold:
+                payload["expected_gold_sentences"] = stated_gold[generator]
     if record.get("article_id"):
         payload["article_id"] = str(record["article_id"])
     return payload
@@ -82,12 +100,16 @@ def decode_csv_row(row: dict) -> dict:
     evidence = payload.get("evidence")
     if isinstance(evidence, str):
         if evidence.lstrip().startswith("["):
-            payload["evidence"] = json.loads(evidence)
+            json_cell(payload, "evidence")
         else:
-            payload["evidence"] = parse_passage(evidence)
+            try:
+                payload["evidence"] = parse_passage(evidence)
+            except ValueError as exc:
+                raise PayloadError(str(exc), field="evidence") from None
     explanation = payload.get("explanation")
     if isinstance(explanation, str) and explanation.lstrip().startswith("["):
-        payload["explanation"] = json.loads(explanation)
-    if "gold_sentences" in payload:
-        payload["gold_sentences"] = json.loads(payload["gold_sentences"])
+        json_cell(payload, "explanation")
+    for column in ("gold_sentences", "expected_gold_sentences"):
+        if column in payload:
+            json_cell(payload, column)
     return payload

@@ -31,6 +31,7 @@ from llm_judges.prompts import (
     extract_json,
     json_schema_format,
     register,
+    reply_body,
 )
 
 NONE = -1
@@ -104,16 +105,20 @@ def response_format(item: Any, version: str) -> dict:
     )
 
 
-# A bare answer such as "2, 4", "[2 and 4]" or "-1": only numbers and separators, nothing else.
-_BARE_NUMBERS = re.compile(r"^\s*\[?\s*-?\d+(?:\s*(?:,|and|\s)\s*-?\d+)*\s*\]?\s*\.?\s*$")
+# The documented bare answer, as the whole reply: "2, 4", "[2 and 4]" or "-1" — only numbers and
+# separators, nothing else (not "Clinton 16 [2] years").
+_BARE_NUMBERS = re.compile(r"\[?\s*-?\d+(?:\s*(?:,|and|\s)\s*-?\d+)*\s*\]?\s*\.?")
 
 
 def _numbers(text: str) -> list:
+    """The sentence numbers of a reply that is, as a whole, the JSON object the schema asks for,
+    a JSON list or number, or the bare list of numbers (a fence around either allowed)."""
     try:
         value = extract_json(text)
     except Unparseable:
-        if _BARE_NUMBERS.match(text):
-            return [int(n) for n in re.findall(r"-?\d+", text)]
+        body = reply_body(text)
+        if _BARE_NUMBERS.fullmatch(body):
+            return [int(n) for n in re.findall(r"-?\d+", body)]
         raise Unparseable("the reply is neither JSON nor a list of sentence numbers") from None
     if isinstance(value, dict):
         if "sentences" not in value:

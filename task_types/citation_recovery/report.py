@@ -20,16 +20,23 @@ Rules (beyond those documented in :mod:`metrics.sets`):
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Mapping
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
 from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci, reliability_data
-from agreement.reports.inputs import HUMAN, JUDGE, CoderInfo, ReportInput, ReportParameter
-from agreement.reports.sections import Figure, SectionResult
+from agreement.reports.inputs import (
+    HUMAN,
+    JUDGE,
+    CoderInfo,
+    ItemInfo,
+    ReportInput,
+    ReportParameter,
+)
+from agreement.reports.sections import Figure, JudgeValidationHooks, SectionResult
 from agreement.reports.tables import Table, column, table
 from metrics.alpha import krippendorff_alpha
 from metrics.calibration import CalibrationResult, calibrate_utility
@@ -38,6 +45,7 @@ from metrics.sets import (
     HUMANS,
     SetScores,
     aggregate_claims,
+    annotation_entropy,
     judge_human_reliability_data,
     mean_sd,
     set_scores,
@@ -120,8 +128,8 @@ def _score(inp: ReportInput, coders: list[str], claims: dict, setting: str) -> _
         for unit, answer in inp.answers.get(coder, {}).items():
             item = inp.items.get(unit)
             gold = _gold_sentences(item.gold) if item is not None else None
-            if gold is None or not isinstance(answer, Mapping):
-                continue
+            if gold is None or not isinstance(answer, Mapping) or "sentences" not in answer:
+                continue  # answers collected elsewhere may hold only a helpfulness rating
             rows.append(
                 (unit, coder, set_scores(answer.get("sentences") or [], gold), _helpfulness(answer))
             )
@@ -170,7 +178,14 @@ class _Context:
         humans = inp.coder_ids(HUMAN)
         judges = [c for c in inp.coders if c.kind == JUDGE]
         human_scores = _score(inp, humans, claims, setting)
-        ratings = [(coder, unit, h) for unit, coder, _, h in human_scores.rows if h is not None]
+        ratings = [
+            (coder, unit, h)
+            for coder in humans
+            for unit, answer in inp.answers.get(coder, {}).items()
+            if unit in inp.items
+            and isinstance(answer, Mapping)
+            and (h := _helpfulness(answer)) is not None
+        ]
         return cls(
             inp=inp,
             setting=setting,
@@ -246,10 +261,30 @@ def _calibration_notes(ctx: _Context) -> list[str]:
     return notes
 
 
-def _group_row(ctx: _Context, group: str, units: set[str]) -> dict[str, Any]:
+NONE_OPTION = "none"
+
+
+def _item_entropies(ctx: _Context) -> dict[str, float]:
+    """Per item, the entropy (bits) of how often the humans chose each option: each sentence, or
+    "none" for an empty selection (Xing et al., Appendix B)."""
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for answers in ctx.inp.answers_of(HUMAN).values():
+        for unit, answer in answers.items():
+            if unit not in ctx.inp.items or not isinstance(answer, Mapping):
+                continue
+            chosen = answer.get("sentences") or []
+            counts[unit].update(chosen if chosen else [NONE_OPTION])
+    return {unit: annotation_entropy(c.values()) for unit, c in counts.items()}
+
+
+def _group_row(
+    ctx: _Context, group: str, units: set[str], entropies: Mapping[str, float]
+) -> dict[str, Any]:
     row: dict[str, Any] = {"group": group}
     row.update(ctx.human_scores.subset(units).summary(ctx.threshold))
     row.update(ctx.alpha({u: ctx.human_data[u] for u in units if u in ctx.human_data}))
+    values = [entropies[u] for u in units if u in entropies]
+    row["entropy"] = fmean(values) if values else None
     row["utility"] = None
     if ctx.calibration is not None:
         items = ctx.calibration.items
@@ -263,7 +298,8 @@ def _groups_table(ctx: _Context) -> Table:
     by_group: dict[str, set[str]] = defaultdict(set)
     for key, item in ctx.inp.items.items():
         by_group[item.group or NO_GROUP].add(key)
-    rows = [_group_row(ctx, group, by_group[group]) for group in sorted(by_group)]
+    entropies = _item_entropies(ctx)
+    rows = [_group_row(ctx, group, by_group[group], entropies) for group in sorted(by_group)]
     return table(
         "By item group (generator / evidence source)",
         [
@@ -276,10 +312,67 @@ def _groups_table(ctx: _Context) -> Table:
             column("transparency", "Transparency", "pct"),
             column("helpfulness", "Helpfulness", "mean_sd"),
             column("utility", "Calibrated utility", "num"),
+            column("entropy", "Annotation entropy (bits)", "num"),
             column("alpha", f"α sentences ({ctx.distance})", "ci"),
         ],
         [row for row in rows if row["answers"]],
-        note="Humans only. Calibrated utility: mean posterior item utility (z-scale) of the group.",
+        note="Humans only. Calibrated utility: mean posterior item utility (z-scale) of the group. "
+        "Annotation entropy: per item, the entropy of how often each sentence (or none) was "
+        "chosen, averaged over the group's items (0 when everyone chose the same).",
+    )
+
+
+ATTRIBUTION_FILTERS = (
+    ("All explanations", lambda f1: True),
+    ("F1 = 1.0", lambda f1: f1 >= 1.0 - 1e-12),
+    ("F1 ≥ 0.9", lambda f1: f1 >= 0.9 - 1e-12),
+)
+
+
+def _utility_filters_table(ctx: _Context) -> Table:
+    """Table 10 of the paper: helpfulness and calibrated utility of the explanations that pass
+    an attribution filter (the humans' mean F1 of the explanation: per item over annotators,
+    then over the claim's items in the full setting)."""
+    f1_by_unit: dict[str, list[float]] = defaultdict(list)
+    helpful_by_unit: dict[str, list[float]] = defaultdict(list)
+    for unit, _, scores, helpfulness in ctx.human_scores.rows:
+        f1_by_unit[unit].append(scores.f1)
+        if helpfulness is not None:
+            helpful_by_unit[unit].append(helpfulness)
+    by_claim: dict[str, list[float]] = defaultdict(list)
+    for unit, values in f1_by_unit.items():
+        by_claim[ctx.human_scores.claims[unit]].append(fmean(values))
+    claim_f1 = {claim: fmean(values) for claim, values in by_claim.items()}
+    posteriors = ctx.calibration.items if ctx.calibration is not None else {}
+    rows = []
+    for name, passes in ATTRIBUTION_FILTERS:
+        units = [u for u in f1_by_unit if passes(claim_f1[ctx.human_scores.claims[u]])]
+        ratings = [h for u in units for h in helpful_by_unit[u]]
+        utilities = [posteriors[u].mean for u in units if u in posteriors and posteriors[u].n]
+        helpful = mean_sd(ratings)
+        rows.append(
+            {
+                "filter": name,
+                "explanations": len({ctx.human_scores.claims[u] for u in units}),
+                "items": len(units),
+                "helpfulness_mean": helpful.mean if ratings else None,
+                "helpfulness_sd": helpful.sd if ratings else None,
+                "utility": fmean(utilities) if utilities else None,
+            }
+        )
+    return table(
+        "Helpfulness after filtering explanations by attribution",
+        [
+            column("filter", "Explanations", "text"),
+            column("explanations", "Count", "int"),
+            column("items", "Items", "int"),
+            column("helpfulness", "Helpfulness (0–100)", "mean_sd"),
+            column("utility", "Calibrated utility", "num"),
+        ],
+        rows,
+        note="Humans only. An explanation passes a filter when the humans' mean attribution F1 "
+        "(per item over annotators, then over its masked evidences) reaches it; helpfulness is "
+        "over all ratings of the passing items, calibrated utility the mean posterior (z-scale).",
     )
 
 
@@ -441,9 +534,43 @@ def _judges_table(ctx: _Context) -> Table:
         ],
         [_judge_row(ctx, judge) for judge in ctx.judges],
         note=(
-            "The humans' selections are merged by union; in both the judge's and the merged "
-            "set every sentence outside gold becomes one common label (paper §4.1)."
+            "The humans' selections are merged by union, a “none” answer counting as the "
+            "label −1; in both the judge's and the merged set every label outside gold (−1 "
+            "included) becomes one common label (paper §4.1)."
         ),
+    )
+
+
+def _judges_by_group_table(ctx: _Context) -> Table:
+    """The paper's tables of automatic annotators: each judge's attribution scores per item
+    group (generator / evidence source), beside the humans' on the same items."""
+    by_group: dict[str, set[str]] = defaultdict(set)
+    for key, item in ctx.inp.items.items():
+        by_group[item.group or NO_GROUP].add(key)
+    rows = []
+    for group in sorted(by_group):
+        units = by_group[group]
+        sources = [("Humans", ctx.human_scores)] + [
+            (ctx.labels[j.id], ctx.judge_scores[j.id]) for j in ctx.judges
+        ]
+        for source, scored in sources:
+            summary = scored.subset(units).summary(ctx.threshold)
+            if summary["answers"]:
+                rows.append({"group": group, "source": source, **summary})
+    return table(
+        "Judges and humans per item group (generator / evidence source)",
+        [
+            column("group", "Group", "text"),
+            column("source", "Source", "text"),
+            column("answers", "Answers", "int"),
+            column("precision", "Precision", "mean_sd"),
+            column("recall", "Recall", "mean_sd"),
+            column("f1", "F1", "mean_sd"),
+            column("transparency", "Transparency", "pct"),
+        ],
+        rows,
+        note="Attribution scores against gold of each selected judge and of the humans, on the "
+        "same items of each group.",
     )
 
 
@@ -492,6 +619,7 @@ def section(inp: ReportInput) -> SectionResult:
             "groups": groups,
             "f1_distribution": _f1_distribution_table(series),
             "annotators": _annotators_table(ctx),
+            "utility_filters": _utility_filters_table(ctx),
         },
         summary=[
             Figure("Setting", ctx.setting),
@@ -517,6 +645,7 @@ def section(inp: ReportInput) -> SectionResult:
         result.tables["utility"] = _utility_table(ctx, ctx.calibration)
     if ctx.judges:
         result.tables["judges"] = _judges_table(ctx)
+        result.tables["judges_by_group"] = _judges_by_group_table(ctx)
     elif inp.available_judges:
         result.notes.append(
             "Judge answers exist for this project: select judges above to compare them with "
@@ -545,4 +674,32 @@ def _pct_text(value: float | None) -> str:
     return f"{100 * value:.1f} %"
 
 
-sections.register(CitationRecovery.slug, section=section, parameters=(TRANSPARENCY_THRESHOLD,))
+def judge_human_values(
+    item: ItemInfo, judge: Mapping, humans: Sequence[Mapping]
+) -> tuple[frozenset, frozenset] | None:
+    """Judge validation: the judge's and the merged humans' standardised selections of one item
+    (:func:`metrics.sets.judge_human_reliability_data`); None without gold."""
+    gold = _gold_sentences(item.gold)
+    if gold is None:
+        return None
+    people = [h.get("sentences") or [] for h in humans]
+    row = judge_human_reliability_data([(item.key, gold, judge.get("sentences") or [], people)])[
+        item.key
+    ]
+    return row[JUDGE_CODER], row[HUMANS]
+
+
+JUDGE_VALIDATION = JudgeValidationHooks(
+    values=judge_human_values,
+    distance="jaccard",
+    rule="The humans' selections are merged by union; “none” is the label −1; in both the "
+    "judge's and the merged set every label outside gold (−1 included) becomes one common "
+    "label (paper §4.1, footnote 11); alpha with Jaccard distance.",
+)
+
+sections.register(
+    CitationRecovery.slug,
+    section=section,
+    parameters=(TRANSPARENCY_THRESHOLD,),
+    judge_validation=JUDGE_VALIDATION,
+)

@@ -6,6 +6,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from annotation.task_types import StrictCharField
+
 HELPFULNESS_QUESTION = "How helpful is the explanation in clarifying the truthfulness of the claim?"
 
 
@@ -83,9 +85,9 @@ def _check_text(text: str) -> None:
 
 
 class CitationRecoveryPayloadSerializer(serializers.Serializer):
-    id = serializers.CharField(max_length=200)
-    claim = serializers.CharField()
-    label = serializers.CharField(
+    id = StrictCharField(max_length=200)
+    claim = StrictCharField()
+    label = StrictCharField(
         max_length=50, help_text="Veracity label, e.g. true / false / half-true."
     )
     evidence = EvidenceListField()
@@ -95,8 +97,8 @@ class CitationRecoveryPayloadSerializer(serializers.Serializer):
         allow_null=True,
         help_text="Evidence to mask; chosen by seeded RNG if absent.",
     )
-    generator = serializers.CharField(required=False, allow_blank=True, max_length=80)
-    evidence_source = serializers.CharField(required=False, allow_blank=True, max_length=80)
+    generator = StrictCharField(required=False, allow_blank=True, max_length=80)
+    evidence_source = StrictCharField(required=False, allow_blank=True, max_length=80)
     kind = serializers.ChoiceField(
         choices=["regular", "control", "qualification"], required=False, default="regular"
     )
@@ -105,6 +107,32 @@ class CitationRecoveryPayloadSerializer(serializers.Serializer):
         required=False,
         help_text="Only for control/qualification items whose gold is given rather than derived.",
     )
+    expected_gold_sentences = serializers.ListField(
+        child=serializers.IntegerField(min_value=0),
+        required=False,
+        help_text="The gold the source states for the masked_evidence (Transparent-FCExp's "
+        "ans_sens): the gold derived from the explanation must equal it, or the record is refused.",
+    )
+    negative_control = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Build a negative control from this record: the sentences that cite the masked "
+        "evidence are removed from the explanation, so 'none' is the right answer.",
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        if attrs.get("negative_control") and attrs.get("kind", "regular") == "regular":
+            raise serializers.ValidationError(
+                {
+                    "negative_control": "Only a control or qualification item can be a negative "
+                    "control: set kind to control or qualification."
+                }
+            )
+        return attrs
+
+
+# Control categories of a batch quota (the pilot of Xing et al.: 2 positive + 1 negative).
+CONTROL_CATEGORIES = ("positive", "negative")
 
 
 class CitationRecoveryConfigSerializer(serializers.Serializer):
@@ -112,6 +140,21 @@ class CitationRecoveryConfigSerializer(serializers.Serializer):
     seed = serializers.IntegerField(default=13)
     keep_other_markers = serializers.BooleanField(default=True)
     helpfulness_question = serializers.CharField(default=HELPFULNESS_QUESTION)
+    control_quota = serializers.DictField(
+        child=serializers.IntegerField(min_value=0, max_value=100),
+        required=False,
+        help_text='Controls per crowd batch by kind, e.g. {"positive": 2, "negative": 1}: '
+        "positive controls have gold sentences, negative ones have none. Without it, a batch's "
+        "controls are drawn at random.",
+    )
+
+    def validate_control_quota(self, value: dict) -> dict:
+        unknown = sorted(set(value) - set(CONTROL_CATEGORIES))
+        if unknown:
+            raise serializers.ValidationError(
+                f"Unknown control kind {unknown[0]!r}; use {' and '.join(CONTROL_CATEGORIES)}."
+            )
+        return value
 
 
 # --- answer --------------------------------------------------------------------------------------

@@ -3,13 +3,16 @@ cited evidence (or each in turn), derive the gold sentences; show, score and exp
 
 from __future__ import annotations
 
+import dataclasses
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
 from metrics.sets import set_scores
 
 from .formats import decode_csv_row, read_transparent_fcexp
+from .ratings import read_utility_ratings
 from .serializers import (
     CitationRecoveryAnswerSerializer,
     CitationRecoveryConfigSerializer,
@@ -30,6 +33,7 @@ class CitationRecovery(TaskType):
     config_serializer = CitationRecoveryConfigSerializer
     measures = {"sentences": "jaccard", "helpfulness": "interval"}
     readers = {"transparent-fcexp": read_transparent_fcexp}
+    annotation_readers = {"utility-ratings": read_utility_ratings}
 
     # --- import -------------------------------------------------------------------------------
 
@@ -84,6 +88,7 @@ class CitationRecovery(TaskType):
         if not cited and requested is None:
             return []
         full = config.get("masking") == "full" and requested is None
+        notes: tuple[str, ...] = ()
         if full:
             targets = cited  # full setting: every cited evidence is masked in turn
         elif requested is not None:
@@ -92,10 +97,12 @@ class CitationRecovery(TaskType):
             # Seeded per record, so the choice does not depend on import order or file position.
             rng = random.Random(f"{config.get('seed', 13)}:{payload['id']}")
             targets = [rng.choice(cited)]
-        return [
+            notes = (SEEDED_CHOICE_NOTE.format(seed=config.get("seed", 13)),)
+        items = [
             _masked_item(payload, sentences, citations, target, full=full, config=config)
             for target in targets
         ]
+        return [dataclasses.replace(item, notes=notes) for item in items] if notes else items
 
     def csv_to_payload(self, row: dict) -> dict:
         return decode_csv_row(row)
@@ -114,6 +121,13 @@ class CitationRecovery(TaskType):
             ],
             "sentences": item.prepared["sentences"],
         }
+
+    def control_quota(self, config: Mapping[str, Any]) -> Mapping[str, int] | None:
+        return config.get("control_quota") or None
+
+    def control_category(self, gold: Mapping[str, Any] | None) -> str:
+        """Positive controls have gold sentences; negative ones have none ("none" is right)."""
+        return "positive" if (gold or {}).get("sentences") else "negative"
 
     def score(self, answer: dict, gold: dict | None) -> dict:
         """Set precision / recall / F1 of the chosen sentences against gold
@@ -190,6 +204,28 @@ def _sentences_of(explanation: str | list[str]) -> list[str]:
     return split_sentences(explanation)
 
 
+SEEDED_CHOICE_NOTE = (
+    "the record names no evidence to mask (no masked_evidence, or no masked_cit for its "
+    "generator in a Transparent-FCExp file): the evidence was chosen by the seeded generator "
+    "(seed {seed})"
+)
+
+
+def _check_stated_gold(payload: dict, target: int, gold_sentences: list[int]) -> None:
+    """The gold the source states (``expected_gold_sentences``, Transparent-FCExp's ``ans_sens``)
+    must equal the gold derived for the masked evidence it belongs to."""
+    stated = payload.get("expected_gold_sentences")
+    if stated is None or payload.get("masked_evidence") != target:
+        return
+    if gold_sentences != sorted(set(stated)):
+        raise PayloadError(
+            f"the gold derived from the explanation for evidence {target} is sentences "
+            f"{gold_sentences}, but the file states {sorted(set(stated))} (ans_sens); "
+            "refusing a record whose gold does not match",
+            field="expected_gold_sentences",
+        )
+
+
 def _group(payload: dict) -> str:
     return " / ".join(p for p in (payload.get("generator"), payload.get("evidence_source")) if p)
 
@@ -248,6 +284,17 @@ def _masked_item(
         if given_gold is not None
         else [i for i, c in enumerate(citations) if target in c]
     )
+    _check_stated_gold(payload, target, gold_sentences)
+    if payload.get("negative_control"):
+        # A negative control: without the sentences that cited the evidence, none should.
+        masked = [s for i, s in enumerate(masked) if i not in set(gold_sentences)]
+        gold_sentences = []
+        if not masked:
+            raise PayloadError(
+                "A negative control needs sentences left once those citing the masked evidence "
+                "are removed; this explanation has none.",
+                field="negative_control",
+            )
     return PreparedItem(
         external_id=f"{payload['id']}#{target}" if full else payload["id"],
         payload=payload,

@@ -15,10 +15,12 @@ The stored answer lists every claim in response order::
     ]}
 
 Original claims keep their relative order and appear exactly once; added claims (any id that is not
-an original one) may stand anywhere. Labels: claims shown with evidence use ``labels.EVIDENCE_LABELS``;
-claims without evidence and added claims use the reduced ``labels.REDUCED_LABELS``. Agreeing is possible
-only when the pipeline's label belongs to the claim's scheme (an ``unsure`` pre-label is no verdict
-to agree with). Exports and statistics follow the FaStfact tool: the annotator label of a removed
+an original one) may stand anywhere. Labels: the pipeline's label of a claim shown with evidence
+comes from ``labels.EVIDENCE_LABELS``, of a claim without evidence from the reduced
+``labels.REDUCED_LABELS``; an annotator who disagrees, and one who adds a claim, always chooses from
+all five ``EVIDENCE_LABELS`` (the protocol's decision framework (a)). Agreeing is possible only when
+the pipeline's label belongs to the claim's scheme (an ``unsure`` pre-label is no verdict to agree
+with). Answers stored before this rule with a reduced label stay readable. Exports and statistics follow the FaStfact tool: the annotator label of a removed
 claim is its removal reason, of an agreed claim the pipeline's label.
 
 The package: ``task.py`` (the task type), ``labels.py`` (label schemes), ``serializers.py``

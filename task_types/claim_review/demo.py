@@ -32,8 +32,9 @@ reasoning and the evidence passages (click a passage to open it), then **agree**
 - *not enough evidence*: the passages do not say enough to decide;
 - *irrelevant*: the claim has nothing to do with the question.
 
-Claims shown without evidence and the claims you added use *supported* / *unsupported* /
-*irrelevant*; use **Search** to look them up on the web. With evidence, judge on the evidence only.
+For claims shown without evidence the system says only *supported* / *unsupported* /
+*irrelevant*; when you disagree, and for the claims you added, choose from all five labels above,
+using **Search** to look them up on the web. With evidence, judge on the evidence only.
 
 Every claim needs a decision before you can submit (**Enter**).
 """

@@ -4,12 +4,11 @@ CSV rows whose ``claims`` and ``gold_labels`` cells hold JSON."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterator
 from typing import IO, Any
 
-from annotation.task_types.base import PayloadError, jsonl_records
+from annotation.task_types.base import PayloadError, json_cell, jsonl_records
 
 _BLOCK_START = re.compile(r"\n[ \t]*\n(?=Evidence \d+[ \t]*\n)")
 _BLOCK = re.compile(
@@ -105,5 +104,5 @@ def decode_csv_row(row: dict) -> dict:
     payload: dict[str, Any] = {k: v for k, v in row.items() if v not in (None, "")}
     for key in ("claims", "gold_labels"):
         if isinstance(payload.get(key), str):
-            payload[key] = json.loads(payload[key])
+            json_cell(payload, key)
     return payload

@@ -16,9 +16,16 @@ ACTIONS = ["keep", "revise", "remove", "add"]
 
 
 def scheme_of(claim: dict | None) -> list[str]:
-    """The labels an annotator chooses from for a claim: the full scheme when the claim is shown
-    with evidence, the reduced one without evidence and for added claims (``None``)."""
+    """The scheme the system's label of a claim is shown in: the full scheme when the claim is
+    shown with evidence, the reduced one without evidence and for added claims (``None``)."""
     return EVIDENCE_LABELS if claim and claim.get("evidence") else REDUCED_LABELS
+
+
+def choice_labels(claim: dict | None) -> list[str]:
+    """The labels an annotator chooses from when disagreeing with the system, or for a claim they
+    added: always all five (FaStfact protocol, decision framework (a)), even where the system's
+    label is shown from the reduced scheme."""
+    return EVIDENCE_LABELS
 
 
 def can_agree(claim: dict) -> bool:

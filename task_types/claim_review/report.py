@@ -16,6 +16,7 @@ Rules:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -23,12 +24,24 @@ from typing import Any
 
 from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci
-from agreement.reports.inputs import HUMAN, ReportInput
-from agreement.reports.sections import Figure, SectionResult
+from agreement.reports.inputs import HUMAN, JUDGE, ItemInfo, ReportInput
+from agreement.reports.sections import (
+    Figure,
+    JudgeValidationHooks,
+    SectionResult,
+    ValidationLabel,
+)
 from agreement.reports.tables import Table, column, table
-from metrics.claim_review import AGREEMENTS, OPERATIONS, claim_review_stats
+from metrics.claim_review import (
+    AGREEMENTS,
+    OPERATIONS,
+    claim_review_stats,
+    factuality,
+    response_factuality,
+)
 from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
 
+from .labels import EVIDENCE_LABELS, REDUCED_LABELS
 from .rows import claim_rows
 from .task import ClaimReview
 
@@ -73,6 +86,7 @@ class _Reviews:
     samples: list[dict] = field(default_factory=list)
     operations: dict[str, dict[str, str]] = field(default_factory=dict)
     labels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    after: dict[str, list[float]] = field(default_factory=dict)  # unit -> each review's score
 
 
 def _reviews(inp: ReportInput) -> _Reviews:
@@ -90,6 +104,9 @@ def _reviews(inp: ReportInput) -> _Reviews:
                     "claims": rows,
                 }
             )
+            score = response_factuality(rows)["after"]
+            if score is not None:
+                found.after.setdefault(unit, []).append(score)
             for row in rows:
                 if row["action"] == "added":
                     continue
@@ -171,6 +188,126 @@ def _claim_agreement_table(inp: ReportInput, reviews: _Reviews) -> Table:
     )
 
 
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _factuality_table(inp: ReportInput, reviews: _Reviews) -> Table:
+    """Per response: the pipeline's factuality, the mean over its human reviews of the factuality
+    after revision, and the change; then the mean per model · prompt source and overall (each
+    response weighs the same)."""
+    per_response = []
+    for unit in sorted(reviews.after, key=lambda u: inp.items[u].key):
+        item = inp.items[unit]
+        before = factuality(c.get("system_label") for c in item.extra.get("claims", []))
+        after = _mean(reviews.after[unit])
+        per_response.append(
+            {
+                "response": item.key,
+                "group": f"{item.extra.get('model') or 'unknown'} · "
+                f"{item.extra.get('prompt_source') or 'unknown'}",
+                "reviews": len(reviews.after[unit]),
+                "before": before,
+                "after": after,
+                "change": None if before is None or after is None else after - before,
+            }
+        )
+    summary = []
+    groups = ["All"] + sorted({row["group"] for row in per_response})
+    for group in groups if per_response else []:
+        rows = [r for r in per_response if group == "All" or r["group"] == group]
+        befores = [r["before"] for r in rows if r["before"] is not None]
+        afters = [r["after"] for r in rows if r["after"] is not None]
+        summary.append(
+            {
+                "response": f"Mean ({len(rows)} responses)",
+                "group": group,
+                "reviews": sum(r["reviews"] for r in rows),
+                "before": _mean(befores),
+                "after": _mean(afters),
+                "change": None
+                if _mean(befores) is None or _mean(afters) is None
+                else _mean(afters) - _mean(befores),
+            }
+        )
+    return table(
+        "Factuality per response, before and after human revision",
+        [
+            column("response", "Response", "text"),
+            column("group", "Model · prompt source", "text"),
+            column("reviews", "Reviews", "int"),
+            column("before", "Pipeline", "pct"),
+            column("after", "After revision", "pct"),
+            column("change", "Change", "pct"),
+        ],
+        summary + per_response,
+        note="Factuality = share of supported among a response's factual verdicts (supported, "
+        "refuted, conflicting evidence, not enough evidence, unsupported); irrelevant claims and "
+        "pre-labels that are no verdict (unsure) do not count. Pipeline: the system's labels of "
+        "the extracted claims. After revision: each review's final labels (removed claims drop "
+        "out, added claims count), averaged over the response's reviews.",
+    )
+
+
+def _judges_table(inp: ReportInput, reviews: _Reviews) -> Table:
+    """Each selected judge: how often it agreed with the pipeline's labels, and its final labels
+    against the humans' majority per pipeline claim (agreement rate and nominal alpha)."""
+    majority: dict[str, str] = {}
+    for key, by_coder in reviews.labels.items():
+        counts = Counter(by_coder.values()).most_common()
+        if counts and (len(counts) == 1 or counts[0][1] > counts[1][1]):
+            majority[key] = counts[0][0]
+    rows = []
+    for coder in inp.coders:
+        if coder.kind != JUDGE:
+            continue
+        agreed = kept = 0
+        labels: dict[str, Any] = {}
+        for unit, answer in inp.answers.get(coder.id, {}).items():
+            item = inp.items.get(unit)
+            if item is None or not isinstance(answer, Mapping):
+                continue
+            for row in _claim_rows(item.extra, answer):
+                if row["action"] in ("unchanged", "revised"):
+                    kept += 1
+                    agreed += row["agreement"] == "agreed"
+                if row["action"] != "added" and row["annotator_label"] is not None:
+                    labels[f"{unit}::{row['claim_id']}"] = row["annotator_label"]
+        shared = [key for key in labels if key in majority]
+        data = {key: {"judge": labels[key], "humans": majority[key]} for key in shared}
+        row = {
+            "judge": coder.label or coder.id,
+            "claims": kept,
+            "agreed_with_pipeline": agreed / kept if kept else None,
+            "compared": len(shared),
+            "same_as_humans": sum(labels[k] == majority[k] for k in shared) / len(shared)
+            if shared
+            else None,
+        }
+        row.update(
+            alpha_with_ci(
+                data, "nominal", n_boot=inp.options.n_boot, confidence=inp.options.confidence
+            )
+            if data
+            else {"alpha": None}
+        )
+        rows.append(row)
+    return table(
+        "Judges against the pipeline and the humans",
+        [
+            column("judge", "Judge", "text"),
+            column("claims", "Claims kept", "int"),
+            column("agreed_with_pipeline", "Agreed with pipeline", "pct"),
+            column("compared", "Claims with a human majority", "int"),
+            column("same_as_humans", "Same final label as the humans", "pct"),
+            column("alpha", "α judge vs human majority (nominal)", "ci"),
+        ],
+        rows,
+        note="Final label: the removal reason of a removed claim, the pipeline's label when "
+        "agreeing, otherwise the chosen label. Claims whose human labels tie have no majority.",
+    )
+
+
 PLOTS = [
     {
         "kind": "stacked",
@@ -203,6 +340,20 @@ def section(inp: ReportInput) -> SectionResult:
     total = sum(labels.values())
     kept = sum(overall["agreements"].values())
     agreed_share = overall["agreements"]["agreed"] / kept if kept else None
+    factuality_table = _factuality_table(inp, reviews)
+    everything = next((r for r in factuality_table["rows"] if r["group"] == "All"), {})
+
+    def pct(value: float | None) -> str:
+        return "—" if value is None else f"{100 * value:.1f} %"
+
+    tables = {
+        "operations": _operations_table(stats, reviews.samples),
+        "labels": _labels_table(labels),
+        "claim_agreement": _claim_agreement_table(inp, reviews),
+        "factuality": factuality_table,
+    }
+    if any(c.kind == JUDGE for c in inp.coders):
+        tables["judges"] = _judges_table(inp, reviews)
     return SectionResult(
         title="Claim review",
         summary=[
@@ -212,16 +363,37 @@ def section(inp: ReportInput) -> SectionResult:
                 "Agreed with pipeline",
                 "—" if agreed_share is None else f"{100 * agreed_share:.1f} %",
             ),
+            Figure("Factuality, pipeline", pct(everything.get("before"))),
+            Figure("Factuality after revision", pct(everything.get("after"))),
         ],
-        tables={
-            "operations": _operations_table(stats, reviews.samples),
-            "labels": _labels_table(labels),
-            "claim_agreement": _claim_agreement_table(inp, reviews),
-        },
+        tables=tables,
         plots=[dict(plot) for plot in PLOTS],
-        scalars={"Agreed with the pipeline": agreed_share},
+        scalars={
+            "Agreed with the pipeline": agreed_share,
+            "Factuality, pipeline": everything.get("before"),
+            "Factuality after revision": everything.get("after"),
+        },
         vectors={"Final label shares": {k: v / total for k, v in labels.items()}} if total else {},
     )
 
 
-sections.register(ClaimReview.slug, section=section, item_extra=item_extra)
+def validation_labels(item: ItemInfo, answer: Mapping) -> dict[str, ValidationLabel]:
+    """Judge validation: the final label of each extracted claim that was kept or revised
+    (removed and added claims have no judge counterpart), keyed by claim id."""
+    return {
+        str(row["claim_id"]): ValidationLabel(row["annotator_label"])
+        for row in _claim_rows(item.extra, answer)
+        if row["action"] in ("unchanged", "revised") and row["annotator_label"]
+    }
+
+
+JUDGE_VALIDATION = JudgeValidationHooks(
+    labels=validation_labels,
+    label_order=(*EVIDENCE_LABELS, *(x for x in REDUCED_LABELS if x not in EVIDENCE_LABELS)),
+    rule="Unit: one extracted claim of a response; its label is the final label (the "
+    "pipeline's label when the coder agreed with it, otherwise the label chosen).",
+)
+
+sections.register(
+    ClaimReview.slug, section=section, item_extra=item_extra, judge_validation=JUDGE_VALIDATION
+)

@@ -6,7 +6,16 @@ import re
 
 from rest_framework import serializers
 
-from .labels import ACTIONS, EVIDENCE_LABELS, REDUCED_LABELS, REMOVAL_REASONS, can_agree, scheme_of
+from annotation.task_types import StrictCharField
+
+from .labels import (
+    ACTIONS,
+    EVIDENCE_LABELS,
+    REDUCED_LABELS,
+    REMOVAL_REASONS,
+    can_agree,
+    choice_labels,
+)
 
 DEFAULT_SEARCH_URL = "https://www.google.com/search?q={query}"
 MAX_TEXT = 2000
@@ -16,43 +25,47 @@ MAX_TEXT = 2000
 
 
 class EvidencePassageSerializer(serializers.Serializer):
-    title = serializers.CharField(allow_blank=True, max_length=500)
-    content = serializers.CharField(trim_whitespace=False)
+    title = StrictCharField(allow_blank=True, max_length=500)
+    content = StrictCharField(trim_whitespace=False)
 
 
 class ClaimSerializer(serializers.Serializer):
-    id = serializers.CharField(max_length=200)
-    text = serializers.CharField(max_length=MAX_TEXT)
-    system_label = serializers.CharField(
+    id = StrictCharField(max_length=200)
+    text = StrictCharField(max_length=MAX_TEXT)
+    system_label = StrictCharField(
         allow_blank=True,
         max_length=50,
         help_text="The pipeline's label (verification label, else pre-label).",
     )
     evidence = EvidencePassageSerializer(many=True, default=list)
-    reasoning = serializers.CharField(allow_blank=True, default="", trim_whitespace=False)
-    pre_label = serializers.CharField(
-        required=False, allow_null=True, allow_blank=True, max_length=50
-    )
+    reasoning = StrictCharField(allow_blank=True, default="", trim_whitespace=False)
+    pre_label = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=50)
     prelabel_confidence = serializers.FloatField(required=False, allow_null=True)
 
     def validate_system_label(self, value: str) -> str:
         return value.strip().lower()
 
 
+GROUP_MAX_LENGTH = 200  # annotation.models.Item.group
+
+
+def item_group(payload: dict) -> str:
+    """The item group (the unit of per-group statistics): ``model / prompt_source``."""
+    return " / ".join(p for p in (payload.get("model"), payload.get("prompt_source")) if p)
+
+
 class ClaimReviewPayloadSerializer(serializers.Serializer):
-    id = serializers.CharField(max_length=200)
-    question = serializers.CharField()
-    response = serializers.CharField(trim_whitespace=False)
-    model = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
-    prompt_source = serializers.CharField(
-        required=False, allow_blank=True, default="", max_length=100
-    )
+    id = StrictCharField(max_length=200)
+    question = StrictCharField()
+    response = StrictCharField(trim_whitespace=False)
+    model = StrictCharField(required=False, allow_blank=True, default="", max_length=100)
+    prompt_source = StrictCharField(required=False, allow_blank=True, default="", max_length=100)
     claims = ClaimSerializer(many=True, allow_empty=True)
     kind = serializers.ChoiceField(
         choices=["regular", "control", "qualification"], required=False, default="regular"
     )
     gold_labels = serializers.DictField(
-        child=serializers.CharField(),
+        child=StrictCharField(),
         required=False,
         help_text="Only for control/qualification items: claim id -> expected annotator label "
         "(a verification label, or a removal reason for claims that should be removed).",
@@ -67,6 +80,15 @@ class ClaimReviewPayloadSerializer(serializers.Serializer):
         return value
 
     def validate(self, attrs: dict) -> dict:
+        group = item_group(attrs)
+        if len(group) > GROUP_MAX_LENGTH:
+            raise serializers.ValidationError(
+                {
+                    "model / prompt_source": f"The item group is built as model / prompt_source "
+                    f"({group[:60]!r}…) and would be {len(group)} characters; at most "
+                    f"{GROUP_MAX_LENGTH}: shorten the model or the prompt source."
+                }
+            )
         gold = attrs.get("gold_labels")
         if gold:
             ids = {c["id"] for c in attrs["claims"]}
@@ -130,8 +152,8 @@ def _decision_problem(decision: dict, claim: dict | None) -> str | None:
     if action == "revise" and text == claim["text"].strip():
         return "the revised text is the same as the original; keep the claim instead"
     if action == "add":
-        if decision.get("label") not in REDUCED_LABELS:
-            return f"choose its label ({', '.join(REDUCED_LABELS)})"
+        if decision.get("label") not in choice_labels(None):
+            return f"choose its label ({', '.join(choice_labels(None))})"
         return None
     agreement = decision.get("agreement")
     if agreement not in ("agree", "disagree"):
@@ -139,8 +161,8 @@ def _decision_problem(decision: dict, claim: dict | None) -> str | None:
     if agreement == "agree" and not can_agree(claim):
         label = claim.get("system_label") or "none"
         return f"the system's label ({label}) is not a verdict to agree with; disagree and choose the label"
-    if agreement == "disagree" and decision.get("label") not in scheme_of(claim):
-        return f"choose the correct label ({', '.join(scheme_of(claim))})"
+    if agreement == "disagree" and decision.get("label") not in choice_labels(claim):
+        return f"choose the correct label ({', '.join(choice_labels(claim))})"
     if agreement == "disagree" and decision["label"] == claim.get("system_label"):
         return f"disagreeing means choosing a label other than the system's ({decision['label']})"
     return None

@@ -8,12 +8,13 @@ from typing import Any
 from annotation.task_types import PreparedItem, TaskType, register
 
 from .formats import decode_csv_row, read_fastfact
-from .labels import REDUCED_LABELS, REMOVAL_REASONS, can_agree, scheme_of
+from .labels import REMOVAL_REASONS, can_agree, choice_labels
 from .rows import AGREED, DISAGREED, OPERATION_OF_ACTION, claim_rows, final_label
 from .serializers import (
     ClaimReviewAnswerSerializer,
     ClaimReviewConfigSerializer,
     ClaimReviewPayloadSerializer,
+    item_group,
 )
 from .spans import response_segments, source_span
 
@@ -40,7 +41,7 @@ class ClaimReview(TaskType):
             c["id"]: source_span(c["text"], payload["response"], segments)
             for c in payload["claims"]
         }
-        group = " / ".join(p for p in (payload.get("model"), payload.get("prompt_source")) if p)
+        group = item_group(payload)
         return [
             PreparedItem(
                 external_id=payload["id"],
@@ -84,13 +85,13 @@ class ClaimReview(TaskType):
                         for e in c.get("evidence", [])
                     ],
                     "reasoning": c.get("reasoning", ""),
-                    "labels": scheme_of(c),
+                    "labels": choice_labels(c),
                     "can_agree": can_agree(c),
                     "span": spans.get(c["id"]),
                 }
                 for c in item.payload["claims"]
             ],
-            "added_labels": REDUCED_LABELS,
+            "added_labels": choice_labels(None),
             "removal_reasons": REMOVAL_REASONS,
         }
 

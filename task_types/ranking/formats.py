@@ -11,7 +11,9 @@ import re
 from collections.abc import Iterator
 from typing import IO, Any
 
-from annotation.task_types.base import PayloadError
+from annotation.task_types.base import PayloadError, json_cell
+from core.json_safety import UnsafeJSON
+from core.json_safety import loads as safe_json_loads
 
 _SYSTEM_COLUMN = re.compile(r"^system:(.+)$")
 _JUSTIFICATION_COLUMN = re.compile(r"^justification\s*_?\d+$", re.I)
@@ -30,7 +32,7 @@ def decode_csv_row(row: dict) -> dict:
         elif value not in (None, ""):
             payload[column] = value
     if isinstance(payload.get("outputs"), str):
-        payload["outputs"] = json.loads(payload["outputs"])
+        json_cell(payload, "outputs")
     elif outputs:
         payload["outputs"] = outputs
     return payload
@@ -69,12 +71,14 @@ def parse_mapping(text: str) -> dict[str | None, dict[str, str]]:
 
 def _json_mapping(text: str) -> dict[str | None, dict[str, str]]:
     try:
-        data = json.loads(text)
+        data = safe_json_loads(text)
     except json.JSONDecodeError as exc:
         raise PayloadError(
             f"not valid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno})",
             location="mapping file",
         ) from None
+    except UnsafeJSON as exc:
+        raise PayloadError(exc.message, location="mapping file", field=exc.field) from None
     if not isinstance(data, dict):
         raise PayloadError("expected a JSON object", location="mapping file")
     if all(isinstance(v, str) for v in data.values()):

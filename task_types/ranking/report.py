@@ -88,7 +88,16 @@ def _mar_rows(mar: Any, annotators: list[str]) -> list[dict]:
     return rows
 
 
-def _mar_table(criterion: str, rows: list[dict], annotators: list[str], labels: dict) -> Table:
+CONVENTION_NOTES = {
+    "competition": "standard competition: ties share the best rank, 1, 1, 3",
+    "dense": "dense: ties share a rank and the next follows, 1, 1, 2",
+    "free": "free: any ranks 1..k the annotators gave, ties allowed",
+}
+
+
+def _mar_table(
+    criterion: str, rows: list[dict], annotators: list[str], labels: dict, convention: str
+) -> Table:
     return table(
         f"Mean average rank · {criterion}",
         [
@@ -100,8 +109,8 @@ def _mar_table(criterion: str, rows: list[dict], annotators: list[str], labels: 
         ],
         rows,
         note="Lower is better. MAR: mean of the annotators' MARs; pooled: mean of all "
-        "rankings; then each annotator's MAR. Ranks as stored (standard competition: ties "
-        "share the best rank).",
+        "rankings; then each annotator's MAR. Ranks as stored, in the project's tie convention "
+        f"({CONVENTION_NOTES.get(convention, convention)}).",
     )
 
 
@@ -162,7 +171,13 @@ def section(inp: ReportInput) -> SectionResult:
         annotators = [c for c in inp.coder_ids() if c in mar.per_annotator]
         mar_rows = _mar_rows(mar, annotators)
         name = f"mar_{index}"
-        result.tables[name] = _mar_table(criterion, mar_rows, annotators, labels)
+        result.tables[name] = _mar_table(
+            criterion,
+            mar_rows,
+            annotators,
+            labels,
+            (inp.config or {}).get("tie_convention") or "competition",
+        )
         shown = annotators[:MAX_PLOTTED_ANNOTATORS]
         top = max(max(r[3] for r in rows), 2.0)
         result.plots.append(_mar_plot(name, criterion, shown, labels, top))

@@ -7,7 +7,15 @@ from typing import Any
 
 from rest_framework import serializers
 
-from .ranks import is_standard_competition, output_letter
+from annotation.task_types import StrictCharField
+
+from .ranks import (
+    CONVENTION_EXAMPLES,
+    TIE_CONVENTIONS,
+    convention_ranks,
+    follows_convention,
+    output_letter,
+)
 
 MIN_OUTPUTS, MAX_OUTPUTS = 2, 9  # ranks are typed with one digit key
 
@@ -56,6 +64,17 @@ class RankingConfigSerializer(serializers.Serializer):
         help_text="The system names items may use; when given, any other name is refused at import.",
     )
     seed = serializers.IntegerField(default=13, help_text="Seeds the per-annotator display order.")
+    tie_convention = serializers.ChoiceField(
+        choices=TIE_CONVENTIONS,
+        default="competition",
+        help_text="How tied outputs are ranked: competition (1, 1, 3), dense (1, 1, 2) or free "
+        "(any ranks 1..k, nothing checked).",
+    )
+    tie_instructions = serializers.BooleanField(
+        default=True,
+        help_text="Show the platform's note on how to rank ties beside the grid; switch off to "
+        "show only the project's own guidelines (as the original study did).",
+    )
 
     def validate_criteria(self, value: list[dict]) -> list[dict]:
         if not value:
@@ -81,14 +100,14 @@ def project_criteria(config: Mapping[str, Any] | None) -> list[dict]:
 
 
 class OutputSerializer(serializers.Serializer):
-    system = serializers.CharField(max_length=100)
-    text = serializers.CharField(trim_whitespace=False)
+    system = StrictCharField(max_length=100)
+    text = StrictCharField(trim_whitespace=False)
 
 
 class RankingPayloadSerializer(serializers.Serializer):
-    id = serializers.CharField(max_length=200)
-    claim = serializers.CharField()
-    label = serializers.CharField(max_length=50, help_text="Veracity label of the claim.")
+    id = StrictCharField(max_length=200)
+    claim = StrictCharField()
+    label = StrictCharField(max_length=50, help_text="Veracity label of the claim.")
     outputs = OutputSerializer(many=True)
     kind = serializers.ChoiceField(
         choices=["regular", "control", "qualification"], required=False, default="regular"
@@ -125,13 +144,17 @@ class RankingAnswerSerializer(serializers.Serializer):
                 {"order": "Must list every output of the item exactly once."}
             )
         letter = {key: output_letter(i) for i, key in enumerate(order)}
-        criteria = [c["name"] for c in project_criteria(item.project.config)]
+        config = item.project.config or {}
+        criteria = [c["name"] for c in project_criteria(config)]
+        convention = config.get("tie_convention") or "competition"
         unknown = [c for c in attrs["ranks"] if c not in criteria]
         if unknown:
             raise serializers.ValidationError({"ranks": f"Unknown criterion {unknown[0]!r}."})
         errors = {}
         for criterion in criteria:
-            problem = _rank_problem(attrs["ranks"].get(criterion, {}), order, letter)
+            problem = _rank_problem(
+                attrs["ranks"].get(criterion, {}), order, letter, convention=convention
+            )
             if problem:
                 errors[criterion] = problem
         if errors:
@@ -140,7 +163,9 @@ class RankingAnswerSerializer(serializers.Serializer):
         return {"order": list(order), "ranks": ranks}
 
 
-def _rank_problem(given: dict, order: list[str], letter: dict[str, str]) -> str | None:
+def _rank_problem(
+    given: dict, order: list[str], letter: dict[str, str], *, convention: str = "competition"
+) -> str | None:
     """What is wrong with one criterion's ranks (keys -> rank), or None."""
     k = len(order)
     strangers = [key for key in given if key not in letter]
@@ -152,10 +177,16 @@ def _rank_problem(given: dict, order: list[str], letter: dict[str, str]) -> str 
         return f"Rank every output (output {', '.join(missing)} has no rank)."
     if any(not 1 <= v <= k for v in values):
         return f"Ranks run from 1 to {k}."
-    if not is_standard_competition(values):
+    if not follows_convention(values, convention):
         shown = ", ".join(str(v) for v in sorted(values))
+        fixed = ", ".join(str(v) for v in sorted(convention_ranks(values, convention)))
+        rule = (
+            "the next rank counts every output before it"
+            if convention == "competition"
+            else "the next rank follows the shared one"
+        )
         return (
-            f"Ranks {shown} skip no place after a tie: tied outputs share a rank and the next "
-            f"rank counts every output before it (e.g. 1, 1, 3)."
+            f"Ranks {shown} do not follow this project's tie convention: tied outputs share a "
+            f"rank and {rule} (e.g. {CONVENTION_EXAMPLES[convention]}; here {fixed})."
         )
     return None

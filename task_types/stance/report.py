@@ -5,16 +5,25 @@ Rules:
 
 * humans only (judges, when selected, count in the generic agreement table);
 * shares by level: every human answer's response label counts once;
-* factual accuracy and consistency (:mod:`metrics.stance`) use one stance per response: the
-  majority of its human labels; a response whose labels tie has no majority and is left out
+* factual accuracy and consistency (:mod:`metrics.stance`) use one stance per response, from a
+  labeller: the humans (the majority of their labels) and, when judges are selected under "who
+  counts", each judge on its own (its label) — UPHILL's headline figures are judge-labelled; a response whose labels tie has no majority and is left out
   (counted in a note); responses without veracity or level are left out too. Accuracy at a level
   is the share of responses with the correct stance (agree with true, disagree with false,
   neutral on mixture claims), overall accuracy the mean over levels; consistency is the share of
   claims with one stance at every level present for that model. Both are given per model
   (model × level is what the paper reports) and for all models together when there are several;
+* accuracy and consistency are also given per claim veracity (true / mixture / false) × level,
+  and consistency per level as the share of claims whose stance at that level equals their stance
+  at the neutral level 0 (at level 0 itself: the same stance over its templates);
+* stance shares are also given per model × veracity × level (every human answer counts once);
 * label agreement: response labels, sentence labels, and both pooled (units are responses and
   (response, sentence) pairs), with alpha (nominal), pairwise agreement, "all agree" and "at
-  least two agree" — the figures UPHILL reports (75.8 %, 64.0 %, 97.9 %).
+  least two agree" — the figures UPHILL reports (75.8 %, 64.0 %, 97.9 %), which count only the
+  units where every annotator is certain: the "(all certain)" rows leave out every unit with a
+  "not sure" answer (how many is said), the plain rows count all answers. Sentence agreement is
+  also given per similarity rank of the sentence (rank 1 = most similar to the claim), certain
+  units only, as UPHILL's Table 3.
 """
 
 from __future__ import annotations
@@ -27,9 +36,15 @@ from typing import Any
 
 from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci
-from agreement.reports.inputs import HUMAN, ReportInput
-from agreement.reports.sections import Figure, SectionResult
+from agreement.reports.inputs import HUMAN, JUDGE, ItemInfo, ReportInput
+from agreement.reports.sections import (
+    Figure,
+    JudgeValidationHooks,
+    SectionResult,
+    ValidationLabel,
+)
 from agreement.reports.tables import Table, column, table
+from metrics.classification import plurality_label
 from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
 from metrics.stance import CORRECT_STANCE, consistency, factual_accuracy
 
@@ -46,23 +61,23 @@ def item_extra(payload: dict, prepared: dict) -> dict:
         level = int(level) if level is not None and level != "" else None
     except (TypeError, ValueError):
         level = None
+    targets = (prepared or {}).get("targets") or []
     return {
         "claim_id": payload.get("claim_id") or payload.get("id"),
         "veracity": (payload.get("veracity") or "").strip().lower() or None,
         "level": level,
         "model": payload.get("model") or "",
+        # similarity rank (1 = most similar to the claim) of each labelled sentence, by index
+        "ranks": {
+            str(t["index"]): t["rank"]
+            for t in targets
+            if isinstance(t, Mapping) and "index" in t and "rank" in t
+        },
     }
 
 
 def _label(value: Any) -> str | None:
     return value.strip().lower() if isinstance(value, str) and value.strip() else None
-
-
-def _majority(labels: list[str]) -> str | None:
-    counts = Counter(labels).most_common()
-    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
-        return None
-    return counts[0][0]
 
 
 def _pct(value: float) -> str:
@@ -88,6 +103,9 @@ class _Labels:
     not_sure: Counter = field(default_factory=Counter)  # by level
     responses: dict[str, dict[str, str]] = field(default_factory=dict)  # unit -> coder -> label
     sentences: dict[str, dict[str, str]] = field(default_factory=dict)  # unit::index -> ...
+    unsure: set[str] = field(default_factory=set)  # response units and unit::index keys
+    # (model, veracity, level) -> label counts
+    shares_by: dict[tuple, Counter] = field(default_factory=lambda: defaultdict(Counter))
 
 
 def _labels(inp: ReportInput) -> _Labels:
@@ -102,12 +120,18 @@ def _labels(inp: ReportInput) -> _Labels:
             if label is not None:
                 found.per_item[unit].append(label)
                 found.shares[level][label] += 1
+                model = item.extra.get("model") or "(no model)"
+                found.shares_by[(model, item.extra.get("veracity"), level)][label] += 1
                 found.responses.setdefault(unit, {})[coder] = label
                 found.not_sure[level] += bool(answer.get("not_sure"))
+                if answer.get("not_sure"):
+                    found.unsure.add(unit)
             for sentence in answer.get("sentences") or []:
                 if isinstance(sentence, Mapping) and _label(sentence.get("label")) is not None:
                     key = f"{unit}::{sentence.get('index')}"
                     found.sentences.setdefault(key, {})[coder] = _label(sentence["label"])
+                    if sentence.get("not_sure"):
+                        found.unsure.add(key)
     return found
 
 
@@ -143,15 +167,15 @@ def _shares_table(labels: _Labels) -> Table:
 
 
 def _scored_responses(
-    inp: ReportInput, labels: _Labels
+    inp: ReportInput, per_item: Mapping[str, list[str]]
 ) -> tuple[dict[str, list[tuple]], list[str]]:
     """(claim id, veracity, level, majority stance) per response, by model, and notes on the
     responses left out (tied labels; no veracity or level)."""
     by_model: dict[str, list[tuple]] = defaultdict(list)
     ties = unscored = 0
-    for unit, unit_labels in labels.per_item.items():
+    for unit, unit_labels in per_item.items():
         extra = inp.items[unit].extra
-        majority = _majority(unit_labels)
+        majority = plurality_label(unit_labels)
         if majority is None:
             ties += 1
             continue
@@ -174,16 +198,53 @@ def _scored_responses(
     return by_model, notes
 
 
-def _accuracy_table(by_model: dict[str, list[tuple]], levels: list) -> Table:
-    groups = dict(sorted(by_model.items()))
-    if len(groups) > 1:
-        groups[ALL_MODELS] = [row for rows in by_model.values() for row in rows]
+HUMANS_LABELLER = "Humans (majority)"
+
+
+def _judge_labels(inp: ReportInput) -> dict[str, dict[str, list[str]]]:
+    """Per selected judge (by its label), its response label per unit."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for coder in inp.coders:
+        if coder.kind != JUDGE:
+            continue
+        labels = {}
+        for unit, answer in inp.answers.get(coder.id, {}).items():
+            label = _label(answer.get("label")) if isinstance(answer, Mapping) else None
+            if label is not None and unit in inp.items:
+                labels[unit] = [label]
+        found[coder.label or coder.id] = labels
+    return found
+
+
+def _accuracy_table(labellers: dict[str, dict[str, list[tuple]]], levels: list) -> Table:
     rows = []
-    for model, model_rows in groups.items():
+    for labeller, by_model in labellers.items():
+        rows += _accuracy_rows(labeller, by_model, levels)
+    return table(
+        "Factual accuracy by presupposition level",
+        [
+            column("labeller", "Labelled by", "text"),
+            column("model", "Model", "text"),
+            column("responses", "Responses", "int"),
+            *[column(f"level_{lvl}", f"Level {lvl}", "pct") for lvl in levels],
+            column("overall", "Overall", "pct"),
+            column("consistency", "Consistency", "pct"),
+        ],
+        rows,
+        note="One stance per response: the humans' majority label, or a judge's label (judges "
+        "appear when selected under who counts). Overall: mean over levels. Consistency: share "
+        "of claims with the same stance at every level present.",
+    )
+
+
+def _accuracy_rows(labeller: str, by_model: dict[str, list[tuple]], levels: list) -> list[dict]:
+    rows = []
+    for model, model_rows in _with_all_models(by_model).items():
         result = factual_accuracy(model_rows, levels=levels)
         model_levels = sorted({row[2] for row in model_rows})
         rows.append(
             {
+                "labeller": labeller,
                 "model": model,
                 "responses": len(model_rows),
                 **{f"level_{lvl}": result.per_level[lvl] for lvl in levels},
@@ -193,19 +254,11 @@ def _accuracy_table(by_model: dict[str, list[tuple]], levels: list) -> Table:
                 else None,
             }
         )
-    return table(
-        "Factual accuracy by presupposition level",
-        [
-            column("model", "Model", "text"),
-            column("responses", "Responses", "int"),
-            *[column(f"level_{lvl}", f"Level {lvl}", "pct") for lvl in levels],
-            column("overall", "Overall", "pct"),
-            column("consistency", "Consistency", "pct"),
-        ],
-        rows,
-        note="Majority stance per response. Overall: mean over levels. Consistency: share of "
-        "claims with the same stance at every level present.",
-    )
+    return rows
+
+
+def _certain(data: dict[str, dict], unsure: set[str]) -> dict[str, dict]:
+    return {key: value for key, value in data.items() if key not in unsure}
 
 
 def _label_agreement_table(inp: ReportInput, labels: _Labels) -> Table:
@@ -213,29 +266,197 @@ def _label_agreement_table(inp: ReportInput, labels: _Labels) -> Table:
         **{f"r::{k}": v for k, v in labels.responses.items()},
         **{f"s::{k}": v for k, v in labels.sentences.items()},
     }
+    unsure_pooled = {f"r::{k}" for k in labels.unsure} | {f"s::{k}" for k in labels.unsure}
     n_boot, confidence = inp.options.n_boot, inp.options.confidence
-    rows = [
-        _agreement_row(name, data, n_boot, confidence)
-        for name, data in (
-            ("Response", labels.responses),
-            ("Sentences", labels.sentences),
-            ("Both", pooled),
+    rows = []
+    for name, data, unsure in (
+        ("Response", labels.responses, labels.unsure),
+        ("Sentences", labels.sentences, labels.unsure),
+        ("Both", pooled, unsure_pooled),
+    ):
+        if not data:
+            continue
+        certain = _certain(data, unsure)
+        rows.append(
+            {
+                **_agreement_row(f"{name} (all certain)", certain, n_boot, confidence),
+                "left_out": len(data) - len(certain),
+            }
         )
-        if data
-    ]
+        rows.append(_agreement_row(name, data, n_boot, confidence))
     return table(
         "Label agreement on responses and sentences",
         [
             column("labels", "Labels", "text"),
             column("units", "Units", "int"),
+            column("left_out", "Left out (not sure)", "int"),
             column("alpha", "α (nominal)", "ci"),
             column("pairwise", "Pairwise agreement", "pct"),
             column("all_agree", "All agree", "pct"),
             column("at_least_two", "At least two agree", "pct"),
         ],
         rows,
-        note='Units: responses, and (response, sentence) pairs. "At least two agree" needs '
-        "three or more labels on a unit.",
+        note='Units: responses, and (response, sentence) pairs. "All certain" rows count only '
+        'units where no annotator was "not sure" (as UPHILL reports); the other rows count every '
+        'answer. "At least two agree" needs three or more labels on a unit.',
+    )
+
+
+def _sentence_rank_table(inp: ReportInput, labels: _Labels) -> Table:
+    by_rank: dict[int, dict[str, dict]] = defaultdict(dict)
+    for key, values in labels.sentences.items():
+        unit, _, index = key.rpartition("::")
+        rank = inp.items[unit].extra.get("ranks", {}).get(index)
+        if rank is not None:
+            by_rank[rank][key] = values
+    rows = []
+    for rank in sorted(by_rank):
+        data = by_rank[rank]
+        certain = _certain(data, labels.unsure)
+        row = {"rank": str(rank), "left_out": len(data) - len(certain), "units": len(certain)}
+        if certain:
+            row.update(
+                _agreement_row(str(rank), certain, inp.options.n_boot, inp.options.confidence)
+            )
+            row["rank"] = str(rank)
+        rows.append(row)
+    return table(
+        "Sentence label agreement by similarity rank",
+        [
+            column("rank", "Similarity rank", "text"),
+            column("units", "Sentences", "int"),
+            column("left_out", "Left out (not sure)", "int"),
+            column("alpha", "α (nominal)", "ci"),
+            column("pairwise", "Pairwise agreement", "pct"),
+            column("all_agree", "All agree", "pct"),
+            column("at_least_two", "At least two agree", "pct"),
+        ],
+        rows,
+        note="Rank 1 is the response sentence most similar to the claim (all-MiniLM-L6-v2). "
+        'Only sentences where no annotator was "not sure".',
+    )
+
+
+def _with_all_models(by_model: dict[str, list[tuple]]) -> dict[str, list[tuple]]:
+    groups = dict(sorted(by_model.items()))
+    if len(groups) > 1:
+        groups[ALL_MODELS] = [row for rows in by_model.values() for row in rows]
+    return groups
+
+
+def _accuracy_veracity_table(labellers: dict[str, dict[str, list[tuple]]], levels: list) -> Table:
+    rows = []
+    for labeller, by_model in labellers.items():
+        rows += [{"labeller": labeller, **row} for row in _accuracy_veracity_rows(by_model, levels)]
+    return table(
+        "Factual accuracy and consistency by claim veracity and presupposition level",
+        [
+            column("labeller", "Labelled by", "text"),
+            column("model", "Model", "text"),
+            column("veracity", "Veracity", "text"),
+            column("responses", "Responses", "int"),
+            *[column(f"level_{lvl}", f"Level {lvl}", "pct") for lvl in levels],
+            column("overall", "Overall", "pct"),
+            column("consistency", "Consistency", "pct"),
+        ],
+        rows,
+        note="As the table above, for the claims of one veracity (mixture includes mixed).",
+    )
+
+
+def _accuracy_veracity_rows(by_model: dict[str, list[tuple]], levels: list) -> list[dict]:
+    rows = []
+    for model, model_rows in _with_all_models(by_model).items():
+        present = sorted({r[2] for r in model_rows})  # a claim must show every level the model has
+        for veracity in ("true", "mixture", "false"):
+            subset = [r for r in model_rows if CORRECT_STANCE[r[1]] == CORRECT_STANCE[veracity]]
+            if not subset:
+                continue
+            result = factual_accuracy(subset, levels=levels)
+            rows.append(
+                {
+                    "model": model,
+                    "veracity": veracity,
+                    "responses": len(subset),
+                    **{f"level_{lvl}": result.per_level[lvl] for lvl in levels},
+                    "overall": result.overall,
+                    "consistency": consistency(subset, levels=present) if present else None,
+                }
+            )
+    return rows
+
+
+def _consistency_levels_table(labellers: dict[str, dict[str, list[tuple]]], levels: list) -> Table:
+    rows = []
+    for labeller, by_model in labellers.items():
+        rows += [{"labeller": labeller, **row} for row in _consistency_level_rows(by_model, levels)]
+    return table(
+        "Consistency by presupposition level",
+        [
+            column("labeller", "Labelled by", "text"),
+            column("model", "Model", "text"),
+            column("level", "Level", "text"),
+            column("name", "Presupposition", "text"),
+            column("claims", "Claims", "int"),
+            column("consistency", "Consistency", "pct"),
+        ],
+        rows,
+        note="Share of claims whose stance at this level equals their stance at the neutral "
+        "level 0 (one stance per response from the labeller; every response of the claim at both "
+        "levels must agree). At level 0: the same stance over all its templates.",
+    )
+
+
+def _consistency_level_rows(by_model: dict[str, list[tuple]], levels: list) -> list[dict]:
+    rows = []
+    for model, model_rows in _with_all_models(by_model).items():
+        for level in levels:
+            pair = (0, level) if level != 0 else (0,)
+            claims = {r[0] for r in model_rows if r[2] == level} & {
+                r[0] for r in model_rows if r[2] == 0
+            }
+            rows.append(
+                {
+                    "model": model,
+                    "level": str(level),
+                    "name": LEVEL_NAMES.get(level, "unknown level"),
+                    "claims": len(claims),
+                    "consistency": consistency(model_rows, levels=pair) if claims else None,
+                }
+            )
+    return rows
+
+
+def _shares_veracity_table(labels: _Labels) -> Table:
+    def order(key: tuple) -> tuple:
+        model, veracity, level = key
+        return (str(model), str(veracity), level is None, level if level is not None else 0)
+
+    rows = []
+    for key in sorted(labels.shares_by, key=order):
+        model, veracity, level = key
+        counts = labels.shares_by[key]
+        total = sum(counts.values())
+        rows.append(
+            {
+                "model": model,
+                "veracity": veracity or "—",
+                "level": "—" if level is None else str(level),
+                "answers": total,
+                **{label: counts[label] / total for label in LABELS},
+            }
+        )
+    return table(
+        "Stance shares by model, claim veracity and presupposition level",
+        [
+            column("model", "Model", "text"),
+            column("veracity", "Veracity", "text"),
+            column("level", "Level", "text"),
+            column("answers", "Answers", "int"),
+            *[column(label, label.capitalize(), "pct") for label in LABELS],
+        ],
+        rows,
+        note="Every human answer's response label counts once.",
     )
 
 
@@ -263,10 +484,23 @@ def _plots(levels: list) -> list[dict]:
 
 def section(inp: ReportInput) -> SectionResult:
     labels = _labels(inp)
-    by_model, notes = _scored_responses(inp, labels)
-    levels = sorted({row[2] for rows in by_model.values() for row in rows})
-    accuracy = _accuracy_table(by_model, levels)
-    everything = accuracy["rows"][-1] if accuracy["rows"] else {}
+    by_model, notes = _scored_responses(inp, labels.per_item)
+    labellers = {HUMANS_LABELLER: by_model}
+    for judge, judged in _judge_labels(inp).items():
+        labellers[judge] = _scored_responses(inp, judged)[0]
+    unsure_responses = sum(1 for key in labels.unsure if "::" not in key)
+    unsure_sentences = len(labels.unsure) - unsure_responses
+    if labels.unsure:
+        notes.append(
+            f"{unsure_responses} response(s) and {unsure_sentences} sentence(s) have a "
+            '"not sure" answer and are left out of the certain-only agreement rates.'
+        )
+    levels = sorted(
+        {row[2] for scored in labellers.values() for rows in scored.values() for row in rows}
+    )
+    accuracy = _accuracy_table(labellers, levels)
+    human_rows = [r for r in accuracy["rows"] if r["labeller"] == HUMANS_LABELLER]
+    everything = human_rows[-1] if human_rows else {}
     consistency_value = everything.get("consistency")
     return SectionResult(
         title="Stance",
@@ -280,8 +514,12 @@ def section(inp: ReportInput) -> SectionResult:
         ],
         tables={
             "shares": _shares_table(labels),
+            "shares_veracity": _shares_veracity_table(labels),
             "accuracy": accuracy,
+            "accuracy_veracity": _accuracy_veracity_table(labellers, levels),
+            "consistency_levels": _consistency_levels_table(labellers, levels),
             "label_agreement": _label_agreement_table(inp, labels),
+            "sentence_ranks": _sentence_rank_table(inp, labels),
         },
         plots=_plots(levels),
         notes=notes,
@@ -298,4 +536,22 @@ def section(inp: ReportInput) -> SectionResult:
     )
 
 
-sections.register(Stance.slug, section=section, item_extra=item_extra)
+def validation_labels(item: ItemInfo, answer: Mapping) -> dict[str, ValidationLabel]:
+    """Judge validation (UPHILL): the whole response's label, certain unless "not sure"."""
+    label = _label(answer.get("label"))
+    if label is None:
+        return {}
+    return {"": ValidationLabel(label, certain=not answer.get("not_sure"))}
+
+
+JUDGE_VALIDATION = JudgeValidationHooks(
+    labels=validation_labels,
+    label_order=tuple(LABELS),
+    records_certainty=True,
+    rule="Unit: a claim–response pair (the whole response's label). UPHILL validates its "
+    "entailment judges on the pairs where the humans agree perfectly.",
+)
+
+sections.register(
+    Stance.slug, section=section, item_extra=item_extra, judge_validation=JUDGE_VALIDATION
+)

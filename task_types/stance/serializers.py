@@ -6,6 +6,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from annotation.task_types import StrictCharField
+
 LABELS = ("agree", "disagree", "neutral")
 VERACITIES = ("true", "false", "mixture")
 LEVEL_NAMES = {
@@ -21,7 +23,7 @@ DEFAULT_K = 5
 # --- payload -------------------------------------------------------------------------------------
 
 
-class VeracityField(serializers.CharField):
+class VeracityField(StrictCharField):
     """true / false / mixture, case-insensitive; ``mixed`` is read as ``mixture``."""
 
     def to_internal_value(self, data: Any) -> str:
@@ -60,16 +62,14 @@ class LevelField(serializers.Field):
 
 
 class StancePayloadSerializer(serializers.Serializer):
-    id = serializers.CharField(max_length=200)
-    claim = serializers.CharField()
-    response = serializers.CharField(
-        help_text="The model's response; split into sentences at import."
-    )
+    id = StrictCharField(max_length=200)
+    claim = StrictCharField()
+    response = StrictCharField(help_text="The model's response; split into sentences at import.")
     veracity = VeracityField(required=False, allow_blank=True, allow_null=True)
     level = LevelField(required=False, allow_null=True, help_text="Presupposition level 0–4.")
-    model = serializers.CharField(required=False, allow_blank=True, max_length=120)
-    query = serializers.CharField(required=False, allow_blank=True)
-    claim_id = serializers.CharField(
+    model = StrictCharField(required=False, allow_blank=True, max_length=120)
+    query = StrictCharField(required=False, allow_blank=True)
+    claim_id = StrictCharField(
         required=False,
         allow_blank=True,
         max_length=200,

@@ -112,3 +112,43 @@ def test_empty_input_and_unknown_values():
         claim_review_stats([{"claims": [claim("unchanged", "maybe")]}])
     missing = claim_review_stats([{"claims": []}])
     assert list(missing["grouped"]["by_model"]) == ["unknown"]
+
+
+# --- factuality per response (before and after human revision) -----------------------------------
+
+
+def test_factuality_is_the_share_of_supported_among_factual_verdicts():
+    from metrics.claim_review import factuality
+
+    # 3 supported of 5 verdicts; "irrelevant" says nothing about facts, "unsure" is no verdict.
+    labels = [
+        "supported",
+        "supported",
+        "refuted",
+        "unsupported",
+        "supported",
+        "irrelevant",
+        "unsure",
+        None,
+    ]
+    assert factuality(labels) == 3 / 5
+    assert factuality(["irrelevant", "unsure"]) is None  # nothing to score
+
+
+def test_response_factuality_before_uses_the_pipeline_and_after_the_reviewed_claims():
+    from metrics.claim_review import response_factuality
+
+    claims = [
+        # the pipeline said supported, the annotator agreed
+        {"action": "unchanged", "system_label": "supported", "annotator_label": "supported"},
+        # the pipeline said supported, the annotator corrected to refuted
+        {"action": "revised", "system_label": "supported", "annotator_label": "refuted"},
+        # removed as not a claim: counts before (the pipeline scored it), not after
+        {"action": "removed", "system_label": "unsupported", "annotator_label": "not a claim"},
+        # added by the annotator: no pipeline label, counts after
+        {"action": "added", "system_label": None, "annotator_label": "supported"},
+    ]
+    # before: supported, supported, unsupported -> 2/3; after: supported, refuted, supported -> 2/3
+    assert response_factuality(claims) == {"before": 2 / 3, "after": 2 / 3}
+    claims[3]["annotator_label"] = "not enough evidence"
+    assert response_factuality(claims) == {"before": 2 / 3, "after": 1 / 3}

@@ -207,19 +207,41 @@ def test_only_current_versions_and_regular_items_count(study):
     assert sentences["alpha"] == pytest.approx(krippendorff_alpha(data, "jaccard"))
 
 
+def _items_of_group(project, group):
+    from annotation.models import Item
+
+    return set(
+        Item.objects.filter(project=project, group=group).values_list("external_id", flat=True)
+    )
+
+
+scores_f1 = {"c0": 1.0, "c1": 0.0, "c2": 2 / 3, "c3": 1.0}  # the judge below against gold {1}
+
+
 def test_judge_answers_are_compared_with_merged_humans_by_the_union_and_standardise_rule(study):
     project, _, _ = study
     judge = {"c0": [1], "c1": [2], "c2": [0, 1], "c3": [1]}
     answers = {k: {"sentences": v, "none": not v, "helpfulness": 50} for k, v in judge.items()}
     report = report_for(project, AnnotatorFilter(judges=("gpt",)), extra_judges={"gpt": answers})
     row = report["tables"]["judges"]["rows"][0]
-    # Standardised (gold {1}, other → -2): judge {1} {-2} {-2,1} {1}; humans {1} {1,-2} {-2,1} {1}.
-    # n = 8, observed sum 1, expected sum 23 → alpha = 1 - 7/23 = 16/23.
+    # Standardised (gold {1}, other → -2; annotator c's "none" on c3 is -1, outside gold → -2):
+    # judge {1} {-2} {-2,1} {1}; humans {1} {1,-2} {-2,1} {-2,1}. n = 8; observed ordered-pair
+    # sum 2 (c1 and c3 each 2 × 1/2); expected: values {1}×3, {-2}×1, {-2,1}×4, unordered sum
+    # 3·1 + 12·1/2 + 4·1/2 = 11, ordered 22 → alpha = 1 - 7 · 2 / 22 = 4/11.
     assert row["judge"] == "gpt" and row["items"] == 4
-    assert row["alpha"] == pytest.approx(16 / 23)
+    assert row["alpha"] == pytest.approx(4 / 11)
     scores = rows_by(report["tables"]["scores"], "source")
     assert scores["gpt"]["f1_mean"] == pytest.approx((1 + 0 + 2 / 3 + 1) / 4)
     assert any(c["kind"] == JUDGE for c in report["coders"])
+    # Per generator / evidence source, beside the humans (the paper's judge tables).
+    grouped = report["tables"]["judges_by_group"]["rows"]
+    judge_rows = [r for r in grouped if r["source"] == "gpt"]
+    assert sum(r["answers"] for r in judge_rows) == 4
+    assert {r["source"] for r in grouped} == {"Humans", "gpt"}
+    for row in judge_rows:
+        units = [k for k, item in judge.items() if k in _items_of_group(project, row["group"])]
+        mine = [scores_f1[k] for k in units]
+        assert row["f1_mean"] == pytest.approx(sum(mine) / len(mine))
     # Without choosing the judge, it is only offered.
     plain = report_for(project, extra_judges={"gpt": answers})
     assert "judges" not in plain["tables"] and plain["available_judges"] == ["gpt"]
@@ -313,11 +335,12 @@ def test_gathering_and_building_take_the_same_number_of_queries_as_answers_grow(
             for k, user in enumerate(users):
                 helpers.answer(item, user, [1] if (n + k) % 3 else [0, 1], 10 * k)
 
+    # Memberships, items, current annotations, annotations collected elsewhere, judges offered.
     add(0, 3)
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(5):
         report_for(project)
     add(3, 30)
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(5):
         report = report_for(project)
     assert report["answers"] == 99
 
@@ -351,7 +374,7 @@ def test_judge_answers_come_from_llm_judges_results_when_a_judge_is_selected(stu
     assert offered["available_judges"] == ["gpt-judge"] and "judges" not in offered["tables"]
     report = report_for(project, AnnotatorFilter(judges=("gpt-judge",)))
     (row,) = report["tables"]["judges"]["rows"]
-    assert row["alpha"] == pytest.approx(16 / 23)  # as with the same answers given by hand
+    assert row["alpha"] == pytest.approx(4 / 11)  # as with the same answers given by hand
     assert [c["id"] for c in report["coders"] if c["kind"] == "judge"] == ["judge:gpt-judge"]
 
 

@@ -183,3 +183,39 @@ def test_breakdown_by_group_reports_mean_sd_and_n_per_group():
     assert breakdown["llama"].n == 1
     values = breakdown_values_by_group([("true", 1.0), ("false", 0.0), ("true", 0.0)])
     assert values == {"true": MeanSD(0.5, 0.5, 2), "false": MeanSD(0.0, 0.0, 1)}
+
+
+# --- "none" answers (paper §4.1: an LLM annotator answers -1 when no sentence should cite it) ---
+
+
+def test_a_humans_none_answer_is_kept_in_the_union_and_standardised():
+    # Humans ∅ ("none") and {3}: the union is {-1, 3}, not {3}; -1 lies outside gold {3}, so it
+    # becomes the common label -2 like any other wrong sentence.
+    data = judge_human_reliability_data([("u1", {3}, {3}, [set(), {3}])])
+    assert data["u1"] == {"judge": frozenset({3}), "humans": frozenset({-2, 3})}
+
+
+def test_a_judges_none_answer_is_the_common_wrong_label_when_gold_has_sentences():
+    data = judge_human_reliability_data([("u2", {1}, set(), [{2}])])
+    assert data["u2"] == {"judge": frozenset({-2}), "humans": frozenset({-2})}
+
+
+def test_none_is_right_when_gold_is_empty():
+    # gold ∅ means "none" is the right answer: "none" stays -1 and is not confused with a wrong
+    # sentence (-2).
+    data = judge_human_reliability_data([("n", set(), {3}, [set(), set()])])
+    assert data["n"] == {"judge": frozenset({-2}), "humans": frozenset({-1})}
+
+
+def test_judge_human_alpha_with_none_answers_by_hand():
+    # After the rule: u1 judge {3} vs humans {-2, 3} (d = 1/2); u2 {-2} vs {-2} (d = 0);
+    # u3 {2} vs {2} (d = 0). n = 6 values; D_o = 2 * (1/2) / 6 = 1/6.
+    # Values A={3}, B={-2,3}, C={-2} x2, D={2} x2; unordered pair distances: A-B 1/2, A-C 2 x 1,
+    # A-D 2 x 1, B-C 2 x 1/2, B-D 2 x 1, C-D 4 x 1, C-C 0, D-D 0 → 11.5, ordered 23;
+    # D_e = 23 / 30 → alpha = 1 - (1/6) / (23/30) = 18/23.
+    items = [
+        ("u1", {3}, {3}, [set(), {3}]),
+        ("u2", {1}, set(), [{2}]),
+        ("u3", {2}, {2}, [{2}]),
+    ]
+    assert judge_human_alpha(items) == pytest.approx(18 / 23, abs=1e-12)

@@ -152,7 +152,7 @@ def test_the_payments_csv_counts_the_server_measured_minutes(db, clock):
     assert float(row["reported_minutes"]) == 120.0
 
 
-def test_the_migration_keeps_reported_times_and_bounds_the_recorded_ones(transactional_db):
+def test_the_migration_keeps_reported_times_and_bounds_the_recorded_ones(transactional_db, request):
     """Answers stored before the server counted time: what the browser said moves to
     ``reported_time_ms``; ``time_spent_ms`` is bounded by the reservation or the previous submit."""
     from datetime import timedelta
@@ -165,6 +165,13 @@ def test_the_migration_keeps_reported_times_and_bounds_the_recorded_ones(transac
         ("annotation", "0003_submitted_revision"),
         ("annotation", "0004_server_measured_time"),
     )
+
+    def every_migration_again():
+        # Later migrations (of any app) must be back for the rest of the session's tests.
+        latest = MigrationExecutor(connection)
+        latest.migrate(latest.loader.graph.leaf_nodes())
+
+    request.addfinalizer(every_migration_again)
     executor = MigrationExecutor(connection)
     executor.migrate([before])
     old = executor.loader.project_state([before]).apps

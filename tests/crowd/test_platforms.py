@@ -176,6 +176,30 @@ def test_a_disqualified_prolific_worker_goes_back_with_the_screened_out_code(stu
     assert finish["Location"] == "https://app.prolific.com/submissions/complete?cc=SCREENED1"
 
 
+def test_a_disqualified_prolific_worker_without_a_screened_out_code_is_told_to_return(db):
+    project = crowd_project(
+        crowd={**CROWD, "prolific_screened_out_code": ""}, regular=6, controls=3
+    )
+    client = Client()
+    client.get(prolific_url(project))
+    worker = get_user_model().objects.get(username__startswith="prolific-")
+    from annotation import quality
+
+    quality.qualification_decide(
+        membership=Membership.objects.get(user=worker), decision="disqualify"
+    )
+    stop = client.post(f"/api/projects/{project.slug}/next/").json()["stop"]
+    assert stop["screened_out"] is True and "code" not in stop
+    page = client.get(f"/p/{project.slug}/annotate/").content.decode()
+    assert 'id="crowd-return-screened-out"' in page
+    finish = client.get(f"/crowd/{project.slug}/finish/")
+    html = finish.content.decode()
+    assert finish.status_code == 200  # a page with the way back, not a dead end
+    assert "return your submission" in html
+    assert 'href="https://app.prolific.com/submissions"' in html
+    assert worker.username not in html
+
+
 def mturk_url(project, **params):
     link = crowd_services.entry_link(
         base_url="http://testserver/", project=project, platform="mturk", study="pilot-1"
@@ -230,6 +254,27 @@ def test_an_mturk_hit_opens_the_task_and_posts_the_code_back_with_the_assignment
     assert 'action="https://www.mturk.com/mturk/externalSubmit"' in production.content.decode()
 
 
+def test_an_mturk_worker_stopped_by_quality_control_is_told_to_return_the_hit(study):
+    frame = Client().get(
+        mturk_url(study, assignmentId="ASSIGN9", hitId="HIT9", workerId="A9WORKER")
+    )
+    start = frame.content.decode().split('href="/crowd/start/')[1].split('"')[0]
+    tab = Client()
+    tab.get(f"/crowd/start/{start}")
+    worker = get_user_model().objects.get(crowd_entries__worker_id="A9WORKER")
+    from annotation import quality
+
+    quality.qualification_decide(
+        membership=Membership.objects.get(user=worker), decision="disqualify"
+    )
+    stop = tab.post(f"/api/projects/{study.slug}/next/").json()["stop"]
+    assert stop["screened_out"] is True and "code" not in stop
+    page = tab.get(f"/p/{study.slug}/annotate/").content.decode()
+    assert "press <strong>Return</strong> at the top of the HIT" in page
+    finish = tab.get(f"/crowd/{study.slug}/finish/").content.decode()
+    assert "press <strong>Return</strong> at the top of the HIT" in finish
+
+
 def test_a_second_hit_of_the_same_worker_gets_its_own_batch_and_code(study):
     codes = []
     for assignment, hit in (("ASSIGN1", "HIT1"), ("ASSIGN2", "HIT2")):
@@ -275,3 +320,51 @@ def test_a_crowd_worker_sees_neither_the_internal_account_name_nor_the_api_link(
     worker = get_user_model().objects.get(crowd_entries__isnull=False)
     assert worker.username not in page
     assert "/api/docs/" not in page
+
+
+def test_the_payment_export_gives_reward_bonus_and_screened_out_amounts(db):
+    project = crowd_project(
+        crowd={
+            **CROWD,
+            "currency": "USD",
+            "reward_per_batch": "2.50",
+            "bonus_per_batch": 0.75,
+            "screened_out_reward": "0.40",
+        },
+        regular=6,
+        controls=3,
+    )
+    finisher, stopped, newcomer = Client(), Client(), Client()
+    finisher.get(prolific_url(project, pid="finisher01", session="s1"))
+    finish_batch(finisher, project)
+    stopped.get(prolific_url(project, pid="stopped01", session="s2"))
+    from annotation import quality
+
+    quality.qualification_decide(
+        membership=Membership.objects.get(user__crowd_entries__worker_id="stopped01"),
+        decision="disqualify",
+    )
+    newcomer.get(prolific_url(project, pid="newcomer1", session="s3"))
+    rows = {r["worker_id"]: r for r in csv.DictReader(io.StringIO(_payments(project)))}
+    assert (rows["finisher01"]["reward"], rows["finisher01"]["bonus"]) == ("2.50", "0.75")
+    assert rows["finisher01"]["total"] == "3.25" and rows["finisher01"]["currency"] == "USD"
+    assert (rows["stopped01"]["reward"], rows["stopped01"]["total"]) == ("0.40", "0.40")
+    assert rows["newcomer1"]["total"] == "0.00"  # started, nothing finished, not stopped
+    client = Client()
+    client.force_login(project.researcher)
+    bonus = client.get(f"/p/{project.slug}/quality/payments.csv?format=prolific-bonus")
+    assert bonus.content.decode().splitlines() == ["finisher01,0.75"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [("reward_per_batch", "-1"), ("bonus_per_batch", "0.005"), ("currency", "pounds")],
+)
+def test_bad_payment_settings_are_refused_naming_the_setting(setting, value):
+    from rest_framework.exceptions import ValidationError
+
+    from projects.crowd import parse_crowd_settings
+
+    with pytest.raises(ValidationError) as refused:
+        parse_crowd_settings({setting: value})
+    assert setting in refused.value.detail

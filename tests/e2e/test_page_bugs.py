@@ -291,7 +291,10 @@ def test_a_researcher_previews_the_annotation_page_and_nothing_is_stored(live_se
     page.click("text=Preview the annotation page")
     page.wait_for_selector(".preview-note")
     assert "nothing you do here is stored" in page.locator(".preview-note").inner_text()
-    assert page.locator("#position").inner_text().startswith("Preview of item")
+    # the note is in the served HTML; the position line is written once the item has loaded
+    page.wait_for_function(
+        "document.querySelector('#position').textContent.startsWith('Preview of item')"
+    )
     assert page.locator("#submit").is_disabled()  # the task's own checks run as for annotators
     if slug == "stance":  # answered by keys, then submitted: checked, and still not stored
         page.locator("body").click(position={"x": 5, "y": 5})

@@ -74,12 +74,19 @@ def answer_argument_structure(page):
     tap(page, "#as-tab-1")
 
 
+def answer_questionnaire(page):
+    # The default questionnaire: a pairwise preference and a Likert scale (the comment is optional).
+    tap(page, ".qn-question[data-question='preference'] .qn-choice")
+    tap(page, ".qn-question[data-question='helpfulness'] .qn-choice")
+
+
 ANSWER = {
     "citation_recovery": answer_citation_recovery,
     "stance": answer_stance,
     "ranking": answer_ranking,
     "claim_review": answer_claim_review,
     "argument_structure": answer_argument_structure,
+    "questionnaire": answer_questionnaire,
 }
 
 

@@ -11,7 +11,15 @@ def test_seed_demo_creates_accounts_and_a_project_per_demo_and_is_idempotent(db,
     project = Project.objects.get(slug="citation-recovery-gpt4")
     assert Item.objects.filter(project=project).count() == 120
     assert Membership.objects.filter(project=project, role="annotator").count() == 3
+    # Every source study is replayed once, and the demo researcher can open its dashboard.
+    replayed = Project.objects.get(slug="replay-reprohum")
+    assert Membership.objects.get(project=replayed, user__username="researcher").role == (
+        "researcher"
+    )
+    answers = replayed.items.first().annotations.count()
+    assert answers == 3 and "[replay reprohum]" in first
     call_command("seed_demo")
+    assert replayed.items.first().annotations.count() == answers  # not replayed twice
     assert Item.objects.filter(project=project).count() == 120
     second = capsys.readouterr().out
     password_line = lambda text: next(line for line in text.splitlines() if "annotator1 " in line)  # noqa: E731

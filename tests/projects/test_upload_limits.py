@@ -99,7 +99,10 @@ def test_the_purge_runs_daily_from_celery_beat(settings):
 @pytest.mark.parametrize(
     "line, named",
     [
-        ('{"id": "d1", "x": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),
+        (
+            '{"id": "d1", "x": ' + "[" * 5000 + "]" * 5000 + "}",
+            "field 'x': nested more than 64 levels",
+        ),
         ('{"id": "d2", "extra": {"note": "a\\u0000b"}}', "field 'extra.note'"),
         ('{"id": "d3", "extra": {"n": NaN}}', "finite"),
         ('{"id": "d4", "n": ' + "9" * 5000 + "}", "digits"),

@@ -65,6 +65,12 @@ from annotation import task_types
             {"validity_a": True, "validity_b": False, "preference": "A"},
             "validity_a True · validity_b False · preference A",
         ),
+        (
+            "questionnaire",
+            {"topic": "health", "issues": ["wrong", "vague"], "sure": 70, "why": "Too vague."},
+            "topic health · issues wrong, vague · sure 70 · why “Too vague.”",
+        ),
+        ("questionnaire", {"issues": [], "why": None}, "issues none · why –"),
     ],
 )
 def test_answer_text(slug, answer, text):
@@ -72,7 +78,15 @@ def test_answer_text(slug, answer, text):
 
 
 @pytest.mark.parametrize(
-    "slug", ["citation_recovery", "stance", "ranking", "claim_review", "argument_structure"]
+    "slug",
+    [
+        "citation_recovery",
+        "stance",
+        "ranking",
+        "claim_review",
+        "argument_structure",
+        "questionnaire",
+    ],
 )
 def test_each_source_study_task_type_writes_its_own_answer_line(slug):
     assert type(task_types.get(slug)).answer_text is not task_types.TaskType.answer_text

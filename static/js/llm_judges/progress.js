@@ -28,6 +28,11 @@
     bar.querySelector(".failed").style.width = run.percent_failed + "%";
     row.querySelector(".counts").textContent =
       `${run.done} done (${run.unparseable} unparseable) · ${run.failed} failed · ${run.total} items`;
+    const valid = row.querySelector(".schema-valid");
+    if (valid) {
+      valid.textContent = String(run.schema_valid);
+      row.querySelector(".schema-replies").textContent = String(run.done);
+    }
     const status = row.querySelector(".status");
     status.textContent = run.status;
     status.className = "status " + run.status;

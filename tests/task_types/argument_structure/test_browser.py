@@ -34,11 +34,11 @@ NODE_POSITION = """(ref) => {
 }"""
 
 
-def setup_project(records, mode="edit"):
+def setup_project(records, mode="edit", **config):
     researcher = factories.UserFactory()
     project = factories.ProjectFactory(
         task_type="argument_structure",
-        config={"mode": mode, "seed": 13},
+        config={"mode": mode, "seed": 13, **config},
         annotators_per_item=1,
         guidelines="## Guide\nBuild the reasoning.",
     )
@@ -150,6 +150,50 @@ def test_a_draft_with_problems_is_explained_and_can_be_fixed_in_the_compact_form
         Annotation.objects.get(annotator=annotator).answer["structure_text"]
         == "(E1, E2) -> E3; (E3, E4) -> claim"
     )
+
+
+def test_an_annotator_discards_a_claim_that_is_not_a_valid_causal_relation(live_server, page):
+    project, annotator = setup_project([RECORD])
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_selector("#as-evidence-list li")
+    page.check("#as-not-causal")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("Enter")  # no structure was built: the discard alone can be submitted
+    page.wait_for_selector("#done:not([hidden])")
+    answer = Annotation.objects.get(annotator=annotator).answer
+    assert answer["invalid_causal_relation"] is True and answer["steps"] == []
+
+
+def test_against_the_provided_reference_by_keyboard_the_answer_is_win_tie_or_lose(
+    live_server, page
+):
+    record = {
+        **RECORD,
+        "structure": "(E1, E2) -> E3 -> claim; E4 -> claim",
+        "reference_structure": "(E1, E2) -> E3 -> claim",
+    }
+    project, annotator = setup_project([record], mode="review", comparison="reference")
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_selector("#as-compare:not([hidden])")
+    assert page.locator("#as-title-a").inner_text() == "Generated structure"
+    assert page.locator("#as-title-b").inner_text() == "Reference structure (provided)"
+    assert page.locator("#as-compact-b").inner_text() == "(E1, E2) -> E3 -> claim"
+    assert not page.locator("#as-compare .as-question[data-field='validity_b']").is_visible()
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("2")  # the generated structure is not coherent
+    page.keyboard.press("3")  # the reference is better: lose
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(
+        path=str(SCREENSHOTS / "argument_structure_against_reference_390.png"), full_page=True
+    )
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#done:not([hidden])")
+    answer = Annotation.objects.get(annotator=annotator).answer
+    assert answer["outcome"] == "lose" and answer["validity"] is False
+    assert answer["reference_validity"] is None and "validity_b" not in answer
 
 
 def test_review_mode_compares_two_structures_side_by_side_blind(live_server, page):

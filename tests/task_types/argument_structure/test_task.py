@@ -141,7 +141,10 @@ def test_edit_mode_keeps_the_draft_for_the_annotator_and_the_reference_as_gold()
             {"premises": ["E4"], "conclusion": "claim"},
         ],
     }
-    assert item.gold == {"structure": GOOD_STEPS}
+    assert item.gold == {
+        "structure": GOOD_STEPS,
+        "texts": {e["id"]: e["text"] for e in payload()["evidence"]},
+    }
     shown = TASK.display(as_item(item))
     assert "reference" not in json.dumps(shown) and shown["draft"] == item.prepared["draft"]
 
@@ -249,6 +252,31 @@ def test_a_blind_preference_becomes_win_tie_or_lose_for_the_generated_structure(
     assert serializer.validated_data["reference_validity"] is (order[0] == "reference")
 
 
+@pytest.mark.parametrize(("preference", "outcome"), [("A", "win"), ("tie", "tie"), ("B", "lose")])
+def test_against_the_provided_reference_the_generated_structure_is_a_and_only_its_validity_is_asked(
+    preference, outcome
+):
+    record = payload(structure="E1 -> claim", reference_structure=GOOD_STEPS)
+    for seed in range(6):  # no seeded shuffle: A is always the generated structure
+        (item,) = prepare(record, mode="review", comparison="reference", seed=seed)
+        assert item.prepared["order"] == ["generated", "reference"]
+    assert TASK.display(as_item(item))["comparison"] == "reference"
+    ok, serializer = validate_answer(as_item(item), {"validity_a": False, "preference": preference})
+    assert ok, serializer.errors
+    assert serializer.validated_data["outcome"] == outcome
+    assert serializer.validated_data["validity"] is False
+    assert serializer.validated_data["reference_validity"] is None
+
+
+def test_a_blind_comparison_still_needs_the_validity_of_both_structures():
+    (item,) = prepare(
+        payload(structure="E1 -> claim", reference_structure=GOOD_STEPS), mode="review"
+    )
+    assert TASK.display(as_item(item))["comparison"] == "blind"
+    ok, serializer = validate_answer(as_item(item), {"validity_a": True, "preference": "A"})
+    assert not ok and "validity_b" in serializer.errors
+
+
 def test_review_mode_without_any_structure_is_refused():
     with pytest.raises(PayloadError, match="needs a structure"):
         prepare(payload(), mode="review")
@@ -290,9 +318,10 @@ def test_the_submit_api_refuses_a_cycle_then_accepts_the_fix_and_exports_metrics
     assert row["structure"] == GOOD_STEPS
     assert row["structure_text"] == "(E1, E2) -> E3 -> E4 -> claim"
     assert row["claim_revised"] is True
-    assert (
-        row["step_all_correct"] is True and row["leaf_f1"] == 1.0 and row["edge_similarity"] == 1.0
-    )
+    assert row["step_all_correct"] is True and row["leaf_f1"] == 1.0
+    assert row["exact_match_similarity"] == 1.0 and row["intermediate_all_correct"] is True
+    assert row["structure_similarity"] == pytest.approx(1.0)
+    assert row["structure_scorer"] == "all-MiniLM-L6-v2 (cosine, local)"
     assert row["draft_structure_text"] == "(E1, E2) -> E4 -> claim"
     assert row["draft_metrics"]["step_all_correct"] is False
     assert row["draft_metrics"]["leaf_all_correct"] is True
@@ -386,3 +415,59 @@ def test_the_review_page_and_api_never_send_the_ab_seed_and_the_order_still_work
     (row,) = [json.loads(line) for line in export_jsonl(project=project)]
     assert row["ab_order"] == order
     assert row["outcome"] == ("win" if order[0] == "generated" else "lose")
+
+
+# --- discarding a claim that is not a valid causal relation --------------------------------------
+
+
+def test_an_edit_answer_may_discard_the_claim_as_not_a_valid_causal_relation():
+    (item,) = prepare(payload(reference_structure=GOOD_STEPS))
+    discard = edit_answer([], invalid_causal_relation=True)
+    ok, serializer = validate_answer(as_item(item), discard)
+    assert ok, serializer.errors
+    answer = serializer.validated_data
+    assert answer["invalid_causal_relation"] is True and answer["steps"] == []
+    assert TASK.answer_text(answer) == "discarded: not a valid causal relation"
+    # Without the discard the same empty structure is refused.
+    ok, serializer = validate_answer(as_item(item), edit_answer([]))
+    assert not ok and "steps" in serializer.errors
+    row = TASK.export_row(as_item(item), SimpleNamespace(answer=answer))
+    assert row["invalid_causal_relation"] is True and row["exact_match_similarity"] is None
+    assert TASK.score(answer, item.gold) == {"correct": False}
+
+
+def test_two_discards_agree_and_a_discard_disagrees_with_a_structure():
+    (item,) = prepare(payload())
+    discards = [
+        validate_answer(as_item(item), edit_answer([], invalid_causal_relation=True))[1]
+        for _ in range(2)
+    ]
+    built = validate_answer(as_item(item), edit_answer())[1]
+    assert discards[0].validated_data["edges"] == discards[1].validated_data["edges"]
+    assert not set(discards[0].validated_data["edges"]) & set(built.validated_data["edges"])
+
+
+def test_a_judge_comparison_keeps_its_win_or_lose_outcome_beside_the_judge_outcome(
+    compare_project,
+):
+    """The task's ``outcome`` column (win / tie / lose) and the judge's ``judge_outcome`` (ok /
+    unparseable / failed) are two columns: neither overwrites the other."""
+    from llm_judges import prompts
+    from llm_judges.models import Judge, JudgeResult
+    from studies.services.exports import export_stream
+
+    project, _ = compare_project
+    item = Item.objects.get()
+    reply = '{"validity_a": true, "validity_b": false, "preference": "A"}'
+    judge = Judge.objects.create(name="comparer", kind="llm", model="m")
+    JudgeResult.objects.create(
+        item=item,
+        judge=judge,
+        prompt_version="v1",
+        status="ok",
+        answer=prompts.get("argument_structure").parse(reply, item),
+    )
+    text = "".join(export_stream(project=project, fmt="jsonl", coders="judges"))
+    (row,) = [json.loads(line) for line in text.splitlines()]
+    assert row["judge_outcome"] == "ok"
+    assert row["outcome"] == ("win" if item.prepared["order"][0] == "generated" else "lose")

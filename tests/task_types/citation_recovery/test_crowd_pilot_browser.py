@@ -1,5 +1,6 @@
 """A full crowd pilot in a real browser: Prolific link, qualification round, main batch with a
-control, completion code and the way back to Prolific; the researcher's quality view."""
+control, completion code and the way back to Prolific (also after a failed qualification round,
+on Prolific and on MTurk); the researcher's quality view."""
 
 import io
 import json
@@ -117,7 +118,17 @@ def test_a_worker_passes_the_pilot_does_a_batch_with_a_control_and_gets_the_comp
         page.locator("#stop-title").inner_text() == "Thank you for taking the qualification round"
     )
     assert page.locator("#stop-code").is_hidden()
+    # No screened-out code in this study: the way back is Prolific's own "return", not a dead end.
+    assert page.locator("#crowd-return").is_hidden()
+    assert page.locator("#crowd-return-screened-out").is_visible()
     page.screenshot(path=str(SCREENSHOTS / "crowd_qualification_failed.png"), full_page=True)
+    page.click("#crowd-return-screened-out")
+    page.wait_for_selector("#return-how")
+    assert "return your submission" in page.locator("#return-how").inner_text()
+    assert page.locator("#return-link").get_attribute("href") == (
+        "https://app.prolific.com/submissions"
+    )
+    assert "prolific-" not in page.locator("header").inner_text()  # no internal account name
 
     # The researcher sees both outcomes and leaves feedback the second worker will see.
     page.context.clear_cookies()
@@ -208,3 +219,23 @@ def test_a_reviewer_records_the_final_answer_of_a_disputed_item(live_server, pag
     decision = Adjudication.objects.get()
     assert decision.answer == {"sentences": [2], "none": False, "helpfulness": 70}
     assert decision.reviewer == reviewer and decision.note.startswith("Sentence 3")
+
+
+def test_an_mturk_worker_who_fails_the_qualification_round_is_told_to_return_the_hit(
+    live_server, page
+):
+    project, _ = pilot_project()
+    link = crowd_services.entry_link(
+        base_url=live_server.url, project=project, platform="mturk", study="PILOT1"
+    )
+    page.goto(f"{link}&assignmentId=ASSIGNQ1&hitId=HITQ&workerId=AQ1WORKER")
+    start = page.locator("a", has_text="Open the task").get_attribute("href")
+    page.goto(f"{live_server.url}{start}")  # the HIT opens the task in a new top-level tab
+    page.wait_for_selector("#cr-sentences li")
+    answer_item(page, 0)
+    answer_item(page, 3)
+    page.locator("#stop").wait_for()
+    back = page.locator("#crowd-return-screened-out")
+    assert back.is_visible() and "press Return at the top of the HIT" in back.inner_text()
+    assert page.locator("#crowd-return").is_hidden()  # no code to paste: this HIT is returned
+    assert "mturk-" not in page.locator("header").inner_text()

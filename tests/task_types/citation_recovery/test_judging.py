@@ -52,7 +52,8 @@ def test_the_fingerprint_changes_when_the_wording_changes():
         ("1, 3", [0, 2], False),
         ("[1 and 3].", [0, 2], False),
         ('```json\n{"sentences": [4]}\n```', [3], False),
-        ('Sure! Here is my answer: {"sentences": [2]} Hope it helps.', [1], False),
+        ('\n  {"sentences": [4]}  \n', [3], False),
+        ("```\n2, 4\n```", [1, 3], False),
     ],
 )
 def test_replies_are_read_into_zero_based_sentences(reply, sentences, none):
@@ -72,6 +73,11 @@ def test_replies_are_read_into_zero_based_sentences(reply, sentences, none):
         ('{"sentences": [0]}', "sentence 0 does not exist"),
         ('{"sentences": [1', "neither JSON"),  # cut off by max_tokens
         ("", "neither JSON"),
+        # Strict: an answer is the whole reply, never picked out of prose (issue 11).
+        ('Sure! Here is my answer: {"sentences": [2]} Hope it helps.', "neither JSON"),
+        ("random words [] more words", "neither JSON"),
+        ("Clinton 16 [2] years", "neither JSON"),
+        ('```json\n{"sentences": [2]}\n``` and sentence 3 too', "neither JSON"),
     ],
 )
 def test_replies_that_cannot_be_read_say_why(reply, reason):

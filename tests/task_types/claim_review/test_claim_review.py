@@ -179,7 +179,10 @@ def test_display_shows_claims_labels_evidence_and_sources_but_not_model_or_promp
         "not enough evidence",
         "irrelevant",
     ]
-    assert shown["claims"][1]["labels"] == ["supported", "unsupported", "irrelevant"]
+    # Without evidence the system's label comes from the reduced scheme, but an annotator who
+    # disagrees still chooses from all five (protocol, decision framework (a)).
+    assert shown["claims"][1]["system_label"] == "unsupported"
+    assert shown["claims"][1]["labels"] == first["labels"]
     start, end = first["span"]
     assert shown["response"][start:end] == "Taylor Swift won her first Golden Globe Award in 2020."
 
@@ -226,8 +229,8 @@ def test_every_claim_needs_a_decision_and_errors_name_the_offending_claims(proje
             "correct label",
         ),
         (
-            {"id": "c2afab-1", "action": "keep", "agreement": "disagree", "label": "refuted"},
-            "correct label",
+            {"id": "c2afab-1", "action": "keep", "agreement": "disagree", "label": "unsupported"},
+            "choose the correct label (supported, refuted, conflicting evidence",
         ),
         (
             {"id": "c2afab-1", "action": "revise", "text": "  ", "agreement": "agree"},
@@ -259,16 +262,17 @@ def test_invalid_decisions_are_refused_with_a_reason(project, decision, message)
     assert not ok and message in str(errors["claims"][decision["id"]])
 
 
-def test_added_claims_use_the_reduced_labels_and_extracted_claims_keep_their_order(project):
+def test_added_claims_choose_from_all_five_labels_and_extracted_claims_keep_their_order(project):
     import_trial(project)
     item = Item.objects.get(position=1)
     answer = keep_all(item)
     answer["claims"].insert(
-        0, {"id": "new-1", "action": "add", "text": "A new claim.", "label": "refuted"}
+        0, {"id": "new-1", "action": "add", "text": "A new claim.", "label": "unsupported"}
     )
     ok, errors = validate(item, answer)
-    assert not ok and "supported, unsupported, irrelevant" in str(errors["claims"]["new-1"])
-    answer["claims"][0]["label"] = "unsupported"
+    five = "supported, refuted, conflicting evidence, not enough evidence, irrelevant"
+    assert not ok and five in str(errors["claims"]["new-1"])
+    answer["claims"][0]["label"] = "refuted"
     assert validate(item, answer)[0]
     swapped = keep_all(item)
     swapped["claims"][0], swapped["claims"][1] = swapped["claims"][1], swapped["claims"][0]
@@ -344,6 +348,39 @@ def test_the_server_refuses_an_incomplete_submit_and_names_the_claims(project):
         f"/api/assignments/{assignment['id']}/submit/", {"answer": answer}, format="json"
     )
     assert response.status_code == 201
+
+
+def test_a_correction_to_refuted_on_a_claim_without_evidence_is_accepted_and_exported(project):
+    import_trial(project)
+    item = project.items.get(position=1)
+    claim = next(c for c in item.payload["claims"] if c["id"] == "c2afab-1")
+    assert not claim.get("evidence") and claim["system_label"] == "unsupported"
+    client = client_for(annotator_in(project))
+    assignment = client.post(f"/api/projects/{project.slug}/next/").data
+    assert assignment["item"]["claims"][1]["id"] == "c2afab-1"  # the first item is dealt first
+    answer = keep_all(item)
+    answer["claims"][1] = {
+        "id": "c2afab-1",
+        "action": "keep",
+        "agreement": "disagree",
+        "label": "refuted",
+    }
+    answer["claims"].append(
+        {"id": "new-1", "action": "add", "text": "Swift has 14 Grammys.", "label": "refuted"}
+    )
+    response = client.post(
+        f"/api/assignments/{assignment['id']}/submit/", {"answer": answer}, format="json"
+    )
+    assert response.status_code == 201, response.data
+    rows = {
+        row["claim_id"]: row
+        for row in map(
+            json.loads, "".join(export_stream(project=project, fmt="jsonl")).split("\n")[:-1]
+        )
+    }
+    assert rows["c2afab-1"]["agreement"] == "disagreed_corrected"
+    assert rows["c2afab-1"]["annotator_label"] == "refuted"
+    assert rows["new-1"]["action"] == "added" and rows["new-1"]["annotator_label"] == "refuted"
 
 
 # --- scores, export, statistics ------------------------------------------------------------------
@@ -510,3 +547,107 @@ def test_disagreeing_with_the_systems_own_label_is_refused(project):
     }
     ok, errors = validate(item, answer)
     assert not ok and "other than the system's" in str(errors["claims"][claim["id"]])
+
+
+def test_the_report_gives_each_responses_factuality_before_and_after_revision(project):
+    from agreement.reports import AnnotatorFilter, ReportOptions, build_report
+    from agreement.reports.gather import gather
+
+    import_trial(project)
+    first = project.items.get(position=1)
+    alice, bob = annotator_in(project), annotator_in(project)
+    # The pipeline: refuted, unsupported, supported -> 1 supported of 3 verdicts.
+    assert [c["system_label"] for c in first.payload["claims"]] == [
+        "refuted",
+        "unsupported",
+        "supported",
+    ]
+    # Alice: corrects claim 1 to supported, keeps 2 (unsupported), removes 3, adds a supported one
+    # -> supported, unsupported, supported = 2/3. Bob agrees with everything -> 1/3.
+    alice_answer = {
+        "claims": [
+            {"id": "43b2b7-0", "action": "keep", "agreement": "disagree", "label": "supported"},
+            {"id": "c2afab-1", "action": "keep", "agreement": "agree"},
+            {"id": "e8845f-2", "action": "remove", "reason": "redundant"},
+            {"id": "new-1", "action": "add", "text": "Swift is a singer.", "label": "supported"},
+        ]
+    }
+    annotate(project, alice, first, alice_answer)
+    annotate(project, bob, first, keep_all(first))
+    annotator_filter = AnnotatorFilter()
+    report = build_report(
+        gather(
+            project=project, annotator_filter=annotator_filter, options=ReportOptions(n_boot=50)
+        ),
+        annotator_filter,
+    )
+    assert "factuality" in report["section"]["tables"]
+    rows = report["tables"]["factuality"]["rows"]
+    response = next(r for r in rows if r["response"] == first.external_id)
+    assert response["reviews"] == 2
+    assert response["before"] == pytest.approx(1 / 3)
+    assert response["after"] == pytest.approx((2 / 3 + 1 / 3) / 2)
+    assert response["change"] == pytest.approx(1 / 2 - 1 / 3)
+    overall = next(r for r in rows if r["group"] == "All")
+    assert overall["before"] == pytest.approx(1 / 3) and overall["reviews"] == 2
+
+
+def test_a_selected_judge_is_compared_with_the_pipeline_and_the_human_majority(project):
+    from agreement.reports import build_report
+    from agreement.reports.inputs import JUDGE, CoderInfo, ItemInfo, ReportInput
+    from task_types.claim_review.report import item_extra
+
+    import_trial(project)
+    first = project.items.get(position=1)
+    extra = item_extra(first.payload, first.prepared)
+    humans = {c: keep_all(first) for c in ("h1", "h2", "h3")}  # everyone agrees: refuted, …
+    judge = keep_all(first)
+    judge["claims"][0] = {
+        "id": "43b2b7-0",
+        "action": "keep",
+        "agreement": "disagree",
+        "label": "supported",
+    }
+    answers = {c: {"u": a} for c, a in humans.items()} | {"judge:x": {"u": judge}}
+    inp = ReportInput(
+        task_type="claim_review",
+        measures={},
+        items={"u": ItemInfo(key="u", extra=extra)},
+        coders=[CoderInfo(c) for c in humans] + [CoderInfo("judge:x", kind=JUDGE, label="x")],
+        answers=answers,
+    )
+    (row,) = build_report(inp)["tables"]["judges"]["rows"]
+    assert row["judge"] == "x" and row["claims"] == 3
+    assert row["agreed_with_pipeline"] == pytest.approx(2 / 3)
+    assert row["compared"] == 3 and row["same_as_humans"] == pytest.approx(2 / 3)
+
+
+def test_a_judge_exports_one_row_per_claim_it_labelled_and_one_for_an_answer_with_none(project):
+    """An NLI judge labels only claims with evidence; an item where it labelled none still has
+    its (empty) row, so that every judge result is in the export."""
+    from llm_judges import prompts
+    from llm_judges.models import Judge, JudgeResult
+
+    import_trial(project)
+    first, second = Item.objects.filter(project=project).order_by("position")
+    reply = json.dumps(
+        {"claims": [{"id": c["id"], "label": "supported"} for c in first.payload["claims"]]}
+    )
+    judge = Judge.objects.create(name="labeller", kind="nli", model="/models/nli")
+    JudgeResult.objects.create(
+        item=first,
+        judge=judge,
+        prompt_version="v1",
+        status="ok",
+        answer=prompts.get("claim_review").parse(reply, first),
+    )
+    JudgeResult.objects.create(
+        item=second, judge=judge, prompt_version="v1", status="ok", answer={"claims": []}
+    )
+    text = "".join(export_stream(project=project, fmt="jsonl", coders="all"))
+    rows = [json.loads(line) for line in text.splitlines() if '"coder_kind": "judge"' in line]
+    assert len(rows) == len(first.payload["claims"]) + 1
+    assert [r["claim_id"] for r in rows[:-1]] == [c["id"] for c in first.payload["claims"]]
+    assert {r["annotator_label"] for r in rows[:-1]} == {"supported"}
+    assert rows[-1]["item_id"] == second.external_id and rows[-1]["judge_outcome"] == "ok"
+    assert rows[-1]["claim_id"] is None and rows[-1]["annotator_label"] is None

@@ -120,10 +120,12 @@ def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_sta
     labels = revised.locator(".rv-labels button").evaluate_all("bs => bs.map(b => b.dataset.label)")
     assert labels == [
         "supported",
-        "unsupported",
+        "refuted",
+        "conflicting evidence",
+        "not enough evidence",
         "irrelevant",
-    ]  # claims without evidence: reduced scheme
-    revised.locator("[data-label='supported']").click()
+    ]  # without evidence too, a disagreeing annotator chooses from all five labels
+    revised.locator("[data-label='refuted']").click()
     assert page.locator("#submit").is_disabled()
     assert "1 claim needs a decision" in page.locator("#validation").inner_text()
     added = card(page, "verify", "new-1")
@@ -143,7 +145,7 @@ def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_sta
                 "action": "revise",
                 "text": REVISED,
                 "agreement": "disagree",
-                "label": "supported",
+                "label": "refuted",
             },
             {"id": "new-1", "action": "add", "text": ADDED, "label": "supported"},
             {"id": "e8845f-2", "action": "remove", "reason": "redundant"},
@@ -168,7 +170,7 @@ def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_sta
         for r in rows
     ] == [
         ("43b2b7-0", "unchanged", None, "agreed", "refuted", "refuted"),
-        ("c2afab-1", "revised", None, "disagreed_corrected", "unsupported", "supported"),
+        ("c2afab-1", "revised", None, "disagreed_corrected", "unsupported", "refuted"),
         ("new-1", "added", None, None, None, "supported"),
         ("e8845f-2", "removed", "redundant", None, "supported", "redundant"),
     ]
@@ -183,7 +185,7 @@ def test_annotator_removes_revises_adds_disagrees_and_submits_and_export_and_sta
     stats = json.loads(out.getvalue())
     expected = {
         "count": 1,
-        "annotator_labels": {"supported": 2, "refuted": 1, "redundant": 1},
+        "annotator_labels": {"refuted": 2, "supported": 1, "redundant": 1},
         "agreements": {"agreed": 1, "disagreed_corrected": 1, "verification_pending": 0},
         "operations": {"unchanged": 1, "removed": 1, "added": 1, "revised": 1},
         "reasons": {"redundant": 1},

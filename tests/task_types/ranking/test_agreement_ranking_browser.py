@@ -85,3 +85,26 @@ def test_researcher_compares_an_original_ranking_study_with_its_reproduction(
     assert page.locator("#table-spearman tbody tr").count() == 4
     assert "30" in page.locator(".tiles .tile").first.inner_text()  # shared items
     page.screenshot(path=str(SCREENSHOTS / "agreement_compare.png"), full_page=True)
+
+    # The original paper's figures, typed in: the form keeps the text on an error.
+    page.goto(f"{live_server.url}/p/{original.slug}/agreement/")
+    page.click("text=Compare with published figures")
+    page.wait_for_selector("#published-form textarea")
+    vector = page.locator("#published-form select option").first.inner_text()
+    page.fill("#published-form input[name=label]", "Original paper")
+    page.fill("#published-form textarea", "gpt4: 2.9\ngpt35 2.1")
+    page.locator("#published-form textarea").press("Tab")  # keyboard: values → Compare
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#values-error:not([hidden])")
+    assert "Line 2: write" in page.locator("#values-error").inner_text()
+    assert page.locator("#published-form textarea").input_value() == "gpt4: 2.9\ngpt35 2.1"
+    page.fill("#published-form textarea", "gpt4: 2.9\ngpt35: 2.1\nllama2-70b: 1.5")
+    page.click("#published-form button[type=submit]")
+    page.wait_for_selector("#plots svg")
+    assert vector in page.locator("#table-vectors").inner_text()
+    assert "Original paper" in page.locator("#table-vectors thead").inner_text()
+    assert page.locator("#table-vectors tbody tr").count() == 3
+    page.screenshot(path=str(SCREENSHOTS / "agreement_compare_published.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("document.documentElement.scrollWidth <= 390 + 1")
+    page.screenshot(path=str(SCREENSHOTS / "agreement_compare_published_390.png"), full_page=True)

@@ -339,11 +339,14 @@ def test_standard_competition_rankings_with_ties_are_accepted(project, ranks):
 @pytest.mark.parametrize(
     ("coverage", "message"),
     [
-        ({"gpt4": 1, "gpt35": 1, "llama2-70b": 2}, "Ranks 1, 1, 2 skip no place after a tie"),
+        (
+            {"gpt4": 1, "gpt35": 1, "llama2-70b": 2},
+            "Ranks 1, 1, 2 do not follow this project's tie convention",
+        ),
         ({"gpt4": 1, "gpt35": 2, "llama2-70b": 4}, "Ranks run from 1 to 3"),
         ({"gpt4": 0, "gpt35": 1, "llama2-70b": 2}, "Ranks run from 1 to 3"),
         ({"gpt4": 1, "gpt35": 2}, "has no rank"),
-        ({"gpt4": 2, "gpt35": 2, "llama2-70b": 2}, "skip no place"),
+        ({"gpt4": 2, "gpt35": 2, "llama2-70b": 2}, "e.g. 1, 1, 3; here 1, 1, 1"),
     ],
 )
 def test_incomplete_or_inconsistent_rankings_are_refused_per_criterion(project, coverage, message):
@@ -357,6 +360,33 @@ def test_incomplete_or_inconsistent_rankings_are_refused_per_criterion(project, 
     )
     assert not ok and list(errors["ranks"]) == ["Coverage"]
     assert message in str(errors["ranks"]["Coverage"])
+
+
+@pytest.mark.parametrize(
+    ("convention", "accepted", "refused"),
+    [
+        ("competition", [(1, 1, 3), (1, 2, 2)], [(1, 1, 2), (2, 2, 3)]),
+        ("dense", [(1, 1, 2), (1, 2, 2), (1, 2, 3)], [(1, 1, 3), (2, 2, 3)]),
+        ("free", [(1, 1, 2), (1, 1, 3), (2, 2, 3), (3, 3, 3)], []),
+    ],
+)
+def test_the_tie_convention_is_the_projects_choice(project, convention, accepted, refused):
+    project.config = {**project.config, "tie_convention": convention}
+    project.save()
+    import_items(project=project, stream=jsonl(RECORDS[:1]), fmt="jsonl")
+    item = Item.objects.get()
+    for ranks in accepted + refused:
+        by_system = dict(zip(SYSTEMS, ranks, strict=True))
+        ok, errors = validate(item, ranks_for(item, {"Coverage": by_system, "Overall": by_system}))
+        assert ok == (ranks in accepted), (ranks, errors)
+        if not ok:
+            assert "tie convention" in str(errors["ranks"]["Coverage"])
+
+
+def test_an_unknown_tie_convention_is_refused():
+    with pytest.raises(Exception) as refused:
+        TASK.validate_config({"tie_convention": "olympic"})
+    assert "tie_convention" in str(refused.value) or "olympic" in str(refused.value)
 
 
 def test_a_missing_criterion_an_unknown_criterion_or_a_wrong_order_is_refused(project):
@@ -475,3 +505,43 @@ def test_annotators_who_gave_the_same_ranks_in_different_orders_are_not_a_disput
     plan["Overall"] = {"gpt4": 3, "gpt35": 1, "llama2-70b": 2}
     services.annotation_submit(assignment=assignment, answer=ranks_for(assignment.item, plan))
     assert [d["distinct"] for d in disputed_items(project=project)] == [2]
+
+
+def test_a_judge_ranking_exports_one_row_per_criterion_and_system_like_a_human(project):
+    """Judge rows come from the same ``export_rows`` hook; a failed item is one row, no ranks."""
+    from llm_judges import prompts
+    from llm_judges.models import Judge, JudgeResult
+
+    import_items(project=project, stream=jsonl(RECORDS[:2]), fmt="jsonl")
+    answered, failed = Item.objects.filter(project=project).order_by("position")
+    reply = json.dumps({"Coverage": {"A": 1, "B": 3, "C": 2}, "Overall": {"A": 2, "B": 1, "C": 2}})
+    answer = prompts.get("ranking").parse(reply, answered)
+    judge = Judge.objects.create(name="ranker", kind="llm", model="m")
+    JudgeResult.objects.create(
+        item=answered, judge=judge, prompt_version="v1", status="ok", answer=answer
+    )
+    JudgeResult.objects.create(
+        item=failed, judge=judge, prompt_version="v1", status="failed", error="HTTP 500: boom"
+    )
+    text = "".join(export_stream(project=project, fmt="jsonl", coders="judges"))
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert len(rows) == 2 * 3 + 1  # criteria × systems, then the failed item
+    assert len({tuple(r) for r in rows}) == 1
+    ranks = {(r["criterion"], r["system"]): r["rank"] for r in rows[:6]}
+    letters = dict(zip(answer["order"], "ABC", strict=True))  # the order the judge was shown
+    outputs = answered.payload["outputs"]
+    systems = dict(zip(answered.prepared["keys"], (o["system"] for o in outputs), strict=True))
+    given = {"Coverage": {"A": 1, "B": 3, "C": 2}, "Overall": {"A": 2, "B": 1, "C": 2}}
+    assert ranks == {
+        (c, systems[key]): given[c][letters[key]]
+        for c in ("Coverage", "Overall")
+        for key in answer["order"]
+    }
+    assert all(r["coder"] == "ranker" and r["judge_outcome"] == "ok" for r in rows[:6])
+    last = rows[-1]
+    assert (last["item_id"], last["judge_outcome"], last["judge_message"]) == (
+        failed.external_id,
+        "failed",
+        "HTTP 500: boom",
+    )
+    assert last["criterion"] is None and last["system"] is None and last["rank"] is None

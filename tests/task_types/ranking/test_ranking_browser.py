@@ -157,3 +157,31 @@ def test_a_reload_keeps_the_order_and_the_ranks_given_so_far(live_server, page):
         == "2"
     )
     assert "rank output A, C" in page.locator("#validation").inner_text()
+
+
+def test_a_dense_tie_convention_without_the_platforms_note_is_followed_on_the_page(
+    live_server, page
+):
+    project, annotator, _ = setup_project()
+    project.config = {**project.config, "tie_convention": "dense", "tie_instructions": False}
+    project.save()
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_selector(".rk-cell")
+    help_text = page.locator(".rk-corner-text").inner_text()
+    assert "1 is the best" in help_text and "tie" not in help_text.lower()  # no added note
+    cell = lambda c, o: page.locator(f".rk-cell[data-criterion='{c}'][data-output='{o}']")  # noqa: E731
+    for criterion in (0, 1):
+        cell(criterion, 0).locator("[data-rank='1']").click()
+        cell(criterion, 1).locator("[data-rank='1']").click()
+        cell(criterion, 2).locator("[data-rank='3']").click()  # competition style: refused here
+    assert page.locator("#submit").is_disabled()
+    assert "1, 1, 2" in page.locator(".rk-criterion").first.inner_text()
+    page.locator(".rk-fix:not([hidden])").first.click()
+    page.locator(".rk-fix:not([hidden])").first.click()
+    assert cell(0, 2).locator(".rk-rank.on").inner_text() == "2"
+    assert not page.locator("#submit").is_disabled()
+    page.click("#submit")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('Item 2')")
+    answer = Annotation.objects.get(annotator=annotator).answer
+    assert sorted(answer["ranks"]["Coverage"].values()) == [1, 1, 2]

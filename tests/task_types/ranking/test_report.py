@@ -85,10 +85,13 @@ def test_ranking_alpha_at_four_levels_equals_the_krippendorff_package():
     assert generic["units"] == 6 and generic["alpha"] == pytest.approx(row["alpha_ordinal"])
 
 
-def test_ranking_report_reads_systems_from_the_database(db):
+def ranked_project(researcher=None):
+    """The hand-made study above, in the database (two annotators, two items)."""
     project = factories.ProjectFactory(
         task_type="ranking", config={"criteria": [{"name": "Coverage", "definition": "…"}]}
     )
+    if researcher is not None:
+        factories.MembershipFactory(project=project, user=researcher, role="researcher")
     users = {c: factories.UserFactory() for c in RANKS}
     for user in users.values():
         factories.MembershipFactory(project=project, user=user)
@@ -109,6 +112,11 @@ def test_ranking_report_reads_systems_from_the_database(db):
             answer = ranking_answers()[coder][item_id]
             helpers.answer(item, user, [], 0)
             item.annotations.filter(annotator=user).update(answer=answer)
+    return project
+
+
+def test_ranking_report_reads_systems_from_the_database(db):
+    project = ranked_project()
     report = build_report(gather(project=project, options=OPTIONS))
     mar = rows_by(report["tables"]["mar_1"], "system")
     assert [mar[s]["mar"] for s in ("S1", "S2", "S3")] == [1.25, 1.75, 2.75]

@@ -127,3 +127,109 @@ def test_two_stance_reports_compare_accuracy_by_level():
     assert set(rows) == {"level 0", "level 1"}
     scalars = rows_by(result["scalars"], "measure")
     assert scalars["Factual accuracy"]["cv_star"] == pytest.approx(cv_star([0.5, 0.5]))
+
+
+# --- UPHILL's breakdowns: certain-only agreement, similarity ranks, veracity × level ------------
+
+
+def certain_input():
+    """Coder c is not sure on t1 only; sentences of t0 carry similarity ranks 1 and 2."""
+    answers = stance_answers()
+    for item in answers["c"]:
+        answers["c"][item]["not_sure"] = item == "t1"
+    for coder, (first, second) in zip(
+        "abc", (("agree", "neutral"), ("agree", "agree"), ("agree", "neutral")), strict=True
+    ):
+        answers[coder]["t0"]["sentences"] = [
+            {"index": 3, "label": first, "not_sure": False},
+            {"index": 5, "label": second, "not_sure": coder == "b"},
+        ]
+    items = {k: ItemInfo(key=k, extra=dict(v)) for k, v in STANCE_ITEMS.items()}
+    items["t0"] = ItemInfo(key="t0", extra={**STANCE_ITEMS["t0"], "ranks": {"3": 1, "5": 2}})
+    return ReportInput(
+        task_type="stance",
+        measures={"label": "nominal"},
+        items=items,
+        coders=[CoderInfo(c) for c in "abc"],
+        answers=answers,
+        options=OPTIONS,
+    )
+
+
+def test_certain_only_agreement_leaves_out_units_with_a_not_sure_answer():
+    report = build_report(certain_input())
+    rows = rows_by(report["tables"]["label_agreement"], "labels")
+    certain = rows["Response (all certain)"]
+    # t1 is left out (c not sure); t0 (a a n), f0 (d d d), f1 (a a d) remain.
+    assert certain["units"] == 3 and certain["left_out"] == 1
+    assert certain["pairwise"] == pytest.approx((1 / 3 + 1 + 1 / 3) / 3)
+    assert certain["all_agree"] == pytest.approx(1 / 3)
+    kept = {u: dict(zip("abc", STANCE_LABELS[u], strict=True)) for u in ("t0", "f0", "f1")}
+    assert certain["alpha"] == pytest.approx(krippendorff_alpha(kept, "nominal"))
+    assert rows["Response"]["units"] == 4  # all answers, as before
+    # The sentence at rank 2 has b not sure: left out of the certain-only sentence rates.
+    assert rows["Sentences (all certain)"]["units"] == 1
+    assert rows["Sentences (all certain)"]["left_out"] == 1
+    assert any(
+        "1 response(s)" in note and "not sure" in note for note in report["section"]["notes"]
+    )
+
+
+def test_sentence_agreement_is_reported_per_similarity_rank():
+    report = build_report(certain_input())
+    ranks = rows_by(report["tables"]["sentence_ranks"], "rank")
+    # rank 1: a a a (all certain) → full agreement; rank 2: b not sure → left out.
+    assert ranks["1"]["units"] == 1 and ranks["1"]["pairwise"] == pytest.approx(1.0)
+    assert ranks["2"]["units"] == 0 and ranks["2"]["left_out"] == 1
+
+
+def test_accuracy_and_consistency_by_veracity_and_level():
+    report = build_report(stance_input())
+    rows = {(r["model"], r["veracity"]): r for r in report["tables"]["accuracy_veracity"]["rows"]}
+    # Majorities: t0 agree (true, level 0: correct), t1 tie (left out), f0 disagree (correct),
+    # f1 agree (false, level 1: wrong).
+    assert rows[("m", "true")]["level_0"] == pytest.approx(1.0)
+    assert rows[("m", "true")]["level_1"] is None
+    assert rows[("m", "false")]["level_0"] == pytest.approx(1.0)
+    assert rows[("m", "false")]["level_1"] == pytest.approx(0.0)
+    assert rows[("m", "false")]["overall"] == pytest.approx(0.5)
+    assert rows[("m", "false")]["consistency"] == pytest.approx(0.0)  # F: disagree, then agree
+    assert rows[("m", "true")]["consistency"] is None  # T has no majority at level 1
+    levels = rows_by(report["tables"]["consistency_levels"], "level")
+    # Level 1 against the neutral level 0: only F has both, and it flips.
+    assert levels["1"]["claims"] == 1 and levels["1"]["consistency"] == pytest.approx(0.0)
+    assert levels["0"]["consistency"] == pytest.approx(1.0)
+
+
+def test_stance_shares_by_model_veracity_and_level_count_every_answer():
+    report = build_report(stance_input())
+    rows = {
+        (r["model"], r["veracity"], r["level"]): r
+        for r in report["tables"]["shares_veracity"]["rows"]
+    }
+    assert rows[("m", "true", "0")]["answers"] == 3
+    assert rows[("m", "true", "0")]["agree"] == pytest.approx(2 / 3)
+    assert rows[("m", "true", "0")]["neutral"] == pytest.approx(1 / 3)
+    assert rows[("m", "false", "1")]["agree"] == pytest.approx(2 / 3)
+    assert rows[("m", "false", "1")]["disagree"] == pytest.approx(1 / 3)
+
+
+def test_accuracy_is_also_computed_from_each_selected_judges_labels():
+    from agreement.reports.inputs import JUDGE
+
+    inp = stance_input()
+    correct = {"t0": "agree", "t1": "agree", "f0": "disagree", "f1": "disagree"}
+    inp.answers["judge:oracle"] = {unit: {"label": label} for unit, label in correct.items()}
+    inp.coders.append(CoderInfo("judge:oracle", kind=JUDGE, label="oracle"))
+    report = build_report(inp)
+    rows = {(r["labeller"], r["model"]): r for r in report["tables"]["accuracy"]["rows"]}
+    oracle = rows[("oracle", "m")]
+    assert oracle["overall"] == pytest.approx(1.0) and oracle["responses"] == 4
+    assert oracle["consistency"] == pytest.approx(1.0)  # T and F keep one stance across levels
+    humans = rows[("Humans (majority)", "m")]
+    assert humans["overall"] == pytest.approx(0.5)  # unchanged by the judge
+    assert report["section"]["summary"][0]["value"] == "50.0 %"  # the headline stays human
+    veracity = {
+        (r["labeller"], r["veracity"]) for r in report["tables"]["accuracy_veracity"]["rows"]
+    }
+    assert ("oracle", "false") in veracity

@@ -460,8 +460,12 @@
       picked: new Set(),
       chosenStep: null,
       compactError: null,
+      notCausal: Boolean(from && from.invalid_causal_relation),
     };
     history = { snapshots: [snapshot()], at: 0 };
+    const notCausal = el("as-not-causal");
+    notCausal.checked = state.notCausal;
+    notCausal.onchange = () => { state.notCausal = notCausal.checked; notify(); };
     el("as-edit").hidden = false;
     el("as-review").hidden = true;
     const claimInput = el("as-claim-input");
@@ -553,6 +557,37 @@
     decision: [["retain", "retain"], ["discard", "discard"]],
     preference: [["A is better", "A"], ["tie", "tie"], ["B is better", "B"]],
   };
+  // CheckWhy's protocol: the generated structure (A) beside the provided reference (B), labelled.
+  const AGAINST_REFERENCE = {
+    validity_a: [["yes", true], ["no", false]],
+    preference: [["generated is better (win)", "A"], ["tie", "tie"], ["reference is better (lose)", "B"]],
+  };
+
+  function againstReference() {
+    return data.review === "compare" && data.comparison === "reference";
+  }
+
+  function choicesFor(field) {
+    return (againstReference() && AGAINST_REFERENCE[field]) || CHOICES[field];
+  }
+
+  function reviewFields() {
+    if (data.review !== "compare") return ["faithfulness", "fluency", "validity", "decision"];
+    return againstReference() ? ["validity_a", "preference"] : ["validity_a", "validity_b", "preference"];
+  }
+
+  function labelComparison() {
+    const open = againstReference();
+    el("as-title-a").textContent = open ? "Generated structure" : "Structure A";
+    el("as-title-b").textContent = open ? "Reference structure (provided)" : "Structure B";
+    el("as-graph-a").setAttribute("aria-label", el("as-title-a").textContent);
+    el("as-graph-b").setAttribute("aria-label", el("as-title-b").textContent);
+    el("as-ask-a").textContent = open ? "Is the generated argument structure logically coherent?" : "Is structure A valid?";
+    el("as-ask-preference").textContent = open
+      ? "Compared with the reference, is the generated structure better, as good, or worse?"
+      : "Which structure explains the claim better?";
+    document.querySelector("#as-compare [data-field='validity_b']").hidden = open;
+  }
 
   function renderQuestions(container) {
     container.querySelectorAll(".as-question").forEach((question) => {
@@ -560,7 +595,7 @@
       question.querySelectorAll(".as-options").forEach((n) => n.remove());
       const options = make("div", "as-options");
       options.setAttribute("role", "radiogroup");
-      for (const [text, value] of CHOICES[field]) {
+      for (const [text, value] of choicesFor(field)) {
         const button = make("button", "as-choice", text);
         button.type = "button";
         button.setAttribute("role", "radio");
@@ -593,8 +628,7 @@
 
   function mountReview(answer) {
     state = { review: {} };
-    const fields = data.review === "compare" ? ["validity_a", "validity_b", "preference"] : ["faithfulness", "fluency", "validity", "decision"];
-    for (const field of fields) if (answer && answer[field] !== undefined) state.review[field] = answer[field];
+    for (const field of reviewFields()) if (answer && answer[field] !== undefined) state.review[field] = answer[field];
     el("as-edit").hidden = true;
     el("as-review").hidden = false;
     el("as-filter").hidden = data.review !== "filter";
@@ -608,6 +642,7 @@
       renderQuestions(el("as-filter"));
     } else {
       evidenceView(el("as-compare-evidence"));
+      labelComparison();
       for (const side of ["a", "b"]) {
         const steps = data.structures[side.toUpperCase()];
         el("as-compact-" + side).textContent = G.toCompact(steps);
@@ -620,10 +655,9 @@
   // Review keys: 1, 2, 3 choose an option of the first question still open (in page order).
   function reviewKey(event) {
     if (event.ctrlKey || event.metaKey || !/^[1-3]$/.test(event.key)) return false;
-    const fields = data.review === "compare" ? ["validity_a", "validity_b", "preference"] : ["faithfulness", "fluency", "validity", "decision"];
-    const field = fields.find((f) => state.review[f] === undefined);
+    const field = reviewFields().find((f) => state.review[f] === undefined);
     if (!field) return false;
-    const option = CHOICES[field][Number(event.key) - 1];
+    const option = choicesFor(field)[Number(event.key) - 1];
     if (!option) return false;
     state.review[field] = option[1];
     paintQuestions();
@@ -649,6 +683,7 @@
           claim: state.claim,
           evidence: state.evidence.map((e) => ({ id: e.id, text: e.text })),
           steps: state.steps.map((s) => ({ premises: [...s.premises], conclusion: s.conclusion })),
+          invalid_causal_relation: state.notCausal,
         };
       }
       return { ...state.review };
@@ -656,6 +691,7 @@
 
     problem() {
       if (data.mode === "edit") {
+        if (state.notCausal) return null; // a discarded claim needs no structure
         if (state.compactError) return `The compact form has a syntax error (${state.compactError}): fix it or undo (Ctrl+Z).`;
         const text = textProblems();
         if (text.length) return text[0];
@@ -668,8 +704,8 @@
         faithfulness: "faithfulness", fluency: "fluency", validity: "validity", decision: "retain or discard",
         validity_a: "the validity of structure A", validity_b: "the validity of structure B", preference: "which structure is better",
       };
-      const fields = data.review === "compare" ? ["validity_a", "validity_b", "preference"] : ["faithfulness", "fluency", "validity", "decision"];
-      const missing = fields.find((f) => state.review[f] === undefined);
+      if (againstReference()) Object.assign(labels, { validity_a: "the validity of the generated structure", preference: "win, tie or lose" });
+      const missing = reviewFields().find((f) => state.review[f] === undefined);
       return missing ? `Answer ${labels[missing]}.` : null;
     },
 

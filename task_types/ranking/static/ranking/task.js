@@ -8,6 +8,7 @@
   "use strict";
 
   let item, criteria, notify, ranks, active, k;
+  let convention = "competition", showTieNote = true;
 
   const el = (id) => document.getElementById(id);
   const letter = (i) => String.fromCharCode(65 + i);
@@ -24,6 +25,17 @@
     return values.map((v) => 1 + values.filter((o) => o < v).length);
   }
 
+  /* Dense ranks of any ranking: 1 + the number of distinct strictly better values. */
+  function dense(values) {
+    return values.map((v) => 1 + new Set(values.filter((o) => o < v)).size);
+  }
+
+  /* The ranks the ordering expresses, written in the project's tie convention. */
+  function conventional(values) {
+    if (convention === "free") return values.slice();
+    return convention === "dense" ? dense(values) : competition(values);
+  }
+
   function keys() { return item.outputs.map((o) => o.key); }
 
   /* null when the criterion is complete and valid, otherwise what is wrong. */
@@ -32,9 +44,10 @@
     const missing = keys().map((key, i) => (given[key] ? null : letter(i))).filter(Boolean);
     if (missing.length) return { kind: "missing", text: `rank output ${missing.join(", ")}` };
     const values = keys().map((key) => given[key]);
-    const fixed = competition(values);
+    const fixed = conventional(values);
     if (fixed.some((v, i) => v !== values[i])) {
-      return { kind: "convention", text: `after a tie the next rank skips the shared places (${fixed.join(", ")}, not ${values.join(", ")})`, fixed };
+      const rule = convention === "dense" ? "after a tie the next rank follows the shared one" : "after a tie the next rank skips the shared places";
+      return { kind: "convention", text: `${rule} (${fixed.join(", ")}, not ${values.join(", ")})`, fixed };
     }
     return null;
   }
@@ -77,7 +90,13 @@
     item.outputs.forEach((o, i) => grid.appendChild(make("div", "rk-output-head", `Output ${letter(i)}`)));
     const instructions = make("div", "rk-corner rk-corner-text");
     instructions.appendChild(make("div", "rk-corner-title", "How to rank"));
-    instructions.appendChild(el("rk-instructions").content.cloneNode(true));
+    const help = el("rk-instructions").content.cloneNode(true);
+    // Only the note on ties of this project's convention, and none where the researcher keeps
+    // to the original guideline's wording (tie_instructions off).
+    help.querySelectorAll("[data-convention]").forEach((p) => {
+      if (!showTieNote || p.dataset.convention !== convention) p.remove();
+    });
+    instructions.appendChild(help);
     grid.appendChild(instructions);
     item.outputs.forEach((o, i) => {
       const cell = make("div", "rk-output-text", o.text);
@@ -169,6 +188,8 @@
     mount(container, data, answer, config, onChange) {
       item = data;
       criteria = config.criteria || [];
+      convention = ["dense", "free"].includes(config.tie_convention) ? config.tie_convention : "competition";
+      showTieNote = config.tie_instructions !== false;
       notify = onChange;
       k = data.outputs.length;
       ranks = {};

