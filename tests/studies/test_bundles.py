@@ -91,6 +91,10 @@ def test_a_bundle_loads_into_an_instance_without_the_project_with_equal_figures(
     assert {r["outcome"] for r in judged} == {"ok", "failed"}
     assert next(r for r in judged if r["outcome"] == "failed")["answer"] is None
 
+    # The replay's own simulated judge plus the two results made above.
+    judged_before = JudgeResult.objects.filter(item__project=study).count()
+    assert len(judged) == judged_before > 2
+
     # A fresh instance: the project, its people and its judges are gone.
     slug = study.slug
     Project.objects.filter(slug=slug).delete()
@@ -104,7 +108,7 @@ def test_a_bundle_loads_into_an_instance_without_the_project_with_equal_figures(
         # Accounts are new (named after the pseudonyms), so per-coder rows are compared without
         # the account's name.
         assert same(anonymous(after["tables"][name]["rows"]), anonymous(table["rows"])), name
-    assert JudgeResult.objects.filter(item__project=loaded).count() == 2
+    assert JudgeResult.objects.filter(item__project=loaded).count() == judged_before
     with pytest.raises(CommandError) as again:
         call_command("bundle_load", str(out))
     assert "exists" in str(again.value)
