@@ -2,6 +2,10 @@
 
     .venv/bin/python bench/import_speed.py [--sizes 10000 100000] [--quick]
 
+Two paths are measured: ``import_items`` on the file (the CLI's path) and, on PostgreSQL, the
+upload path the web form and the API take (``import_job_create`` stores the upload in parts,
+then the job reads them back as a stream; Celery runs it in-process here).
+
 Each (database, size) runs in a fresh subprocess so peak memory (ru_maxrss) is its own. The
 baseline measured in the same run is reading + JSON-parsing the same file; the report prints
 items/s, time relative to that baseline, and peak memory relative to the smallest size (flat
@@ -64,7 +68,7 @@ def write_file(path: Path, size: int) -> None:
             out.write(json.dumps(record(n, rng)) + "\n")
 
 
-def worker(database_url: str, path: str) -> None:
+def worker(database_url: str, path: str, mode: str) -> None:
     os.environ["DATABASE_URL"] = database_url
     os.environ.pop("REDIS_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -83,11 +87,29 @@ def worker(database_url: str, path: str) -> None:
 
     split_sentences("Warm up the pipeline [1].")
     started = time.perf_counter()
-    with open(path, "rb") as stream:
-        report = import_items(project=project, stream=stream, fmt="jsonl")
+    if mode == "upload":
+        from django.conf import settings
+        from django.core.files import File
+
+        from studies.services.import_jobs import import_job_create
+
+        settings.CONCORD_MAX_UPLOAD_BYTES = 2**40
+        with open(path, "rb") as stream:
+            job = import_job_create(
+                project=project,
+                user=None,
+                uploaded_file=File(stream, name="items.jsonl"),
+                fmt="jsonl",
+            )
+        job.refresh_from_db()
+        assert job.status == "done", job.message
+        created = job.report["created"]
+    else:
+        with open(path, "rb") as stream:
+            created = import_items(project=project, stream=stream, fmt="jsonl").created
     seconds = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "items": report.created, "peak_mb": peak_mb}))
+    print(json.dumps({"seconds": seconds, "items": created, "peak_mb": peak_mb}))
 
 
 def baseline(path: Path) -> float:
@@ -116,7 +138,7 @@ def postgres_url() -> str | None:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        worker(sys.argv[2], sys.argv[3])
+        worker(sys.argv[2], sys.argv[3], sys.argv[4])
         return
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -129,13 +151,13 @@ def main() -> None:
             path = Path(tmp) / f"items-{size}.jsonl"
             write_file(path, size)
             base = baseline(path)
-            targets = [("sqlite", f"sqlite:///{tmp}/bench-{size}.sqlite3")]
-            pg = postgres_url()
-            if pg:
-                targets.append(("postgresql", pg))
-            for name, url in targets:
+            targets = [("sqlite", f"sqlite:///{tmp}/bench-{size}.sqlite3", "file")]
+            if postgres_url():
+                targets.append(("postgresql", postgres_url(), "file"))
+                targets.append(("pg upload", postgres_url(), "upload"))
+            for name, url, mode in targets:
                 out = subprocess.run(
-                    [sys.executable, __file__, "--worker", url, str(path)],
+                    [sys.executable, __file__, "--worker", url, str(path), mode],
                     capture_output=True,
                     text=True,
                     check=True,

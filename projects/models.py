@@ -177,8 +177,12 @@ class ImportJob(models.Model):
     Imports run in a worker, not in the web request: some task types embed text with a model at
     import (stance), and large files take minutes. The upload is kept in the database rather
     than on a shared disk, so web and worker containers need no common volume; it is cleared once
-    the import succeeds.
+    the import succeeds. The upload is stored in ``ImportJobPart`` pieces of at most
+    ``PART_BYTES``, so neither the web process that stores it nor the worker that reads it ever
+    holds the whole file.
     """
+
+    PART_BYTES = 1024 * 1024
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -196,7 +200,7 @@ class ImportJob(models.Model):
     options = models.JSONField(
         default=dict, blank=True, help_text="Reader options, e.g. the mapping file of reprohum."
     )
-    content = models.BinaryField(blank=True, default=b"")
+    size = models.PositiveBigIntegerField(default=0, help_text="Bytes uploaded.")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     message = models.TextField(
         blank=True, help_text="The import's summary, or why nothing was imported."
@@ -210,3 +214,19 @@ class ImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"import of {self.filename} into {self.project.slug} ({self.status})"
+
+
+class ImportJobPart(models.Model):
+    """One piece of an import job's upload, in order (``index`` from 0)."""
+
+    job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="parts")
+    index = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "index"], name="import_job_part_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"part {self.index} of import job {self.job_id}"

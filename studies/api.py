@@ -137,7 +137,7 @@ class ImportJobView(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request, slug, job_id):
-        job = ImportJob.objects.filter(project=self.project, id=job_id).defer("content").first()
+        job = ImportJob.objects.filter(project=self.project, id=job_id).first()
         if job is None:
             return Response({"detail": "No such import."}, status=404)
         return _job_response(job, created_status=status.HTTP_200_OK)

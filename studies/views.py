@@ -24,7 +24,7 @@ from projects.permissions import RESEARCH_ROLES, project_for
 from studies.api import export_response
 from studies.forms import ImportForm
 from studies.services.exports import CODERS, FORMATS
-from studies.services.import_jobs import import_job_create
+from studies.services.import_jobs import import_job_create, import_job_progress
 from studies.services.imports import available_formats, formats_taking
 
 
@@ -99,7 +99,9 @@ def project_detail(request, slug):
 
 
 def _project_page(request, project, task_type, form, *, status: int):
-    jobs = list(project.import_jobs.defer("content")[:5])
+    jobs = list(project.import_jobs.all()[:5])
+    for job in jobs:
+        job.progress = import_job_progress(job=job)
     return render(
         request,
         "projects/detail.html",

@@ -111,3 +111,22 @@ def demo_item(slug: str, config: dict | None = None, **overrides):
         gold=prepared.gold,
         project=SimpleNamespace(config=config or {}),
     )
+
+
+def import_job(*, project: Project, content: bytes, **fields):
+    """An import job whose upload is ``content`` (stored in parts, as an upload is)."""
+    from projects.models import ImportJob
+    from studies.services.import_jobs import import_upload_store
+
+    fields.setdefault("filename", "items.jsonl")
+    fields.setdefault("fmt", "jsonl")
+    job = ImportJob.objects.create(project=project, **fields)
+    import_upload_store(job=job, chunks=[content])
+    return job
+
+
+def stored_upload(job) -> bytes:
+    """What is kept of a job's upload."""
+    from studies.services.import_jobs import import_upload_stream
+
+    return import_upload_stream(job=job).read()

@@ -7,17 +7,19 @@ sees the finished job at once.
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
 from core.errors import Refusal
-from projects.models import ImportJob, Project
-from studies.services.imports import ImportFailed, import_items
+from projects.models import ImportJob, ImportJobPart, Project
+from studies.services.imports import ImportFailed, ImportReport, import_items
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -45,8 +47,77 @@ def failed_import_content_purge(*, older_than_days: int | None = None) -> int:
         else older_than_days
     )
     cutoff = timezone.now() - timedelta(days=days)
-    stale = ImportJob.objects.filter(status=ImportJob.Status.FAILED, created_at__lt=cutoff)
-    return stale.exclude(content=b"").update(content=b"", options={})
+    stale = ImportJob.objects.filter(
+        status=ImportJob.Status.FAILED, created_at__lt=cutoff, parts__isnull=False
+    ).distinct()
+    stale_ids = list(stale.values_list("id", flat=True))
+    ImportJobPart.objects.filter(job_id__in=stale_ids).delete()
+    ImportJob.objects.filter(id__in=stale_ids).update(options={})
+    return len(stale_ids)
+
+
+def import_upload_store(*, job: ImportJob, chunks: Iterable[bytes]) -> int:
+    """Store an upload as the job's parts, one ``ImportJob.PART_BYTES`` piece at a time (never
+    the whole file in memory); returns its size in bytes."""
+    part_bytes = ImportJob.PART_BYTES
+    pending, index, size = bytearray(), 0, 0
+    for chunk in chunks:
+        pending += chunk
+        size += len(chunk)
+        while len(pending) >= part_bytes:
+            ImportJobPart.objects.create(job=job, index=index, data=bytes(pending[:part_bytes]))
+            del pending[:part_bytes]
+            index += 1
+    if pending:
+        ImportJobPart.objects.create(job=job, index=index, data=bytes(pending))
+    ImportJob.objects.filter(id=job.id).update(size=size)
+    job.size = size
+    return size
+
+
+class _UploadReader(io.RawIOBase):
+    """The job's stored upload as a binary stream, read one part at a time."""
+
+    def __init__(self, job_id: int):
+        self.job_id, self.index, self.position = job_id, 0, 0
+        self.current, self.offset = b"", 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while self.offset >= len(self.current):
+            data = (
+                ImportJobPart.objects.filter(job_id=self.job_id, index=self.index)
+                .values_list("data", flat=True)
+                .first()
+            )
+            if data is None:
+                return 0
+            self.current, self.offset, self.index = bytes(data), 0, self.index + 1
+        count = min(len(buffer), len(self.current) - self.offset)
+        buffer[:count] = self.current[self.offset : self.offset + count]
+        self.offset += count
+        self.position += count
+        return count
+
+
+def import_upload_stream(*, job: ImportJob) -> io.BufferedReader:
+    """The stored upload of ``job``, streamed from its parts."""
+    return io.BufferedReader(_UploadReader(job.id), buffer_size=64 * 1024)
+
+
+def _progress_key(job_id: int) -> str:
+    return f"concord:import-job:{job_id}:progress"
+
+
+def import_job_progress(*, job: ImportJob) -> dict | None:
+    """How far a running job is: records read and items created so far, bytes of the upload
+    read (and the upload's size). Kept in the cache, which every web and worker process shares
+    (the import's own writes are invisible until its one transaction commits)."""
+    if job.status != ImportJob.Status.RUNNING:
+        return None
+    return cache.get(_progress_key(job.id))
 
 
 def import_job_create(
@@ -78,12 +149,20 @@ def import_job_create(
         fmt=fmt,
         update=update,
         options=options,
-        content=uploaded_file.read(),
     )
+    import_upload_store(job=job, chunks=_upload_chunks(uploaded_file))
     from studies.celery_tasks import run_import_job
 
     transaction.on_commit(lambda: run_import_job.delay(job.id))
     return job
+
+
+def _upload_chunks(uploaded_file) -> Iterable[bytes]:
+    if hasattr(uploaded_file, "chunks"):  # Django's uploads: memory or a temporary file
+        yield from uploaded_file.chunks(chunk_size=ImportJob.PART_BYTES)
+        return
+    while chunk := uploaded_file.read(ImportJob.PART_BYTES):
+        yield chunk
 
 
 def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
@@ -100,13 +179,29 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
     job = ImportJob.objects.select_related("project").get(id=job_id)
     if not claimed:
         return job
+    upload = import_upload_stream(job=job)
+
+    def progress(report: ImportReport) -> None:
+        cache.set(
+            _progress_key(job.id),
+            {
+                "records": report.records,
+                "created": report.created,
+                "updated": report.updated,
+                "bytes_read": upload.raw.position,
+                "bytes": job.size,
+            },
+            timeout=24 * 3600,
+        )
+
     try:
         report = import_items(
             project=job.project,
-            stream=io.BytesIO(bytes(job.content)),
+            stream=upload,
             fmt=job.fmt,
             update=job.update,
             options=job.options or None,
+            progress=progress,
         )
     except ImportFailed as exc:
         job.status, job.message = ImportJob.Status.FAILED, str(exc)
@@ -127,9 +222,10 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
             "skipped": report.skipped,
             "notes": report.notes,
         }
-        job.content = b""
+        ImportJobPart.objects.filter(job=job).delete()  # the upload is not kept after success
     job.finished_at = timezone.now()
-    job.save(update_fields=["status", "message", "report", "content", "finished_at"])
+    job.save(update_fields=["status", "message", "report", "finished_at"])
+    cache.delete(_progress_key(job.id))
     return job
 
 
@@ -141,6 +237,8 @@ def import_job_view(*, job: ImportJob) -> dict:
         "status": job.status,
         "message": job.message,
         "summary": job.message if job.status == ImportJob.Status.DONE else "",
+        "bytes": job.size,
+        "progress": import_job_progress(job=job),
         **job.report,
         "created_at": job.created_at.isoformat(),
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,

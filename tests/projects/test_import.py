@@ -253,34 +253,32 @@ def test_an_upload_is_imported_by_a_job_that_records_its_result(researcher_clien
     assert response.status_code == 201 and response.data["created"] == 2
     job = ImportJob.objects.get(id=response.data["id"])
     assert (
-        job.status == "done" and bytes(job.content) == b""
+        job.status == "done" and factories.stored_upload(job) == b""
     )  # the upload is not kept after success
     polled = researcher_client.get(f"/api/projects/{project.slug}/imports/{job.id}/")
     assert polled.status_code == 200 and polled.data["summary"].startswith("2 records read")
 
 
 def test_an_import_job_runs_once_even_if_its_message_is_delivered_twice(project, researcher):
-    from projects.models import ImportJob
     from studies.services.import_jobs import import_job_run
 
     content = (json.dumps(factories.citation_payload(1)) + "\n").encode()
-    job = ImportJob.objects.create(
-        project=project, filename="a.jsonl", fmt="jsonl", content=content
-    )
+    job = factories.import_job(project=project, content=content)
     assert import_job_run(job_id=job.id).status == "done"
     assert import_job_run(job_id=job.id).status == "done"  # redelivered: nothing happens again
     assert Item.objects.filter(project=project).count() == 1
 
 
 def test_a_failed_import_job_keeps_the_upload_and_says_why(project):
-    from projects.models import ImportJob
     from studies.services.import_jobs import import_job_run
 
-    job = ImportJob.objects.create(
-        project=project, filename="b.jsonl", fmt="jsonl", content=b"{oops\n"
-    )
+    job = factories.import_job(project=project, content=b"{oops\n")
     job = import_job_run(job_id=job.id)
-    assert job.status == "failed" and "line 1" in job.message and bytes(job.content) == b"{oops\n"
+    assert (
+        job.status == "failed"
+        and "line 1" in job.message
+        and factories.stored_upload(job) == b"{oops\n"
+    )
     assert not Item.objects.filter(project=project).exists()
 
 
@@ -368,13 +366,10 @@ def test_a_transparent_fcexp_record_with_a_malformed_masked_cit_is_named(project
 
 
 def test_a_job_left_running_by_a_dead_worker_runs_again_when_its_message_comes_back(project):
-    from projects.models import ImportJob
     from studies.services.import_jobs import import_job_run
 
     content = (json.dumps(factories.citation_payload(1)) + "\n").encode()
-    job = ImportJob.objects.create(
-        project=project, filename="a.jsonl", fmt="jsonl", content=content, status="running"
-    )
+    job = factories.import_job(project=project, content=content, status="running")
     assert import_job_run(job_id=job.id).status == "running"  # a duplicate message: left alone
     assert import_job_run(job_id=job.id, redelivered=True).status == "done"
     assert Item.objects.filter(project=project).count() == 1

@@ -64,14 +64,13 @@ def test_a_mapping_file_that_is_not_utf8_is_refused_before_anything_is_stored(db
 
 def test_old_failed_jobs_lose_their_upload_and_keep_their_error(researcher, project):
     def job(status, days_ago):
-        made = ImportJob.objects.create(
+        made = factories.import_job(
             project=project,
+            content=b"x" * 10,
             created_by=researcher,
             filename="f.jsonl",
-            fmt="jsonl",
             status=status,
             message="line 1: bad",
-            content=b"x" * 10,
         )
         ImportJob.objects.filter(pk=made.pk).update(
             created_at=timezone.now() - timedelta(days=days_ago)
@@ -82,7 +81,7 @@ def test_old_failed_jobs_lose_their_upload_and_keep_their_error(researcher, proj
     new_failed = job(ImportJob.Status.FAILED, 1)
     old_done = job(ImportJob.Status.DONE, 30)
     call_command("purge_failed_imports")
-    contents = {j.pk: bytes(j.content) for j in ImportJob.objects.all()}
+    contents = {j.pk: factories.stored_upload(j) for j in ImportJob.objects.all()}
     assert contents[old_failed.pk] == b""
     assert contents[new_failed.pk] == b"x" * 10 and contents[old_done.pk] == b"x" * 10
     assert ImportJob.objects.get(pk=old_failed.pk).message == "line 1: bad"

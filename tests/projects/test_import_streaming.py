@@ -1,0 +1,124 @@
+"""Uploads are stored in parts and read back as a stream: neither the web process that stores
+an upload nor the worker that imports it holds the whole file; a running job reports progress."""
+
+import io
+import json
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+
+from annotation.models import Item
+from projects.models import ImportJob, ImportJobPart
+from studies.services import import_jobs
+from studies.services.import_jobs import import_job_run, import_upload_store
+from tests import factories
+
+
+def jsonl(records) -> bytes:
+    return b"".join((json.dumps(r, ensure_ascii=False) + "\n").encode() for r in records)
+
+
+@pytest.fixture
+def small_parts(monkeypatch):
+    monkeypatch.setattr(ImportJob, "PART_BYTES", 700)
+    return 700
+
+
+def test_an_upload_is_stored_in_parts_no_larger_than_the_part_size(project, small_parts):
+    content = jsonl(factories.citation_payload(n) for n in range(6))
+    job = ImportJob.objects.create(project=project, filename="a.jsonl", fmt="jsonl")
+    # The upload arrives in pieces that do not line up with parts.
+    pieces = [content[i : i + 333] for i in range(0, len(content), 333)]
+    assert import_upload_store(job=job, chunks=pieces) == len(content)
+    sizes = list(job.parts.order_by("index").values_list("data", flat=True))
+    assert len(sizes) == -(-len(content) // small_parts) > 2
+    assert all(len(bytes(part)) == small_parts for part in sizes[:-1])
+    assert factories.stored_upload(job) == content
+    job.refresh_from_db()
+    assert job.size == len(content)
+
+
+def test_a_job_imports_records_and_characters_that_straddle_parts(project, small_parts):
+    records = [
+        factories.citation_payload(n, claim=f"Claim {n} — «ünïcödé» ✓ " + "é" * (n * 37 + 1))
+        for n in range(8)
+    ]
+    content = jsonl(records)
+    job = factories.import_job(project=project, content=content)
+    assert job.parts.count() > 3
+    job = import_job_run(job_id=job.id)
+    assert job.status == "done", job.message
+    claims = list(
+        Item.objects.filter(project=project).order_by("position").values_list("payload", flat=True)
+    )
+    assert [c["claim"] for c in claims] == [r["claim"] for r in records]
+    assert not ImportJobPart.objects.filter(job=job).exists()  # not kept after success
+
+
+def test_a_bad_line_in_a_later_part_is_named_and_nothing_is_imported(project, small_parts):
+    content = jsonl(factories.citation_payload(n) for n in range(5)) + b'{"id": "x", oops\n'
+    job = import_job_run(job_id=factories.import_job(project=project, content=content).id)
+    assert job.status == "failed" and "line 6" in job.message
+    assert not Item.objects.filter(project=project).exists()
+    assert factories.stored_upload(job) == content  # kept for the researcher to inspect
+
+
+def test_the_worker_reads_one_part_at_a_time(project, small_parts, django_assert_max_num_queries):
+    content = jsonl(factories.citation_payload(n) for n in range(6))
+    job = factories.import_job(project=project, content=content)
+    parts = job.parts.count()
+    stream = import_jobs.import_upload_stream(job=job)
+    with django_assert_max_num_queries(1):
+        first = stream.read(10)
+    assert first == content[:10]
+    assert stream.raw.position <= small_parts  # only the first part was fetched
+    with django_assert_max_num_queries(parts):  # one query per remaining part, plus the end
+        rest = stream.read()
+    assert first + rest == content
+
+
+def test_a_running_job_reports_progress(project, small_parts, monkeypatch):
+    monkeypatch.setattr("studies.services.imports.CHUNK_SIZE", 2)
+    content = jsonl(factories.citation_payload(n) for n in range(7))
+    job = factories.import_job(project=project, content=content)
+    seen = []
+    real_set = import_jobs.cache.set
+
+    def spy(key, value, *args, **kwargs):
+        if key.endswith(":progress"):
+            seen.append(dict(value))
+        return real_set(key, value, *args, **kwargs)
+
+    monkeypatch.setattr(import_jobs.cache, "set", spy)
+    assert import_job_run(job_id=job.id).status == "done"
+    assert [p["records"] for p in seen] == sorted(p["records"] for p in seen)
+    assert seen[0]["records"] < 7 and seen[-1]["created"] == 7
+    assert all(p["bytes"] == len(content) for p in seen)
+    assert 0 < seen[0]["bytes_read"] <= seen[-1]["bytes_read"] <= len(content)
+
+
+def test_the_job_api_shows_progress_while_the_job_runs(researcher_client, researcher, project):
+    job = factories.import_job(project=project, content=b"{}\n", status="running")
+    cache.set(
+        import_jobs._progress_key(job.id),
+        {"records": 3, "created": 2, "updated": 0, "bytes_read": 2, "bytes": 3},
+    )
+    polled = researcher_client.get(f"/api/projects/{project.slug}/imports/{job.id}/")
+    assert polled.status_code == 202
+    assert polled.json()["progress"]["records"] == 3 and polled.json()["bytes"] == 3
+    browser = Client()
+    browser.force_login(researcher)
+    page = browser.get(f"/p/{project.slug}/")
+    assert "3 records read, 67 % of" in page.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)  # the job is queued on commit
+def test_an_api_upload_is_stored_in_parts_and_imported(researcher_client, project, small_parts):
+    body = io.BytesIO(jsonl(factories.citation_payload(n) for n in range(5)))
+    body.name = "items.jsonl"
+    response = researcher_client.post(
+        f"/api/projects/{project.slug}/import/", {"file": body, "format": "jsonl"}
+    )
+    assert response.status_code == 201 and response.json()["created"] == 5
+    assert response.json()["progress"] is None and response.json()["bytes"] > small_parts
