@@ -153,9 +153,10 @@ def main() -> None:
             base = baseline(path)
             targets = [("sqlite", f"sqlite:///{tmp}/bench-{size}.sqlite3", "file")]
             if postgres_url():
-                targets.append(("postgresql", postgres_url(), "file"))
-                targets.append(("pg upload", postgres_url(), "upload"))
+                targets.append(("postgresql", "fresh", "file"))
+                targets.append(("pg upload", "fresh", "upload"))
             for name, url, mode in targets:
+                url = postgres_url() if url == "fresh" else url  # a fresh database per run
                 out = subprocess.run(
                     [sys.executable, __file__, "--worker", url, str(path), mode],
                     capture_output=True,
