@@ -226,7 +226,6 @@ def _regular_items_left(project, user) -> bool:
     """Whether the open queue (items not full) holds one the user has not had."""
     return (
         Item.objects.filter(project=project, kind=Item.Kind.REGULAR, is_full=False)
-        .filter(assigned_count__lt=project.annotators_per_item)
         .filter(~Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=user)))
         .exists()
     )

@@ -187,7 +187,6 @@ def _free_items(project, annotator, crowd: CrowdSettings):
         order = ("assigned_count", "position", "id")
     return (
         Item.objects.filter(project=project, kind=Item.Kind.REGULAR, is_full=False)
-        .filter(assigned_count__lt=project.annotators_per_item)
         .filter(~Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator)))
         .order_by(*order)
     )
