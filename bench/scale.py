@@ -6,7 +6,10 @@ Builds, in a scratch PostgreSQL database (``bench/scale_data.py``; dropped at th
 ``--keep``), a 100k-item citation-recovery project (``--quick``: 10k) with N = 3, and fills it in
 bulk to 0, 50, 90, 99 and 100 % of its items full (100 %: 300k answers). Every row is printed as a
 ratio against a baseline measured in the same run, on the same machine, interleaved sample by
-sample (this 2-core machine is shared, so absolute times move; ratios much less):
+sample (this 2-core machine is shared, so absolute times move; ratios much less). After each bulk
+fill the data settles as a project filled over days has (``scale_data.settle``: no VACUUM, but the
+fill's old row versions dead to every snapshot and their index entries marked dead by one walk of
+the open queue); the seconds it waited for other sessions' transactions are printed:
 
 - next p50 at each fill level, against a fresh 100-item project (target ≤ 1.2×);
 - queries per next, against the 100-item project (target 1.0×: constant);
@@ -371,7 +374,8 @@ def main() -> None:
                 "ms",
                 "≤ 1.2×",
             )
-            + f"  [fill +{written} answers, {time.perf_counter() - step:.0f} s]"
+            + f"  [fill +{written} answers, {time.perf_counter() - step:.0f} s, settled "
+            f"{getattr(big, '_settled_s', 0):.1f} s]"
         )
 
     # Still at 99 % full: queries per next, and the assignment read with its counts.
