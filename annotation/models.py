@@ -8,6 +8,14 @@ Rules the services rely on:
   overwritten. A partial unique constraint keeps one current version per assignment.
 - Control and qualification items never count toward ``assigned_count``: every annotator may get
   them (once each), so there is no place to take.
+- ``Item.is_full`` is true for a regular item whose ``assigned_count`` reached the project's
+  ``annotators_per_item``. The database keeps it (triggers, ``annotation.open_queue``) whatever
+  writes the count or changes N, and the free-item lookup reads only the partial indexes over
+  items that are not full, so handing out the next item never walks full ones.
+- ``ProjectItemCounts`` and ``ProjectAnswerCounts`` hold a project's item and submitted-answer
+  counts, kept by triggers in the same transaction as the write (imports, submits, expiry);
+  ``manage.py recount`` rebuilds them. They are two rows so that a long import never makes a
+  submit wait for the counter row.
 - A ``Batch`` is a unit of work (a HIT) reserved and finished together; its assignments share its
   deadline. An annotator has at most one open batch per project.
 """
@@ -37,6 +45,11 @@ class Item(models.Model):
     group = models.CharField(max_length=200, blank=True, default="")
     position = models.PositiveIntegerField(default=0, help_text="Queue order within the project.")
     assigned_count = models.PositiveSmallIntegerField(default=0, editable=False)
+    is_full = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="A regular item with annotators_per_item live assignments (kept by the database).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -48,15 +61,57 @@ class Item(models.Model):
         ]
         indexes = [
             models.Index(fields=["project", "kind", "position"], name="item_queue_idx"),
-            # "fill the least annotated first"
+            # The open queue: the free-item lookup in queue order ("first") and "fill the least
+            # annotated first" reads only items that still have room.
             models.Index(
-                fields=["project", "kind", "assigned_count", "position"], name="item_least_idx"
+                fields=["project", "kind", "position", "id"],
+                condition=Q(is_full=False),
+                name="item_open_queue_idx",
+            ),
+            models.Index(
+                fields=["project", "kind", "assigned_count", "position", "id"],
+                condition=Q(is_full=False),
+                name="item_open_least_idx",
             ),
         ]
         ordering = ["position", "id"]
 
     def __str__(self) -> str:
         return self.external_id
+
+
+class ProjectItemCounts(models.Model):
+    """How many items a project has (all kinds, and regular ones): what "item k of n" and the
+    progress page show, without a COUNT over the project's items. Kept by database triggers on
+    every insert, delete or change of kind of an item; ``manage.py recount`` rebuilds it."""
+
+    project = models.OneToOneField(
+        "projects.Project", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    items = models.BigIntegerField(default=0)
+    regular_items = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "project item counts"
+
+    def __str__(self) -> str:
+        return f"{self.regular_items} regular of {self.items} items in project {self.project_id}"
+
+
+class ProjectAnswerCounts(models.Model):
+    """How many of a project's assignments are submitted. Kept by database triggers on every
+    insert, delete or change of state of an assignment; ``manage.py recount`` rebuilds it."""
+
+    project = models.OneToOneField(
+        "projects.Project", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    submitted = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "project answer counts"
+
+    def __str__(self) -> str:
+        return f"{self.submitted} submitted in project {self.project_id}"
 
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are typed by hand

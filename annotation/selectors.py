@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
 from annotation import quality, task_types
 from annotation.hooks import reachable
-from annotation.models import Annotation, Assignment, Batch, Draft, Item
+from annotation.models import (
+    Annotation,
+    Assignment,
+    Batch,
+    Draft,
+    Item,
+    ProjectAnswerCounts,
+    ProjectItemCounts,
+)
 from annotation.references import item_reference
 from projects.crowd import crowd_settings
 from projects.models import Membership, Project
@@ -96,15 +104,38 @@ def annotator_history(*, project: Project, user: User) -> QuerySet[Assignment]:
 
 
 def annotator_counts(*, project: Project, user: User) -> dict:
-    """Item k of n: k is the next sequence number, n the number of regular items in the project."""
-    from django.db.models import Count, Q
-
+    """Item k of n: k is the next sequence number, n the number of regular items in the project.
+    Two queries whatever the project's size: the annotator's own assignments (their index) and
+    the project's maintained item counter (``ProjectItemCounts``), never a COUNT over its items."""
     stats = Assignment.objects.filter(project=project, annotator=user).aggregate(
         submitted=Count("id", filter=Q(state=Assignment.State.SUBMITTED)),
         total=Count("id"),
     )
-    stats["items"] = Item.objects.filter(project=project, kind=Item.Kind.REGULAR).count()
+    stats["items"] = (
+        ProjectItemCounts.objects.filter(project_id=project.id)
+        .values_list("regular_items", flat=True)
+        .first()
+        or 0
+    )
     return stats
+
+
+def project_counts(*, project: Project) -> dict:
+    """The project's maintained counters: ``items``, ``regular_items`` and ``submitted``
+    (assignments). One query; zeros for a project without counter rows."""
+    row = (
+        ProjectItemCounts.objects.filter(project_id=project.id)
+        .annotate(
+            submitted=Subquery(
+                ProjectAnswerCounts.objects.filter(project_id=project.id).values("submitted")[:1]
+            )
+        )
+        .values("items", "regular_items", "submitted")
+        .first()
+    )
+    if row is None:
+        return {"items": 0, "regular_items": 0, "submitted": 0}
+    return {key: value or 0 for key, value in row.items()}
 
 
 STOP_MESSAGES = {
@@ -192,24 +223,21 @@ def annotator_stop(*, project: Project, user: User, batch_ref: str = "") -> dict
 
 
 def _regular_items_left(project, user) -> bool:
-    seen = Assignment.objects.filter(project=project, annotator=user).values("item_id")
+    """Whether the open queue (items not full) holds one the user has not had."""
     return (
-        Item.objects.filter(
-            project=project, kind=Item.Kind.REGULAR, assigned_count__lt=project.annotators_per_item
-        )
-        .exclude(id__in=seen)
+        Item.objects.filter(project=project, kind=Item.Kind.REGULAR, is_full=False)
+        .filter(~Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=user)))
         .exists()
     )
 
 
 def project_progress(*, project: Project) -> dict:
-    """Items, places needed, answers given, and per-annotator counts; a fixed number of queries."""
-    items = Item.objects.filter(project=project).aggregate(
-        total=Count("id"),
-        regular=Count("id", filter=Q(kind=Item.Kind.REGULAR)),
-    )
+    """Items, places needed, answers given, and per-annotator counts; a fixed number of queries.
+    Item and submitted-answer totals come from the maintained counters (``project_counts``)."""
+    counts = project_counts(project=project)
+    items = {"total": counts["items"], "regular": counts["regular_items"]}
     needed = items["regular"] * project.annotators_per_item
-    submitted = Assignment.objects.filter(project=project, state=Assignment.State.SUBMITTED).count()
+    submitted = counts["submitted"]
     complete_items = (
         Item.objects.filter(project=project, kind=Item.Kind.REGULAR)
         .annotate(

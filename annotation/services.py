@@ -19,12 +19,20 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F, Max
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Exists, F, Max, OuterRef, Q
 from django.utils import timezone
 
 from annotation import quality, task_types
-from annotation.models import Annotation, Assignment, Batch, Draft, Item
+from annotation.models import (
+    Annotation,
+    Assignment,
+    Batch,
+    Draft,
+    Item,
+    ProjectAnswerCounts,
+    ProjectItemCounts,
+)
 from core.errors import Refusal, first_error
 from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
@@ -167,12 +175,19 @@ def _unseen(project, annotator, kind: str):
 
 
 def _free_items(project, annotator, crowd: CrowdSettings):
+    """Regular items with room that the annotator has not had, in queue order.
+
+    Reads the open queue only (``is_full = false``: the partial indexes ``item_open_queue_idx``
+    and ``item_open_least_idx``, whose order is the queue's), and drops the items the annotator
+    already had with a NOT EXISTS probe per candidate (the unique (item, annotator) index), so the
+    cost does not grow with the project's full items nor with its assignments, and "nothing left"
+    is an empty index range."""
     order = ("position", "id")
     if crowd.assignment_strategy == "least_annotated":
         order = ("assigned_count", "position", "id")
     return (
-        _unseen(project, annotator, Item.Kind.REGULAR)
-        .filter(assigned_count__lt=project.annotators_per_item)
+        Item.objects.filter(project=project, kind=Item.Kind.REGULAR, is_full=False)
+        .filter(~Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator)))
         .order_by(*order)
     )
 
@@ -523,6 +538,59 @@ def _reactivate_expired(assignment: Assignment, item: Item) -> None:
     Item.objects.filter(pk=item.pk).update(assigned_count=F("assigned_count") + 1)
 
 
+BULK_ANALYZE_ROWS = 1000
+BULK_TABLES = ("annotation_item", "annotation_assignment", "annotation_annotation")
+
+
+def statistics_refresh(*, rows: int, tables: tuple[str, ...] = BULK_TABLES) -> bool:
+    """After a bulk write of ``rows`` rows (an import), refresh the planner's statistics with
+    ANALYZE so that the free-item lookup and the reports are planned for the table as it is now:
+    this PostgreSQL runs no autovacuum, and production ones lag behind bulk writes. Only on
+    PostgreSQL and from ``BULK_ANALYZE_ROWS`` rows; call it after the import's transaction.
+    Returns whether it ran."""
+    if rows < BULK_ANALYZE_ROWS or connection.vendor != "postgresql":
+        return False
+    with connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(table)}")
+    return True
+
+
+def counts_rebuild(*, project_ids: list[int] | None = None) -> int:
+    """Recompute what the database triggers keep (``Item.is_full``, ``ProjectItemCounts``,
+    ``ProjectAnswerCounts``) from the rows, for the given projects or all; returns how many
+    projects. For repairs (a restore that bypassed the triggers) and for checking them."""
+    projects = Project.objects.order_by("pk")
+    if project_ids is not None:
+        projects = projects.filter(pk__in=project_ids)
+    count = 0
+    for project_id, per_item in projects.values_list("pk", "annotators_per_item"):
+        with transaction.atomic():
+            Project.objects.select_for_update().filter(pk=project_id).values_list("pk").first()
+            items = Item.objects.filter(project_id=project_id)
+            items.filter(is_full=True).exclude(
+                kind=Item.Kind.REGULAR, assigned_count__gte=per_item
+            ).update(is_full=False)
+            items.filter(
+                is_full=False, kind=Item.Kind.REGULAR, assigned_count__gte=per_item
+            ).update(is_full=True)
+            totals = items.aggregate(
+                items=Count("id"), regular=Count("id", filter=Q(kind=Item.Kind.REGULAR))
+            )
+            ProjectItemCounts.objects.update_or_create(
+                project_id=project_id,
+                defaults={"items": totals["items"], "regular_items": totals["regular"]},
+            )
+            submitted = Assignment.objects.filter(
+                project_id=project_id, state=Assignment.State.SUBMITTED
+            ).count()
+            ProjectAnswerCounts.objects.update_or_create(
+                project_id=project_id, defaults={"submitted": submitted}
+            )
+        count += 1
+    return count
+
+
 def validation_errors_text(*, errors: dict | list) -> str:
     """Flatten DRF errors for a message line."""
     field, message = first_error(errors)
@@ -534,6 +602,8 @@ __all__ = [
     "WorkflowError",
     "annotation_submit",
     "assignment_next",
+    "counts_rebuild",
     "draft_save",
     "reservations_reclaim",
+    "statistics_refresh",
 ]

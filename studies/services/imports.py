@@ -20,6 +20,7 @@ from django.db.models import Max
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
+from annotation import services as annotation_services
 from annotation import task_types
 from annotation.models import Assignment, Item
 from annotation.task_types import PayloadError, PreparedItem, TaskType
@@ -272,6 +273,8 @@ def import_items(
         raise ImportFailed(
             f"Nothing imported. The file is not UTF-8 text ({exc.reason})."
         ) from None
+    # Fresh planner statistics for the free-item lookup after a bulk import (PostgreSQL only).
+    annotation_services.statistics_refresh(rows=report.created + report.updated)
     return report
 
 

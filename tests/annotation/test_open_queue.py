@@ -1,0 +1,277 @@
+"""The open queue and the maintained counters (issue 16).
+
+``Item.is_full`` and the project counters are kept by database triggers; these tests check them
+against a fresh count after every kind of write (reservations, submits, expiry, N changed, kinds
+changed, deletes, concurrent submits), that the free-item lookup reads the partial index and keeps
+the queue order, that a next or an assignment read never counts the project's items, and that
+bulk imports refresh the planner's statistics."""
+
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.db.models import Count, Q
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from annotation import selectors, services
+from annotation.models import Assignment, Item, ProjectAnswerCounts, ProjectItemCounts
+from projects.crowd import crowd_settings
+from projects.models import Project
+from tests import factories
+from tests.annotation.test_concurrency import at_once
+from tests.conftest import client_for, require
+
+ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
+
+
+def add_annotators(project, count):
+    users = [factories.UserFactory() for _ in range(count)]
+    for user in users:
+        factories.MembershipFactory(project=project, user=user, role="annotator")
+    return users
+
+
+def fresh(project) -> dict:
+    """What the triggers must have kept, counted from the rows now."""
+    project.refresh_from_db()
+    items = Item.objects.filter(project=project).aggregate(
+        items=Count("id"), regular=Count("id", filter=Q(kind="regular"))
+    )
+    return {
+        "items": items["items"],
+        "regular_items": items["regular"],
+        "submitted": Assignment.objects.filter(project=project, state="submitted").count(),
+        "full": sorted(
+            Item.objects.filter(
+                project=project, kind="regular", assigned_count__gte=project.annotators_per_item
+            ).values_list("id", flat=True)
+        ),
+    }
+
+
+def kept(project) -> dict:
+    counts = selectors.project_counts(project=project)
+    return {
+        **counts,
+        "full": sorted(
+            Item.objects.filter(is_full=True, project=project).values_list("id", flat=True)
+        ),
+    }
+
+
+def test_is_full_and_counters_follow_reservations_submits_expiry_and_n(project, clock):
+    factories.make_items(project, 4)
+    factories.make_items(project, 2, kind="control", start=100)
+    annotators = add_annotators(project, 3)
+    assert (
+        kept(project)
+        == fresh(project)
+        == {
+            "items": 6,
+            "regular_items": 4,
+            "submitted": 0,
+            "full": [],
+        }
+    )
+    first = services.assignment_next(project=project, annotator=annotators[0])
+    second = services.assignment_next(project=project, annotator=annotators[1])
+    assert first.item_id == second.item_id  # N = 2: the first item takes both
+    assert Item.objects.get(pk=first.item_id).is_full
+    services.annotation_submit(assignment=first, answer=ANSWER)
+    assert kept(project) == fresh(project)
+    assert kept(project)["submitted"] == 1
+
+    # The second reservation expires: its place goes back, the item reopens.
+    clock.advance(days=2)
+    services.reservations_reclaim(project_id=project.id)
+    assert not Item.objects.get(pk=first.item_id).is_full
+    assert kept(project) == fresh(project)
+
+    # A late submit on the expired reservation takes the place again.
+    services.annotation_submit(assignment=second, answer=ANSWER)
+    assert Item.objects.get(pk=first.item_id).is_full
+    assert kept(project) == fresh(project) and kept(project)["submitted"] == 2
+
+    # N raised (a project save, as the admin and study files do): the item has room again.
+    project.annotators_per_item = 3
+    project.save()
+    assert not Item.objects.get(pk=first.item_id).is_full
+    third = services.assignment_next(project=project, annotator=annotators[2])
+    assert third.item_id == first.item_id  # queue order: the first item, which has room again
+    # N lowered through a bulk update (no save signal): still kept.
+    Project.objects.filter(pk=project.pk).update(annotators_per_item=1)
+    assert kept(project) == fresh(project)
+    assert len(kept(project)["full"]) == 1
+
+
+def test_controls_never_fill_and_kind_changes_and_deletes_are_counted(project):
+    regular = factories.make_items(project, 3)
+    controls = factories.make_items(project, 2, kind="control", start=100)
+    Item.objects.filter(pk=controls[0].pk).update(assigned_count=5)
+    assert not Item.objects.get(pk=controls[0].pk).is_full
+    Item.objects.filter(pk=regular[0].pk).update(kind="control")
+    Item.objects.filter(pk=controls[1].pk).update(kind="regular", assigned_count=2)
+    assert Item.objects.get(pk=controls[1].pk).is_full
+    assert kept(project) == fresh(project)
+    assert kept(project)["regular_items"] == 3
+    Item.objects.filter(pk__in=[regular[1].pk, controls[1].pk]).delete()
+    assert kept(project) == fresh(project)
+    assert kept(project)["items"] == 3
+
+
+def test_queue_order_is_kept_for_both_strategies(project):
+    items = factories.make_items(project, 6)
+    Item.objects.filter(pk=items[0].pk).update(assigned_count=2)  # full (N = 2)
+    Item.objects.filter(pk=items[1].pk).update(assigned_count=1)
+    crowd = crowd_settings(project)
+    (annotator,) = add_annotators(project, 1)
+    first = list(services._free_items(project, annotator, crowd).values_list("id", flat=True))
+    assert first == [i.pk for i in items[1:]]
+
+    project.crowd = {**(project.crowd or {}), "assignment_strategy": "least_annotated"}
+    project.save()
+    project._crowd_settings = None  # parsed once per instance
+    least = crowd_settings(project)
+    assert least.assignment_strategy == "least_annotated"
+    order = list(services._free_items(project, annotator, least).values_list("id", flat=True))
+    assert order == [i.pk for i in items[2:]] + [items[1].pk]
+
+
+def test_the_free_item_lookup_and_nothing_left_read_only_the_open_queue(postgres, project):
+    """At 95 % full, the planner reads the partial index (it holds only items with room) for the
+    next item and for "nothing left"; never a scan over the project's items."""
+    factories.make_items(project, 2000)
+    filled = Item.objects.filter(project=project).order_by("position")[:1900]
+    Item.objects.filter(pk__in=[i.pk for i in filled]).update(assigned_count=2)
+    assert Item.objects.filter(project=project, is_full=True).count() == 1900
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_item")
+        cursor.execute("ANALYZE annotation_assignment")
+    (annotator,) = add_annotators(project, 1)
+    for strategy, index in (
+        ("in_order", "item_open_queue_idx"),
+        ("least_annotated", "item_open_least_idx"),
+    ):
+        project.crowd = {"assignment_strategy": strategy}
+        project.save()
+        project._crowd_settings = None  # parsed once per instance
+        free = services._free_items(project, annotator, crowd_settings(project))
+        plan = free[:1].explain()
+        assert index in plan, plan
+        assert "Seq Scan on annotation_item" not in plan, plan
+    # "Nothing left" when every item is full: an empty range of the same index.
+    Item.objects.filter(project=project).update(assigned_count=2)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_item")
+    free = services._free_items(project, annotator, crowd_settings(project))
+    plan = free.explain()
+    assert "Seq Scan on annotation_item" not in plan, plan
+    assert services.assignment_next(project=project, annotator=annotator) is None
+
+
+def test_next_and_assignment_read_never_count_the_project_items(project, annotator):
+    factories.make_items(project, 30)
+    client = client_for(annotator)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post(f"/api/projects/{project.slug}/next/")
+        assert response.status_code == 200
+        assert response.data["counts"] == {"submitted": 0, "total": 1, "items": 30}
+        again = client.get(f"/api/assignments/{response.data['id']}/")
+        assert again.data["counts"]["items"] == 30
+    counting_items = [
+        q["sql"]
+        for q in queries.captured_queries
+        if "COUNT(" in q["sql"].upper() and 'FROM "annotation_item"' in q["sql"]
+    ]
+    assert counting_items == []
+
+
+def test_progress_reads_the_counters(project, researcher):
+    factories.make_items(project, 5)
+    factories.make_items(project, 1, kind="control", start=50)
+    (annotator,) = add_annotators(project, 1)
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    services.annotation_submit(assignment=assignment, answer=ANSWER)
+    progress = selectors.project_progress(project=project)
+    assert progress["items"] == 6 and progress["regular_items"] == 5
+    assert progress["answers_submitted"] == 1 and progress["answers_needed"] == 10
+
+
+def test_counters_equal_a_fresh_count_after_concurrent_submits(transactional_db):
+    require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
+    project = factories.ProjectFactory(annotators_per_item=3)
+    factories.make_items(project, 10)
+    annotators = add_annotators(project, 12)
+
+    def work(user):
+        while (assignment := services.assignment_next(project=project, annotator=user)) is not None:
+            services.annotation_submit(assignment=assignment, answer=ANSWER)
+            # A retry of the same submit changes nothing (idempotent), counters included.
+            services.annotation_submit(assignment=assignment, answer=ANSWER)
+
+    assert not at_once(work, annotators, timeout=120)
+    assert kept(project) == fresh(project)
+    assert kept(project)["submitted"] == 30
+    assert len(kept(project)["full"]) == 10
+    # The rebuild agrees with what the triggers kept, and repairs a counter that was damaged.
+    ProjectAnswerCounts.objects.filter(project=project).update(submitted=7)
+    ProjectItemCounts.objects.filter(project=project).update(items=0)
+    Item.objects.filter(project=project).update(is_full=False)  # the trigger recomputes it
+    assert len(kept(project)["full"]) == 10
+    out = io.StringIO()
+    call_command("recount", project=[project.slug], stdout=out)
+    assert "submitted 7 → 30" in out.getvalue() and "items 0 → 10" in out.getvalue()
+    assert kept(project) == fresh(project)
+
+
+def test_recount_names_an_unknown_project(db):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="nope"):
+        call_command("recount", project=["nope"])
+
+
+def test_bulk_imports_refresh_the_planner_statistics(postgres, project):
+    from studies.services.imports import import_items
+
+    def lines(start, count):
+        rows = [json.dumps(factories.citation_payload(n)) for n in range(start, start + count)]
+        return io.BytesIO("\n".join(rows).encode())
+
+    def analyzed(queries) -> list[str]:
+        return [q["sql"] for q in queries.captured_queries if q["sql"].startswith("ANALYZE")]
+
+    with CaptureQueriesContext(connection) as small:
+        import_items(project=project, stream=lines(0, 999), fmt="jsonl")
+    assert analyzed(small) == []  # small imports leave it to the database
+    with CaptureQueriesContext(connection) as bulk:
+        import_items(project=project, stream=lines(1000, 1000), fmt="jsonl")
+    assert analyzed(bulk) == [
+        'ANALYZE "annotation_item"',
+        'ANALYZE "annotation_assignment"',
+        'ANALYZE "annotation_annotation"',
+    ]
+    with connection.cursor() as cursor:  # it ran: the planner now knows the table's size
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'annotation_item'")
+        assert cursor.fetchone()[0] >= 1999
+    assert selectors.project_counts(project=project)["items"] == 1999
+
+
+def test_statistics_refresh_is_postgresql_only_and_from_a_threshold(db):
+    assert not services.statistics_refresh(rows=999)
+    assert services.statistics_refresh(rows=1000) == (connection.vendor == "postgresql")
+
+
+def test_expired_reservations_give_the_place_back_in_the_open_queue(project, clock):
+    (item,) = factories.make_items(project, 1)
+    a, b, c = add_annotators(project, 3)
+    services.assignment_next(project=project, annotator=a)
+    services.assignment_next(project=project, annotator=b)
+    assert services.assignment_next(project=project, annotator=c) is None  # full: nothing left
+    Assignment.objects.filter(annotator=a).update(expires_at=timezone.now() - timedelta(seconds=1))
+    taken = services.assignment_next(project=project, annotator=c)
+    assert taken is not None and taken.item_id == item.pk
