@@ -8,7 +8,7 @@ smaller. 30 annotators, one of them disqualified; 1 % of the items adjudicated, 
 pre-selection shown on 1 % of the answers, 2 % of the answers resubmitted (an older version
 that the export leaves out). Then, each in a fresh subprocess (so peak memory is its own):
 
-* the JSONL and the CSV export of the big project through ``export_stream`` (what the API,
+* the JSONL and the CSV export of the big project through ``export_chunks`` (what the API,
   the page and ``manage.py export_annotations`` stream), written to /dev/null as bytes;
 * the speed baseline: PostgreSQL's own ``COPY (SELECT ...) TO STDOUT`` of the same rows (the
   same join and order, item JSON included), read by psycopg2, the fastest the database hands
@@ -304,11 +304,11 @@ def worker(task: str, url: str, project_id: int, fmt: str) -> None:
         seconds = time.perf_counter() - started
     else:
         from projects.models import Project
-        from studies.services.exports import export_stream
+        from studies.services.exports import export_chunks
 
         project = Project.objects.get(pk=project_id)
         started = time.perf_counter()
-        for chunk in export_stream(project=project, fmt=fmt):
+        for chunk in export_chunks(project=project, fmt=fmt):
             sink.write(chunk.encode() if isinstance(chunk, str) else chunk)  # as Django does
         seconds = time.perf_counter() - started
     result = {
@@ -350,7 +350,9 @@ def _prepare(url: str, *, project_id: int | None, quick: bool) -> tuple[int, int
     return project_id, answers, small
 
 
-def rows(*, project_id: int | None = None, database_url: str | None = None, quick: bool = False) -> dict:
+def rows(
+    *, project_id: int | None = None, database_url: str | None = None, quick: bool = False
+) -> dict:
     """Export figures for ``project_id`` (default: the benchmark's own project, built or reused),
     with their baselines from the same run: ``{"rows", "jsonl": {...}, "csv": {...}}`` where each
     format has ``rows_per_s``, ``seconds``, ``copy_seconds``, ``vs_copy`` (export time / COPY
@@ -408,7 +410,9 @@ def main() -> None:
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--prepare":
         _, _, url, project_id, mode = sys.argv
-        result = _prepare(url, project_id=int(project_id) if project_id else None, quick=mode == "quick")
+        result = _prepare(
+            url, project_id=int(project_id) if project_id else None, quick=mode == "quick"
+        )
         print(json.dumps(result))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
