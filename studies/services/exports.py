@@ -35,7 +35,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import groupby
 from operator import itemgetter
@@ -44,11 +44,11 @@ from typing import Any
 
 import orjson
 from django.db import connection, transaction
-from django.db.models import FilteredRelation, Q, TextField
+from django.db.models import Exists, FilteredRelation, OuterRef, Q, TextField
 from django.db.models.functions import Cast
 
 from annotation import task_types
-from annotation.models import Annotation
+from annotation.models import Annotation, Item
 from annotation.review import majority_key
 from annotation.task_types import TaskType
 from core.errors import Refusal
@@ -161,12 +161,12 @@ def _item_fields(task_type: TaskType) -> tuple[str, ...]:
     return tuple(sorted(task_type.export_item_fields))
 
 
-def _current_answers(project: Project, item_fields: tuple[str, ...]) -> Iterator[tuple]:
+def _current_answers(project: Project) -> Iterator[tuple]:
     """The project's current answers as tuples, in export order, from one server-side cursor:
-    item id, external id, kind, group, annotator id, version, time spent, reported time,
-    reserved at, submitted at, answer (JSON text), the item's current adjudication (JSON text),
-    the judge whose pre-selection was shown, then ``item_fields`` (JSON text)."""
-    item_json = {f"item_{field}": Cast(f"item__{field}", TextField()) for field in item_fields}
+    item position, item id, external id, kind, group, annotator id, version, time spent,
+    reported time, reserved at, submitted at, answer (JSON text), the item's current
+    adjudication (JSON text) and the judge whose pre-selection was shown. The item's own JSON
+    comes from :class:`_ItemsInOrder` (once per item, not once per answer)."""
     answers = (
         Annotation.objects.filter(item__project=project, is_current=True)
         .annotate(
@@ -175,10 +175,10 @@ def _current_answers(project: Project, item_fields: tuple[str, ...]) -> Iterator
             ),
             answer_json=Cast("answer", TextField()),
             adjudicated_json=Cast("current_adjudication__answer", TextField()),
-            **item_json,
         )
         .order_by("item__position", "item_id", "assignment__sequence", "id")
         .values_list(
+            "item__position",
             "item_id",
             "item__external_id",
             "item__kind",
@@ -192,10 +192,66 @@ def _current_answers(project: Project, item_fields: tuple[str, ...]) -> Iterator
             "answer_json",
             "adjudicated_json",
             "assignment__judge_preselection_shown__judge__name",
-            *item_json,
         )
     )
     return answers.iterator(chunk_size=CHUNK)
+
+
+class _ItemsInOrder:
+    """The JSON fields ``fields`` of the project's answered items, read from a second
+    server-side cursor in the answers' order (position, id) and matched to them as they come
+    (a merge join: one item at a time in memory)."""
+
+    def __init__(self, project: Project, fields: tuple[str, ...]) -> None:
+        self.fields = fields
+        self.json = {f"item_{field}": Cast(field, TextField()) for field in fields}
+        answered = Annotation.objects.filter(item_id=OuterRef("pk"), is_current=True)
+        self.rows = (
+            Item.objects.filter(project=project)
+            .filter(Exists(answered))
+            .annotate(**self.json)
+            .order_by("position", "id")
+            .values_list("position", "id", *self.json)
+            .iterator(chunk_size=CHUNK)
+        )
+        self.current: tuple | None = None
+
+    def values(self, position: int, item_id: int) -> list[Any]:
+        """The decoded fields of item ``item_id``, at ``position``; the items before it that
+        have no current answer any more are passed over."""
+        if not self.fields:
+            return []
+        while True:
+            if self.current is None:
+                self.current = next(self.rows, None)
+            row = self.current
+            if row is None or (row[0], row[1]) > (position, item_id):
+                # Answered after this cursor's snapshot (another transaction): read it alone.
+                row = (
+                    Item.objects.filter(pk=item_id)
+                    .annotate(**self.json)
+                    .values_list("position", "id", *self.json)
+                    .get()
+                )
+                return [_json(text) for text in row[2:]]
+            self.current = None
+            if row[1] == item_id:
+                return [_json(text) for text in row[2:]]
+
+
+def _agreement_text(task_type: TaskType) -> Callable[[Any], str]:
+    """Canonical text of an answer's agreement key, for the majority vote: the task type's
+    ``answer_key``, or the same key (sorted, compact JSON) written by orjson when the task
+    type keeps the default."""
+    if type(task_type).answer_key is not TaskType.answer_key:
+        return task_type.answer_key
+    agreement_key = task_type.agreement_key
+    option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+    def key(answer: Any) -> str:
+        return orjson.dumps(agreement_key(answer), option=option).decode()
+
+    return key
 
 
 def _human_rows(
@@ -213,49 +269,54 @@ def _human_rows(
         if qualification == Membership.Qualification.DISQUALIFIED
     }
     fields = _item_fields(task_type)
+    items = _ItemsInOrder(project, fields)
+    head = {"project": project.slug, "task_type": project.task_type}
     judge_columns = _judge_columns(raw) if with_judges else {}
-    export_rows, answer_key = task_type.export_rows, task_type.answer_key
-    for _, answers in groupby(_current_answers(project, fields), key=itemgetter(0)):
+    export_rows, answer_key = task_type.export_rows, _agreement_text(task_type)
+    for item_id, answers in groupby(_current_answers(project), key=itemgetter(1)):
         answers = list(answers)  # one item's current answers (a handful)
         first = answers[0]
-        item = ExportItem(project, fields, map(_json, first[13:]))
-        decoded = [_json(a[10]) for a in answers]
+        item = ExportItem(project, fields, items.values(first[0], item_id))
+        decoded = [_json(a[11]) for a in answers]
         # The item's majority (by the task type's agreement key) and final answer.
         key = majority_key(
-            [answer_key(d) for a, d in zip(answers, decoded, strict=True) if a[4] not in excluded]
+            [answer_key(d) for a, d in zip(answers, decoded, strict=True) if a[5] not in excluded]
         )
         majority = _json(key)
-        adjudicated = _json(first[11])
+        adjudicated = _json(first[12])
         for a, answer in zip(answers, decoded, strict=True):
-            annotator_id = a[4]
+            annotator_id = a[5]
             pseudonym, qualification = members.get(
                 annotator_id, (f"ann-removed-{annotator_id}", "")
             )
             row = {
-                "project": project.slug,
-                "task_type": project.task_type,
-                "item_id": a[1],
-                "item_kind": a[2],
-                "group": a[3],
+                **head,
+                "item_id": a[2],
+                "item_kind": a[3],
+                "group": a[4],
                 **({"coder_kind": "human", "coder": pseudonym} if with_judges else {}),
                 "annotator": pseudonym,
-                "version": a[5],
+                "version": a[6],
                 # Active time as the server bounds it, and as the annotator's browser reported it.
-                "time_spent_s": round(a[6] / 1000, 1),
-                "reported_time_s": round(a[7] / 1000, 1),
-                "reserved_at": a[8].isoformat(),
-                "submitted_at": a[9].isoformat(),
+                "time_spent_s": round(a[7] / 1000, 1),
+                "reported_time_s": round(a[8] / 1000, 1),
+                "reserved_at": a[9].isoformat(),
+                "submitted_at": a[10].isoformat(),
                 "annotator_qualification": qualification,
                 "excluded": annotator_id in excluded,
                 "majority": majority,
                 "adjudicated": adjudicated,
                 # Which judge's pre-selection the annotator was shown (anchoring must show).
-                "preselection_shown": a[12] or "",
+                "preselection_shown": a[13] or "",
                 **judge_columns,
             }
-            # several rows for claims, criteria…
-            for part in export_rows(item, SimpleNamespace(answer=answer)):
-                yield {**row, **part}
+            parts = export_rows(item, SimpleNamespace(answer=answer))  # several: claims…
+            if len(parts) == 1:
+                row.update(parts[0])
+                yield row
+            else:
+                for part in parts:
+                    yield {**row, **part}
 
 
 def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator[dict]:
@@ -351,6 +412,23 @@ def _csv_cell(value: Any) -> Any:
     return json.dumps(value) if isinstance(value, list | dict) else spreadsheet_safe(value)
 
 
+# Cells the csv writer gets as they are: spreadsheet_safe passes numbers and booleans, and its
+# empty cell for None is what the writer writes for None.
+_PLAIN_CELL = frozenset({int, float, bool, type(None)})
+
+
+def _csv_cells(values: Iterable[Any]) -> list[Any]:
+    plain, safe = _PLAIN_CELL, spreadsheet_safe
+    return [
+        value
+        if (kind := type(value)) in plain
+        else safe(value)
+        if kind is str
+        else _csv_cell(value)
+        for value in values
+    ]
+
+
 def _csv_text(project: Project, coders: str, *, rows: int) -> Iterator[str]:
     """CSV in chunks of ``rows`` rows, the header in the first; see :func:`export_csv`."""
     buffer = io.StringIO()
@@ -362,7 +440,7 @@ def _csv_text(project: Project, coders: str, *, rows: int) -> Iterator[str]:
             header = tuple(row)
             writer.writerow(header)
         if tuple(row) == header:
-            cells = [_csv_cell(value) for value in row.values()]
+            cells = _csv_cells(row.values())
         else:  # as csv.DictWriter: a missing column is empty, an extra one is refused
             extra = [key for key in row if key not in header]
             if extra:
