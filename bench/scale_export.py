@@ -75,6 +75,9 @@ def setup_django(url: str) -> None:
         raise SystemExit(f"The export benchmark needs PostgreSQL, not {url!r}.")
     os.environ["DATABASE_URL"] = url
     os.environ.pop("REDIS_URL", None)
+    # As in production: no query log (DEBUG keeps every statement's SQL, bulk inserts included).
+    os.environ.setdefault("DJANGO_DEBUG", "false")
+    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-" + "x" * 50)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(REPO))
     import django
