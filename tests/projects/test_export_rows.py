@@ -350,3 +350,30 @@ def test_an_export_takes_the_same_few_queries_however_many_rows(db, monkeypatch)
     # JSONL one chunk per row (answers, then judge results), CSV one chunk
     assert (few_rows, many_rows) == (2 * 2 + 2 + 1, 11 * 2 + 11 + 1)
     assert few == many <= 10
+
+
+# --- reading ahead ---------------------------------------------------------------------------------
+
+
+def test_reading_ahead_keeps_every_row_in_order_and_raises_the_cursors_error(db):
+    for total in (0, 2, 3, 9, 10):
+        assert list(exports._read_ahead(iter(range(total)), 3)) == list(range(total))
+
+    def failing():
+        yield from range(5)
+        raise RuntimeError("connection lost")
+
+    rows = []
+    with pytest.raises(RuntimeError, match="connection lost"):
+        rows.extend(exports._read_ahead(failing(), 2))
+    assert rows == [0, 1, 2, 3]  # the chunk in which the cursor failed is not handed out
+
+
+def test_a_download_stopped_early_ends_its_reading_thread(db):
+    import itertools
+    import threading
+
+    rows = exports._read_ahead(itertools.count(), 3)
+    assert [next(rows) for _ in range(4)] == [0, 1, 2, 3]
+    rows.close()
+    assert not [t for t in threading.enumerate() if t.name == "export-read-ahead"]
