@@ -20,14 +20,17 @@ never an answer. The human-only columns
 (annotator, times, verdicts, pre-selection) are empty on judge rows. The judge's raw reply is
 in JSONL only (``judge_raw_reply``), never in CSV.
 
-Rows are read from server-side cursors (PostgreSQL) as plain values, never model instances: the
-human answers in one query that joins each answer's item, assignment, the item's current
-adjudication and the pre-selection shown, ordered by item, so an item's majority is computed
-from the rows at hand and memory stays flat in rows. Only the item's JSON fields the task type
-names in ``export_item_fields`` are read, decoded once per item with orjson; JSONL is encoded
-with orjson (compact: no space after ``,`` and ``:``), CSV cells are the same as ever. The whole
-export reads in one transaction (one snapshot; cursors without ``WITH HOLD``), and
-``export_stream`` hands out text in chunks of many rows.
+Rows are read from server-side cursors (PostgreSQL) as plain values, never model instances
+(issue 16): the human answers in one query joining each answer's item, assignment, the item's
+current adjudication and the pre-selection shown, ordered by item, so an item's majority comes
+from the rows at hand; the item's own JSON from a second cursor in the same order (a merge
+join: once per item, not per answer), only the fields the task type names in
+``export_item_fields``, decoded with orjson. A thread fetches each cursor's next chunk while
+the current one is written. Memory stays flat in rows. JSONL is written by orjson (compact: no
+space after ``,`` and ``:``; the same values as before); CSV text is unchanged. On PostgreSQL
+the export reads in one transaction of its own (cursors without ``WITH HOLD``). Downloads and
+the command take text in chunks of many rows (``export_chunks``); ``export_stream``,
+``export_jsonl`` and ``export_csv`` hand out one row per chunk.
 """
 
 from __future__ import annotations
