@@ -7,7 +7,7 @@ Nothing here returns gold. ``judge_answers`` is the interface for the agreement 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
@@ -76,16 +76,53 @@ def judge_results_for_export(
 
     Ordered by judge name, prompt version, setting, then item position. The raw reply is
     loaded only when ``with_raw`` (it is researcher-only and goes in JSONL exports only)."""
-    results = (
-        JudgeResult.objects.filter(item__project=project)
-        .select_related("item", "judge", "run")
-        .order_by(
-            "judge__name", "judge_id", "prompt_version", "setting", "item__position", "item_id"
-        )
-    )
+    results = _results_for_export(project).select_related("item", "judge", "run")
     if not with_raw:
         results = results.defer("raw")
     return results.iterator(chunk_size=chunk_size)
+
+
+EXPORT_RESULT_FIELDS = (
+    "item__external_id",
+    "item__kind",
+    "item__group",
+    "judge__name",
+    "judge__kind",
+    "judge__model",
+    "prompt_version",
+    "setting",
+    "run_id",
+    "run__prompt_fingerprint",
+    "status",
+    "answer",
+    "error",
+    "attempts",
+    "latency_ms",
+    "prompt_tokens",
+    "completion_tokens",
+)
+
+
+def judge_result_rows(
+    *,
+    project: Project,
+    item_fields: Iterable[str] = (),
+    with_raw: bool = False,
+    chunk_size: int = 2000,
+) -> Iterator[dict]:
+    """``judge_results_for_export`` as plain dicts (no model instances), from one server-side
+    cursor: :data:`EXPORT_RESULT_FIELDS`, the item's JSON fields named in ``item_fields`` (as
+    ``item__<field>``) and, when ``with_raw``, ``raw``. Same results, same order."""
+    fields = [*EXPORT_RESULT_FIELDS, *(f"item__{field}" for field in item_fields)]
+    if with_raw:
+        fields.append("raw")
+    return _results_for_export(project).values(*fields).iterator(chunk_size=chunk_size)
+
+
+def _results_for_export(project: Project) -> QuerySet[JudgeResult]:
+    return JudgeResult.objects.filter(item__project=project).order_by(
+        "judge__name", "judge_id", "prompt_version", "setting", "item__position", "item_id"
+    )
 
 
 def judges_for_project(*, project: Project) -> list[Judge]:

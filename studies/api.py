@@ -22,7 +22,7 @@ from projects import selectors
 from projects.models import ImportJob, Membership
 from projects.permissions import IsProjectResearcher
 from studies.serializers import ImportSerializer, ItemSerializer, ProjectSerializer
-from studies.services.exports import CODERS, FORMATS, export_options, export_stream
+from studies.services.exports import CODERS, FORMATS, export_chunks, export_options
 from studies.services.import_jobs import import_job_create, import_job_view
 from studies.services.imports import available_formats
 from studies.study_files import study_apply, study_export
@@ -185,7 +185,7 @@ class ExportView(APIView):
 
 def export_response(project, fmt: str, coders: str = "humans") -> StreamingHttpResponse:
     response = StreamingHttpResponse(
-        export_stream(project=project, fmt=fmt, coders=coders),
+        export_chunks(project=project, fmt=fmt, coders=coders),
         content_type=EXPORT_CONTENT_TYPES[fmt],
     )
     name = "annotations" if coders == "humans" else f"annotations-{coders}"

@@ -191,7 +191,7 @@ def test_csv_export_cells_never_run_as_spreadsheet_formulas(project, annotator, 
     text = "".join(export_stream(project=project, fmt="csv"))
     assert ",'=HYPERLINK(" in text.replace('"', "")
     jsonl = "".join(export_stream(project=project, fmt="jsonl"))
-    assert '"group": "=HYPERLINK(' in jsonl  # JSONL keeps the exact text
+    assert '"group":"=HYPERLINK(' in jsonl  # JSONL keeps the exact text (compact, issue 16)
 
 
 def test_behind_a_proxy_failures_are_counted_per_forwarded_client(db, settings):

@@ -19,6 +19,18 @@ unparseable or failed result has its message in ``judge_message`` and empty answ
 never an answer. The human-only columns
 (annotator, times, verdicts, pre-selection) are empty on judge rows. The judge's raw reply is
 in JSONL only (``judge_raw_reply``), never in CSV.
+
+Rows are read from server-side cursors (PostgreSQL) as plain values, never model instances
+(issue 16): the human answers in one query joining each answer's item, assignment, the item's
+current adjudication and the pre-selection shown, ordered by item, so an item's majority comes
+from the rows at hand; the item's own JSON from a second cursor in the same order (a merge
+join: once per item, not per answer), only the fields the task type names in
+``export_item_fields``, decoded with orjson. A thread fetches each cursor's next chunk while
+the current one is written. Memory stays flat in rows. JSONL is written by orjson (compact: no
+space after ``,`` and ``:``; the same values as before); CSV text is unchanged. On PostgreSQL
+the export reads in one transaction of its own (cursors without ``WITH HOLD``). Downloads and
+the command take text in chunks of many rows (``export_chunks``); ``export_stream``,
+``export_jsonl`` and ``export_csv`` hand out one row per chunk.
 """
 
 from __future__ import annotations
@@ -26,23 +38,35 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
+from itertools import groupby, islice
+from operator import itemgetter
 from types import SimpleNamespace
 from typing import Any
 
+import orjson
+from django.db import connection, transaction
+from django.db.models import Exists, FilteredRelation, OuterRef, Q, TextField
+from django.db.models.functions import Cast
+
 from annotation import task_types
-from annotation.models import Annotation
-from annotation.review import with_item_verdicts
+from annotation.models import Annotation, Item
+from annotation.review import majority_key
 from annotation.task_types import TaskType
 from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
 from llm_judges.models import JudgeResult
-from llm_judges.selectors import judge_results_for_export, preselections_shown
+from llm_judges.selectors import judge_result_rows
 from projects.models import Membership, Project
 
 FORMATS = ("jsonl", "csv")
 CODERS = ("humans", "judges", "all")
-CHUNK = 2000
+CHUNK = 2000  # rows per fetch from a server-side cursor
+TEXT_CHUNK = 500  # rows per text chunk handed to a streaming response
+SORT_MEMORY = "64MB"  # PostgreSQL work_mem of an export's transaction (300k rows sort in ~25 MB)
 
 JUDGE_COLUMNS = (
     "judge",
@@ -87,12 +111,94 @@ def export_options(*, fmt: str, coders: str) -> None:
         )
 
 
+class ExportItem:
+    """What a task type's export hooks see of an item: plain values, no model instance. Only the
+    JSON fields named in the task type's ``export_item_fields`` are set (reading another raises
+    ``AttributeError``), and ``project`` (for its config)."""
+
+    __slots__ = ("gold", "payload", "prepared", "project")
+
+    def __init__(self, project: Project, fields: Iterable[str], values: Iterable[Any]) -> None:
+        self.project = project
+        for field, value in zip(fields, values, strict=True):
+            setattr(self, field, value)
+
+
+def _json(text: str | None) -> Any:
+    """A jsonb column read as text, decoded with orjson (``json`` for what orjson refuses: an
+    integer beyond 64 bits, a number beyond float range)."""
+    if text is None:
+        return None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+@contextmanager
+def _one_snapshot() -> Iterator[None]:
+    """On PostgreSQL outside a transaction, read the whole export in one: ``iterator()`` then
+    uses a plain server-side cursor (outside one, Django declares it ``WITH HOLD``, which makes
+    PostgreSQL materialise the whole result first), and the sorts may use ``SORT_MEMORY``."""
+    if connection.vendor == "postgresql" and connection.get_autocommit():
+        with transaction.atomic():
+            with connection.cursor() as cursor:  # sort the rows in memory, not in temp files
+                cursor.execute("SET LOCAL work_mem = %s", [SORT_MEMORY])
+            yield
+    else:
+        yield
+
+
+def _read_ahead(rows: Iterator[tuple], size: int) -> Iterator[tuple]:
+    """``rows`` (a server-side cursor's iterator) with the next ``size`` rows fetched by a
+    thread while these are written, so that PostgreSQL produces a chunk while Python formats
+    the one before (the wall time is about the larger of the two, not their sum). The cursor
+    is opened here, in the caller's thread and transaction; the thread only goes on reading it.
+    At most two chunks are held; an error in the thread is raised here."""
+    first = list(islice(rows, size))
+    if len(first) < size or connection.vendor != "postgresql":
+        yield from first
+        yield from rows
+        return
+    chunks: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            while not stop.is_set():
+                chunk = list(islice(rows, size))
+                chunks.put(chunk)
+                if len(chunk) < size:
+                    return
+        except BaseException as error:  # handed to the reader below
+            chunks.put(error)
+
+    reader = threading.Thread(target=read, name="export-read-ahead", daemon=True)
+    reader.start()
+    try:
+        yield from first
+        while True:
+            chunk = chunks.get()
+            if isinstance(chunk, BaseException):
+                raise chunk
+            yield from chunk
+            if len(chunk) < size:
+                return
+    finally:  # also when the download stops early: let the thread finish its fetch, then end
+        stop.set()
+        while reader.is_alive():
+            with suppress(queue.Empty):
+                chunks.get(timeout=0.05)
+        reader.join()
+
+
 def _rows(project: Project, coders: str = "humans", *, raw: bool = False) -> Iterator[dict]:
     task_type = task_types.get(project.task_type)
-    if coders in ("humans", "all"):
-        yield from _human_rows(project, task_type, with_judges=coders == "all", raw=raw)
-    if coders in ("judges", "all"):
-        yield from _judge_rows(project, task_type, raw=raw)
+    with _one_snapshot():
+        if coders in ("humans", "all"):
+            yield from _human_rows(project, task_type, with_judges=coders == "all", raw=raw)
+        if coders in ("judges", "all"):
+            yield from _judge_rows(project, task_type, raw=raw)
 
 
 def _judge_columns(raw: bool) -> dict[str, Any]:
@@ -102,83 +208,207 @@ def _judge_columns(raw: bool) -> dict[str, Any]:
     return empty
 
 
+def _item_fields(task_type: TaskType) -> tuple[str, ...]:
+    return tuple(sorted(task_type.export_item_fields))
+
+
+def _current_answers(project: Project) -> Iterator[tuple]:
+    """The project's current answers as tuples, in export order, from one server-side cursor:
+    item position, item id, external id, kind, group, annotator id, version, time spent,
+    reported time, reserved at, submitted at, answer (JSON text), the item's current
+    adjudication (JSON text) and the judge whose pre-selection was shown. The item's own JSON
+    comes from :class:`_ItemsInOrder` (once per item, not once per answer)."""
+    answers = (
+        Annotation.objects.filter(item__project=project, is_current=True)
+        .annotate(
+            current_adjudication=FilteredRelation(
+                "item__adjudications", condition=Q(item__adjudications__is_current=True)
+            ),
+            answer_json=Cast("answer", TextField()),
+            adjudicated_json=Cast("current_adjudication__answer", TextField()),
+        )
+        .order_by("item__position", "item_id", "assignment__sequence", "id")
+        .values_list(
+            "item__position",
+            "item_id",
+            "item__external_id",
+            "item__kind",
+            "item__group",
+            "annotator_id",
+            "version",
+            "time_spent_ms",
+            "reported_time_ms",
+            "assignment__reserved_at",
+            "created_at",
+            "answer_json",
+            "adjudicated_json",
+            "assignment__judge_preselection_shown__judge__name",
+        )
+    )
+    return _read_ahead(answers.iterator(chunk_size=CHUNK), CHUNK)
+
+
+class _ItemsInOrder:
+    """The JSON fields ``fields`` of the project's answered items, read from a second
+    server-side cursor in the answers' order (position, id) and matched to them as they come
+    (a merge join: one item at a time in memory)."""
+
+    def __init__(self, project: Project, fields: tuple[str, ...]) -> None:
+        self.fields = fields
+        self.json = {f"item_{field}": Cast(field, TextField()) for field in fields}
+        answered = Annotation.objects.filter(item_id=OuterRef("pk"), is_current=True)
+        self.rows = _read_ahead(
+            Item.objects.filter(project=project)
+            .filter(Exists(answered))
+            .annotate(**self.json)
+            .order_by("position", "id")
+            .values_list("position", "id", *self.json)
+            .iterator(chunk_size=CHUNK),
+            CHUNK,
+        )
+        self.current: tuple | None = None
+
+    def values(self, position: int, item_id: int) -> list[Any]:
+        """The decoded fields of item ``item_id``, at ``position``; the items before it that
+        have no current answer any more are passed over."""
+        if not self.fields:
+            return []
+        while True:
+            if self.current is None:
+                self.current = next(self.rows, None)
+            row = self.current
+            if row is None or (row[0], row[1]) > (position, item_id):
+                # Answered after this cursor's snapshot (another transaction): read it alone.
+                row = (
+                    Item.objects.filter(pk=item_id)
+                    .annotate(**self.json)
+                    .values_list("position", "id", *self.json)
+                    .get()
+                )
+                return [_json(text) for text in row[2:]]
+            self.current = None
+            if row[1] == item_id:
+                return [_json(text) for text in row[2:]]
+
+
+def _agreement_text(task_type: TaskType) -> Callable[[Any], str]:
+    """Canonical text of an answer's agreement key, for the majority vote: the task type's
+    ``answer_key``, or the same key (sorted, compact JSON) written by orjson when the task
+    type keeps the default."""
+    if type(task_type).answer_key is not TaskType.answer_key:
+        return task_type.answer_key
+    agreement_key = task_type.agreement_key
+    option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+    def key(answer: Any) -> str:
+        return orjson.dumps(agreement_key(answer), option=option).decode()
+
+    return key
+
+
 def _human_rows(
     project: Project, task_type: TaskType, *, with_judges: bool, raw: bool
 ) -> Iterator[dict]:
-    pseudonyms = dict(
-        Membership.objects.filter(project=project).values_list("user_id", "pseudonym")
-    )
-    # Which judge's pre-selection an annotator was shown (anchoring must be visible in the data).
-    preselected = preselections_shown(project=project)
-    annotations = (
-        Annotation.objects.filter(item__project=project, is_current=True)
-        .select_related("item", "assignment")
-        .order_by("item__position", "item_id", "assignment__sequence", "id")
-    )
-    # Grouped by item to add each item's majority and adjudicated answer (annotation.review).
-    for annotation in with_item_verdicts(
-        project, task_type, annotations.iterator(chunk_size=CHUNK)
-    ):
-        item = annotation.item
-        pseudonym = pseudonyms.get(
-            annotation.annotator_id, f"ann-removed-{annotation.annotator_id}"
+    members = {
+        user_id: (pseudonym, qualification)
+        for user_id, pseudonym, qualification in Membership.objects.filter(
+            project=project
+        ).values_list("user_id", "pseudonym", "qualification")
+    }
+    excluded = {
+        user_id
+        for user_id, (_, qualification) in members.items()
+        if qualification == Membership.Qualification.DISQUALIFIED
+    }
+    fields = _item_fields(task_type)
+    items = _ItemsInOrder(project, fields)
+    head = {"project": project.slug, "task_type": project.task_type}
+    judge_columns = _judge_columns(raw) if with_judges else {}
+    export_rows, answer_key = task_type.export_rows, _agreement_text(task_type)
+    for item_id, answers in groupby(_current_answers(project), key=itemgetter(1)):
+        answers = list(answers)  # one item's current answers (a handful)
+        first = answers[0]
+        item = ExportItem(project, fields, items.values(first[0], item_id))
+        decoded = [_json(a[11]) for a in answers]
+        # The item's majority (by the task type's agreement key) and final answer.
+        key = majority_key(
+            [answer_key(d) for a, d in zip(answers, decoded, strict=True) if a[5] not in excluded]
         )
-        row = {
-            "project": project.slug,
-            "task_type": project.task_type,
-            "item_id": item.external_id,
-            "item_kind": item.kind,
-            "group": item.group,
-            **({"coder_kind": "human", "coder": pseudonym} if with_judges else {}),
-            "annotator": pseudonym,
-            "version": annotation.version,
-            # Active time as the server bounds it, and as the annotator's browser reported it.
-            "time_spent_s": round(annotation.time_spent_ms / 1000, 1),
-            "reported_time_s": round(annotation.reported_time_ms / 1000, 1),
-            "reserved_at": annotation.assignment.reserved_at.isoformat(),
-            "submitted_at": annotation.created_at.isoformat(),
-            **annotation.verdicts,
-            "preselection_shown": preselected.get((item.id, annotation.annotator_id), ""),
-            **(_judge_columns(raw) if with_judges else {}),
-        }
-        for part in task_type.export_rows(item, annotation):  # several for claims, criteria…
-            yield {**row, **part}
+        majority = _json(key)
+        adjudicated = _json(first[12])
+        for a, answer in zip(answers, decoded, strict=True):
+            annotator_id = a[5]
+            pseudonym, qualification = members.get(
+                annotator_id, (f"ann-removed-{annotator_id}", "")
+            )
+            row = {
+                **head,
+                "item_id": a[2],
+                "item_kind": a[3],
+                "group": a[4],
+                **({"coder_kind": "human", "coder": pseudonym} if with_judges else {}),
+                "annotator": pseudonym,
+                "version": a[6],
+                # Active time as the server bounds it, and as the annotator's browser reported it.
+                "time_spent_s": round(a[7] / 1000, 1),
+                "reported_time_s": round(a[8] / 1000, 1),
+                "reserved_at": a[9].isoformat(),
+                "submitted_at": a[10].isoformat(),
+                "annotator_qualification": qualification,
+                "excluded": annotator_id in excluded,
+                "majority": majority,
+                "adjudicated": adjudicated,
+                # Which judge's pre-selection the annotator was shown (anchoring must show).
+                "preselection_shown": a[13] or "",
+                **judge_columns,
+            }
+            parts = export_rows(item, SimpleNamespace(answer=answer))  # several: claims…
+            if len(parts) == 1:
+                row.update(parts[0])
+                yield row
+            else:
+                for part in parts:
+                    yield {**row, **part}
 
 
 def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator[dict]:
     """One row per judge answer (several where the task type writes several per answer), or one
     row with empty answer columns for an unparseable or failed result."""
     blank_answer: dict[str, None] | None = None  # the task type's columns, all empty
-    for result in judge_results_for_export(project=project, with_raw=raw, chunk_size=CHUNK):
-        item, judge, run = result.item, result.judge, result.run
+    fields = _item_fields(task_type)
+    for result in judge_result_rows(
+        project=project, item_fields=fields, with_raw=raw, chunk_size=CHUNK
+    ):
+        run_id = result["run_id"]
         row = {
             "project": project.slug,
             "task_type": project.task_type,
-            "item_id": item.external_id,
-            "item_kind": item.kind,
-            "group": item.group,
+            "item_id": result["item__external_id"],
+            "item_kind": result["item__kind"],
+            "group": result["item__group"],
             "coder_kind": "judge",
-            "coder": judge.name,
+            "coder": result["judge__name"],
             **dict.fromkeys(HUMAN_ONLY),
-            "judge": judge.name,
-            "judge_kind": judge.kind,
-            "judge_model": judge.model,
+            "judge": result["judge__name"],
+            "judge_kind": result["judge__kind"],
+            "judge_model": result["judge__model"],
             "judge_prompt_name": project.task_type,  # the task type's registered judge prompt
-            "judge_prompt_version": result.prompt_version,
-            "judge_prompt_fingerprint": run.prompt_fingerprint if run else None,
-            "judge_setting": result.setting,
-            "judge_run_id": run.pk if run else None,
-            "judge_outcome": result.status,
-            "judge_message": result.error,
-            "judge_attempts": result.attempts,
-            "judge_latency_ms": result.latency_ms,
-            "judge_input_tokens": result.prompt_tokens,
-            "judge_output_tokens": result.completion_tokens,
-            **({"judge_raw_reply": result.raw} if raw else {}),
+            "judge_prompt_version": result["prompt_version"],
+            "judge_prompt_fingerprint": result["run__prompt_fingerprint"] if run_id else None,
+            "judge_setting": result["setting"],
+            "judge_run_id": run_id,
+            "judge_outcome": result["status"],
+            "judge_message": result["error"],
+            "judge_attempts": result["attempts"],
+            "judge_latency_ms": result["latency_ms"],
+            "judge_input_tokens": result["prompt_tokens"],
+            "judge_output_tokens": result["completion_tokens"],
+            **({"judge_raw_reply": result["raw"]} if raw else {}),
         }
         parts = []
-        if result.status == JudgeResult.Status.OK and result.answer is not None:
-            parts = task_type.export_rows(item, SimpleNamespace(answer=result.answer))
+        if result["status"] == JudgeResult.Status.OK and result["answer"] is not None:
+            item = ExportItem(project, fields, (result[f"item__{f}"] for f in fields))
+            parts = task_type.export_rows(item, SimpleNamespace(answer=result["answer"]))
         if not parts:  # no answer, or one with no rows (claim review: no claim judged)
             if blank_answer is None:
                 blank_answer = _blank_answer_columns(project, task_type)
@@ -190,60 +420,122 @@ def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator
 def _blank_answer_columns(project: Project, task_type: TaskType) -> dict[str, None]:
     """The task type's export columns, all empty (every row of a task type has the same keys):
     taken from one stored answer, a human's or a judge's. No answer anywhere: no columns."""
-    annotation = (
+    fields = _item_fields(task_type)
+    stored = (
         Annotation.objects.filter(item__project=project, is_current=True)
-        .select_related("item")
         .order_by("id")
+        .values("answer", *(f"item__{f}" for f in fields))
         .first()
     )
-    if annotation is not None:
-        parts = task_type.export_rows(annotation.item, annotation)
-    else:
-        result = (
+    if stored is None:
+        stored = (
             JudgeResult.objects.filter(
                 item__project=project, status=JudgeResult.Status.OK, answer__isnull=False
             )
-            .select_related("item")
-            .defer("raw")
             .order_by("id")
+            .values("answer", *(f"item__{f}" for f in fields))
             .first()
         )
-        if result is None:
-            return {}
-        parts = task_type.export_rows(result.item, SimpleNamespace(answer=result.answer))
+    if stored is None:
+        return {}
+    item = ExportItem(project, fields, (stored[f"item__{f}"] for f in fields))
+    parts = task_type.export_rows(item, SimpleNamespace(answer=stored["answer"]))
     return dict.fromkeys(parts[0]) if parts else {}
 
 
-def export_jsonl(*, project: Project, coders: str = "humans") -> Iterator[str]:
+def _jsonl_text(project: Project, coders: str, *, rows: int) -> Iterator[str]:
+    """JSON Lines (compact, by orjson) in chunks of ``rows`` lines."""
+    dumps, option = orjson.dumps, orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+    if rows == 1:
+        for row in _rows(project, coders, raw=True):
+            yield dumps(row, option=option).decode()
+        return
+    batch: list[bytes] = []
     for row in _rows(project, coders, raw=True):
-        yield json.dumps(row, ensure_ascii=False) + "\n"
+        batch.append(dumps(row, option=option))
+        if len(batch) == rows:
+            yield b"".join(batch).decode()
+            batch.clear()
+    if batch:
+        yield b"".join(batch).decode()
+
+
+def _csv_cell(value: Any) -> Any:
+    return json.dumps(value) if isinstance(value, list | dict) else spreadsheet_safe(value)
+
+
+# Cells the csv writer gets as they are: spreadsheet_safe passes numbers and booleans, and its
+# empty cell for None is what the writer writes for None.
+_PLAIN_CELL = frozenset({int, float, bool, type(None)})
+
+
+def _csv_cells(values: Iterable[Any]) -> list[Any]:
+    plain, safe = _PLAIN_CELL, spreadsheet_safe
+    return [
+        value
+        if (kind := type(value)) in plain
+        else safe(value)
+        if kind is str
+        else _csv_cell(value)
+        for value in values
+    ]
+
+
+def _csv_text(project: Project, coders: str, *, rows: int) -> Iterator[str]:
+    """CSV in chunks of ``rows`` rows, the header in the first; see :func:`export_csv`."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    header: tuple[str, ...] | None = None
+    pending = 0
+    for row in _rows(project, coders, raw=False):
+        if header is None:
+            header = tuple(row)
+            writer.writerow(header)
+        if tuple(row) == header:
+            cells = _csv_cells(row.values())
+        else:  # as csv.DictWriter: a missing column is empty, an extra one is refused
+            extra = [key for key in row if key not in header]
+            if extra:
+                raise ValueError(f"dict contains fields not in fieldnames: {extra!r}")
+            cells = [_csv_cell(row[key]) if key in row else "" for key in header]
+        writer.writerow(cells)
+        pending += 1
+        if pending == rows:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate(0)
+            pending = 0
+    if pending:
+        yield buffer.getvalue()
+
+
+def export_jsonl(*, project: Project, coders: str = "humans") -> Iterator[str]:
+    """One JSON object per line, one line per chunk. Compact (orjson): no space after ``,`` and
+    ``:``; the values are those ``json.dumps`` wrote."""
+    return _jsonl_text(project, coders, rows=1)
 
 
 def export_csv(*, project: Project, coders: str = "humans") -> Iterator[str]:
     """CSV with list and dict cells as JSON. The header comes from the first row (every row of a
     task type has the same keys). Text that a spreadsheet would run as a formula gets a leading
     apostrophe (annotators' free text reaches this file); JSONL keeps the exact text. Judges'
-    raw replies are never in CSV."""
-    buffer = io.StringIO()
-    writer = None
-    for row in _rows(project, coders, raw=False):
-        flat = {
-            k: json.dumps(v) if isinstance(v, list | dict) else spreadsheet_safe(v)
-            for k, v in row.items()
-        }
-        if writer is None:
-            writer = csv.DictWriter(buffer, fieldnames=list(flat))
-            writer.writeheader()
-        writer.writerow(flat)
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate(0)
+    raw replies are never in CSV. One row per chunk, the header in the first."""
+    return _csv_text(project, coders, rows=1)
 
 
 def export_stream(*, project: Project, fmt: str, coders: str = "humans") -> Iterator[str]:
-    """The export as text chunks; an unknown ``fmt`` or ``coders`` is refused before anything
-    is read (``Refusal`` naming the field)."""
+    """The export as text, one row per chunk; an unknown ``fmt`` or ``coders`` is refused
+    before anything is read (``Refusal`` naming the field)."""
+    return export_chunks(project=project, fmt=fmt, coders=coders, rows=1)
+
+
+def export_chunks(
+    *, project: Project, fmt: str, coders: str = "humans", rows: int = TEXT_CHUNK
+) -> Iterator[str]:
+    """The export as text chunks of ``rows`` rows each (what downloads and the command
+    stream: a few writes per thousand rows instead of one per row); refused as
+    :func:`export_stream`."""
     export_options(fmt=fmt, coders=coders)
     if fmt == "jsonl":
-        return export_jsonl(project=project, coders=coders)
-    return export_csv(project=project, coders=coders)
+        return _jsonl_text(project, coders, rows=rows)
+    return _csv_text(project, coders, rows=rows)

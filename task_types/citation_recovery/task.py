@@ -34,6 +34,7 @@ class CitationRecovery(TaskType):
     measures = {"sentences": "jaccard", "helpfulness": "interval"}
     readers = {"transparent-fcexp": read_transparent_fcexp}
     annotation_readers = {"utility-ratings": read_utility_ratings}
+    export_item_fields = frozenset({"prepared", "gold"})  # export_row reads no payload
 
     # --- import -------------------------------------------------------------------------------
 

@@ -66,6 +66,7 @@ class Questionnaire(TaskType):
     # The default questionnaire's measured questions; a project's own come from measures_for.
     measures = {"preference": "ordinal", "helpfulness": "ordinal"}
     agreement_basis = "every question's answer, free text included"
+    export_item_fields = frozenset()  # export_rows reads only the project's questions
 
     # --- import -------------------------------------------------------------------------------
 

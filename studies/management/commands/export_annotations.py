@@ -3,7 +3,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from projects.models import Project
-from studies.services.exports import CODERS, FORMATS, export_stream
+from studies.services.exports import CODERS, FORMATS, export_chunks
 
 
 class Command(BaseCommand):
@@ -31,7 +31,7 @@ class Command(BaseCommand):
             raise CommandError(f"No project with slug {project!r}.") from None
         stream = open(out, "w", encoding="utf-8", newline="") if out else sys.stdout
         try:
-            for chunk in export_stream(project=target, fmt=fmt, coders=coders):
+            for chunk in export_chunks(project=target, fmt=fmt, coders=coders):
                 stream.write(chunk)
         finally:
             if out:

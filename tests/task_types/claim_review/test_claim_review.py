@@ -645,7 +645,7 @@ def test_a_judge_exports_one_row_per_claim_it_labelled_and_one_for_an_answer_wit
         item=second, judge=judge, prompt_version="v1", status="ok", answer={"claims": []}
     )
     text = "".join(export_stream(project=project, fmt="jsonl", coders="all"))
-    rows = [json.loads(line) for line in text.splitlines() if '"coder_kind": "judge"' in line]
+    rows = [json.loads(line) for line in text.splitlines() if '"coder_kind":"judge"' in line]
     assert len(rows) == len(first.payload["claims"]) + 1
     assert [r["claim_id"] for r in rows[:-1]] == [c["id"] for c in first.payload["claims"]]
     assert {r["annotator_label"] for r in rows[:-1]} == {"supported"}

@@ -1,0 +1,379 @@
+"""Exports built from plain values (issue 16) write the rows the model-instance export wrote.
+
+``reference_rows`` below is the export as it was before: model instances with ``select_related``,
+each annotation handed to the task type with its real ``Item``, verdicts added per item group,
+``json.dumps`` for JSONL and ``csv.DictWriter`` for CSV. The new export must give the same rows
+(JSONL: the same values, written compactly; CSV: the same text, byte for byte) on projects that
+mix humans and judges, several task types, control items, adjudications, a disqualified and a
+removed annotator, a resubmitted answer, a pre-selection shown and formula-like text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from itertools import groupby
+from types import SimpleNamespace
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation import services, task_types
+from annotation.models import Adjudication, Annotation, Item
+from annotation.review import item_majority
+from core.spreadsheet import spreadsheet_safe
+from llm_judges.models import Judge, JudgeResult, JudgeRun, PreselectionShown
+from llm_judges.selectors import _setting, judge_results_for_export
+from projects.models import Membership
+from studies.services import exports
+from studies.services.exports import export_chunks, export_csv, export_jsonl, export_stream
+from studies.services.imports import import_items
+from tests import factories
+
+# --- the export as it was built before issue 16 (the oracle) -------------------------------------
+
+
+def reference_rows(project, coders: str, *, raw: bool) -> list[dict]:
+    task_type = task_types.get(project.task_type)
+    rows: list[dict] = []
+    if coders in ("humans", "all"):
+        rows += _reference_human_rows(project, task_type, with_judges=coders == "all", raw=raw)
+    if coders in ("judges", "all"):
+        rows += _reference_judge_rows(project, task_type, raw=raw)
+    return rows
+
+
+def _judge_columns(raw):
+    return {**dict.fromkeys(exports.JUDGE_COLUMNS), **({"judge_raw_reply": None} if raw else {})}
+
+
+def _reference_human_rows(project, task_type, *, with_judges, raw):
+    members = {m.user_id: m for m in Membership.objects.filter(project=project)}
+    excluded = {
+        u for u, m in members.items() if m.qualification == Membership.Qualification.DISQUALIFIED
+    }
+    shown = {
+        (s.assignment.item_id, s.assignment.annotator_id): s.judge.name
+        for s in PreselectionShown.objects.select_related("assignment", "judge")
+    }
+    annotations = (
+        Annotation.objects.filter(item__project=project, is_current=True)
+        .select_related("item", "assignment")
+        .order_by("item__position", "item_id", "assignment__sequence", "id")
+    )
+    rows = []
+    for _, group in groupby(annotations, key=lambda a: a.item_id):
+        group = list(group)
+        majority = item_majority(task_type, group, excluded)
+        final = Adjudication.objects.filter(item_id=group[0].item_id, is_current=True).first()
+        for annotation in group:
+            item, member = annotation.item, members.get(annotation.annotator_id)
+            pseudonym = member.pseudonym if member else f"ann-removed-{annotation.annotator_id}"
+            row = {
+                "project": project.slug,
+                "task_type": project.task_type,
+                "item_id": item.external_id,
+                "item_kind": item.kind,
+                "group": item.group,
+                **({"coder_kind": "human", "coder": pseudonym} if with_judges else {}),
+                "annotator": pseudonym,
+                "version": annotation.version,
+                "time_spent_s": round(annotation.time_spent_ms / 1000, 1),
+                "reported_time_s": round(annotation.reported_time_ms / 1000, 1),
+                "reserved_at": annotation.assignment.reserved_at.isoformat(),
+                "submitted_at": annotation.created_at.isoformat(),
+                "annotator_qualification": member.qualification if member else "",
+                "excluded": annotation.annotator_id in excluded,
+                "majority": majority,
+                "adjudicated": final.answer if final else None,
+                "preselection_shown": shown.get((item.id, annotation.annotator_id), ""),
+                **(_judge_columns(raw) if with_judges else {}),
+            }
+            for part in task_type.export_rows(item, annotation):
+                rows.append({**row, **part})
+    return rows
+
+
+def _reference_judge_rows(project, task_type, *, raw):
+    rows, blank = [], None
+    for result in judge_results_for_export(project=project, with_raw=raw):
+        item, judge, run = result.item, result.judge, result.run
+        row = {
+            "project": project.slug,
+            "task_type": project.task_type,
+            "item_id": item.external_id,
+            "item_kind": item.kind,
+            "group": item.group,
+            "coder_kind": "judge",
+            "coder": judge.name,
+            **dict.fromkeys(exports.HUMAN_ONLY),
+            "judge": judge.name,
+            "judge_kind": judge.kind,
+            "judge_model": judge.model,
+            "judge_prompt_name": project.task_type,
+            "judge_prompt_version": result.prompt_version,
+            "judge_prompt_fingerprint": run.prompt_fingerprint if run else None,
+            "judge_setting": result.setting,
+            "judge_run_id": run.pk if run else None,
+            "judge_outcome": result.status,
+            "judge_message": result.error,
+            "judge_attempts": result.attempts,
+            "judge_latency_ms": result.latency_ms,
+            "judge_input_tokens": result.prompt_tokens,
+            "judge_output_tokens": result.completion_tokens,
+            **({"judge_raw_reply": result.raw} if raw else {}),
+        }
+        parts = []
+        if result.status == "ok" and result.answer is not None:
+            parts = task_type.export_rows(item, SimpleNamespace(answer=result.answer))
+        if not parts:
+            if blank is None:
+                first = (
+                    Annotation.objects.filter(item__project=project, is_current=True)
+                    .select_related("item")
+                    .order_by("id")
+                    .first()
+                )
+                blank = dict.fromkeys(task_type.export_rows(first.item, first)[0]) if first else {}
+            parts = [blank]
+        rows += [{**row, **part} for part in parts]
+    return rows
+
+
+def reference_csv(rows: list[dict]) -> str:
+    buffer = io.StringIO()
+    writer = None
+    for row in rows:
+        flat = {
+            k: json.dumps(v) if isinstance(v, list | dict) else spreadsheet_safe(v)
+            for k, v in row.items()
+        }
+        if writer is None:
+            writer = csv.DictWriter(buffer, fieldnames=list(flat))
+            writer.writeheader()
+        writer.writerow(flat)
+    return buffer.getvalue()
+
+
+def assert_same_as_reference(project) -> None:
+    for coders in ("humans", "judges", "all"):
+        expected = reference_rows(project, coders, raw=True)
+        lines = list(export_jsonl(project=project, coders=coders))
+        assert [json.loads(line) for line in lines] == json.loads(json.dumps(expected)), coders
+        compact = [
+            json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in expected
+        ]
+        assert lines == compact, coders  # the same text but for the spaces json.dumps put
+        assert "".join(export_chunks(project=project, fmt="jsonl", coders=coders, rows=3)) == (
+            "".join(compact)
+        )
+        expected_csv = reference_csv(reference_rows(project, coders, raw=False))
+        assert "".join(export_csv(project=project, coders=coders)) == expected_csv, coders
+        for rows in (1, 2, 500):
+            chunks = list(export_chunks(project=project, fmt="csv", coders=coders, rows=rows))
+            assert "".join(chunks) == expected_csv
+    assert expected, "the project must have rows to compare"
+
+
+# --- projects --------------------------------------------------------------------------------------
+
+
+def member(project, **fields):
+    user = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=user, **fields)
+    return user
+
+
+def answer_all(project, user, answer_for) -> None:
+    while (assignment := services.assignment_next(project=project, annotator=user)) is not None:
+        services.annotation_submit(
+            assignment=assignment, answer=answer_for(assignment.item), time_spent_ms=4321
+        )
+
+
+@pytest.fixture
+def citation_project(db):
+    """Citation recovery: 4 regular items (one group formula-like), a control item, three
+    annotators (one disqualified, one later removed), a resubmission, an adjudication, a
+    pre-selection shown, and judges with ok / unparseable / failed results, with and without a
+    run."""
+    project = factories.ProjectFactory(annotators_per_item=3)
+    items = factories.make_items(project, 4)
+    factories.make_items(project, 1, kind="control", start=4)
+    Item.objects.filter(pk=items[1].pk).update(group='=HYPERLINK("http://evil.example","x")')
+    alice, bob, carol = member(project), member(project), member(project)
+    answer_all(project, alice, lambda item: {"sentences": [0, 1], "helpfulness": 64})
+    answer_all(project, bob, lambda item: {"sentences": [], "none": True, "helpfulness": 3})
+    answer_all(project, carol, lambda item: {"sentences": [1], "helpfulness": 50})
+    resubmitted = Annotation.objects.filter(annotator=alice, is_current=True).order_by("id")[1]
+    services.annotation_submit(
+        assignment=resubmitted.assignment, answer={"sentences": [2], "helpfulness": 10}
+    )
+    Membership.objects.filter(project=project, user=bob).update(qualification="disqualified")
+    Membership.objects.filter(project=project, user=carol).delete()
+    Adjudication.objects.create(item=items[0], answer={"sentences": [1], "none": False})
+    judge = Judge.objects.create(name="the-judge", kind="llm", model="m-1")
+    PreselectionShown.objects.create(
+        assignment=Annotation.objects.filter(annotator=alice).first().assignment,
+        judge=judge,
+        answer={"sentences": [1]},
+    )
+    run = JudgeRun.objects.create(judge=judge, project=project, prompt_version="v1")
+    statuses = ["ok", "unparseable", "failed", "ok", "ok"]
+    for n, item in enumerate(Item.objects.filter(project=project).order_by("position")):
+        JudgeResult.objects.create(
+            item=item,
+            judge=judge,
+            run=run if n % 2 else None,
+            prompt_version="v1",
+            setting=_setting(project),
+            status=statuses[n],
+            error="" if statuses[n] == "ok" else "+cmd|' /C calc'!A0",
+            answer={"sentences": [n % 3], "none": False} if statuses[n] == "ok" else None,
+            raw='{"sentences": [1]}',
+            attempts=n + 1,
+            prompt_tokens=10 * n,
+            latency_ms=100 + n,
+        )
+    nli = Judge.objects.create(name="a-nli", kind="nli", model="/models/nli")
+    JudgeResult.objects.create(
+        item=items[3], judge=nli, prompt_version="v1", status="ok", answer={"sentences": []}
+    )
+    return project
+
+
+def test_citation_recovery_rows_equal_the_model_instance_export(citation_project):
+    assert_same_as_reference(citation_project)
+    rows = [json.loads(line) for line in export_jsonl(project=citation_project, coders="all")]
+    assert {r["item_kind"] for r in rows} == {"regular", "control"}
+    assert any(r["annotator"].startswith("ann-removed-") for r in rows if r["annotator"])
+    assert any(r["excluded"] for r in rows) and any(r["version"] == 2 for r in rows)
+    assert any(r["adjudicated"] for r in rows) and any(r["preselection_shown"] for r in rows)
+    assert {r["judge_outcome"] for r in rows} == {None, "ok", "unparseable", "failed"}
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_still_neutralised(citation_project):
+    text = "".join(export_chunks(project=citation_project, fmt="csv", coders="all"))
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert {r["group"] for r in rows} >= {'\'=HYPERLINK("http://evil.example","x")'}
+    assert "'+cmd|' /C calc'!A0" in {r["judge_message"] for r in rows}
+    assert not any(v.startswith(("=", "+", "-", "@")) for r in rows for v in r.values())
+    jsonl = "".join(export_chunks(project=citation_project, fmt="jsonl", coders="all"))
+    assert '"group":"=HYPERLINK(' in jsonl and '"judge_message":"+cmd|' in jsonl  # exact text
+
+
+def test_ranking_rows_several_per_answer_equal_the_model_instance_export(db, researcher):
+    from tests.task_types.ranking.test_ranking import CRITERIA, RECORDS, SYSTEMS, ranks_for
+
+    project = factories.ProjectFactory(
+        task_type="ranking",
+        config={"criteria": CRITERIA, "systems": SYSTEMS, "seed": 5},
+        annotators_per_item=2,
+    )
+    import_items(
+        project=project,
+        stream=io.BytesIO("".join(json.dumps(r) + "\n" for r in RECORDS[:3]).encode()),
+        fmt="jsonl",
+    )
+    tied = {c["name"]: {"gpt4": 1, "gpt35": 1, "llama2-70b": 3} for c in CRITERIA}
+    for ranks in (tied, {c["name"]: {"gpt4": 2, "gpt35": 1, "llama2-70b": 3} for c in CRITERIA}):
+        answer_all(project, member(project), lambda item, ranks=ranks: ranks_for(item, ranks))
+    assert_same_as_reference(project)
+
+
+def test_questionnaire_rows_read_no_item_json_and_equal_the_model_instance_export(db):
+    from tests.task_types.questionnaire.test_questionnaire import CONFIG, GOOD, RECORDS
+
+    project = factories.ProjectFactory(task_type="questionnaire", config=CONFIG)
+    import_items(
+        project=project,
+        stream=io.BytesIO("".join(json.dumps(r) + "\n" for r in RECORDS[:2]).encode()),
+        fmt="jsonl",
+    )
+    answer_all(project, member(project), lambda item: GOOD)
+    answer_all(project, member(project), lambda item: {**GOOD, "why": "=1+1"})
+    assert task_types.get("questionnaire").export_item_fields == frozenset()
+    assert_same_as_reference(project)
+
+
+def test_a_task_type_reading_an_item_field_it_did_not_name_fails_loudly(citation_project):
+    citation = task_types.get("citation_recovery")
+    item = exports.ExportItem(citation_project, ("gold",), [{"sentences": [1]}])
+    with pytest.raises(AttributeError):
+        citation.export_rows(item, SimpleNamespace(answer={"sentences": [1]}))
+
+
+# --- queries ---------------------------------------------------------------------------------------
+
+
+def _queries(function) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        function()
+    return len(captured.captured_queries)
+
+
+def test_an_export_takes_the_same_few_queries_however_many_rows(db, monkeypatch):
+    """Queries: the members, the answers, the answered items' JSON, the judge results and the
+    empty answer columns once; each cursor is read in chunks (here of 2 rows) that are no
+    statements of their own."""
+    monkeypatch.setattr(exports, "CHUNK", 2)
+    project = factories.ProjectFactory(annotators_per_item=2)
+    judge = Judge.objects.create(name="counted", kind="embedding", model="minilm")
+
+    def grow(items: int, start: int) -> None:
+        made = factories.make_items(project, items, start=start)
+        for _ in range(2):
+            answer_all(project, member(project), lambda item: {"sentences": [1], "helpfulness": 5})
+        for n, item in enumerate(made):
+            JudgeResult.objects.create(
+                item=item,
+                judge=judge,
+                prompt_version="v1",
+                status="failed" if n == 0 else "ok",
+                answer=None if n == 0 else {"sentences": [0]},
+            )
+            if n % 2:
+                Adjudication.objects.create(item=item, answer={"sentences": [1]})
+
+    def export_all() -> list[str]:
+        return [
+            *export_stream(project=project, fmt="jsonl", coders="all"),
+            *export_chunks(project=project, fmt="csv", coders="all"),
+        ]
+
+    grow(2, 0)
+    few_rows, few = len(export_all()), _queries(export_all)
+    grow(9, 2)
+    many_rows, many = len(export_all()), _queries(export_all)
+    # JSONL one chunk per row (answers, then judge results), CSV one chunk
+    assert (few_rows, many_rows) == (2 * 2 + 2 + 1, 11 * 2 + 11 + 1)
+    assert few == many <= 10
+
+
+# --- reading ahead ---------------------------------------------------------------------------------
+
+
+def test_reading_ahead_keeps_every_row_in_order_and_raises_the_cursors_error(db):
+    for total in (0, 2, 3, 9, 10):
+        assert list(exports._read_ahead(iter(range(total)), 3)) == list(range(total))
+
+    def failing():
+        yield from range(5)
+        raise RuntimeError("connection lost")
+
+    rows = []
+    with pytest.raises(RuntimeError, match="connection lost"):
+        rows.extend(exports._read_ahead(failing(), 2))
+    assert rows == [0, 1, 2, 3]  # the chunk in which the cursor failed is not handed out
+
+
+def test_a_download_stopped_early_ends_its_reading_thread(db):
+    import itertools
+    import threading
+
+    rows = exports._read_ahead(itertools.count(), 3)
+    assert [next(rows) for _ in range(4)] == [0, 1, 2, 3]
+    rows.close()
+    assert not [t for t in threading.enumerate() if t.name == "export-read-ahead"]
