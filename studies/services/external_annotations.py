@@ -7,7 +7,12 @@ Formats: ``jsonl`` — one object per line, ``{"item": external id, "coder": nam
 ``coder``, optional ``time_spent_ms``, ``annotated_at``, ``source``, and one column per answer
 field (a cell that reads as JSON — a number, a list — is taken as such; an empty cell leaves the
 field out); and each task type's ``annotation_readers`` (e.g. citation recovery's
-``utility-ratings``, the Transparent-FCExp helpfulness ratings).
+``utility-ratings``, the Transparent-FCExp helpfulness ratings; ranking's ``reprohum-ranks``, the
+original study's rank columns, which takes a ``mapping`` file).
+
+A source may name parts of an item differently from the stored answer (the original rankings
+name systems; Concord stores opaque output keys): the task type's ``external_answer`` hook turns
+each checked answer into the stored one, and refuses it naming the field.
 
 Answers are checked field by field against the task type's answer serializer (a source may
 record only some fields: the helpfulness ratings have no sentence selection, and reports count
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import inspect
 import io
 import json
 from collections.abc import Iterator, Mapping
@@ -147,14 +153,16 @@ class UnknownItem(PayloadError):
     """A row names an item this project does not have."""
 
 
-def _item_for(location: str, record: Mapping, items: Mapping[str, tuple[int, dict]]) -> int:
+def _item_for(
+    location: str, record: Mapping, items: Mapping[str, tuple[int, dict, dict]]
+) -> tuple[int, dict, dict]:
     wanted = record.get("item")
     candidates = wanted if isinstance(wanted, list) else [wanted]
     if not candidates or not all(isinstance(c, str) and c for c in candidates):
         raise PayloadError("the item's external id is needed", field="item", location=location)
     for candidate in candidates:
         if candidate in items:
-            item_id, payload = items[candidate]
+            item_id, payload, prepared = items[candidate]
             for key, value in (record.get("expect") or {}).items():
                 if payload.get(key) != value:
                     raise PayloadError(
@@ -162,25 +170,49 @@ def _item_for(location: str, record: Mapping, items: Mapping[str, tuple[int, dic
                         field="item",
                         location=location,
                     )
-            return item_id
+            return item_id, payload, prepared
     raise UnknownItem(f"no item {candidates[0]!r} in this project", field="item", location=location)
 
 
+def annotation_formats_taking(*, project: Project, option: str) -> list[str]:
+    """The task type's annotation formats whose reader takes ``option`` (e.g. ``mapping``)."""
+    return [
+        fmt
+        for fmt, reader in task_types.get(project.task_type).annotation_readers.items()
+        if option in inspect.signature(reader).parameters
+    ]
+
+
 def import_annotations(
-    *, project: Project, stream: IO, fmt: str, source: str = "", skip_unknown_items: bool = False
+    *,
+    project: Project,
+    stream: IO,
+    fmt: str,
+    source: str = "",
+    skip_unknown_items: bool = False,
+    options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Import annotations collected elsewhere (see the module docstring); returns counts.
     ``skip_unknown_items``: rows naming an item the project does not have (e.g. ratings of
-    explanations that were never imported) are left out and counted instead of refused."""
+    explanations that were never imported) are left out and counted instead of refused.
+    ``options`` go to a task type's reader as keyword arguments (e.g. ranking's
+    ``reprohum-ranks`` takes the ``mapping`` file); a reader that does not take one refuses it."""
     task = task_types.get(project.task_type)
     readers = {"jsonl": _jsonl, "csv": _csv, **task.annotation_readers}
     if fmt not in readers:
         raise ImportFailed(
             f"Unknown format {fmt!r}; use one of {', '.join(readers)}.", field="format"
         )
+    reader = readers[fmt]
+    options = {k: v for k, v in (options or {}).items() if v is not None}
+    taken = inspect.signature(reader).parameters
+    for option in options:
+        if option not in taken:
+            raise ImportFailed(f"The {fmt} format takes no {option} file.", field=option)
     rows, unknown = _read_rows(
         project=project,
-        rows=readers[fmt](_text(stream)),
+        task=task,
+        rows=reader(_text(stream), **options),
         answer_fields=dict(task.answer_serializer().fields),
         source=source,
         skip_unknown_items=skip_unknown_items,
@@ -197,26 +229,35 @@ def import_annotations(
 
 
 def _read_rows(
-    *, project, rows, answer_fields, source: str, skip_unknown_items: bool
+    *, project, task, rows, answer_fields, source: str, skip_unknown_items: bool
 ) -> tuple[list[dict], list[str]]:
-    """Every row checked (all or nothing), with its item id; the locations of unknown items."""
+    """Every row checked (all or nothing), with its item id and its answer as the task type
+    stores it (``external_answer``); the locations of unknown items."""
     items = {
-        external_id: (item_id, payload)
-        for external_id, item_id, payload in Item.objects.filter(project=project).values_list(
-            "external_id", "id", "payload"
-        )
+        external_id: (item_id, payload, prepared)
+        for external_id, item_id, payload, prepared in Item.objects.filter(
+            project=project
+        ).values_list("external_id", "id", "payload", "prepared")
     }
+    config = project.config or {}
     checked, seen, unknown = [], {}, []
     try:
         for location, record in rows:
             row = _checked(location, record, answer_fields)
             try:
-                row["item_id"] = _item_for(location, record, items)
+                row["item_id"], payload, prepared = _item_for(location, record, items)
             except UnknownItem:
                 if not skip_unknown_items:
                     raise
                 unknown.append(location)
                 continue
+            try:
+                row["answer"] = task.external_answer(
+                    row["answer"], payload=payload, prepared=prepared, config=config
+                )
+            except PayloadError as exc:
+                exc.location = exc.location or location
+                raise
             key = (row["coder"], row["item_id"])
             if key in seen:
                 raise PayloadError(
