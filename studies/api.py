@@ -157,8 +157,10 @@ EXPORT_CONTENT_TYPES = {"jsonl": "application/x-ndjson", "csv": "text/csv"}
 
 class ExportView(APIView):
     """Stream every current annotation as JSONL or CSV (``?format=``), in constant memory;
-    ``?coders=judges`` or ``all`` adds the judges' answers (``studies.services.exports``). An
-    unknown format or coders value is a 400 naming the field."""
+    ``?coders=external``, ``judges`` or ``all`` chooses the external coders', the judges' or
+    everyone's answers, with ``coder_kind``, ``coder`` and ``coder_source`` columns
+    (``studies.services.exports``). An unknown format or coders value is a 400 naming the
+    field."""
 
     permission_classes = [IsProjectResearcher]
 
