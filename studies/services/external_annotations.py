@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import IO, Any
 
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 from rest_framework import serializers
@@ -40,6 +41,7 @@ from annotation.models import ExternalAnnotation, ExternalCoder, Item
 from annotation.task_types import PayloadError
 from core.json_safety import json_problem
 from projects.models import Project
+from studies.services.import_jobs import upload_size_check
 from studies.services.imports import ImportFailed
 
 GENERIC = ("jsonl", "csv")
@@ -92,7 +94,7 @@ def _csv(stream: IO[str]) -> Iterator[tuple[str, dict]]:
 def _text(stream: IO) -> IO[str]:
     if isinstance(stream, io.TextIOBase):
         return stream
-    return codecs.getreader("utf-8")(stream, errors="strict")
+    return codecs.getreader("utf-8-sig")(stream, errors="strict")  # a leading BOM is not data
 
 
 def _checked(
@@ -317,3 +319,51 @@ def _store(*, project, rows: list[dict], names: list[str], source: str) -> int:
             batch_size=2000,
         )
     return len(names) - len(existing)
+
+
+def import_annotations_upload(
+    *,
+    project: Project,
+    uploaded_file: UploadedFile,
+    fmt: str,
+    source: str = "",
+    skip_unknown_items: bool = False,
+    mapping_file: UploadedFile | None = None,
+) -> dict[str, Any]:
+    """:func:`import_annotations` of an upload (the project page's form and the API), in the
+    request: refused (413) above ``CONCORD_MAX_UPLOAD_BYTES``, a mapping file that is not UTF-8
+    text refused naming it; the source defaults to the file's name."""
+    for field, upload in (("file", uploaded_file), ("mapping", mapping_file)):
+        upload_size_check(upload=upload, field=field)
+    options = {}
+    if mapping_file is not None:
+        try:
+            options["mapping"] = mapping_file.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ImportFailed(
+                f"Nothing imported. The mapping file is not UTF-8 text (byte {exc.start}).",
+                field="mapping",
+            ) from None
+    name = (getattr(uploaded_file, "name", "") or "upload")[:200]
+    return import_annotations(
+        project=project,
+        stream=uploaded_file,
+        fmt=fmt,
+        source=source or name,
+        skip_unknown_items=skip_unknown_items,
+        options=options,
+    )
+
+
+def import_summary(counts: dict[str, Any]) -> str:
+    """One line for the researcher: what was imported and what was left out."""
+    text = (
+        f"Imported {counts['annotations']} annotations by {counts['coders']} external coders "
+        f"({counts['new_coders']} new)"
+    )
+    if counts["skipped"]:
+        text += (
+            f"; left out {counts['skipped']} rows naming items this project does not have "
+            f"(first: {counts['skipped_first']})"
+        )
+    return text + "."
