@@ -290,12 +290,22 @@ def study_apply(
     return {"created": created, "changes": changes, "project": project}
 
 
+def crowd_json_schema() -> dict:
+    """The JSON Schema of a study file's ``crowd`` (the crowd and quality settings)."""
+    return _schema_of(CrowdSettingsSerializer())
+
+
+def config_json_schema(task_type: str) -> dict:
+    """The JSON Schema of a study file's ``config`` for ``task_type``."""
+    return _schema_of(task_types.get(task_type).config_serializer())
+
+
 def study_json_schema() -> dict:
     """A JSON Schema of study files, generated from the serializers above, the crowd settings
     and each task type's config serializer."""
     study = _schema_of(StudySerializer())
     study["title"] = "Concord study file"
-    study["properties"]["crowd"] = _schema_of(CrowdSettingsSerializer())
+    study["properties"]["crowd"] = crowd_json_schema()
     study["properties"]["guidelines_file"] = {
         "type": "string",
         "description": "Path of a Markdown file, relative to the study file (instead of guidelines).",
@@ -303,7 +313,7 @@ def study_json_schema() -> dict:
     study["allOf"] = [
         {
             "if": {"properties": {"task_type": {"const": t.slug}}},
-            "then": {"properties": {"config": _schema_of(t.config_serializer())}},
+            "then": {"properties": {"config": config_json_schema(t.slug)}},
         }
         for t in task_types.all_task_types()
     ]
