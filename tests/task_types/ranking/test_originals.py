@@ -166,3 +166,33 @@ def test_the_dense_convention_of_a_project_is_the_one_checked(db):
     load(project, sheet([[CLAIMS[0], "A", "", 1, 1, 2, 1, 2, 3]]))
     with pytest.raises(ImportFailed, match="tie convention"):
         load(project, sheet([[CLAIMS[0], "A", "", 1, 1, 3, 1, 2, 3]]))
+
+
+def test_a_jsonl_ranking_by_system_name_takes_the_items_order_when_it_has_none(project):
+    claim = CLAIMS[3]
+    body = (
+        f'{{"item": "{claim}", "coder": "J", "answer": {{"ranks": '
+        '{"overall": {"gpt4": 1, "gpt35": 2, "llama2-70b": 2}}}}\n'
+    )
+    counts = import_annotations(
+        project=project, stream=io.BytesIO(body.encode()), fmt="jsonl", source="sheet"
+    )
+    assert counts["annotations"] == 1
+    item = Item.objects.get(project=project, external_id=claim)
+    key_of = {
+        o["system"]: k for k, o in zip(item.prepared["keys"], item.payload["outputs"], strict=True)
+    }
+    stored = ExternalAnnotation.objects.get(item=item)
+    assert stored.answer["order"] == item.prepared["keys"]  # the item's (payload) order
+    # The criterion's name is the project's own ("Overall"), whatever its case in the source.
+    assert stored.answer["ranks"] == {
+        "Overall": {key_of["gpt4"]: 1, key_of["gpt35"]: 2, key_of["llama2-70b"]: 2}
+    }
+    with pytest.raises(
+        ImportFailed, match="line 1, field 'answer.ranks.overall': 'gpt5' is not a system"
+    ):
+        import_annotations(
+            project=project,
+            stream=io.BytesIO(body.replace('"gpt4"', '"gpt5"').encode()),
+            fmt="jsonl",
+        )
