@@ -17,9 +17,11 @@ kept (work is never dropped), and crowd-platform accounts are never listed. The 
 project that has items cannot change.
 
 Judges are shared by every project: a listed judge is created when no judge has its name, and
-linked to the project (``studies.StudyJudge``); an existing judge that differs is changed only
-when nothing else depends on it — a judge that has run, or that another project uses, keeps
-its kind, model and parameters (results are keyed by judge), so the file must name a new judge.
+linked to the project (``studies.StudyJudge``); an existing judge with the same settings is
+linked as it is. One that differs is changed only when it is this study's alone (linked to
+this project and no other), and a judge that has run keeps its kind, model and parameters
+(results are keyed by judge; its description may change): otherwise the file must name a new
+judge.
 Judges the file does not list stay linked. The export lists the linked judges and every judge
 that has run on the project, with parameters as stored (defaults filled in).
 """
@@ -127,16 +129,19 @@ def _judge_errors(entries: list[dict], project_slug: str) -> tuple[list[dict], d
             continue
         judge = existing.get(entry["name"])
         if judge is not None:
-            differs = [f for f in JUDGE_FROZEN if _judge_value(judge, f) != stored[f]]
-            if differs:
-                reason = _judge_in_use(judge, project_slug)
-                if reason:
-                    errors[index] = {
-                        differs[0]: f"The judge {judge.name!r} {reason}, so its "
-                        f"{', '.join(differs)} cannot change (results are kept by judge); "
-                        "give the new settings a new name."
-                    }
-                    continue
+            differs = [
+                f for f in (*JUDGE_FROZEN, "description") if _judge_value(judge, f) != stored[f]
+            ]
+            reason = _judge_locked(judge, project_slug) if differs else ""
+            if not reason and any(f in JUDGE_FROZEN for f in differs):
+                reason = "has run" if JudgeRun.objects.filter(judge=judge).exists() else ""
+            if reason:
+                errors[index] = {
+                    differs[0]: f"The judge {judge.name!r} {reason}, so its "
+                    f"{', '.join(differs)} cannot change here (results are kept by judge); "
+                    "give the new settings a new name."
+                }
+                continue
         cleaned.append(stored)
     return cleaned, errors
 
@@ -151,12 +156,14 @@ def _judge_value(judge: Judge, field: str):
         return judge.parameters
 
 
-def _judge_in_use(judge: Judge, project_slug: str) -> str:
-    """Why a judge's settings are frozen ("" when nothing depends on them)."""
-    if JudgeRun.objects.filter(judge=judge).exists():
-        return "has run"
-    if StudyJudge.objects.filter(judge=judge).exclude(project__slug=project_slug).exists():
+def _judge_locked(judge: Judge, project_slug: str) -> str:
+    """Why this study may not change a judge at all ("" when it is this study's alone): judges
+    are shared, so only the study that linked it, and no other, changes it."""
+    links = set(StudyJudge.objects.filter(judge=judge).values_list("project__slug", flat=True))
+    if links - {project_slug}:
         return "is used by another project"
+    if project_slug not in links:
+        return "exists already and is not this study's"
     return ""
 
 

@@ -164,3 +164,27 @@ def test_the_api_put_round_trips_judges(db):
     response = client.put(f"/api/projects/{project.slug}/", study, format="json")
     assert response.status_code == 400
     assert response.json()["field"] == "judges[0].parameters.temperature"
+
+
+def test_a_judge_that_is_not_this_studys_is_linked_as_it_is_but_never_changed(db):
+    baseline = Judge.objects.get(name="minilm-similarity")  # the migration's offline baseline
+    data = copy.deepcopy(STUDY)
+    data["judges"] = [
+        {
+            "name": baseline.name,
+            "kind": "embedding",
+            "model": baseline.model,
+            "parameters": baseline.parameters,
+            "description": baseline.description,
+        }
+    ]
+    project = study_apply(data=data)["project"]
+    assert StudyJudge.objects.filter(project=project, judge=baseline).exists()
+    data["slug"] = "another-study"
+    data["judges"][0]["description"] = "Mine now."
+    message = refused(data, "judges[0].description")
+    assert "is used by another project" in message
+    StudyJudge.objects.all().delete()
+    message = refused(data, "judges[0].description")
+    assert "is not this study's" in message
+    assert Judge.objects.get(name="minilm-similarity").description == baseline.description
