@@ -31,6 +31,11 @@ api = [
     ),
     path("api/projects/<slug:slug>/import/", projects_api.ImportView.as_view(), name="api-import"),
     path(
+        "api/projects/<slug:slug>/annotations/import/",
+        projects_api.AnnotationImportView.as_view(),
+        name="api-import-annotations",
+    ),
+    path(
         "api/projects/<slug:slug>/imports/<int:job_id>/",
         projects_api.ImportJobView.as_view(),
         name="api-import-job",
@@ -121,6 +126,11 @@ pages = [
         "p/<slug:slug>/invitations/<int:invitation_id>/revoke/",
         members_views.invitation_revoke,
         name="project-invitation-revoke",
+    ),
+    path(
+        "p/<slug:slug>/annotations/import/",
+        projects_views.project_import_annotations,
+        name="project-import-annotations",
     ),
     path("p/<slug:slug>/export/<str:fmt>/", projects_views.project_export, name="project-export"),
     path("p/<slug:slug>/bundle.zip", projects_views.project_bundle, name="project-bundle"),

@@ -1,14 +1,30 @@
+import json
+
 from django import forms
 from django.contrib import admin
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.html import format_html
+from rest_framework.exceptions import ValidationError
 
 from annotation import task_types
 from annotation.models import Assignment
 from projects.admin import ProjectScopedAdmin
+from projects.crowd import CrowdSettingsSerializer
 from projects.models import Membership, Project
 from projects.services import researcher_add
+from studies.schema_forms import (
+    SEP,
+    non_default,
+    schema_errors,
+    schema_fields,
+    schema_initial,
+    schema_values,
+)
+from studies.study_files import config_json_schema, crowd_json_schema
+
+CONFIG, CROWD = "config", "crowd"
 
 
 class MembershipInline(ProjectScopedAdmin, admin.TabularInline):
@@ -20,9 +36,14 @@ class MembershipInline(ProjectScopedAdmin, admin.TabularInline):
 
 
 class ProjectForm(forms.ModelForm):
-    """Task type chosen from the registry; config validated (and defaults filled) by it."""
+    """Task type chosen from the registry; the task configuration and the crowd settings edited
+    field by field in forms generated from the study files' JSON Schema
+    (``studies.schema_forms``) and checked by the same serializers, errors naming the path
+    (``config.seed: …``). Use :func:`project_form_for` to get the form of one task type."""
 
     task_type = forms.ChoiceField(choices=task_types.choices)
+    config_for = forms.CharField(widget=forms.HiddenInput, required=False)
+    config_task_type = ""  # the task type whose config fields the form has
 
     class Meta:
         model = Project
@@ -32,25 +53,123 @@ class ProjectForm(forms.ModelForm):
             "task_type",
             "status",
             "annotators_per_item",
-            "config",
-            "crowd",
             "guidelines",
             "created_by",
         ]
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        slug = self.config_task_type
+        self.initial["config_for"] = slug
+        self._switched = False
+        if self.instance.pk:
+            if self.instance.task_type == slug:
+                self.initial.update(
+                    schema_initial(
+                        config_json_schema(slug), prefix=CONFIG, values=self.instance.config or {}
+                    )
+                )
+            self.initial.update(
+                schema_initial(crowd_json_schema(), prefix=CROWD, values=self.instance.crowd or {})
+            )
+        if self.is_bound and self.data.get("config_for", slug) not in ("", slug):
+            # The page showed another task type's configuration: show this one's defaults.
+            data = self.data.copy()
+            for name, field in self.fields.items():
+                if not name.startswith(CONFIG + SEP):
+                    continue
+                data.pop(name, None)
+                if isinstance(field, forms.BooleanField):
+                    if field.initial:
+                        data[name] = "on"
+                elif isinstance(field, forms.JSONField):
+                    data[name] = "" if field.initial is None else json.dumps(field.initial)
+                elif field.initial is not None:
+                    data[name] = field.initial
+            data["config_for"] = slug
+            self.data = data
+            self._switched = True
+
+    def full_clean(self):
+        super().full_clean()
+        # A field's own error (not a number, not a choice) names its path like the serializers'.
+        for name in list(self._errors or {}):
+            if name.startswith((CONFIG + SEP, CROWD + SEP)):
+                path = self.fields[name].label
+                self._errors[name] = self.error_class(
+                    [
+                        m if m.startswith((f"{path}:", f"{path}[", f"{path}.")) else f"{path}: {m}"
+                        for m in self._errors[name]
+                    ]
+                )
+
     def clean(self):
         cleaned = super().clean()
-        slug = cleaned.get("task_type")
-        if slug:
-            from rest_framework.exceptions import ValidationError
-
-            try:
-                cleaned["config"] = dict(
-                    task_types.get(slug).validate_config(cleaned.get("config") or {})
-                )
-            except ValidationError as exc:
-                self.add_error("config", f"Invalid configuration for {slug}: {exc.detail}")
+        slug = self.config_task_type
+        if self._switched:
+            raise forms.ValidationError(
+                f"The task type is now {slug}: its configuration below shows its defaults; "
+                "check it and save again."
+            )
+        if cleaned.get("task_type") == slug:
+            config_schema = config_json_schema(slug)
+            values = schema_values(config_schema, prefix=CONFIG, cleaned=cleaned)
+            self._config = self._checked(
+                task_types.get(slug).config_serializer(data=values), CONFIG, config_schema
+            )
+        crowd_schema = crowd_json_schema()
+        values = schema_values(crowd_schema, prefix=CROWD, cleaned=cleaned)
+        if self._checked(CrowdSettingsSerializer(data=values), CROWD, crowd_schema) is not None:
+            self._crowd = non_default(crowd_schema, values)
         return cleaned
+
+    def _checked(self, serializer, prefix: str, schema: dict) -> dict | None:
+        """The serializer's validated data, or None with its errors on the form's fields."""
+        try:
+            valid = serializer.is_valid()
+        except ValidationError as exc:  # unknown keys refused in to_internal_value
+            detail = exc.detail
+        else:
+            if valid:
+                return json.loads(json.dumps(serializer.validated_data, cls=DjangoJSONEncoder))
+            detail = serializer.errors
+        keys = set(schema.get("properties") or {})
+        for field, message in schema_errors(detail, prefix=prefix, keys=keys):
+            self.add_error(field if field in self.fields else None, message)
+        return None
+
+    def _post_clean(self):
+        super()._post_clean()
+        if getattr(self, "_config", None) is not None:
+            self.instance.config = self._config
+        if getattr(self, "_crowd", None) is not None:
+            self.instance.crowd = self._crowd
+
+
+def project_form_for(task_type: str) -> type[ProjectForm]:
+    """:class:`ProjectForm` with the fields of ``task_type``'s configuration and of the crowd
+    settings, generated from their JSON Schema."""
+    fields = {
+        **schema_fields(config_json_schema(task_type), prefix=CONFIG),
+        **schema_fields(crowd_json_schema(), prefix=CROWD),
+    }
+    return type(
+        f"ProjectForm_{task_type}", (ProjectForm,), {"config_task_type": task_type, **fields}
+    )
+
+
+def _task_type_of(request, obj) -> str:
+    """The task type whose configuration the page edits: the one posted or asked for
+    (``?task_type=``), else the project's, else the first registered."""
+    known = [t.slug for t in task_types.all_task_types()]
+    for candidate in (
+        request.POST.get("task_type"),
+        request.GET.get("task_type"),
+        getattr(obj, "task_type", None),
+    ):
+        if candidate in known:
+            return candidate
+    return known[0]
 
 
 @admin.register(Project)
@@ -72,6 +191,33 @@ class ProjectAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     ordering = ["-created_at"]  # explicit: the counts' GROUP BY drops Meta.ordering
     inlines = [MembershipInline]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        kwargs["form"] = project_form_for(_task_type_of(request, obj))
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fieldsets(self, request, obj=None):
+        fields = self.get_fields(request, obj)
+        config = [f for f in fields if f.startswith(CONFIG + SEP)]
+        crowd = [f for f in fields if f.startswith(CROWD + SEP)]
+        main = [f for f in fields if f not in config and f not in crowd]
+        task_type = task_types.get(_task_type_of(request, obj))
+        return [
+            (None, {"fields": main}),
+            (
+                f"Task configuration ({task_type.name})",
+                {
+                    "fields": config,
+                    "description": "The keys of the study file's config, checked as a study "
+                    "file is. To configure another task type, choose it above and save: the "
+                    "page then shows its settings.",
+                },
+            ),
+            (
+                "Crowd and quality settings",
+                {"fields": crowd, "description": "The keys of the study file's crowd."},
+            ),
+        ]
 
     def get_readonly_fields(self, request, obj=None):
         # A choice of creator would list every account, other projects' crowd workers included.

@@ -21,8 +21,14 @@ from annotation.selectors import project_progress
 from projects import selectors
 from projects.models import ImportJob, Membership
 from projects.permissions import IsProjectResearcher
-from studies.serializers import ImportSerializer, ItemSerializer, ProjectSerializer
+from studies.serializers import (
+    AnnotationImportSerializer,
+    ImportSerializer,
+    ItemSerializer,
+    ProjectSerializer,
+)
 from studies.services.exports import CODERS, FORMATS, export_chunks, export_options
+from studies.services.external_annotations import import_annotations_upload, import_summary
 from studies.services.import_jobs import import_job_create, import_job_view
 from studies.services.imports import available_formats
 from studies.study_files import study_apply, study_export
@@ -130,6 +136,31 @@ class ImportView(APIView):
         return _job_response(job)
 
 
+class AnnotationImportView(APIView):
+    """Upload annotations collected elsewhere (the original study, an MTurk batch) as external
+    coders' answers (``studies.services.external_annotations``), imported in the request, all or
+    nothing. 201 with the counts; 400 naming the line and field of the first bad row (``field``:
+    the answer field at fault, e.g. ``answer.helpfulness``), nothing imported; 413 above the
+    upload limit. Researchers of the project only (404 otherwise)."""
+
+    permission_classes = [IsProjectResearcher]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request={"multipart/form-data": AnnotationImportSerializer}, responses=dict)
+    def post(self, request, slug):
+        body = AnnotationImportSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        counts = import_annotations_upload(
+            project=self.project,
+            uploaded_file=body.validated_data["file"],
+            fmt=body.validated_data["format"],
+            source=body.validated_data["source"],
+            skip_unknown_items=body.validated_data["skip_unknown_items"],
+            mapping_file=body.validated_data.get("mapping"),
+        )
+        return Response({**counts, "summary": import_summary(counts)}, status=201)
+
+
 class ImportJobView(APIView):
     """One import job of the project (researchers only)."""
 
@@ -157,8 +188,10 @@ EXPORT_CONTENT_TYPES = {"jsonl": "application/x-ndjson", "csv": "text/csv"}
 
 class ExportView(APIView):
     """Stream every current annotation as JSONL or CSV (``?format=``), in constant memory;
-    ``?coders=judges`` or ``all`` adds the judges' answers (``studies.services.exports``). An
-    unknown format or coders value is a 400 naming the field."""
+    ``?coders=external``, ``judges`` or ``all`` chooses the external coders', the judges' or
+    everyone's answers, with ``coder_kind``, ``coder`` and ``coder_source`` columns
+    (``studies.services.exports``). An unknown format or coders value is a 400 naming the
+    field."""
 
     permission_classes = [IsProjectResearcher]
 

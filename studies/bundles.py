@@ -8,7 +8,9 @@
 * ``annotators`` — pseudonym and qualification state (who the dashboard counts);
 * ``judge_results`` — every judge answer or failure, with judge, kind, model, prompt version,
   setting, outcome, message, tokens and latency (no raw replies);
-* each of those four as JSON Lines and as Parquet (nested fields JSON-encoded), loadable with
+* ``external_annotations`` — the answers of external coders (annotations collected elsewhere and
+  imported), by coder name, with the coder's and the answer's source, time and timestamp;
+* each of those five as JSON Lines and as Parquet (nested fields JSON-encoded), loadable with
   ``datasets.load_dataset("parquet", data_files=…)``;
 * ``agreement.json`` — the dashboard's report (every annotator but the disqualified);
 * ``README.md`` — a dataset card: what, who, when, licences, how computed, the agreement summary;
@@ -16,8 +18,9 @@
 
 ``bundle_load(directory=…)`` loads a bundle into an instance that does not have the project:
 the project, items, annotator accounts named after the pseudonyms (no usable password),
-submitted assignments and annotations, judges (by name) and their results; the dashboard then
-gives the same figures.
+submitted assignments and annotations, external coders and their answers (a bundle written
+before they were bundled loads without them), judges (by name) and their results; the dashboard
+then gives the same figures.
 """
 
 from __future__ import annotations
@@ -34,13 +37,14 @@ from django.utils import timezone
 
 from agreement.reports import AnnotatorFilter, ReportOptions, build_report
 from agreement.reports.gather import gather
-from annotation.models import Annotation, Assignment, Item
+from annotation.models import Annotation, Assignment, ExternalAnnotation, ExternalCoder, Item
 from core.errors import Refusal
 from llm_judges.models import Judge, JudgeResult
 from projects.models import Membership, Project
 from studies.study_files import study_apply, study_export
 
-TABLES = ("items", "annotations", "annotators", "judge_results")
+TABLES = ("items", "annotations", "annotators", "judge_results", "external_annotations")
+OPTIONAL = ("external_annotations",)  # absent from bundles written before it existed
 NESTED = {"payload", "prepared", "gold", "answer", "detail"}
 
 
@@ -104,6 +108,26 @@ def _judge_results(project: Project) -> list[dict]:
     ]
 
 
+def _external_annotations(project: Project) -> list[dict]:
+    rows = (
+        ExternalAnnotation.objects.filter(item__project=project)
+        .select_related("item", "coder")
+        .order_by("coder__name", "item__position", "item_id")
+    )
+    return [
+        {
+            "item": a.item.external_id,
+            "coder": a.coder.name,
+            "coder_source": a.coder.source,
+            "answer": a.answer,
+            "time_spent_ms": a.time_spent_ms,
+            "annotated_at": a.annotated_at.isoformat() if a.annotated_at else None,
+            "source": a.source,
+        }
+        for a in rows
+    ]
+
+
 def project_report(project: Project) -> dict:
     annotator_filter = AnnotatorFilter()
     return build_report(
@@ -163,6 +187,7 @@ def bundle_write(*, project: Project, out: Path) -> list[Path]:
             for m in members.order_by("pseudonym")
         ],
         "judge_results": _judge_results(project),
+        "external_annotations": _external_annotations(project),
     }
     study = {**study_export(project=project), "members": []}
     written = [out / "study.json"]
@@ -216,6 +241,10 @@ written {timezone.now():%Y-%m-%d}.
 - {len(tables["items"])} items (`items.*`: payload as imported, prepared data, gold).
 - {len(tables["annotations"])} current human annotations by {len(tables["annotators"])}
   annotators, named by pseudonym (`annotations.*`, `annotators.*`).
+- {len(tables["external_annotations"])} answers of
+  {len({r["coder"] for r in tables["external_annotations"]})} external coders (annotations
+  collected elsewhere and imported, `external_annotations.*`), counted by the dashboard like
+  annotators.
 - {len(tables["judge_results"])} judge results{f" ({', '.join(judges)})" if judges else ""}
   (`judge_results.*`; failures keep the server's message, no raw replies).
 - `study.json`: the project's settings (task config, guidelines, crowd and quality settings).
@@ -248,9 +277,8 @@ def _read_jsonl(path: Path) -> list[dict]:
 @transaction.atomic
 def bundle_load(*, directory: Path, user=None) -> Project:
     """Load a bundle written by :func:`bundle_write` into this instance (see the module doc)."""
-    missing = [
-        n for n in ("study.json", *(f"{t}.jsonl" for t in TABLES)) if not (directory / n).is_file()
-    ]
+    required = ("study.json", *(f"{t}.jsonl" for t in TABLES if t not in OPTIONAL))
+    missing = [n for n in required if not (directory / n).is_file()]
     if missing:
         raise Refusal(
             f"{directory} is not a Concord bundle: {missing[0]} is missing.", field="directory"
@@ -271,7 +299,38 @@ def bundle_load(*, directory: Path, user=None) -> Project:
         project, by_external, annotators, _read_jsonl(directory / "annotations.jsonl")
     )
     _load_judge_results(by_external, _read_jsonl(directory / "judge_results.jsonl"))
+    if (directory / "external_annotations.jsonl").is_file():
+        _load_external(project, by_external, _read_jsonl(directory / "external_annotations.jsonl"))
     return project
+
+
+def _load_external(project: Project, by_external: dict[str, Item], rows: list[dict]) -> None:
+    """The external coders and their answers, as stored (answers in the stored shape)."""
+    sources = {}
+    for row in rows:
+        sources.setdefault(row["coder"], row.get("coder_source") or "")
+    coders = {
+        c.name: c
+        for c in ExternalCoder.objects.bulk_create(
+            [ExternalCoder(project=project, name=n, source=s) for n, s in sources.items()]
+        )
+    }
+    ExternalAnnotation.objects.bulk_create(
+        [
+            ExternalAnnotation(
+                coder=coders[row["coder"]],
+                item=by_external[row["item"]],
+                answer=row["answer"],
+                time_spent_ms=row.get("time_spent_ms"),
+                annotated_at=datetime.fromisoformat(row["annotated_at"])
+                if row.get("annotated_at")
+                else None,
+                source=row.get("source") or "",
+            )
+            for row in rows
+        ],
+        batch_size=2000,
+    )
 
 
 ITEM_FIELDS = ("external_id", "kind", "group", "position", "payload", "prepared", "gold")

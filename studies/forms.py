@@ -10,3 +10,26 @@ class ImportForm(forms.Form):
     def __init__(self, *args, formats: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["format"].choices = [(f, f) for f in formats]
+
+
+class AnnotationImportForm(forms.Form):
+    """Annotations collected elsewhere (``studies.services.external_annotations``)."""
+
+    prefix = "annotations"
+    file = forms.FileField()
+    format = forms.ChoiceField(choices=[])
+    source = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="Where they come from (the original study, an MTurk batch); the file's name "
+        "when empty.",
+    )
+    skip_unknown_items = forms.BooleanField(
+        required=False,
+        label="Leave out rows naming items this project does not have",
+    )
+    mapping = forms.FileField(required=False, help_text="Mapping file for formats that need one.")
+
+    def __init__(self, *args, formats: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["format"].choices = [(f, f) for f in formats]

@@ -168,9 +168,16 @@ def work_in_turns(annotators: list[ApiAnnotator], decide: Callable[..., tuple[di
 # --- results ---------------------------------------------------------------------------------------
 
 
-def project_report(project: Project, *, n_boot: int = 1000, seed: int = 0) -> dict:
-    """The project's report with every human counted (the dashboard's default choice)."""
-    annotator_filter = AnnotatorFilter()
+def project_report(
+    project: Project,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    annotator_filter: AnnotatorFilter | None = None,
+) -> dict:
+    """The project's report with every human counted (the dashboard's default choice), or the
+    coders ``annotator_filter`` chooses (e.g. only the external coders of the original study)."""
+    annotator_filter = annotator_filter or AnnotatorFilter()
     return build_report(
         gather(
             project=project, annotator_filter=annotator_filter, options=ReportOptions(n_boot=n_boot)

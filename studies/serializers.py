@@ -40,3 +40,13 @@ class ImportSerializer(serializers.Serializer):
     mapping = serializers.FileField(
         required=False, help_text="Mapping file for formats that need one."
     )
+
+
+class AnnotationImportSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    format = serializers.CharField()
+    source = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    skip_unknown_items = serializers.BooleanField(default=False)
+    mapping = serializers.FileField(
+        required=False, help_text="Mapping file for formats that need one (reprohum-ranks)."
+    )

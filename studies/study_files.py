@@ -4,7 +4,9 @@ versioned, copied and published, and set up with ``manage.py study apply FILE`` 
 Keys: ``slug``, ``name``, ``task_type``, ``config`` (the task type's settings), ``guidelines``
 (Markdown; or ``guidelines_file``, a path relative to the study file, on the command line),
 ``annotators_per_item``, ``status``, ``crowd`` (crowd and quality settings, see
-:mod:`projects.crowd`) and ``members`` (``[{username, role}]``). They are validated by the same
+:mod:`projects.crowd`), ``members`` (``[{username, role}]``) and ``judges`` (``[{name, kind,
+model, base_url, parameters, description}]``: ``llm_judges.Judge``'s fields, ``base_url`` — an
+LLM judge's endpoint — taken out of its parameters). They are validated by the same
 serializers the admin and the task types use; every problem is reported with its path in the file
 (``crowd.controls_per_batch: …``) and nothing is changed. :func:`study_apply` creates or updates
 the project and returns the changes (``dry_run`` only reports them); :func:`study_export` writes
@@ -13,6 +15,15 @@ the file back, so applying an exported file changes nothing.
 Members: listed accounts are added or given the listed role; members the file does not list are
 kept (work is never dropped), and crowd-platform accounts are never listed. The task type of a
 project that has items cannot change.
+
+Judges are shared by every project: a listed judge is created when no judge has its name, and
+linked to the project (``studies.StudyJudge``); an existing judge with the same settings is
+linked as it is. One that differs is changed only when it is this study's alone (linked to
+this project and no other), and a judge that has run keeps its kind, model and parameters
+(results are keyed by judge; its description may change): otherwise the file must name a new
+judge.
+Judges the file does not list stay linked. The export lists the linked judges and every judge
+that has run on the project, with parameters as stored (defaults filled in).
 """
 
 from __future__ import annotations
@@ -23,14 +34,18 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import models, transaction
 from rest_framework import serializers
 
 from annotation import task_types
 from core.errors import Refusal
+from llm_judges.models import Judge, JudgeRun
+from llm_judges.parameters import clean_model, clean_parameters
+from llm_judges.services.configuration import judge_create
 from projects.crowd import CrowdSettingsSerializer
 from projects.members import member_add, member_role_set
 from projects.models import Membership, Project
+from studies.models import StudyJudge
 
 KEYS = (
     "slug",
@@ -42,6 +57,7 @@ KEYS = (
     "config",
     "crowd",
     "members",
+    "judges",
 )
 CROWD_ACCOUNT_PREFIXES = ("prolific-", "mturk-")
 
@@ -51,6 +67,104 @@ class MemberSerializer(serializers.Serializer):
     role = serializers.ChoiceField(
         choices=Membership.Role.values, default=Membership.Role.ANNOTATOR
     )
+
+
+class JudgeEntrySerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    kind = serializers.ChoiceField(choices=Judge.Kind.values)
+    model = serializers.CharField(max_length=500)
+    base_url = serializers.CharField(
+        required=False, allow_blank=True, help_text="An LLM judge's OpenAI-compatible API root."
+    )
+    parameters = serializers.DictField(default=dict)
+    description = serializers.CharField(allow_blank=True, default="", trim_whitespace=False)
+
+
+JUDGE_FROZEN = ("kind", "model", "parameters")
+
+
+def _judge_stored(entry: Mapping) -> dict:
+    """A study file's judge entry as ``Judge`` stores it (``base_url`` into the parameters)."""
+    parameters = dict(entry.get("parameters") or {})
+    if entry.get("base_url"):
+        parameters["base_url"] = entry["base_url"]
+    return {
+        "name": entry["name"],
+        "kind": entry["kind"],
+        "model": entry["model"],
+        "parameters": parameters,
+        "description": entry.get("description", ""),
+    }
+
+
+def _judge_entry(judge: Judge) -> dict:
+    """A judge as a study file's entry."""
+    parameters = dict(_judge_value(judge, "parameters") or {})
+    base_url = parameters.pop("base_url", None)
+    entry = {"name": judge.name, "kind": judge.kind, "model": judge.model}
+    if base_url is not None:
+        entry["base_url"] = base_url
+    return {**entry, "parameters": parameters, "description": judge.description}
+
+
+def _judge_errors(entries: list[dict], project_slug: str) -> tuple[list[dict], dict]:
+    """The entries cleaned as ``Judge`` stores them, and the errors by entry index."""
+    cleaned, errors = [], {}
+    names = [e["name"] for e in entries]
+    existing = {j.name: j for j in Judge.objects.filter(name__in=names)}
+    for index, entry in enumerate(entries):
+        stored = _judge_stored(entry)
+        try:
+            stored["model"] = clean_model(stored["kind"], stored["model"])
+            stored["parameters"] = clean_parameters(stored["kind"], stored["parameters"])
+        except serializers.ValidationError as exc:
+            key, message = next(iter(exc.detail.items()))
+            message = " ".join(str(m) for m in message) if isinstance(message, list) else message
+            if key not in ("model", "kind", "base_url", "parameters"):
+                key = f"parameters.{key}"
+            errors[index] = {key: str(message)}
+            continue
+        if names.index(entry["name"]) != index:
+            errors[index] = {"name": f"{entry['name']!r} is listed twice."}
+            continue
+        judge = existing.get(entry["name"])
+        if judge is not None:
+            differs = [
+                f for f in (*JUDGE_FROZEN, "description") if _judge_value(judge, f) != stored[f]
+            ]
+            reason = _judge_locked(judge, project_slug) if differs else ""
+            if not reason and any(f in JUDGE_FROZEN for f in differs):
+                reason = "has run" if JudgeRun.objects.filter(judge=judge).exists() else ""
+            if reason:
+                errors[index] = {
+                    differs[0]: f"The judge {judge.name!r} {reason}, so its "
+                    f"{', '.join(differs)} cannot change here (results are kept by judge); "
+                    "give the new settings a new name."
+                }
+                continue
+        cleaned.append(stored)
+    return cleaned, errors
+
+
+def _judge_value(judge: Judge, field: str):
+    """A judge's stored field, parameters with their defaults filled (as a study file's are)."""
+    if field != "parameters":
+        return getattr(judge, field)
+    try:
+        return clean_parameters(judge.kind, judge.parameters)
+    except serializers.ValidationError:
+        return judge.parameters
+
+
+def _judge_locked(judge: Judge, project_slug: str) -> str:
+    """Why this study may not change a judge at all ("" when it is this study's alone): judges
+    are shared, so only the study that linked it, and no other, changes it."""
+    links = set(StudyJudge.objects.filter(judge=judge).values_list("project__slug", flat=True))
+    if links - {project_slug}:
+        return "is used by another project"
+    if project_slug not in links:
+        return "exists already and is not this study's"
+    return ""
 
 
 class StudySerializer(serializers.Serializer):
@@ -63,6 +177,7 @@ class StudySerializer(serializers.Serializer):
     config = serializers.DictField(default=dict)
     crowd = serializers.DictField(default=dict)
     members = MemberSerializer(many=True, default=list)
+    judges = JudgeEntrySerializer(many=True, default=list)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -102,6 +217,11 @@ class StudySerializer(serializers.Serializer):
                 member_errors[index] = {"username": f"{name!r} is listed twice."}
         if member_errors:
             errors["members"] = member_errors
+        attrs["judges"], judge_errors = _judge_errors(
+            [dict(j) for j in attrs["judges"]], attrs["slug"]
+        )
+        if judge_errors:
+            errors["judges"] = judge_errors
         if errors:
             raise serializers.ValidationError(errors)
         return attrs
@@ -193,12 +313,39 @@ def study_export(*, project: Project) -> dict:
         "config": project.config or {},
         "crowd": project.crowd or {},
         "members": members,
+        "judges": [_judge_entry(j) for j in project_judges(project=project)],
     }
+
+
+def project_judges(*, project: Project) -> list[Judge]:
+    """The judges a project's study names (linked) and every judge that has run on it."""
+    return list(
+        Judge.objects.filter(
+            models.Q(study_links__project=project) | models.Q(runs__project=project)
+        )
+        .distinct()
+        .order_by("name")
+    )
 
 
 def _changes(before: Mapping, after: Mapping) -> list[str]:
     changes = []
     for key in KEYS:
+        if key == "judges":
+            old_judges = {j["name"]: _judge_stored(j) for j in before.get("judges", [])}
+            for judge in after["judges"]:
+                was = old_judges.get(judge["name"])
+                if was is None:
+                    changes.append(f"judges.{judge['name']}: added")
+                    continue
+                for field in ("kind", "model", "parameters", "description"):
+                    if was[field] != judge[field]:
+                        changes.append(
+                            f"judges.{judge['name']}.{field}: "
+                            f"{json.dumps(was[field], sort_keys=True)[:60]} → "
+                            f"{json.dumps(judge[field], sort_keys=True)[:60]}"
+                        )
+            continue
         if key == "members":
             old = {m["username"]: m["role"] for m in before.get("members", [])}
             for member in after["members"]:
@@ -213,6 +360,20 @@ def _changes(before: Mapping, after: Mapping) -> list[str]:
             )
             changes.append(f"{key}: {shown[0]} → {shown[1]}")
     return changes
+
+
+def _judges_apply(*, project: Project, judges: list[dict]) -> None:
+    """Create, update (where nothing depends on it, see ``_judge_errors``) and link the judges."""
+    existing = {j.name: j for j in Judge.objects.filter(name__in=[j["name"] for j in judges])}
+    for entry in judges:
+        judge = existing.get(entry["name"])
+        if judge is None:
+            judge = judge_create(**entry)
+        elif any(_judge_value(judge, f) != entry[f] for f in (*JUDGE_FROZEN, "description")):
+            for field in (*JUDGE_FROZEN, "description"):
+                setattr(judge, field, entry[field])
+            judge.save()
+        StudyJudge.objects.get_or_create(project=project, judge=judge)
 
 
 def study_apply(
@@ -249,7 +410,11 @@ def study_apply(
                 "its task type cannot change.",
                 field="task_type",
             )
-        after = {**attrs, "members": [dict(m) for m in attrs["members"]]}
+        after = {
+            **attrs,
+            "members": [dict(m) for m in attrs["members"]],
+            "judges": [dict(j) for j in attrs["judges"]],
+        }
         changes = _changes(before, after)
         if dry_run:
             return {"created": project is None, "changes": changes, "project": project}
@@ -283,6 +448,7 @@ def study_apply(
                     code=exc.code,
                     field=f"members[{index}].{exc.field or 'username'}",
                 ) from None
+        _judges_apply(project=project, judges=attrs["judges"])
         if created and user is not None:
             Membership.objects.get_or_create(
                 project=project, user=user, defaults={"role": Membership.Role.RESEARCHER}
@@ -290,12 +456,22 @@ def study_apply(
     return {"created": created, "changes": changes, "project": project}
 
 
+def crowd_json_schema() -> dict:
+    """The JSON Schema of a study file's ``crowd`` (the crowd and quality settings)."""
+    return _schema_of(CrowdSettingsSerializer())
+
+
+def config_json_schema(task_type: str) -> dict:
+    """The JSON Schema of a study file's ``config`` for ``task_type``."""
+    return _schema_of(task_types.get(task_type).config_serializer())
+
+
 def study_json_schema() -> dict:
     """A JSON Schema of study files, generated from the serializers above, the crowd settings
     and each task type's config serializer."""
     study = _schema_of(StudySerializer())
     study["title"] = "Concord study file"
-    study["properties"]["crowd"] = _schema_of(CrowdSettingsSerializer())
+    study["properties"]["crowd"] = crowd_json_schema()
     study["properties"]["guidelines_file"] = {
         "type": "string",
         "description": "Path of a Markdown file, relative to the study file (instead of guidelines).",
@@ -303,7 +479,7 @@ def study_json_schema() -> dict:
     study["allOf"] = [
         {
             "if": {"properties": {"task_type": {"const": t.slug}}},
-            "then": {"properties": {"config": _schema_of(t.config_serializer())}},
+            "then": {"properties": {"config": config_json_schema(t.slug)}},
         }
         for t in task_types.all_task_types()
     ]

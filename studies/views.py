@@ -22,8 +22,14 @@ from projects import selectors
 from projects.models import ImportJob
 from projects.permissions import RESEARCH_ROLES, project_for
 from studies.api import export_response
-from studies.forms import ImportForm
+from studies.forms import AnnotationImportForm, ImportForm
 from studies.services.exports import CODERS, FORMATS
+from studies.services.external_annotations import (
+    annotation_formats,
+    annotation_formats_taking,
+    import_annotations_upload,
+    import_summary,
+)
 from studies.services.import_jobs import import_job_create, import_job_progress
 from studies.services.imports import available_formats, formats_taking
 
@@ -98,7 +104,51 @@ def project_detail(request, slug):
     return _project_page(request, project, task_type, form, status=400 if form.errors else 200)
 
 
-def _project_page(request, project, task_type, form, *, status: int):
+@login_required
+@require_http_methods(["POST"])
+def project_import_annotations(request, slug):
+    """Annotations collected elsewhere, uploaded on the project page and imported in the
+    request as external coders' answers, all or nothing (``import_annotations_upload``).
+
+    Security: researcher role in the project (404 otherwise)."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    task_type = task_types.get(project.task_type)
+    form = AnnotationImportForm(
+        request.POST, request.FILES, formats=annotation_formats(project=project)
+    )
+    if form.is_valid():
+        try:
+            counts = import_annotations_upload(
+                project=project,
+                uploaded_file=form.cleaned_data["file"],
+                fmt=form.cleaned_data["format"],
+                source=form.cleaned_data["source"],
+                skip_unknown_items=form.cleaned_data["skip_unknown_items"],
+                mapping_file=form.cleaned_data.get("mapping"),
+            )
+        except Refusal as refusal:
+            form.add_error(refusal.field if refusal.field in form.fields else None, str(refusal))
+            return _project_page(
+                request,
+                project,
+                task_type,
+                ImportForm(formats=available_formats(task_type=task_type)),
+                annotation_form=form,
+                status=refusal.status,
+            )
+        messages.success(request, import_summary(counts))
+        return redirect("project-detail", slug=project.slug)
+    return _project_page(
+        request,
+        project,
+        task_type,
+        ImportForm(formats=available_formats(task_type=task_type)),
+        annotation_form=form,
+        status=400,
+    )
+
+
+def _project_page(request, project, task_type, form, *, status: int, annotation_form=None):
     jobs = list(project.import_jobs.all()[:5])
     for job in jobs:
         job.progress = import_job_progress(job=job)
@@ -110,6 +160,12 @@ def _project_page(request, project, task_type, form, *, status: int):
             "task_type": task_type,
             "progress": project_progress(project=project),
             "form": form,
+            "annotation_form": annotation_form
+            or AnnotationImportForm(formats=annotation_formats(project=project)),
+            "annotation_mapping_formats": annotation_formats_taking(
+                project=project, option="mapping"
+            ),
+            "external_coders": project.external_coders.count(),
             "mapping_formats": formats_taking(task_type=task_type, option="mapping"),
             "export_formats": FORMATS,
             "export_coders": CODERS,

@@ -142,6 +142,21 @@ class TaskType:
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
 
+    def external_answer(
+        self,
+        answer: dict,
+        *,
+        payload: Mapping[str, Any],
+        prepared: Mapping[str, Any],
+        config: Mapping[str, Any],
+    ) -> dict:
+        """An answer collected elsewhere (``studies.services.external_annotations``), already
+        checked field by field, as this task type stores it for the item with ``payload`` and
+        ``prepared`` in a project with ``config``. Default: as given. Override where a source
+        names parts of an item differently from the stored answer (ranking: systems by name,
+        stored by opaque key); raise ``PayloadError`` naming the answer field at fault."""
+        return answer
+
     # --- annotation ---------------------------------------------------------------------------
 
     def display(self, item: Any, *, assignment: Any = None) -> dict:

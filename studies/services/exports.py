@@ -9,9 +9,17 @@ types may write several rows per annotation (``export_rows``: claim review, rank
 repeating those common columns.
 
 ``coders`` chooses whose answers: ``humans`` (the default; the rows above, unchanged),
-``judges`` or ``all``. With judges, every row gains ``coder_kind`` (human / judge) and ``coder``
-(the annotator's pseudonym or the judge's name) and the judge columns (:data:`JUDGE_COLUMNS`,
-empty on human rows), so one CSV holds both. A judge row has the task type's columns for the
+``external`` (the external coders': annotations collected elsewhere and imported), ``judges`` or
+``all`` (humans, external coders and judges). Outside ``humans``, every row gains ``coder_kind``
+(human / external / judge), ``coder`` (the annotator's pseudonym, ``ext:<name>`` or the judge's
+name) and ``coder_source`` (where the answer was made: ``concord`` for annotators and judges on
+this platform, the source label given at import for an external coder, e.g. the file name), and
+with ``all`` the judge columns (:data:`JUDGE_COLUMNS`, empty on the others' rows), so one CSV
+holds them all. An external coder's row has the same columns as a human's: ``annotator`` is
+``ext:<name>``, ``submitted_at`` the time the source recorded, ``time_spent_s`` the source's (or
+empty); what only Concord knows of an annotator (reservation, reported time, qualification,
+pre-selection) is empty, and the review's ``majority`` and ``adjudicated`` (human answers only)
+are empty too. A judge row has the task type's columns for the
 judge's answer (built by the same ``export_rows`` hook) and one judge row per stored result
 (every judge, prompt version and setting). The judge columns all start with ``judge_`` so
 that none collides with a task type's column (argument structure has an ``outcome``). An
@@ -53,7 +61,7 @@ from django.db.models import Exists, FilteredRelation, OuterRef, Q, TextField
 from django.db.models.functions import Cast
 
 from annotation import task_types
-from annotation.models import Annotation, Item
+from annotation.models import Annotation, ExternalAnnotation, Item
 from annotation.review import majority_key
 from annotation.task_types import TaskType
 from core.errors import Refusal
@@ -63,7 +71,8 @@ from llm_judges.selectors import judge_result_rows
 from projects.models import Membership, Project
 
 FORMATS = ("jsonl", "csv")
-CODERS = ("humans", "judges", "all")
+CODERS = ("humans", "external", "judges", "all")
+HERE = "concord"  # coder_source of answers made on this platform
 CHUNK = 2000  # rows per fetch from a server-side cursor
 TEXT_CHUNK = 500  # rows per text chunk handed to a streaming response
 SORT_MEMORY = "64MB"  # PostgreSQL work_mem of an export's transaction (300k rows sort in ~25 MB)
@@ -194,9 +203,14 @@ def _read_ahead(rows: Iterator[tuple], size: int) -> Iterator[tuple]:
 
 def _rows(project: Project, coders: str = "humans", *, raw: bool = False) -> Iterator[dict]:
     task_type = task_types.get(project.task_type)
+    with_judges = coders == "all"
     with _one_snapshot():
         if coders in ("humans", "all"):
-            yield from _human_rows(project, task_type, with_judges=coders == "all", raw=raw)
+            yield from _human_rows(
+                project, task_type, with_coder=coders != "humans", with_judges=with_judges, raw=raw
+            )
+        if coders in ("external", "all"):
+            yield from _external_rows(project, task_type, with_judges=with_judges, raw=raw)
         if coders in ("judges", "all"):
             yield from _judge_rows(project, task_type, raw=raw)
 
@@ -307,7 +321,7 @@ def _agreement_text(task_type: TaskType) -> Callable[[Any], str]:
 
 
 def _human_rows(
-    project: Project, task_type: TaskType, *, with_judges: bool, raw: bool
+    project: Project, task_type: TaskType, *, with_coder: bool, with_judges: bool, raw: bool
 ) -> Iterator[dict]:
     members = {
         user_id: (pseudonym, qualification)
@@ -346,7 +360,11 @@ def _human_rows(
                 "item_id": a[2],
                 "item_kind": a[3],
                 "group": a[4],
-                **({"coder_kind": "human", "coder": pseudonym} if with_judges else {}),
+                **(
+                    {"coder_kind": "human", "coder": pseudonym, "coder_source": HERE}
+                    if with_coder
+                    else {}
+                ),
                 "annotator": pseudonym,
                 "version": a[6],
                 # Active time as the server bounds it, and as the annotator's browser reported it.
@@ -371,6 +389,52 @@ def _human_rows(
                     yield {**row, **part}
 
 
+def _external_rows(
+    project: Project, task_type: TaskType, *, with_judges: bool, raw: bool
+) -> Iterator[dict]:
+    """One row per external coder's answer (several where the task type writes several), with
+    the human rows' columns (one query, streamed)."""
+    blank_answer: dict[str, None] | None = None
+    answers = (
+        ExternalAnnotation.objects.filter(item__project=project)
+        .select_related("item", "coder")
+        .order_by("item__position", "item_id", "coder__name")
+    )
+    for external in answers.iterator(chunk_size=CHUNK):
+        item, coder = external.item, external.coder
+        row = {
+            "project": project.slug,
+            "task_type": project.task_type,
+            "item_id": item.external_id,
+            "item_kind": item.kind,
+            "group": item.group,
+            "coder_kind": "external",
+            "coder": coder.coder_id,
+            "coder_source": external.source or coder.source,
+            "annotator": coder.coder_id,
+            "version": 1,
+            "time_spent_s": None
+            if external.time_spent_ms is None
+            else round(external.time_spent_ms / 1000, 1),
+            "reported_time_s": None,
+            "reserved_at": None,
+            "submitted_at": external.annotated_at.isoformat() if external.annotated_at else None,
+            "annotator_qualification": None,
+            "excluded": False,
+            "majority": None,
+            "adjudicated": None,
+            "preselection_shown": None,
+            **(_judge_columns(raw) if with_judges else {}),
+        }
+        parts = task_type.export_rows(item, SimpleNamespace(answer=external.answer))
+        if not parts:
+            if blank_answer is None:
+                blank_answer = _blank_answer_columns(project, task_type)
+            parts = [blank_answer]
+        for part in parts:
+            yield {**row, **part}
+
+
 def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator[dict]:
     """One row per judge answer (several where the task type writes several per answer), or one
     row with empty answer columns for an unparseable or failed result."""
@@ -388,6 +452,7 @@ def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator
             "group": result["item__group"],
             "coder_kind": "judge",
             "coder": result["judge__name"],
+            "coder_source": HERE,
             **dict.fromkeys(HUMAN_ONLY),
             "judge": result["judge__name"],
             "judge_kind": result["judge__kind"],
@@ -419,7 +484,8 @@ def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator
 
 def _blank_answer_columns(project: Project, task_type: TaskType) -> dict[str, None]:
     """The task type's export columns, all empty (every row of a task type has the same keys):
-    taken from one stored answer, a human's or a judge's. No answer anywhere: no columns."""
+    taken from one stored answer, a human's, an external coder's or a judge's. No answer
+    anywhere: no columns."""
     fields = _item_fields(task_type)
     stored = (
         Annotation.objects.filter(item__project=project, is_current=True)
@@ -427,6 +493,13 @@ def _blank_answer_columns(project: Project, task_type: TaskType) -> dict[str, No
         .values("answer", *(f"item__{f}" for f in fields))
         .first()
     )
+    if stored is None:
+        stored = (
+            ExternalAnnotation.objects.filter(item__project=project)
+            .order_by("id")
+            .values("answer", *(f"item__{f}" for f in fields))
+            .first()
+        )
     if stored is None:
         stored = (
             JudgeResult.objects.filter(

@@ -7,7 +7,12 @@ Formats: ``jsonl`` — one object per line, ``{"item": external id, "coder": nam
 ``coder``, optional ``time_spent_ms``, ``annotated_at``, ``source``, and one column per answer
 field (a cell that reads as JSON — a number, a list — is taken as such; an empty cell leaves the
 field out); and each task type's ``annotation_readers`` (e.g. citation recovery's
-``utility-ratings``, the Transparent-FCExp helpfulness ratings).
+``utility-ratings``, the Transparent-FCExp helpfulness ratings; ranking's ``reprohum-ranks``, the
+original study's rank columns, which takes a ``mapping`` file).
+
+A source may name parts of an item differently from the stored answer (the original rankings
+name systems; Concord stores opaque output keys): the task type's ``external_answer`` hook turns
+each checked answer into the stored one, and refuses it naming the field.
 
 Answers are checked field by field against the task type's answer serializer (a source may
 record only some fields: the helpfulness ratings have no sentence selection, and reports count
@@ -19,12 +24,14 @@ from __future__ import annotations
 
 import codecs
 import csv
+import inspect
 import io
 import json
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import IO, Any
 
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 from rest_framework import serializers
@@ -34,6 +41,7 @@ from annotation.models import ExternalAnnotation, ExternalCoder, Item
 from annotation.task_types import PayloadError
 from core.json_safety import json_problem
 from projects.models import Project
+from studies.services.import_jobs import upload_size_check
 from studies.services.imports import ImportFailed
 
 GENERIC = ("jsonl", "csv")
@@ -86,7 +94,7 @@ def _csv(stream: IO[str]) -> Iterator[tuple[str, dict]]:
 def _text(stream: IO) -> IO[str]:
     if isinstance(stream, io.TextIOBase):
         return stream
-    return codecs.getreader("utf-8")(stream, errors="strict")
+    return codecs.getreader("utf-8-sig")(stream, errors="strict")  # a leading BOM is not data
 
 
 def _checked(
@@ -147,14 +155,16 @@ class UnknownItem(PayloadError):
     """A row names an item this project does not have."""
 
 
-def _item_for(location: str, record: Mapping, items: Mapping[str, tuple[int, dict]]) -> int:
+def _item_for(
+    location: str, record: Mapping, items: Mapping[str, tuple[int, dict, dict]]
+) -> tuple[int, dict, dict]:
     wanted = record.get("item")
     candidates = wanted if isinstance(wanted, list) else [wanted]
     if not candidates or not all(isinstance(c, str) and c for c in candidates):
         raise PayloadError("the item's external id is needed", field="item", location=location)
     for candidate in candidates:
         if candidate in items:
-            item_id, payload = items[candidate]
+            item_id, payload, prepared = items[candidate]
             for key, value in (record.get("expect") or {}).items():
                 if payload.get(key) != value:
                     raise PayloadError(
@@ -162,25 +172,49 @@ def _item_for(location: str, record: Mapping, items: Mapping[str, tuple[int, dic
                         field="item",
                         location=location,
                     )
-            return item_id
+            return item_id, payload, prepared
     raise UnknownItem(f"no item {candidates[0]!r} in this project", field="item", location=location)
 
 
+def annotation_formats_taking(*, project: Project, option: str) -> list[str]:
+    """The task type's annotation formats whose reader takes ``option`` (e.g. ``mapping``)."""
+    return [
+        fmt
+        for fmt, reader in task_types.get(project.task_type).annotation_readers.items()
+        if option in inspect.signature(reader).parameters
+    ]
+
+
 def import_annotations(
-    *, project: Project, stream: IO, fmt: str, source: str = "", skip_unknown_items: bool = False
+    *,
+    project: Project,
+    stream: IO,
+    fmt: str,
+    source: str = "",
+    skip_unknown_items: bool = False,
+    options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Import annotations collected elsewhere (see the module docstring); returns counts.
     ``skip_unknown_items``: rows naming an item the project does not have (e.g. ratings of
-    explanations that were never imported) are left out and counted instead of refused."""
+    explanations that were never imported) are left out and counted instead of refused.
+    ``options`` go to a task type's reader as keyword arguments (e.g. ranking's
+    ``reprohum-ranks`` takes the ``mapping`` file); a reader that does not take one refuses it."""
     task = task_types.get(project.task_type)
     readers = {"jsonl": _jsonl, "csv": _csv, **task.annotation_readers}
     if fmt not in readers:
         raise ImportFailed(
             f"Unknown format {fmt!r}; use one of {', '.join(readers)}.", field="format"
         )
+    reader = readers[fmt]
+    options = {k: v for k, v in (options or {}).items() if v is not None}
+    taken = inspect.signature(reader).parameters
+    for option in options:
+        if option not in taken:
+            raise ImportFailed(f"The {fmt} format takes no {option} file.", field=option)
     rows, unknown = _read_rows(
         project=project,
-        rows=readers[fmt](_text(stream)),
+        task=task,
+        rows=reader(_text(stream), **options),
         answer_fields=dict(task.answer_serializer().fields),
         source=source,
         skip_unknown_items=skip_unknown_items,
@@ -197,26 +231,35 @@ def import_annotations(
 
 
 def _read_rows(
-    *, project, rows, answer_fields, source: str, skip_unknown_items: bool
+    *, project, task, rows, answer_fields, source: str, skip_unknown_items: bool
 ) -> tuple[list[dict], list[str]]:
-    """Every row checked (all or nothing), with its item id; the locations of unknown items."""
+    """Every row checked (all or nothing), with its item id and its answer as the task type
+    stores it (``external_answer``); the locations of unknown items."""
     items = {
-        external_id: (item_id, payload)
-        for external_id, item_id, payload in Item.objects.filter(project=project).values_list(
-            "external_id", "id", "payload"
-        )
+        external_id: (item_id, payload, prepared)
+        for external_id, item_id, payload, prepared in Item.objects.filter(
+            project=project
+        ).values_list("external_id", "id", "payload", "prepared")
     }
+    config = project.config or {}
     checked, seen, unknown = [], {}, []
     try:
         for location, record in rows:
             row = _checked(location, record, answer_fields)
             try:
-                row["item_id"] = _item_for(location, record, items)
+                row["item_id"], payload, prepared = _item_for(location, record, items)
             except UnknownItem:
                 if not skip_unknown_items:
                     raise
                 unknown.append(location)
                 continue
+            try:
+                row["answer"] = task.external_answer(
+                    row["answer"], payload=payload, prepared=prepared, config=config
+                )
+            except PayloadError as exc:
+                exc.location = exc.location or location
+                raise
             key = (row["coder"], row["item_id"])
             if key in seen:
                 raise PayloadError(
@@ -276,3 +319,51 @@ def _store(*, project, rows: list[dict], names: list[str], source: str) -> int:
             batch_size=2000,
         )
     return len(names) - len(existing)
+
+
+def import_annotations_upload(
+    *,
+    project: Project,
+    uploaded_file: UploadedFile,
+    fmt: str,
+    source: str = "",
+    skip_unknown_items: bool = False,
+    mapping_file: UploadedFile | None = None,
+) -> dict[str, Any]:
+    """:func:`import_annotations` of an upload (the project page's form and the API), in the
+    request: refused (413) above ``CONCORD_MAX_UPLOAD_BYTES``, a mapping file that is not UTF-8
+    text refused naming it; the source defaults to the file's name."""
+    for field, upload in (("file", uploaded_file), ("mapping", mapping_file)):
+        upload_size_check(upload=upload, field=field)
+    options = {}
+    if mapping_file is not None:
+        try:
+            options["mapping"] = mapping_file.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ImportFailed(
+                f"Nothing imported. The mapping file is not UTF-8 text (byte {exc.start}).",
+                field="mapping",
+            ) from None
+    name = (getattr(uploaded_file, "name", "") or "upload")[:200]
+    return import_annotations(
+        project=project,
+        stream=uploaded_file,
+        fmt=fmt,
+        source=source or name,
+        skip_unknown_items=skip_unknown_items,
+        options=options,
+    )
+
+
+def import_summary(counts: dict[str, Any]) -> str:
+    """One line for the researcher: what was imported and what was left out."""
+    text = (
+        f"Imported {counts['annotations']} annotations by {counts['coders']} external coders "
+        f"({counts['new_coders']} new)"
+    )
+    if counts["skipped"]:
+        text += (
+            f"; left out {counts['skipped']} rows naming items this project does not have "
+            f"(first: {counts['skipped_first']})"
+        )
+    return text + "."

@@ -166,17 +166,43 @@ class CitationRecovery(TaskType):
     # --- export and demo ----------------------------------------------------------------------
 
     def export_row(self, item: Any, annotation: Any) -> dict:
+        """An answer without a selection (helpfulness ratings collected elsewhere) has empty
+        selection and score columns, as the report counts it: not an empty selection."""
         answer = annotation.answer
+        selected = "sentences" in answer or "none" in answer
         row = {
-            "selected_sentences": answer.get("sentences", []),
-            "none": answer.get("none", False),
+            "selected_sentences": answer.get("sentences", []) if selected else None,
+            "none": answer.get("none", False) if selected else None,
             "helpfulness": answer.get("helpfulness"),
             "masked_evidence_id": item.prepared.get("target_evidence_id"),
             "gold_sentences": (item.gold or {}).get("sentences"),
         }
-        scores = self.score(answer, item.gold)
+        scores = self.score(answer, item.gold) if selected else {}
         row.update({k: scores.get(k) for k in ("precision", "recall", "f1")})
         return row
+
+    def external_answer(
+        self, answer: dict, *, payload: Mapping, prepared: Mapping, config: Mapping
+    ) -> dict:
+        """A selection collected elsewhere is checked against the item like an annotator's:
+        sentences (numbered from 0) that exist, not both sentences and "none"."""
+        if "sentences" not in answer:
+            return answer
+        chosen = sorted(set(answer["sentences"]))
+        count = len(prepared.get("sentences") or [])
+        missing = [i for i in chosen if i >= count]
+        if missing:
+            raise PayloadError(
+                f"sentence {missing[0]} does not exist (the explanation has {count}, numbered "
+                "from 0)",
+                field="answer.sentences",
+            )
+        if answer.get("none") and chosen:
+            raise PayloadError(
+                "sentences and none (no sentence should cite it) cannot both be given",
+                field="answer.none",
+            )
+        return {**answer, "sentences": chosen}
 
     def demo_payload(self) -> dict:
         return {

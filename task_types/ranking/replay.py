@@ -8,16 +8,30 @@ and Llama-2-70B explanations of PolitiHop claims, MIT licence), 10 claims per ``
 Annotators: simulated, working through the annotation API. Each judges an output by a latent
 quality of its system plus per-item and personal noise, rounded so that close outputs tie;
 the noise gives realistic disagreement (alpha well below 1).
+
+The original study: its raw rankings are not public, so the replay generates them (labelled so)
+in the shape of the ReproHum sheet — one row per (claim, annotator), justifications shuffled per
+row, rank columns ``<criterion> <n>`` and the per-row mapping file — from a different latent
+quality per system, and loads them with the ``reprohum-ranks`` reader as external coders
+(``import_annotations``). The report then sets the original against the reproduction as the
+ReproHum paper does: MAR per system side by side (Table 1), CV* per system (Table 2) and
+Spearman's rho between the MAR vectors (Table 3), per criterion.
 """
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from pathlib import Path
 
 from django.conf import settings
 
+from agreement.reports import AnnotatorFilter
+from agreement.reports.build import compare_reports
+from agreement.reports.tables import column, table
+from annotation.models import ExternalCoder
+from projects.models import Membership
 from studies.replays import (
     ApiAnnotator,
     ReplayResult,
@@ -28,6 +42,7 @@ from studies.replays import (
     simulated_annotators,
     work_in_turns,
 )
+from studies.services.external_annotations import import_annotations
 from studies.services.imports import import_items
 
 from .ranks import competition_ranks
@@ -38,6 +53,9 @@ SLUG = "replay-reprohum"
 DATA = Path(settings.BASE_DIR) / "data" / "explanation-ranking" / "explanations.jsonl"
 # Latent quality of each system (simulation only; higher is better).
 QUALITY = {"gpt4": 1.0, "gpt35": 0.6, "llama2-70b": 0.3}
+# The generated original study's latent quality: another order, so the comparison shows it.
+ORIGINAL_QUALITY = {"gpt4": 0.7, "gpt35": 0.8, "llama2-70b": 0.2}
+ORIGINAL_SOURCE = "ReproHum original rankings (generated: the originals are not public)"
 ANNOTATORS = 3
 GUIDELINES = """\
 ## Your task
@@ -90,17 +108,114 @@ def run(*, scale: int = 1, seed: int = 87) -> ReplayResult:
         return {"order": [o["key"] for o in outputs], "ranks": ranks}, rng.uniform(40, 120)
 
     work_in_turns(people, decide)
-    report = project_report(project)
+    sheet, mapping = original_sheet(chosen, seed=seed)
+    import_annotations(
+        project=project,
+        stream=io.StringIO(sheet),
+        fmt="reprohum-ranks",
+        source=ORIGINAL_SOURCE,
+        options={"mapping": mapping},
+    )
+    pseudonyms = Membership.objects.filter(
+        project=project, user__in=[p.user for p in people]
+    ).values_list("pseudonym", flat=True)
+    originals = [c.coder_id for c in ExternalCoder.objects.filter(project=project)]
+    report = project_report(project, annotator_filter=AnnotatorFilter(include=tuple(pseudonyms)))
+    original = project_report(project, annotator_filter=AnnotatorFilter(include=tuple(originals)))
     names = ["alpha_levels"] + sorted(n for n in report["tables"] if n.startswith("mar_"))
+    tables = {name: report["tables"][name] for name in names}
+    tables["original_alpha_levels"] = original["tables"]["alpha_levels"]
+    tables.update(comparison_tables(original, report))
     return ReplayResult(
         project=project,
         report=report,
-        tables={name: report["tables"][name] for name in names},
+        tables=tables,
         notes=[
             f"{len(chosen)} claims × 3 systems, {ANNOTATORS} simulated annotators, "
-            f"{len(criteria)} criteria."
+            f"{len(criteria)} criteria.",
+            f"Original study: {len(originals)} external coders' rankings, generated in the "
+            "ReproHum sheet's shape and loaded with the reprohum-ranks reader.",
         ],
     )
+
+
+def original_sheet(chosen: list[dict], *, seed: int) -> tuple[str, str]:
+    """The generated original rankings in the ReproHum sheet's shape, and its per-row mapping
+    file: justifications shuffled per row, one row per (claim, original annotator), ranks as
+    standard competition ranks of a noisy latent quality (:data:`ORIGINAL_QUALITY`)."""
+    rng = rng_for(f"{NAME}:original", seed)
+    criteria = [c["name"] for c in DEFAULT_CRITERIA]
+    k = max(len(r["outputs"]) for r in chosen)
+    sheet, mapping = io.StringIO(), io.StringIO()
+    sheet_writer, mapping_writer = csv.writer(sheet), csv.writer(mapping)
+    sheet_writer.writerow(
+        ["id", "annotator", "claim", *[f"{c} {n}" for c in criteria for n in range(1, k + 1)]]
+    )
+    mapping_writer.writerow(["id", "column", "system"])
+    for record in chosen:
+        systems = [o["system"] for o in record["outputs"]]
+        rng.shuffle(systems)
+        for n, system in enumerate(systems, start=1):
+            mapping_writer.writerow([record["id"], f"justification {n}", system])
+        for annotator in range(1, ANNOTATORS + 1):
+            cells = []
+            for _criterion in criteria:
+                scores = [round(ORIGINAL_QUALITY[s] + rng.gauss(0, 0.35), 1) for s in systems]
+                cells.extend(competition_ranks([-score for score in scores]))
+            sheet_writer.writerow([record["id"], f"original-{annotator}", record["claim"], *cells])
+    return sheet.getvalue(), mapping.getvalue()
+
+
+def comparison_tables(original: dict, reproduction: dict) -> dict[str, dict]:
+    """The ReproHum paper's comparison per criterion: MAR per system of the original and the
+    reproduction (Table 1), CV* per system (Table 2), Spearman's rho between the two MAR vectors
+    (Table 3); from the dashboard's own comparison (``compare_reports``)."""
+    compared = compare_reports(original, reproduction, labels=("Original", "Reproduction"))
+    prefix = "MAR · "
+    mar_rows, cv_rows, rho_rows = [], [], []
+    for row in compared["vectors"]["rows"]:
+        if row["vector"].startswith(prefix):
+            criterion = row["vector"][len(prefix) :]
+            base = {"criterion": criterion, "system": row["entry"]}
+            mar_rows.append({**base, "original": row["a"], "reproduction": row["b"]})
+            cv_rows.append({**base, "cv_star": row["cv_star"]})
+    for row in compared["spearman"]["rows"]:
+        if row["vector"].startswith(prefix):
+            rho_rows.append(
+                {
+                    "criterion": row["vector"][len(prefix) :],
+                    "systems": row["entries"],
+                    "rho": row["rho"],
+                }
+            )
+    criterion, system = column("criterion", "Criterion", "text"), column("system", "System", "text")
+    return {
+        "original_vs_reproduction_mar": table(
+            "MAR per system: original and reproduction",
+            [
+                criterion,
+                system,
+                column("original", "Original", "num"),
+                column("reproduction", "Reproduction", "num"),
+            ],
+            mar_rows,
+            note="Mean of the annotators' MARs; lower is better. Original: the external coders "
+            "loaded from the original study's sheet.",
+        ),
+        "cv_star": table(
+            "CV* per system (reproduction vs original)",
+            [criterion, system, column("cv_star", "CV*", "num")],
+            cv_rows,
+            note="Small-sample coefficient of variation of the two MARs (Belz, Popović & Mille "
+            "2022), in percent, unshifted as in ReproHum #0087-01 Table 2; lower means closer.",
+        ),
+        "spearman": table(
+            "Spearman's rho between the original and reproduction MAR vectors",
+            [criterion, column("systems", "Systems", "int"), column("rho", "Spearman's ρ", "num")],
+            rho_rows,
+            note="Rank correlation of the systems' MARs (ReproHum #0087-01 Table 3).",
+        ),
+    }
 
 
 register(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hmac
 import random
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -13,6 +14,7 @@ from django.conf import settings
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
 
 from .formats import decode_csv_row, read_reprohum
+from .originals import ranking_from_systems, read_reprohum_ranks
 from .ranks import dense_ranks, output_letter
 from .serializers import RankingAnswerSerializer, RankingConfigSerializer, RankingPayloadSerializer
 
@@ -58,6 +60,7 @@ class Ranking(TaskType):
     measures = {"ranks": "ordinal"}
     agreement_basis = "the ranks given; the order the outputs were shown in does not count"
     readers = {"reprohum": read_reprohum}
+    annotation_readers = {"reprohum-ranks": read_reprohum_ranks}
     private_config = frozenset({"systems", "seed"})
 
     # --- import -------------------------------------------------------------------------------
@@ -89,6 +92,13 @@ class Ranking(TaskType):
 
     def csv_to_payload(self, row: dict) -> dict:
         return decode_csv_row(row)
+
+    def external_answer(
+        self, answer: dict, *, payload: Mapping, prepared: Mapping, config: Mapping
+    ) -> dict:
+        """Rankings collected elsewhere name outputs by system (the original study's sheet);
+        stored by this item's opaque keys, checked like an annotator's (``originals``)."""
+        return ranking_from_systems(answer, payload=payload, prepared=prepared, config=config)
 
     # --- annotation ---------------------------------------------------------------------------
 

@@ -253,8 +253,6 @@ def test_a_project_a_staff_researcher_creates_in_the_admin_is_theirs(world):
             "slug": "new-study",
             "name": "New study",
             "task_type": "citation_recovery",
-            "config": "{}",
-            "crowd": "{}",
             "guidelines": "",
             "annotators_per_item": 3,
             "status": "active",

@@ -35,7 +35,7 @@ def test_the_admin_offers_registered_task_types_and_validates_config(admin_clien
             "slug": "p1",
             "name": "P1",
             "task_type": "citation_recovery",
-            "config": '{"masking": "everything"}',
+            "config__masking": "everything",
             "guidelines": "",
             "annotators_per_item": 3,
             "status": "active",
@@ -43,5 +43,7 @@ def test_the_admin_offers_registered_task_types_and_validates_config(admin_clien
             "memberships-INITIAL_FORMS": 0,
         },
     )
-    assert response.status_code == 200 and b"Invalid configuration" in response.content
+    assert response.status_code == 200 and b"config.masking: Select a valid choice" in (
+        response.content
+    )
     assert not Project.objects.filter(slug="p1").exists()

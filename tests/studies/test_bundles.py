@@ -10,11 +10,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from annotation.models import Annotation
+from annotation.models import Annotation, ExternalAnnotation
 from llm_judges.models import Judge, JudgeResult
 from projects.models import Project
 from studies.bundles import project_report
 from studies.replays import replay_registry
+from studies.services.external_annotations import import_annotations
 
 
 def comparable(report):
@@ -62,6 +63,23 @@ def study(db):
         status="failed",
         error="HTTP 400: Server is pinned to another model",
     )
+    # Helpfulness ratings collected elsewhere: the dashboard counts them beside the annotators.
+    ratings = "".join(
+        json.dumps(
+            {
+                "item": item.external_id,
+                "coder": f"w{n}",
+                "answer": {"helpfulness": (17 * n + 31 * i) % 101},
+                **({"annotated_at": "2024-05-01T12:00:00+00:00"} if n == 0 else {}),
+            }
+        )
+        + "\n"
+        for i, item in enumerate(items[:6])
+        for n in range(3)
+    )
+    import_annotations(
+        project=project, stream=io.StringIO(ratings), fmt="jsonl", source="mturk batch"
+    )
     return project
 
 
@@ -74,7 +92,7 @@ def test_a_bundle_loads_into_an_instance_without_the_project_with_equal_figures(
         ["study.json", "agreement.json", "README.md", "manifest.json"]
         + [
             f"{t}.{ext}"
-            for t in ("items", "annotations", "annotators", "judge_results")
+            for t in ("items", "annotations", "annotators", "judge_results", "external_annotations")
             for ext in ("jsonl", "parquet")
         ]
     )
@@ -109,6 +127,11 @@ def test_a_bundle_loads_into_an_instance_without_the_project_with_equal_figures(
         # the account's name.
         assert same(anonymous(after["tables"][name]["rows"]), anonymous(table["rows"])), name
     assert JudgeResult.objects.filter(item__project=loaded).count() == judged_before
+    external = ExternalAnnotation.objects.filter(item__project=loaded)
+    assert external.count() == 18 and {a.source for a in external} == {"mturk batch"}
+    assert {a.coder.source for a in external} == {"mturk batch"}
+    assert external.filter(annotated_at__isnull=False).count() == 6
+    assert "18 answers of\n  3 external coders" in card
     with pytest.raises(CommandError) as again:
         call_command("bundle_load", str(out))
     assert "exists" in str(again.value)

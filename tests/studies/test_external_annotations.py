@@ -149,6 +149,17 @@ def _file(text, name="annotations.jsonl"):
             "r.csv",
             "line 2, field 'instance'",
         ),
+        (
+            '{"item": "ITEM", "coder": "a", "answer": {"helpfulness": 5}}\n'
+            '{"item": "ITEM", "coder": "b", "answer": {"sentences": [0, 99]}}',
+            "a.jsonl",
+            "line 2, field 'answer.sentences': sentence 99 does not exist",
+        ),
+        (
+            '{"item": "ITEM", "coder": "b", "answer": {"sentences": [0], "none": true}}',
+            "a.jsonl",
+            "line 1, field 'answer.none'",
+        ),
     ],
 )
 def test_a_bad_row_is_named_by_line_and_field_and_nothing_is_imported(
@@ -178,3 +189,28 @@ def test_importing_the_same_coder_and_item_again_replaces_the_answer(rated_proje
         )
     (only,) = ExternalAnnotation.objects.all()
     assert only.answer == {"helpfulness": 90}
+
+
+def test_a_selection_is_stored_sorted_and_a_rating_alone_exports_no_scores(rated_project):
+    from studies.services.exports import export_stream
+
+    first = rated_project.items.order_by("position").first()
+    body = "\n".join(
+        json.dumps({"item": first.external_id, "coder": c, "answer": a})
+        for c, a in (("sel", {"sentences": [1, 0, 1]}), ("rate", {"helpfulness": 30}))
+    )
+    call_command("import_annotations", _file(body), project=rated_project.slug, fmt="jsonl")
+    assert ExternalAnnotation.objects.get(coder__name="sel").answer == {"sentences": [0, 1]}
+    rows = {
+        r["coder"]: r
+        for r in map(
+            json.loads,
+            "".join(export_stream(project=rated_project, fmt="jsonl", coders="external"))
+            .strip()
+            .splitlines(),
+        )
+    }
+    rated = rows["ext:rate"]
+    assert rated["helpfulness"] == 30 and rated["selected_sentences"] is None
+    assert rated["f1"] is None and rated["none"] is None
+    assert rows["ext:sel"]["selected_sentences"] == [0, 1] and rows["ext:sel"]["f1"] is not None

@@ -1,17 +1,23 @@
-"""The ReproHum #0087-01 replay: set-up, real items, simulated annotators through the API, and
-the paper's figures (MAR per system, alpha at four levels) checked against an independent
-computation from the stored answers."""
+"""The ReproHum #0087-01 replay: set-up, real items, simulated annotators through the API, the
+original study's rankings loaded as external coders, and the paper's figures (MAR per system,
+alpha at four levels, original vs reproduction MAR, CV* and Spearman's rho) checked against an
+independent computation from the stored answers and the original sheet."""
 
+import csv
+import io
+import math
 from collections import defaultdict
-from statistics import fmean
+from statistics import fmean, stdev
 
 import krippendorff
 import numpy as np
 import pytest
 from django.core.management import call_command
+from scipy.stats import spearmanr
 
-from annotation.models import Annotation, Item
+from annotation.models import Annotation, ExternalAnnotation, Item
 from studies.replays import replay_registry
+from task_types.ranking.replay import original_sheet, records
 
 
 @pytest.fixture
@@ -86,10 +92,102 @@ def test_the_command_writes_the_papers_tables_as_csv(db, tmp_path):
     names = sorted(p.name for p in out.iterdir())
     assert names == [
         "replay-reprohum-alpha_levels.csv",
+        "replay-reprohum-cv_star.csv",
         "replay-reprohum-mar_1.csv",
         "replay-reprohum-mar_2.csv",
         "replay-reprohum-mar_3.csv",
         "replay-reprohum-mar_4.csv",
+        "replay-reprohum-original_alpha_levels.csv",
+        "replay-reprohum-original_vs_reproduction_mar.csv",
+        "replay-reprohum-spearman.csv",
     ]
     header = (out / "replay-reprohum-mar_1.csv").read_text().splitlines()[0]
     assert header.startswith("system,mar,pooled")
+
+
+def original_mars() -> dict[str, dict[str, float]]:
+    """{criterion: {system: MAR}} of the generated original sheet, read with the csv module and
+    its mapping file (not through the platform): the mean of the annotators' MARs."""
+    sheet, mapping = original_sheet(records(1), seed=87)
+    system_of = {
+        (row["id"], int(row["column"].split()[-1])): row["system"]
+        for row in csv.DictReader(io.StringIO(mapping))
+    }
+    ranks = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for row in csv.DictReader(io.StringIO(sheet)):
+        for column, cell in row.items():
+            head, _, number = column.rpartition(" ")
+            if number.isdigit():
+                system = system_of[(row["id"], int(number))]
+                ranks[head][system][row["annotator"]].append(int(cell))
+    return {
+        criterion: {
+            system: fmean(fmean(r) for r in by_annotator.values())
+            for system, by_annotator in by_system.items()
+        }
+        for criterion, by_system in ranks.items()
+    }
+
+
+def reproduction_mars(project) -> dict[str, dict[str, float]]:
+    out = {}
+    for criterion, values in stored_ranks(project).items():
+        per = defaultdict(lambda: defaultdict(list))
+        for annotator, _item, system, rank in values:
+            per[system][annotator].append(rank)
+        out[criterion] = {s: fmean(fmean(r) for r in a.values()) for s, a in per.items()}
+    return out
+
+
+def cv_star_by_hand(a: float, b: float) -> float:
+    """Belz et al. (2022): (1 + 1/4n) * 100 * (s / c4(n)) / mean, n = 2, s with n - 1."""
+    n = 2
+    c4 = math.sqrt(2 / (n - 1)) * math.gamma(n / 2) / math.gamma((n - 1) / 2)
+    return (1 + 1 / (4 * n)) * 100 * (stdev([a, b]) / c4) / fmean([a, b])
+
+
+def test_the_original_rankings_are_external_coders_and_leave_the_reproduction_alone(replayed):
+    project = replayed.project
+    originals = ExternalAnnotation.objects.filter(item__project=project)
+    assert originals.count() == 10 * 3
+    assert sorted({a.coder.name for a in originals}) == ["original-1", "original-2", "original-3"]
+    # The reproduction's own tables count only the simulated annotators.
+    for table in (replayed.tables[f"mar_{n}"] for n in range(1, 5)):
+        assert not any(key.startswith("mar:ext:") for key in table["rows"][0])
+
+
+def test_original_vs_reproduction_mar_cv_star_and_spearman_equal_an_independent_computation(
+    replayed,
+):
+    original, reproduction = original_mars(), reproduction_mars(replayed.project)
+    mar_rows = replayed.tables["original_vs_reproduction_mar"]["rows"]
+    assert len(mar_rows) == 4 * 3
+    for row in mar_rows:
+        assert row["original"] == pytest.approx(original[row["criterion"]][row["system"]])
+        assert row["reproduction"] == pytest.approx(reproduction[row["criterion"]][row["system"]])
+    cv_rows = replayed.tables["cv_star"]["rows"]
+    assert len(cv_rows) == 12
+    for row in cv_rows:
+        a = original[row["criterion"]][row["system"]]
+        b = reproduction[row["criterion"]][row["system"]]
+        assert row["cv_star"] == pytest.approx(cv_star_by_hand(a, b))
+    rho_rows = {r["criterion"]: r for r in replayed.tables["spearman"]["rows"]}
+    assert set(rho_rows) == set(original)
+    for criterion, by_system in original.items():
+        systems = sorted(by_system)
+        expected = spearmanr(
+            [by_system[s] for s in systems], [reproduction[criterion][s] for s in systems]
+        ).statistic
+        assert rho_rows[criterion]["systems"] == 3
+        assert rho_rows[criterion]["rho"] == pytest.approx(expected)
+    # The generated original prefers GPT-3.5 on Overall; the reproduction prefers GPT-4.
+    overall = {r["system"]: r["original"] for r in mar_rows if r["criterion"] == "Overall"}
+    assert min(overall, key=overall.get) == "gpt35"
+
+
+def test_cv_star_by_hand_gives_the_published_reprohum_figures():
+    """The independent CV* above, on the published MARs (REFERENCE.md, Table 2: reproduction vs
+    original 38.14 / 2.09 / 3.63), so the check of the replay's CV* can fail."""
+    original, reproduction = [1.48, 1.89, 1.68], [2.18, 1.93, 1.62]
+    got = [cv_star_by_hand(a, b) for a, b in zip(original, reproduction, strict=True)]
+    assert got == pytest.approx([38.14, 2.09, 3.63], abs=0.01)

@@ -9,7 +9,8 @@ from studies.services.exports import CODERS, FORMATS, export_chunks
 class Command(BaseCommand):
     help = (
         "Export a project's annotations as JSONL or CSV (streamed, constant memory): the humans' "
-        "(default), the judges' (--coders judges), or both in one file (--coders all)."
+        "(default), the external coders' (--coders external), the judges' (--coders judges), or "
+        "all of them in one file (--coders all)."
     )
 
     def add_arguments(self, parser):
@@ -19,8 +20,9 @@ class Command(BaseCommand):
             "--coders",
             choices=CODERS,
             default="humans",
-            help="Whose answers: humans (default), judges, or all (one row per human annotation "
-            "and per judge result, with coder_kind and the judge columns).",
+            help="Whose answers: humans (default), external (annotations imported from "
+            "elsewhere), judges, or all (one row per human annotation, external answer and judge "
+            "result, with coder_kind, coder, coder_source and the judge columns).",
         )
         parser.add_argument("--out", help="Output file (default: standard output)")
 

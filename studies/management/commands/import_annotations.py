@@ -26,8 +26,14 @@ class Command(BaseCommand):
             action="store_true",
             help="Leave out (and count) rows naming an item this project does not have.",
         )
+        parser.add_argument(
+            "--mapping",
+            help="Mapping file some formats need (reprohum-ranks: justification column → system).",
+        )
 
-    def handle(self, *args, file, project, fmt, source, skip_unknown_items=False, **options):
+    def handle(
+        self, *args, file, project, fmt, source, skip_unknown_items=False, mapping=None, **options
+    ):
         found = Project.objects.filter(slug=project).first()
         if found is None:
             raise CommandError(f"No project {project!r}.")
@@ -38,6 +44,16 @@ class Command(BaseCommand):
             raise CommandError(
                 f"Unknown format {fmt!r}; use one of {', '.join(annotation_formats(project=found))}."
             )
+        reader_options = {}
+        if mapping:
+            try:
+                reader_options["mapping"] = Path(mapping).read_text(encoding="utf-8-sig")
+            except FileNotFoundError:
+                raise CommandError(f"{mapping}: no such mapping file.") from None
+            except UnicodeDecodeError as exc:
+                raise CommandError(
+                    f"Nothing imported. The mapping file is not UTF-8 text (byte {exc.start})."
+                ) from None
         try:
             with path.open("rb") as stream:
                 counts = import_annotations(
@@ -46,6 +62,7 @@ class Command(BaseCommand):
                     fmt=fmt,
                     source=source or path.name,
                     skip_unknown_items=skip_unknown_items,
+                    options=reader_options,
                 )
         except Refusal as exc:
             raise CommandError(exc.message) from None
