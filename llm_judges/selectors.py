@@ -44,6 +44,7 @@ def judge_answers(
         judge=judge,
         prompt_version=prompt_version or judge.prompt_version,
         setting=_setting(project) if setting is None else setting,
+        presentation="",
         status=ResultStatus.OK,
     ).values_list("item__external_id", "answer")
     return dict(rows)
@@ -58,12 +59,14 @@ def judge_result_counts(
         judge=judge,
         prompt_version=prompt_version or judge.prompt_version,
         setting=_setting(project) if setting is None else setting,
+        presentation="",
     ).aggregate(
         answered=Count("id", filter=Q(status=ResultStatus.OK)),
         unparseable=Count("id", filter=Q(status=ResultStatus.UNPARSEABLE)),
         failed=Count("id", filter=Q(status=ResultStatus.FAILED)),
     )
     items = Item.objects.filter(project=project).count()
+    # Items a budget left unjudged ("not run: budget") are missing: not judged yet.
     counts["missing"] = items - counts["answered"] - counts["unparseable"] - counts["failed"]
     return counts
 
@@ -78,7 +81,7 @@ def judge_results_for_export(
     loaded only when ``with_raw`` (it is researcher-only and goes in JSONL exports only)."""
     results = (
         JudgeResult.objects.filter(item__project=project)
-        .select_related("item", "judge", "run")
+        .select_related("item", "judge", "run", "run__prompt")
         .order_by(
             "judge__name", "judge_id", "prompt_version", "setting", "item__position", "item_id"
         )
@@ -96,8 +99,13 @@ def judges_for_project(*, project: Project) -> list[Judge]:
         return []
     return [
         judge
-        for judge in Judge.objects.order_by("name")
-        if judge.kind in prompt.kinds and judge.prompt_version in prompt.versions
+        for judge in Judge.objects.select_related("prompt").order_by("name")
+        if judge.kind in prompt.kinds
+        and (
+            judge.prompt.task_type == project.task_type
+            if judge.prompt_id is not None
+            else judge.prompt_version in prompt.versions
+        )
     ]
 
 
@@ -106,6 +114,7 @@ def _with_live_counts(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
         live_answered=Count("results", filter=Q(results__status=ResultStatus.OK)),
         live_unparseable=Count("results", filter=Q(results__status=ResultStatus.UNPARSEABLE)),
         live_failed=Count("results", filter=Q(results__status=ResultStatus.FAILED)),
+        live_not_run=Count("results", filter=Q(results__status=ResultStatus.NOT_RUN)),
         live_schema_valid=Count("results", filter=Q(results__schema_valid=True)),
     )
 
@@ -117,6 +126,7 @@ def progress_of(*, run: JudgeRun) -> dict:
     answered = run.live_answered if live else run.answered_count
     unparseable = run.live_unparseable if live else run.unparseable_count
     failed = run.live_failed if live else run.failed_count
+    not_run = run.live_not_run if live else run.not_run_count
     schema_valid = run.live_schema_valid if live else run.schema_valid_count
     done = answered + unparseable
     total = run.total
@@ -130,7 +140,10 @@ def progress_of(*, run: JudgeRun) -> dict:
         "kind": run.judge.kind,
         "model": run.judge.model,
         "prompt_version": run.prompt_version,
+        "prompt_name": run.prompt.name if run.prompt_id else "",
+        "prompt_fingerprint": run.prompt_fingerprint,
         "setting": run.setting,
+        "presentation": run.presentation,
         "filters": run.filters,
         "status": run.status,
         "active": run.is_active,
@@ -145,11 +158,16 @@ def progress_of(*, run: JudgeRun) -> dict:
         "structured_output": run.structured_output,
         "schema_valid": schema_valid,
         "seed": run.seed,
-        "remaining": max(total - done - failed, 0),
+        "not_run": not_run,
+        "budget_calls": run.budget_calls,
+        "budget_tokens": run.budget_tokens,
+        "budget_reached": not_run > 0,
+        "remaining": max(total - done - failed - not_run, 0),
         "percent_answered": percent(answered),
         "percent_unparseable": percent(unparseable),
         "percent_failed": percent(failed),
-        "percent": percent(done + failed),
+        "percent_not_run": percent(not_run),
+        "percent": percent(done + failed + not_run),
         "created_at": run.created_at.isoformat(),
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
@@ -159,12 +177,14 @@ def progress_of(*, run: JudgeRun) -> dict:
 
 def runs_for_project(*, project: Project, limit: int = 50) -> list[JudgeRun]:
     """The project's latest runs with their judge and live counts, in one query."""
-    runs = JudgeRun.objects.filter(project=project).select_related("judge", "started_by")
+    runs = JudgeRun.objects.filter(project=project).select_related("judge", "started_by", "prompt")
     return list(_with_live_counts(runs).order_by("-created_at", "-id")[:limit])
 
 
 def run_for_project(*, project: Project, run_id: int) -> JudgeRun | None:
-    runs = JudgeRun.objects.filter(project=project, pk=run_id).select_related("judge", "started_by")
+    runs = JudgeRun.objects.filter(project=project, pk=run_id).select_related(
+        "judge", "started_by", "prompt"
+    )
     return _with_live_counts(runs).first()
 
 
@@ -224,6 +244,7 @@ def preselection_blocker(*, project: Project, judge: Judge, prompt_version: str)
         judge=judge,
         prompt_version=prompt_version,
         setting=_setting(project),
+        presentation="",
         status=ResultStatus.OK,
     )
     counts = (
@@ -270,6 +291,7 @@ def preselection_answer(*, project: Project, item: Item) -> tuple[Judge, JudgeRe
         judge=preselection.judge,
         prompt_version=preselection.prompt_version,
         setting=_setting(project),
+        presentation="",
         status=ResultStatus.OK,
     ).first()
     if result is None:  # cannot happen while showing; a run may replace results meanwhile
