@@ -78,6 +78,43 @@ class PromptTemplate(models.Model):
     def __str__(self) -> str:
         return f"{self.name} v{self.version} ({self.task_type})"
 
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            stored = PromptTemplate.objects.filter(pk=self.pk).first()
+            if (
+                stored is not None
+                and stored.content() != self.content()
+                and JudgeRun.objects.filter(prompt_id=self.pk).exists()
+            ):
+                raise PromptUsed(
+                    f"{stored} was used by a run and cannot change; save a new version."
+                )
+        self.fingerprint = self.compute_fingerprint()
+        super().save(*args, **kwargs)
+
+    def clean(self):
+        """The content checked as every save path checks it (placeholders the task type
+        provides, a JSON schema, sampling parameters): ValidationError naming the field."""
+        from django.core.exceptions import ValidationError
+
+        from llm_judges.services.errors import JudgeError
+        from llm_judges.services.prompt_templates import clean_template
+
+        try:
+            cleaned = clean_template(
+                task_type=self.task_type,
+                template=self.template,
+                system=self.system,
+                variants=self.variants,
+                output_schema=self.output_schema,
+                parameters=self.parameters,
+            )
+        except JudgeError as exc:
+            field = (exc.field or "template").split(".")[0]
+            raise ValidationError({field: exc.message}) from None
+        for name, value in cleaned.items():
+            setattr(self, name, value)
+
     @property
     def key(self) -> str:
         """What judges, runs and results record as their prompt version."""
@@ -98,20 +135,6 @@ class PromptTemplate(models.Model):
 
     def content(self) -> str:
         return json.dumps([getattr(self, name) for name in self.CONTENT], sort_keys=True)
-
-    def save(self, *args, **kwargs):
-        if self.pk is not None:
-            stored = PromptTemplate.objects.filter(pk=self.pk).first()
-            if (
-                stored is not None
-                and stored.content() != self.content()
-                and JudgeRun.objects.filter(prompt_id=self.pk).exists()
-            ):
-                raise PromptUsed(
-                    f"{stored} was used by a run and cannot change; save a new version."
-                )
-        self.fingerprint = self.compute_fingerprint()
-        super().save(*args, **kwargs)
 
 
 class Judge(models.Model):

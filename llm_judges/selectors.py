@@ -14,7 +14,14 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.models import Item
 from llm_judges import prompts
-from llm_judges.models import Judge, JudgeResult, JudgeRun, Preselection, PreselectionShown
+from llm_judges.models import (
+    Judge,
+    JudgeResult,
+    JudgeRun,
+    Preselection,
+    PreselectionShown,
+    PromptTemplate,
+)
 from projects.crowd import crowd_settings
 
 if TYPE_CHECKING:
@@ -109,7 +116,32 @@ def judges_for_project(*, project: Project) -> list[Judge]:
     ]
 
 
+def _with_usage(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
+    """Calls and tokens of each run (every attempt), as subqueries: one query for the list."""
+    from django.db.models import IntegerField, Subquery, Sum
+    from django.db.models.functions import Coalesce
+
+    from llm_judges.models import JudgeCall
+
+    def total(expression) -> Coalesce:
+        rows = (
+            JudgeCall.objects.filter(run=OuterRef("pk"))
+            .order_by()
+            .values("run")
+            .annotate(total=expression)
+            .values("total")
+        )
+        return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
+
+    return runs.annotate(
+        usage_calls=total(Count("id")),
+        usage_prompt_tokens=total(Sum("prompt_tokens")),
+        usage_completion_tokens=total(Sum("completion_tokens")),
+    )
+
+
 def _with_live_counts(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
+    runs = _with_usage(runs)
     return runs.annotate(
         live_answered=Count("results", filter=Q(results__status=ResultStatus.OK)),
         live_unparseable=Count("results", filter=Q(results__status=ResultStatus.UNPARSEABLE)),
@@ -158,6 +190,12 @@ def progress_of(*, run: JudgeRun) -> dict:
         "structured_output": run.structured_output,
         "schema_valid": schema_valid,
         "seed": run.seed,
+        # LLM: calls made (every attempt) and the tokens the server counted
+        "usage": {
+            "calls": getattr(run, "usage_calls", None),
+            "input_tokens": getattr(run, "usage_prompt_tokens", None),
+            "output_tokens": getattr(run, "usage_completion_tokens", None),
+        },
         "not_run": not_run,
         "budget_calls": run.budget_calls,
         "budget_tokens": run.budget_tokens,
@@ -308,3 +346,109 @@ def preselections_shown(*, project: Project) -> dict[tuple[int, int], str]:
         "assignment__item_id", "assignment__annotator_id", "judge__name"
     )
     return {(item_id, annotator_id): name for item_id, annotator_id, name in rows}
+
+
+def prompt_preview(*, template: PromptTemplate, item: Item, presentation: str = "") -> dict:
+    """``template`` rendered for ``item`` as the judge would send it: ``{"messages",
+    "response_format", "fields", "error"}``; ``error`` says why it cannot be rendered (the item
+    is of another task type, or the task type cannot build a value for it)."""
+    from llm_judges.services.prompt_templates import template_messages, template_response_format
+
+    preview: dict = {"messages": [], "response_format": None, "fields": {}, "error": ""}
+    if item.project.task_type != template.task_type:
+        preview["error"] = (
+            f"The item is a {item.project.task_type} item; {template} is a "
+            f"{template.task_type} prompt."
+        )
+        return preview
+    try:
+        prompt = prompts.get(template.task_type)
+        item.judge_presentation = presentation
+        preview["fields"] = prompt.fields(item) if prompt.fields else {}
+        preview["messages"] = template_messages(template=template, prompt=prompt, item=item)
+        preview["response_format"] = template_response_format(
+            template=template, prompt=prompt, item=item
+        )
+    except Exception as exc:  # shown to the researcher: a malformed item must not be a 500
+        preview["error"] = f"Cannot render the prompt for this item: {exc}"
+    return preview
+
+
+def run_estimate(
+    *,
+    judge: Judge,
+    project: Project,
+    filters: dict | None = None,
+    both_orders: bool = False,
+) -> dict:
+    """What a run would cost, before it starts: the items it covers, those left to judge (no
+    answer of the judge's key yet), and for an LLM judge the calls (one per item and
+    presentation) and tokens: prompt tokens estimated from the rendered prompts (about four
+    characters per token, ``budget.estimate_tokens``), completion tokens at most ``max_tokens``
+    each. Raises ``JudgeError`` as starting the run would (judge, filters)."""
+    from llm_judges.parameters import clean_parameters
+    from llm_judges.services import budget
+    from llm_judges.services.configuration import _prompt_for
+    from llm_judges.services.prompt_templates import template_for, template_messages
+    from llm_judges.services.runs import _selection, clean_filters
+
+    prompt = _prompt_for(judge, project)
+    filters = clean_filters(filters=filters)
+    template = template_for(judge=judge, project=project)
+    setting = prompt.setting(project.config or {})
+    if both_orders and not prompt.presentations:
+        from llm_judges.services.errors import JudgeError
+
+        raise JudgeError(
+            f"{project.task_type} items have no other presentation to judge them in.",
+            field="both_orders",
+        )
+    presentations = [""] + (list(prompt.presentations) if both_orders else [])
+    selection = list(_selection(project, filters).select_related("project").order_by("position"))
+    done = {
+        (item_id, presentation)
+        for item_id, presentation in JudgeResult.objects.filter(
+            judge=judge,
+            prompt_version=template.key,
+            setting=setting,
+            item__in=[item.pk for item in selection],
+            status__in=[ResultStatus.OK, ResultStatus.UNPARSEABLE],
+        ).values_list("item_id", "presentation")
+    }
+    todo = [(item, p) for p in presentations for item in selection if (item.pk, p) not in done]
+    estimate = {
+        "judge": judge.name,
+        "kind": judge.kind,
+        "prompt": str(template),
+        "prompt_fingerprint": template.fingerprint,
+        "items": len(selection),
+        "presentations": presentations,
+        "to_judge": len(todo),
+        "calls": 0,
+        "prompt_tokens": 0,
+        "max_completion_tokens": 0,
+        "max_tokens": 0,
+        "unrenderable": 0,
+        "method": "",
+    }
+    if judge.kind != Judge.Kind.LLM:
+        estimate["method"] = f"A {judge.kind} judge runs on the workers: no calls, no tokens."
+        return estimate
+    parameters = {**clean_parameters(judge.kind, judge.parameters), **(template.parameters or {})}
+    for item, presentation in todo:
+        item.judge_presentation = presentation
+        try:
+            messages = template_messages(template=template, prompt=prompt, item=item)
+        except Exception:
+            estimate["unrenderable"] += 1  # fails without a call
+            continue
+        estimate["calls"] += 1
+        estimate["prompt_tokens"] += budget.estimate_tokens(messages=messages)
+    estimate["max_completion_tokens"] = estimate["calls"] * parameters["max_tokens"]
+    estimate["max_tokens"] = estimate["prompt_tokens"] + estimate["max_completion_tokens"]
+    estimate["method"] = (
+        "One call per item to judge (retries of transient errors come on top). Prompt tokens "
+        f"estimated at {budget.CHARS_PER_TOKEN} characters per token; completion tokens at "
+        f"most max_tokens ({parameters['max_tokens']}) per call."
+    )
+    return estimate
