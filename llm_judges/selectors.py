@@ -452,3 +452,25 @@ def run_estimate(
         f"most max_tokens ({parameters['max_tokens']}) per call."
     )
     return estimate
+
+
+def judge_presented_answers(*, project: Project, judge: Judge) -> dict[str, dict[str, dict]]:
+    """The judge's parsed answers in presentations other than the annotators' (ranking:
+    "reversed"), ``{presentation: {item external id: answer}}``, for its current prompt version
+    and the project's setting: compared with ``judge_answers`` they give its self-agreement
+    (position bias). One query."""
+    rows = (
+        JudgeResult.objects.filter(
+            item__project=project,
+            judge=judge,
+            prompt_version=judge.prompt_version,
+            setting=_setting(project),
+            status=ResultStatus.OK,
+        )
+        .exclude(presentation="")
+        .values_list("presentation", "item__external_id", "answer")
+    )
+    presented: dict[str, dict[str, dict]] = {}
+    for presentation, external_id, answer in rows:
+        presented.setdefault(presentation, {})[external_id] = answer
+    return presented

@@ -184,5 +184,7 @@ PROMPT = register(
         pairs=pairs,
         from_nli=from_nli,
         answer_fields=("claims",),
+        placeholders=PLACEHOLDERS,
+        fields=fields,
     )
 )
