@@ -196,3 +196,28 @@ def test_the_judges_page_starts_a_run_with_a_budget_and_shows_its_usage(
     out = io.StringIO()
     call_command("run_judge", project=project.slug, judge=judge.name, budget_calls=1, stdout=out)
     assert "Usage: 1 calls" in out.getvalue() and "2 items not run: budget" in out.getvalue()
+
+
+def test_the_run_list_reads_usage_in_a_constant_number_of_queries(
+    project,
+    researcher,
+    items,
+    judge,
+    django_capture_on_commit_callbacks,
+    django_assert_max_num_queries,
+):
+    api = client_for(researcher)
+    url = f"/api/projects/{project.slug}/judge-runs/"
+    start(judge, project, django_capture_on_commit_callbacks, filters={"external_ids": ["claim-0"]})
+    with django_assert_max_num_queries(50) as one:
+        assert len(api.get(url).json()["results"]) == 1
+    for item_id in ("claim-1", "claim-2", "claim-3"):
+        start(
+            judge, project, django_capture_on_commit_callbacks, filters={"external_ids": [item_id]}
+        )
+    with django_assert_max_num_queries(len(one.captured_queries)):
+        runs = api.get(url).json()["results"]
+    assert len(runs) == 4
+    assert [r["usage"]["calls"] for r in runs] == [1, 1, 1, 1]
+    detail = page_client(researcher).get(f"/p/{project.slug}/judges/runs/{runs[0]['id']}/")
+    assert runs[0]["prompt_fingerprint"] in detail.content.decode()

@@ -204,6 +204,9 @@ def test_a_prompt_edited_after_a_run_is_a_new_version_and_the_old_results_keep_t
         },
     )
     assert response.status_code == 302, response.content.decode()[:2000]
+    assert admin.get("/admin/llm_judges/prompttemplate/").status_code == 200
+    change = admin.get(f"/admin/llm_judges/prompttemplate/{template.pk}/change/")
+    assert change.status_code == 200 and "Render for an item" in change.content.decode()
     v1 = PromptTemplate.objects.get(pk=template.pk)
     v2 = PromptTemplate.objects.get(name="paper", version=2)
     assert v1.template == PAPER_PROMPT and v1.fingerprint == old_fingerprint
