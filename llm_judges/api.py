@@ -18,9 +18,31 @@ from llm_judges.models import Judge
 from projects.permissions import IsProjectResearcher
 
 
-class StartRunSerializer(serializers.Serializer):
+class EstimateSerializer(serializers.Serializer):
     judge = serializers.CharField(help_text="The judge's name.")
     filters = serializers.DictField(required=False, default=dict)
+    both_orders = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Also judge every item in the task type's other presentations (ranking: the "
+        "outputs reversed), in a run of its own (position bias).",
+    )
+
+
+class StartRunSerializer(EstimateSerializer):
+    budget_calls = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=2**31 - 1
+    )
+    budget_tokens = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=2**31 - 1
+    )
+
+
+def _judge_named(name: str) -> Judge:
+    judge = Judge.objects.filter(name=name).first()
+    if judge is None:
+        raise services.JudgeError("No such judge.", field="judge")
+    return judge
 
 
 class RunListView(APIView):
@@ -44,19 +66,52 @@ class RunListView(APIView):
     def post(self, request, slug):
         body = StartRunSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        judge = Judge.objects.filter(name=body.validated_data["judge"]).first()
-        if judge is None:
-            raise services.JudgeError("No such judge.", field="judge")
+        data = body.validated_data
+        judge = _judge_named(data["judge"])
         # A refusal (JudgeError) becomes {"detail", "code", "field"} with its code's status
         # (409 while the judge is running, 400 for a judge or filters that cannot work).
-        run = services.judge_run_start(
-            judge=judge,
-            project=self.project,
-            started_by=request.user,
-            filters=body.validated_data["filters"],
+        options = {
+            "judge": judge,
+            "project": self.project,
+            "started_by": request.user,
+            "filters": data["filters"],
+            "budget_calls": data["budget_calls"],
+            "budget_tokens": data["budget_tokens"],
+        }
+        if data["both_orders"]:
+            started = services.judge_run_start_both_orders(**options)
+        else:
+            started = [services.judge_run_start(**options)]
+        progress = [
+            selectors.progress_of(run=selectors.run_for_project(project=self.project, run_id=r.pk))
+            for r in started
+        ]
+        # The run as annotators see the items; with both_orders, every run under "runs".
+        body = {**progress[0], "runs": progress} if data["both_orders"] else progress[0]
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class RunEstimateView(APIView):
+    """What a run would cost before it starts: items, calls and (estimated) tokens."""
+
+    permission_classes = [IsProjectResearcher]
+
+    @extend_schema(
+        request=EstimateSerializer,
+        responses={200: dict, 400: OpenApiResponse(description="No such judge, bad filters")},
+    )
+    def post(self, request, slug):
+        body = EstimateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        return Response(
+            selectors.run_estimate(
+                judge=_judge_named(data["judge"]),
+                project=self.project,
+                filters=data["filters"],
+                both_orders=data["both_orders"],
+            )
         )
-        run = selectors.run_for_project(project=self.project, run_id=run.pk)
-        return Response(selectors.progress_of(run=run), status=status.HTTP_201_CREATED)
 
 
 class RunDetailView(APIView):

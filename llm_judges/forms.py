@@ -17,6 +17,25 @@ class StartRunForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2, "placeholder": "Optional: item ids, one per line"}),
         label="Only these items",
     )
+    budget_calls = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=2**31 - 1,
+        label="Budget: calls",
+        help_text="LLM: stop after this many calls (blank: no limit).",
+    )
+    budget_tokens = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=2**31 - 1,
+        label="Budget: tokens",
+        help_text="LLM: stop before input + output tokens pass this (blank: no limit).",
+    )
+    both_orders = forms.BooleanField(
+        required=False,
+        label="Also judge in reversed order (position bias)",
+        help_text="Ranking: a second run with the outputs in reverse order.",
+    )
 
     def __init__(self, *args, judges, groups, **kwargs):
         super().__init__(*args, **kwargs)
@@ -35,6 +54,19 @@ class StartRunForm(forms.Form):
             "group": data.get("group") or "",
             "external_ids": ids,
         }
+
+
+class PreviewForm(forms.Form):
+    judge = forms.ModelChoiceField(queryset=None, empty_label=None)
+    item = forms.CharField(label="Item id", max_length=255)
+
+    def __init__(self, *args, judges, **kwargs):
+        super().__init__(*args, **kwargs)
+        from llm_judges.models import Judge
+
+        self.fields["judge"].queryset = Judge.objects.filter(
+            pk__in=[j.pk for j in judges if j.kind == Judge.Kind.LLM]
+        )
 
 
 class PreselectionForm(forms.Form):

@@ -10,11 +10,131 @@ Rules the services rely on:
   counts are copied onto the run when it ends.
 - A judge's kind, model, parameters and prompt version are frozen once it has runs (the admin
   shows them read-only): results do not record them, the judge does.
+- Prompts are data: a ``PromptTemplate`` is one version of a wording (unique name + version).
+  Once a run used it, it never changes (``save()`` refuses; the admin and ``load_prompt`` save a
+  new version instead), and every run records the template it used and its fingerprint.
+- ``prompt_version`` on judges, runs and results is the template's key: the built-in version
+  ("v1") for the shipped records, ``name@version`` for the others.
 """
+
+import json
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+
+PROMPT_KEY_LENGTH = 120
+
+
+class PromptUsed(Exception):
+    """A prompt template that a run used cannot be changed: save a new version."""
+
+
+class PromptTemplate(models.Model):
+    """One version of a judge prompt: a system message and a user template with named
+    ``{placeholders}`` that the task type provides, the JSON schema of the answer (blank: the
+    task type's own schema for the item), and sampling parameters sent with every call."""
+
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField()
+    task_type = models.CharField(max_length=50)
+    system = models.TextField(blank=True, help_text="System message ({placeholders} allowed).")
+    template = models.TextField(
+        help_text="The user message with named {placeholders} (write {{ and }} for literal braces)."
+    )
+    variants = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Further templates by item variant (argument structure: filter, compare); an "
+        "item whose variant is not here uses the template.",
+    )
+    output_schema = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="JSON schema of the reply sent as structured output; blank: the task type's "
+        "own schema for each item. Replies are read by the task type's parser either way.",
+    )
+    parameters = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Sampling parameters sent with every call, over the judge's: temperature, "
+        "max_tokens, seed.",
+    )
+    note = models.TextField(blank=True, help_text="Where the wording comes from (paper, §).")
+    builtin = models.CharField(
+        max_length=20,
+        blank=True,
+        help_text="The built-in version this record ships (v1…); blank for researchers' prompts.",
+    )
+    fingerprint = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task_type", "name", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="prompttemplate_name_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version} ({self.task_type})"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            stored = PromptTemplate.objects.filter(pk=self.pk).first()
+            if (
+                stored is not None
+                and stored.content() != self.content()
+                and JudgeRun.objects.filter(prompt_id=self.pk).exists()
+            ):
+                raise PromptUsed(
+                    f"{stored} was used by a run and cannot change; save a new version."
+                )
+        self.fingerprint = self.compute_fingerprint()
+        super().save(*args, **kwargs)
+
+    def clean(self):
+        """The content checked as every save path checks it (placeholders the task type
+        provides, a JSON schema, sampling parameters): ValidationError naming the field."""
+        from django.core.exceptions import ValidationError
+
+        from llm_judges.services.errors import JudgeError
+        from llm_judges.services.prompt_templates import clean_template
+
+        try:
+            cleaned = clean_template(
+                task_type=self.task_type,
+                template=self.template,
+                system=self.system,
+                variants=self.variants,
+                output_schema=self.output_schema,
+                parameters=self.parameters,
+            )
+        except JudgeError as exc:
+            field = (exc.field or "template").split(".")[0]
+            raise ValidationError({field: exc.message}) from None
+        for name, value in cleaned.items():
+            setattr(self, name, value)
+
+    @property
+    def key(self) -> str:
+        """What judges, runs and results record as their prompt version."""
+        return self.builtin or f"{self.name}@{self.version}"
+
+    CONTENT = ("task_type", "system", "template", "variants", "output_schema", "parameters")
+
+    def compute_fingerprint(self) -> str:
+        from llm_judges.prompts import fingerprint_of
+
+        return fingerprint_of(
+            system=self.system,
+            template=self.template,
+            variants=self.variants or {},
+            output_schema=self.output_schema,
+            parameters=self.parameters or {},
+        )
+
+    def content(self) -> str:
+        return json.dumps([getattr(self, name) for name in self.CONTENT], sort_keys=True)
 
 
 class Judge(models.Model):
@@ -36,7 +156,21 @@ class Judge(models.Model):
         help_text="Kind-specific settings (base_url, api_key_env, temperature, max_tokens, "
         "timeout, concurrency…; threshold; batch_size…). Defaults are filled in on save.",
     )
-    prompt_version = models.CharField(max_length=20, default="v1")
+    prompt_version = models.CharField(
+        max_length=PROMPT_KEY_LENGTH,
+        default="v1",
+        help_text="The built-in prompt version used when no prompt template is chosen; set from "
+        "the template otherwise.",
+    )
+    prompt = models.ForeignKey(
+        PromptTemplate,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="judges",
+        help_text="LLM judges: the prompt template; blank: the project's task type's shipped "
+        "prompt (its built-in version above).",
+    )
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -46,6 +180,11 @@ class Judge(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs):
+        if self.prompt_id is not None:
+            self.prompt_version = self.prompt.key
+        super().save(*args, **kwargs)
 
 
 class JudgeRun(models.Model):
@@ -64,9 +203,40 @@ class JudgeRun(models.Model):
     project = models.ForeignKey(
         "projects.Project", on_delete=models.CASCADE, related_name="judge_runs"
     )
-    prompt_version = models.CharField(max_length=20)
-    prompt_fingerprint = models.CharField(max_length=32, blank=True)
+    prompt_version = models.CharField(max_length=PROMPT_KEY_LENGTH)
+    prompt = models.ForeignKey(
+        PromptTemplate,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="runs",
+        help_text="The template the run rendered (runs from before prompts were data: none).",
+    )
+    prompt_fingerprint = models.CharField(
+        max_length=64, blank=True, help_text="sha256 of the template and its parameters."
+    )
     setting = models.CharField(max_length=40, blank=True, default="")
+    presentation = models.CharField(
+        max_length=20,
+        blank=True,
+        default="",
+        help_text="How items were presented: blank as annotators see them; 'reversed' (ranking) "
+        "the outputs in reverse order, to measure position bias.",
+    )
+    budget_calls = models.PositiveIntegerField(
+        null=True, blank=True, help_text="LLM: at most this many calls (every attempt counts)."
+    )
+    budget_tokens = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="LLM: at most this many input + output tokens (each call reserves its "
+        "estimate before it is made, corrected to the server's count after).",
+    )
+    calls_reserved = models.PositiveIntegerField(default=0)
+    tokens_reserved = models.BigIntegerField(default=0)
+    not_run_count = models.PositiveIntegerField(
+        default=0, help_text="Items not run because the budget was reached; copied at the end."
+    )
     filters = models.JSONField(default=dict, blank=True)
     items_per_task = models.PositiveIntegerField(default=50)
     total = models.PositiveIntegerField(default=0)
@@ -106,7 +276,7 @@ class JudgeRun(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["judge", "project", "prompt_version", "setting"],
+                fields=["judge", "project", "prompt_version", "setting", "presentation"],
                 condition=Q(status__in=["pending", "running"]),
                 name="judgerun_one_active_per_key",
             )
@@ -128,13 +298,20 @@ class JudgeResult(models.Model):
         OK = "ok", "Answered"
         UNPARSEABLE = "unparseable", "Unparseable reply"
         FAILED = "failed", "Failed"
+        NOT_RUN = "not_run", "Not run: budget"
 
     item = models.ForeignKey(
         "annotation.Item", on_delete=models.CASCADE, related_name="judge_results"
     )
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="results")
-    prompt_version = models.CharField(max_length=20)
+    prompt_version = models.CharField(max_length=PROMPT_KEY_LENGTH)
     setting = models.CharField(max_length=40, blank=True, default="")
+    presentation = models.CharField(
+        max_length=20,
+        blank=True,
+        default="",
+        help_text="Blank: as annotators see the item; 'reversed': outputs in reverse order.",
+    )
     run = models.ForeignKey(
         JudgeRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="results"
     )
@@ -169,7 +346,8 @@ class JudgeResult(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["item", "judge", "prompt_version", "setting"], name="judgeresult_unique_key"
+                fields=["item", "judge", "prompt_version", "setting", "presentation"],
+                name="judgeresult_unique_key",
             )
         ]
         indexes = [models.Index(fields=["run", "status"], name="judgeresult_run_idx")]
@@ -215,7 +393,7 @@ class Preselection(models.Model):
         "projects.Project", on_delete=models.CASCADE, related_name="judge_preselection"
     )
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="+")
-    prompt_version = models.CharField(max_length=20)
+    prompt_version = models.CharField(max_length=PROMPT_KEY_LENGTH)
     enabled_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

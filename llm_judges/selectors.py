@@ -14,7 +14,14 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.models import Item
 from llm_judges import prompts
-from llm_judges.models import Judge, JudgeResult, JudgeRun, Preselection, PreselectionShown
+from llm_judges.models import (
+    Judge,
+    JudgeResult,
+    JudgeRun,
+    Preselection,
+    PreselectionShown,
+    PromptTemplate,
+)
 from projects.crowd import crowd_settings
 
 if TYPE_CHECKING:
@@ -44,6 +51,7 @@ def judge_answers(
         judge=judge,
         prompt_version=prompt_version or judge.prompt_version,
         setting=_setting(project) if setting is None else setting,
+        presentation="",
         status=ResultStatus.OK,
     ).values_list("item__external_id", "answer")
     return dict(rows)
@@ -58,12 +66,14 @@ def judge_result_counts(
         judge=judge,
         prompt_version=prompt_version or judge.prompt_version,
         setting=_setting(project) if setting is None else setting,
+        presentation="",
     ).aggregate(
         answered=Count("id", filter=Q(status=ResultStatus.OK)),
         unparseable=Count("id", filter=Q(status=ResultStatus.UNPARSEABLE)),
         failed=Count("id", filter=Q(status=ResultStatus.FAILED)),
     )
     items = Item.objects.filter(project=project).count()
+    # Items a budget left unjudged ("not run: budget") are missing: not judged yet.
     counts["missing"] = items - counts["answered"] - counts["unparseable"] - counts["failed"]
     return counts
 
@@ -76,7 +86,7 @@ def judge_results_for_export(
 
     Ordered by judge name, prompt version, setting, then item position. The raw reply is
     loaded only when ``with_raw`` (it is researcher-only and goes in JSONL exports only)."""
-    results = _results_for_export(project).select_related("item", "judge", "run")
+    results = _results_for_export(project).select_related("item", "judge", "run", "run__prompt")
     if not with_raw:
         results = results.defer("raw")
     return results.iterator(chunk_size=chunk_size)
@@ -93,6 +103,8 @@ EXPORT_RESULT_FIELDS = (
     "setting",
     "run_id",
     "run__prompt_fingerprint",
+    "run__prompt__name",
+    "presentation",
     "status",
     "answer",
     "error",
@@ -133,16 +145,47 @@ def judges_for_project(*, project: Project) -> list[Judge]:
         return []
     return [
         judge
-        for judge in Judge.objects.order_by("name")
-        if judge.kind in prompt.kinds and judge.prompt_version in prompt.versions
+        for judge in Judge.objects.select_related("prompt").order_by("name")
+        if judge.kind in prompt.kinds
+        and (
+            judge.prompt.task_type == project.task_type
+            if judge.prompt_id is not None
+            else judge.prompt_version in prompt.versions
+        )
     ]
 
 
+def _with_usage(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
+    """Calls and tokens of each run (every attempt), as subqueries: one query for the list."""
+    from django.db.models import IntegerField, Subquery, Sum
+    from django.db.models.functions import Coalesce
+
+    from llm_judges.models import JudgeCall
+
+    def total(expression) -> Coalesce:
+        rows = (
+            JudgeCall.objects.filter(run=OuterRef("pk"))
+            .order_by()
+            .values("run")
+            .annotate(total=expression)
+            .values("total")
+        )
+        return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
+
+    return runs.annotate(
+        usage_calls=total(Count("id")),
+        usage_prompt_tokens=total(Sum("prompt_tokens")),
+        usage_completion_tokens=total(Sum("completion_tokens")),
+    )
+
+
 def _with_live_counts(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
+    runs = _with_usage(runs)
     return runs.annotate(
         live_answered=Count("results", filter=Q(results__status=ResultStatus.OK)),
         live_unparseable=Count("results", filter=Q(results__status=ResultStatus.UNPARSEABLE)),
         live_failed=Count("results", filter=Q(results__status=ResultStatus.FAILED)),
+        live_not_run=Count("results", filter=Q(results__status=ResultStatus.NOT_RUN)),
         live_schema_valid=Count("results", filter=Q(results__schema_valid=True)),
     )
 
@@ -154,6 +197,7 @@ def progress_of(*, run: JudgeRun) -> dict:
     answered = run.live_answered if live else run.answered_count
     unparseable = run.live_unparseable if live else run.unparseable_count
     failed = run.live_failed if live else run.failed_count
+    not_run = run.live_not_run if live else run.not_run_count
     schema_valid = run.live_schema_valid if live else run.schema_valid_count
     done = answered + unparseable
     total = run.total
@@ -167,7 +211,10 @@ def progress_of(*, run: JudgeRun) -> dict:
         "kind": run.judge.kind,
         "model": run.judge.model,
         "prompt_version": run.prompt_version,
+        "prompt_name": run.prompt.name if run.prompt_id else "",
+        "prompt_fingerprint": run.prompt_fingerprint,
         "setting": run.setting,
+        "presentation": run.presentation,
         "filters": run.filters,
         "status": run.status,
         "active": run.is_active,
@@ -182,11 +229,22 @@ def progress_of(*, run: JudgeRun) -> dict:
         "structured_output": run.structured_output,
         "schema_valid": schema_valid,
         "seed": run.seed,
-        "remaining": max(total - done - failed, 0),
+        # LLM: calls made (every attempt) and the tokens the server counted
+        "usage": {
+            "calls": getattr(run, "usage_calls", None),
+            "input_tokens": getattr(run, "usage_prompt_tokens", None),
+            "output_tokens": getattr(run, "usage_completion_tokens", None),
+        },
+        "not_run": not_run,
+        "budget_calls": run.budget_calls,
+        "budget_tokens": run.budget_tokens,
+        "budget_reached": not_run > 0,
+        "remaining": max(total - done - failed - not_run, 0),
         "percent_answered": percent(answered),
         "percent_unparseable": percent(unparseable),
         "percent_failed": percent(failed),
-        "percent": percent(done + failed),
+        "percent_not_run": percent(not_run),
+        "percent": percent(done + failed + not_run),
         "created_at": run.created_at.isoformat(),
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
@@ -196,12 +254,14 @@ def progress_of(*, run: JudgeRun) -> dict:
 
 def runs_for_project(*, project: Project, limit: int = 50) -> list[JudgeRun]:
     """The project's latest runs with their judge and live counts, in one query."""
-    runs = JudgeRun.objects.filter(project=project).select_related("judge", "started_by")
+    runs = JudgeRun.objects.filter(project=project).select_related("judge", "started_by", "prompt")
     return list(_with_live_counts(runs).order_by("-created_at", "-id")[:limit])
 
 
 def run_for_project(*, project: Project, run_id: int) -> JudgeRun | None:
-    runs = JudgeRun.objects.filter(project=project, pk=run_id).select_related("judge", "started_by")
+    runs = JudgeRun.objects.filter(project=project, pk=run_id).select_related(
+        "judge", "started_by", "prompt"
+    )
     return _with_live_counts(runs).first()
 
 
@@ -261,6 +321,7 @@ def preselection_blocker(*, project: Project, judge: Judge, prompt_version: str)
         judge=judge,
         prompt_version=prompt_version,
         setting=_setting(project),
+        presentation="",
         status=ResultStatus.OK,
     )
     counts = (
@@ -307,6 +368,7 @@ def preselection_answer(*, project: Project, item: Item) -> tuple[Judge, JudgeRe
         judge=preselection.judge,
         prompt_version=preselection.prompt_version,
         setting=_setting(project),
+        presentation="",
         status=ResultStatus.OK,
     ).first()
     if result is None:  # cannot happen while showing; a run may replace results meanwhile
@@ -323,3 +385,131 @@ def preselections_shown(*, project: Project) -> dict[tuple[int, int], str]:
         "assignment__item_id", "assignment__annotator_id", "judge__name"
     )
     return {(item_id, annotator_id): name for item_id, annotator_id, name in rows}
+
+
+def prompt_preview(*, template: PromptTemplate, item: Item, presentation: str = "") -> dict:
+    """``template`` rendered for ``item`` as the judge would send it: ``{"messages",
+    "response_format", "fields", "error"}``; ``error`` says why it cannot be rendered (the item
+    is of another task type, or the task type cannot build a value for it)."""
+    from llm_judges.services.prompt_templates import template_messages, template_response_format
+
+    preview: dict = {"messages": [], "response_format": None, "fields": {}, "error": ""}
+    if item.project.task_type != template.task_type:
+        preview["error"] = (
+            f"The item is a {item.project.task_type} item; {template} is a "
+            f"{template.task_type} prompt."
+        )
+        return preview
+    try:
+        prompt = prompts.get(template.task_type)
+        item.judge_presentation = presentation
+        preview["fields"] = prompt.fields(item) if prompt.fields else {}
+        preview["messages"] = template_messages(template=template, prompt=prompt, item=item)
+        preview["response_format"] = template_response_format(
+            template=template, prompt=prompt, item=item
+        )
+    except Exception as exc:  # shown to the researcher: a malformed item must not be a 500
+        preview["error"] = f"Cannot render the prompt for this item: {exc}"
+    return preview
+
+
+def run_estimate(
+    *,
+    judge: Judge,
+    project: Project,
+    filters: dict | None = None,
+    both_orders: bool = False,
+) -> dict:
+    """What a run would cost, before it starts: the items it covers, those left to judge (no
+    answer of the judge's key yet), and for an LLM judge the calls (one per item and
+    presentation) and tokens: prompt tokens estimated from the rendered prompts (about four
+    characters per token, ``budget.estimate_tokens``), completion tokens at most ``max_tokens``
+    each. Raises ``JudgeError`` as starting the run would (judge, filters)."""
+    from llm_judges.parameters import clean_parameters
+    from llm_judges.services import budget
+    from llm_judges.services.configuration import _prompt_for
+    from llm_judges.services.prompt_templates import template_for, template_messages
+    from llm_judges.services.runs import _selection, clean_filters
+
+    prompt = _prompt_for(judge, project)
+    filters = clean_filters(filters=filters)
+    template = template_for(judge=judge, project=project)
+    setting = prompt.setting(project.config or {})
+    if both_orders and not prompt.presentations:
+        from llm_judges.services.errors import JudgeError
+
+        raise JudgeError(
+            f"{project.task_type} items have no other presentation to judge them in.",
+            field="both_orders",
+        )
+    presentations = [""] + (list(prompt.presentations) if both_orders else [])
+    selection = list(_selection(project, filters).select_related("project").order_by("position"))
+    done = {
+        (item_id, presentation)
+        for item_id, presentation in JudgeResult.objects.filter(
+            judge=judge,
+            prompt_version=template.key,
+            setting=setting,
+            item__in=[item.pk for item in selection],
+            status__in=[ResultStatus.OK, ResultStatus.UNPARSEABLE],
+        ).values_list("item_id", "presentation")
+    }
+    todo = [(item, p) for p in presentations for item in selection if (item.pk, p) not in done]
+    estimate = {
+        "judge": judge.name,
+        "kind": judge.kind,
+        "prompt": str(template),
+        "prompt_fingerprint": template.fingerprint,
+        "items": len(selection),
+        "presentations": presentations,
+        "to_judge": len(todo),
+        "calls": 0,
+        "prompt_tokens": 0,
+        "max_completion_tokens": 0,
+        "max_tokens": 0,
+        "unrenderable": 0,
+        "method": "",
+    }
+    if judge.kind != Judge.Kind.LLM:
+        estimate["method"] = f"A {judge.kind} judge runs on the workers: no calls, no tokens."
+        return estimate
+    parameters = {**clean_parameters(judge.kind, judge.parameters), **(template.parameters or {})}
+    for item, presentation in todo:
+        item.judge_presentation = presentation
+        try:
+            messages = template_messages(template=template, prompt=prompt, item=item)
+        except Exception:
+            estimate["unrenderable"] += 1  # fails without a call
+            continue
+        estimate["calls"] += 1
+        estimate["prompt_tokens"] += budget.estimate_tokens(messages=messages)
+    estimate["max_completion_tokens"] = estimate["calls"] * parameters["max_tokens"]
+    estimate["max_tokens"] = estimate["prompt_tokens"] + estimate["max_completion_tokens"]
+    estimate["method"] = (
+        "One call per item to judge (retries of transient errors come on top). Prompt tokens "
+        f"estimated at {budget.CHARS_PER_TOKEN} characters per token; completion tokens at "
+        f"most max_tokens ({parameters['max_tokens']}) per call."
+    )
+    return estimate
+
+
+def judge_presented_answers(*, project: Project, judge: Judge) -> dict[str, dict[str, dict]]:
+    """The judge's parsed answers in presentations other than the annotators' (ranking:
+    "reversed"), ``{presentation: {item external id: answer}}``, for its current prompt version
+    and the project's setting: compared with ``judge_answers`` they give its self-agreement
+    (position bias). One query."""
+    rows = (
+        JudgeResult.objects.filter(
+            item__project=project,
+            judge=judge,
+            prompt_version=judge.prompt_version,
+            setting=_setting(project),
+            status=ResultStatus.OK,
+        )
+        .exclude(presentation="")
+        .values_list("presentation", "item__external_id", "answer")
+    )
+    presented: dict[str, dict[str, dict]] = {}
+    for presentation, external_id, answer in rows:
+        presented.setdefault(presentation, {})[external_id] = answer
+    return presented

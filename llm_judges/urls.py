@@ -5,6 +5,11 @@ from llm_judges import api, views
 urlpatterns = [
     path("api/projects/<slug:slug>/judge-runs/", api.RunListView.as_view(), name="api-judge-runs"),
     path(
+        "api/projects/<slug:slug>/judge-runs/estimate/",
+        api.RunEstimateView.as_view(),
+        name="api-judge-run-estimate",
+    ),
+    path(
         "api/projects/<slug:slug>/judge-runs/<int:run_id>/",
         api.RunDetailView.as_view(),
         name="api-judge-run",

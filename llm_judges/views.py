@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.models import Item
 from llm_judges import selectors, services
-from llm_judges.forms import PreselectionForm, StartRunForm
+from llm_judges.forms import PreselectionForm, PreviewForm, StartRunForm
 from projects.permissions import RESEARCH_ROLES, project_for
 
 
@@ -37,6 +37,8 @@ def project_judges(request, slug):
     judges = selectors.judges_for_project(project=project)
     groups = _groups(project)
     start_form = StartRunForm(judges=judges, groups=groups)
+    preview_form = PreviewForm(judges=judges)
+    estimate = preview = None
     status = selectors.preselection_status(project=project)
     preselection = status["preselection"]
     pre_form = PreselectionForm(
@@ -44,21 +46,64 @@ def project_judges(request, slug):
     )
     if request.method == "POST":
         action = request.POST.get("action")
-        if action == "start":
+        if action in ("start", "estimate"):
             start_form = StartRunForm(request.POST, judges=judges, groups=groups)
             if start_form.is_valid():
+                data = start_form.cleaned_data
                 try:
-                    run = services.judge_run_start(
-                        judge=start_form.cleaned_data["judge"],
-                        project=project,
-                        started_by=request.user,
-                        filters=start_form.filters(),
-                    )
+                    if action == "estimate":
+                        estimate = selectors.run_estimate(
+                            judge=data["judge"],
+                            project=project,
+                            filters=start_form.filters(),
+                            both_orders=data["both_orders"],
+                        )
+                    else:
+                        start = (
+                            services.judge_run_start_both_orders
+                            if data["both_orders"]
+                            else services.judge_run_start
+                        )
+                        started = start(
+                            judge=data["judge"],
+                            project=project,
+                            started_by=request.user,
+                            filters=start_form.filters(),
+                            budget_calls=data["budget_calls"],
+                            budget_tokens=data["budget_tokens"],
+                        )
                 except services.JudgeError as exc:
                     messages.error(request, str(exc))
                 else:
-                    messages.success(request, f"Run {run.pk} started over {run.total} items.")
-                    return redirect("project-judges", slug=slug)
+                    if action == "start":
+                        for run in started if isinstance(started, list) else [started]:
+                            messages.success(
+                                request, f"Run {run.pk} started over {run.total} items."
+                            )
+                        return redirect("project-judges", slug=slug)
+        elif action == "preview":
+            preview_form = PreviewForm(request.POST, judges=judges)
+            if preview_form.is_valid():
+                item = (
+                    Item.objects.filter(
+                        project=project, external_id=preview_form.cleaned_data["item"]
+                    )
+                    .select_related("project")
+                    .first()
+                )
+                if item is None:
+                    preview_form.add_error("item", "No item with this id in the project.")
+                else:
+                    try:
+                        template = services.template_for(
+                            judge=preview_form.cleaned_data["judge"], project=project
+                        )
+                    except services.JudgeError as exc:
+                        messages.error(request, str(exc))
+                    else:
+                        preview = selectors.prompt_preview(template=template, item=item)
+                        preview["template"] = template
+                        preview["item"] = item
         elif action == "cancel":
             run = selectors.run_for_project(project=project, run_id=_int(request.POST.get("run")))
             if run is None:
@@ -99,6 +144,9 @@ def project_judges(request, slug):
             "item_count": Item.objects.filter(project=project).count(),
             "start_form": start_form,
             "pre_form": pre_form,
+            "preview_form": preview_form,
+            "preview": preview,
+            "estimate": estimate,
             "preselection": preselection,
             "preselection_reason": status["reason"],
             "runs": [selectors.progress_of(run=run) for run in runs],

@@ -65,6 +65,20 @@ def judge_answers(project: Project, keys: tuple[str, ...]) -> dict[str, dict[str
     }
 
 
+def judge_presented_answers(
+    project: Project, keys: tuple[str, ...]
+) -> dict[str, dict[str, dict[str, dict]]]:
+    """``{judge name: {presentation: {item external id: answer}}}``: the selected judges'
+    answers in other presentations (position bias). One query per selected judge, plus one."""
+    from llm_judges.models import Judge
+    from llm_judges.selectors import judge_presented_answers as presented_of
+
+    return {
+        judge.name: presented_of(project=project, judge=judge)
+        for judge in Judge.objects.filter(name__in=keys)
+    }
+
+
 def judges_version(project: Project) -> list:
     """Changes whenever :func:`judge_answers` could return something else (cache key part): a
     new or re-judged result, a finished run, a judge's prompt version changed."""
@@ -198,20 +212,29 @@ def _judge_coders(
     annotator_filter: AnnotatorFilter,
     extra_judges: Mapping[str, Mapping[str, dict]],
     items: Mapping[str, ItemInfo],
-) -> tuple[list[CoderInfo], dict[str, dict[str, dict]]]:
-    """The judges the filter asks for, as coders, and their answers on the units."""
+) -> tuple[list[CoderInfo], dict[str, dict[str, dict]], dict[str, dict[str, dict[str, dict]]]]:
+    """The judges the filter asks for, as coders, their answers on the units, and their
+    answers in other presentations (``{coder: {presentation: {unit: answer}}}``)."""
     judges = dict(extra_judges)
     wanted_judges = tuple(k for k in annotator_filter.judges if k not in judges)
+    presented_by_key: dict[str, dict[str, dict[str, dict]]] = {}
     if wanted_judges:
         judges.update(judge_answers(project, wanted_judges))
-    coders, answers = [], {}
+        presented_by_key = judge_presented_answers(project, wanted_judges)
+    coders, answers, presented = [], {}, {}
     for key in annotator_filter.judges:
         if key not in judges:
             continue
         coder = f"{JUDGE_PREFIX}{key}"
         coders.append(CoderInfo(id=coder, kind=JUDGE, label=key))
         answers[coder] = {u: a for u, a in judges[key].items() if u in items}
-    return coders, answers
+        other = {
+            presentation: {u: a for u, a in by_unit.items() if u in items}
+            for presentation, by_unit in presented_by_key.get(key, {}).items()
+        }
+        if other:
+            presented[coder] = other
+    return coders, answers, presented
 
 
 def gather(
@@ -243,7 +266,7 @@ def gather(
             del answers[coder]
         else:
             coders.append(CoderInfo(id=coder, kind=HUMAN, label=humans.labels[coder]))
-    judge_coders, judge_answers_ = _judge_coders(
+    judge_coders, judge_answers_, presented = _judge_coders(
         project, annotator_filter, extra_judges or {}, items
     )
     coders.extend(judge_coders)
@@ -259,6 +282,7 @@ def gather(
         options=options,
         excluded=excluded,
         available_judges=sorted(set(available_judges(project)) | set(extra_judges or {})),
+        presented=presented,
     )
 
 

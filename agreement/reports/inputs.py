@@ -135,6 +135,9 @@ class ReportInput:
     options: ReportOptions = field(default_factory=ReportOptions)
     excluded: list[dict] = field(default_factory=list)  # [{"id", "label", "reason"}]
     available_judges: list[str] = field(default_factory=list)
+    # Judge coders' answers in other presentations of the items (ranking: outputs reversed),
+    # ``{coder: {presentation: {unit: answer}}}``: their self-agreement measures position bias.
+    presented: dict[str, dict[str, dict[str, dict]]] = field(default_factory=dict)
 
     def coder_ids(self, kind: str | None = None) -> list[str]:
         return [c.id for c in self.coders if kind is None or c.kind == kind]

@@ -34,6 +34,7 @@ def llm_backend(*, model: str, parameters: dict):
                 timeout=parameters.get("timeout", 60.0),
                 structured_output=parameters.get("structured_output", "json_schema"),
                 seed=parameters.get("seed"),
+                top_p=parameters.get("top_p"),
             )
         return backend
 

@@ -168,6 +168,7 @@ class LLMBackend:
         timeout: float = 60.0,
         structured_output: str = "json_schema",
         seed: int | None = None,
+        top_p: float | None = None,
     ) -> None:
         import openai
 
@@ -185,6 +186,7 @@ class LLMBackend:
         self.timeout = timeout
         self.structured_output = structured_output
         self.seed = seed
+        self.top_p = top_p  # sent only when set (a prompt template's parameters)
         self.client = openai.OpenAI(
             base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0
         )
@@ -198,6 +200,8 @@ class LLMBackend:
             options["response_format"] = sent_format
         if self.seed is not None:
             options["seed"] = self.seed
+        if self.top_p is not None:
+            options["top_p"] = self.top_p
         started = time.perf_counter()
 
         def elapsed() -> int:

@@ -10,14 +10,20 @@ from core.registry import NotRegistered, Registry
 from .base import (
     KINDS,
     JudgePrompt,
+    PlaceholderError,
     PromptVersion,
     Unparseable,
     extract_json,
+    fingerprint_of,
     json_schema_format,
     matches_schema,
     object_reply,
+    placeholders_in,
     read_bool,
+    render,
+    render_messages,
     reply_body,
+    unknown_placeholders,
     validated_answer,
 )
 
@@ -31,6 +37,14 @@ def register(prompt: JudgePrompt) -> JudgePrompt:
         raise ValueError(
             f"{prompt.task_type}: default version {prompt.default_version!r} is missing."
         )
+    if prompt.fields is not None:  # the shipped wordings use only the declared placeholders
+        for key, version in prompt.versions.items():
+            for text in (version.system, version.user, *version.variants.values()):
+                unknown = unknown_placeholders(text, prompt.placeholders)
+                if unknown:
+                    raise ValueError(
+                        f"{prompt.task_type} {key}: placeholder {{{unknown[0]}}} is not declared."
+                    )
     return prompt_registry.register(prompt.task_type, prompt)
 
 
@@ -45,11 +59,17 @@ def all_prompts() -> list[JudgePrompt]:
 __all__ = [
     "KINDS",
     "JudgePrompt",
+    "PlaceholderError",
     "PromptNotFound",
     "PromptVersion",
     "Unparseable",
     "all_prompts",
     "extract_json",
+    "fingerprint_of",
+    "placeholders_in",
+    "render",
+    "render_messages",
+    "unknown_placeholders",
     "get",
     "json_schema_format",
     "matches_schema",

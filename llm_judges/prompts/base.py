@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,102 @@ class PromptVersion:
     variants: Mapping[str, str] = field(default_factory=dict)
 
 
+class PlaceholderError(ValueError):
+    """A prompt template that cannot be rendered: an unknown or malformed placeholder, or a
+    stray brace; the message names it."""
+
+    def __init__(self, message: str, *, placeholder: str = ""):
+        super().__init__(message)
+        self.placeholder = placeholder
+
+
+_FORMATTER = string.Formatter()
+
+
+def placeholders_in(text: str) -> list[str]:
+    """The named ``{placeholders}`` of a template, in order of first use. Only bare names are
+    placeholders: ``{0}``, ``{}``, ``{claim.attr}``, ``{claim!r}`` and ``{claim:>10}`` are
+    refused (PlaceholderError), so rendering can never reach an attribute of a field. Literal
+    braces are written ``{{`` and ``}}``."""
+    names: list[str] = []
+    try:
+        parsed = list(_FORMATTER.parse(text))
+    except ValueError as exc:
+        raise PlaceholderError(
+            f"The template has a stray brace ({exc}); write {{{{ and }}}} for literal braces."
+        ) from None
+    for _literal, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if not name.isidentifier():
+            raise PlaceholderError(
+                f"{{{name}}} is not a named placeholder (letters, digits and _ only); write "
+                "{{ and }} for literal braces.",
+                placeholder=name,
+            )
+        if spec or conversion:
+            raise PlaceholderError(
+                f"The placeholder {{{name}}} has a conversion or format spec; use {{{name}}} "
+                "alone.",
+                placeholder=name,
+            )
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def unknown_placeholders(text: str, known: Sequence[str] | Mapping[str, Any]) -> list[str]:
+    """The placeholders of ``text`` that are not in ``known`` (PlaceholderError if malformed)."""
+    return [name for name in placeholders_in(text) if name not in known]
+
+
+def render(text: str, fields: Mapping[str, Any]) -> str:
+    """``text`` with every ``{placeholder}`` replaced by ``str(fields[name])`` (and ``{{``/``}}``
+    by single braces); nothing else is evaluated. A placeholder missing from ``fields`` is a
+    PlaceholderError naming it."""
+    placeholders_in(text)  # refuses anything but bare names
+    out = []
+    for literal, name, _spec, _conversion in _FORMATTER.parse(text):
+        out.append(literal)
+        if name is not None:
+            if name not in fields:
+                raise PlaceholderError(
+                    f"The item provides no value for {{{name}}}.", placeholder=name
+                )
+            out.append(str(fields[name]))
+    return "".join(out)
+
+
+def render_messages(*, system: str, user: str, fields: Mapping[str, Any]) -> list[dict]:
+    """Chat messages from a system and a user template (no system message when it is blank)."""
+    messages = [{"role": "system", "content": render(system, fields)}] if system.strip() else []
+    return [*messages, {"role": "user", "content": render(user, fields)}]
+
+
+def fingerprint_of(
+    *,
+    system: str,
+    template: str,
+    variants: Mapping[str, str],
+    output_schema: Any,
+    parameters: Mapping[str, Any],
+) -> str:
+    """The full sha256 (hex) of a prompt's wording (system, template, variants), its output
+    schema and its parameters: two prompts that send the same requests have the same one."""
+    text = json.dumps(
+        {
+            "system": system,
+            "template": template,
+            "variants": dict(sorted(variants.items())),
+            "output_schema": output_schema,
+            "parameters": dict(sorted(parameters.items())),
+        },
+        ensure_ascii=False,
+        sort_keys=True,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class JudgePrompt:
     task_type: str
@@ -59,6 +156,16 @@ class JudgePrompt:
     setting: Callable[[Mapping[str, Any]], str] = field(default=lambda config: "")
     # answer fields a judge fills (a subset of the task type's answer), for pre-selection
     answer_fields: tuple[str, ...] = ()
+    # llm, prompts as data: the placeholders a template may use (name -> what it holds), and
+    # (item) -> their values for one item. Every name is provided for every item.
+    placeholders: Mapping[str, str] = field(default_factory=dict)
+    fields: Callable[[Any], dict] | None = None
+    # (item) -> the variant of the template an item uses ("" = the main template)
+    variant: Callable[[Any], str] = field(default=lambda item: "")
+    # presentations an item can be judged in besides the usual one (ranking: "reversed", the
+    # outputs in reverse order, to measure position bias); the batch engine sets
+    # ``item.judge_presentation`` before calling ``fields``, ``response_format`` and ``parse``.
+    presentations: tuple[str, ...] = ()
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -81,12 +188,12 @@ class JudgePrompt:
             ) from None
 
     def fingerprint(self, key: str) -> str:
-        """A short hash of a version's wording, stored on runs to make silent edits visible."""
+        """The full sha256 of a built-in version's wording (as its shipped template record has
+        it: no output schema of its own, no parameters), stored on runs."""
         v = self.version(key)
-        text = json.dumps(
-            [self.task_type, key, v.system, v.user, sorted(v.variants.items())], ensure_ascii=False
+        return fingerprint_of(
+            system=v.system, template=v.user, variants=v.variants, output_schema=None, parameters={}
         )
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def json_schema_format(name: str, schema: dict) -> dict:

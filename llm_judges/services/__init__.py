@@ -4,6 +4,8 @@ One module per concern; this package re-exports their public names, so callers w
 ``from llm_judges import services`` and ``services.judge_run_start(...)``:
 
 - :mod:`.configuration`: ``judge_create`` and the prompt a judge uses on a project.
+- :mod:`.prompt_templates`: prompts as data (saving versions, the shipped records, rendering).
+- :mod:`.budget`: a run's budget of calls and tokens, reserved before each call.
 - :mod:`.runs`: starting, cancelling and finishing runs (filters, enqueueing, counts).
 - :mod:`.batch_engine`: processing one batch, the Celery task's body (LLM, NLI and embedding
   judges, outcome storage, backoff).
@@ -43,13 +45,21 @@ from llm_judges.services.preselection import (
     preselection_enable,
     preselection_show,
 )
+from llm_judges.services.prompt_templates import (
+    prompt_template_revise,
+    prompt_template_save,
+    shipped_template,
+    template_for,
+)
 from llm_judges.services.runs import (
     RunFilters,
     batches,
+    clean_budget,
     clean_filters,
     judge_run_cancel,
     judge_run_heartbeat,
     judge_run_start,
+    judge_run_start_both_orders,
     lost_runs,
 )
 
@@ -60,6 +70,7 @@ __all__ = [
     "RunFilters",
     "backoff_seconds",
     "batches",
+    "clean_budget",
     "clean_filters",
     "judge_batch_give_up",
     "judge_batch_process",
@@ -67,8 +78,13 @@ __all__ = [
     "judge_run_cancel",
     "judge_run_heartbeat",
     "judge_run_start",
+    "judge_run_start_both_orders",
     "lost_runs",
     "preselection_disable",
     "preselection_enable",
     "preselection_show",
+    "prompt_template_revise",
+    "prompt_template_save",
+    "shipped_template",
+    "template_for",
 ]

@@ -40,10 +40,16 @@ from annotation.models import Item
 from llm_judges import prompts
 from llm_judges.backends import ConfigError, llm_backend
 from llm_judges.backends import llm as llm_module
-from llm_judges.models import JudgeCall, JudgeResult, JudgeRun
+from llm_judges.models import JudgeCall, JudgeResult, JudgeRun, PromptTemplate
 from llm_judges.parameters import clean_parameters
+from llm_judges.services import budget as budgets
 from llm_judges.services.configuration import _prompt_for
 from llm_judges.services.errors import JudgeError
+from llm_judges.services.prompt_templates import (
+    shipped_template,
+    template_messages,
+    template_response_format,
+)
 from llm_judges.services.runs import _fail_run, _refresh_counts, judge_run_heartbeat
 from llm_judges.services.safe_text import db_safe_text, db_safe_value
 
@@ -72,6 +78,7 @@ def _results_of_key(run: JudgeRun, item_ids: Iterable[int]) -> QuerySet[JudgeRes
         judge_id=run.judge_id,
         prompt_version=run.prompt_version,
         setting=run.setting,
+        presentation=run.presentation,
         item_id__in=item_ids,
     )
 
@@ -113,6 +120,7 @@ def _fail_unfinished(
                     judge_id=run.judge_id,
                     prompt_version=run.prompt_version,
                     setting=run.setting,
+                    presentation=run.presentation,
                     run_id=run.pk,
                     status=ResultStatus.FAILED,
                     error=message[:4000],
@@ -174,10 +182,18 @@ def backoff_seconds(
 class _Batch:
     """State shared by the kind-specific processors of one batch."""
 
-    def __init__(self, run: JudgeRun, prompt: prompts.JudgePrompt, parameters: dict, attempt: int):
+    def __init__(
+        self,
+        run: JudgeRun,
+        prompt: prompts.JudgePrompt,
+        parameters: dict,
+        attempt: int,
+        template: PromptTemplate,
+    ):
         self.run = run
         self.judge = run.judge
         self.prompt = prompt
+        self.template = template
         self.parameters = parameters
         self.attempt = attempt
         self.report = BatchReport()
@@ -194,6 +210,7 @@ class _Batch:
             "judge_id": self.judge.pk,
             "prompt_version": self.run.prompt_version,
             "setting": self.run.setting,
+            "presentation": self.run.presentation,
             "run_id": self.run.pk,
         }
 
@@ -239,6 +256,16 @@ class _Batch:
             # by the batch's last flush instead of losing answers already paid for.
             self.store(self._results, self._calls)
             self._results, self._calls = [], []
+
+    def not_run(self, item: Item) -> JudgeResult:
+        """The result of an item the run's budget left uncalled."""
+        return JudgeResult(
+            item=item,
+            status=ResultStatus.NOT_RUN,
+            error=budgets.NOT_RUN_MESSAGE,
+            attempts=self.attempt,
+            **self.key(),
+        )
 
     def failed(self, item: Item, message: str, **extra: Any) -> JudgeResult:
         return JudgeResult(
@@ -300,8 +327,13 @@ def _process_batch(run: JudgeRun, item_ids: Sequence[int], attempt: int) -> Batc
     items = _items_to_judge(run, item_ids)
     try:
         prompt = _prompt_for(judge, run.project)
+        template = run.prompt or shipped_template(
+            task_type=run.project.task_type, version=run.prompt_version
+        )
         parameters = clean_parameters(judge.kind, judge.parameters)
-        batch = _Batch(run, prompt, parameters, attempt)
+        if judge.kind == "llm":
+            parameters = {**parameters, **(template.parameters or {})}
+        batch = _Batch(run, prompt, parameters, attempt, template)
         if items:
             PROCESSORS[judge.kind](batch, items)
         report = batch.report
@@ -348,6 +380,7 @@ def _items_to_judge(run: JudgeRun, item_ids: Sequence[int]) -> list[Item]:
     )
     for item in items:
         item.project = run.project  # prompts may read the project's config (e.g. criteria)
+        item.judge_presentation = run.presentation  # ranking: "reversed" outputs
     return items
 
 
@@ -367,19 +400,27 @@ def _process_llm(batch: _Batch, items: list[Item]) -> None:
     backend = llm_backend(model=batch.judge.model, parameters=batch.parameters)
     waiting = _llm_requests(batch, items)
     transient = _call_llm(batch, backend, waiting)
-    if transient and not batch.report.stopped:
+    if transient and batch.report.stopped == "budget":
+        # A retry would be another call: the budget leaves these items unjudged too.
+        batch.store([batch.not_run(item) for item, _ in transient])
+    elif transient and not batch.report.stopped:
         _retry_or_give_up(batch, transient)
 
 
 def _llm_requests(batch: _Batch, items: list[Item]) -> deque[tuple[Item, Request]]:
     """(item, call arguments) for each item; an item whose prompt cannot be built fails."""
-    prompt = batch.prompt
-    version = batch.run.prompt_version
+    prompt, template = batch.prompt, batch.template
     waiting: deque[tuple[Item, Request]] = deque()
     for item in items:
         try:
             waiting.append(
-                (item, (prompt.messages(item, version), prompt.response_format(item, version)))
+                (
+                    item,
+                    (
+                        template_messages(template=template, prompt=prompt, item=item),
+                        template_response_format(template=template, prompt=prompt, item=item),
+                    ),
+                )
             )
         except Exception as exc:  # a malformed item must not stop the batch
             batch.store([batch.failed(item, f"Cannot build the prompt: {exc}")])
@@ -394,12 +435,24 @@ def _call_llm(
     concurrency = batch.parameters["concurrency"]
     pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(waiting))))
     in_flight: dict[Future, tuple[Item, Request]] = {}
+    reserved: dict[Future, int] = {}
     transient: list[Pending] = []
+    max_tokens = batch.parameters.get("max_tokens", 0)
 
     def fill() -> None:
         while waiting and len(in_flight) < concurrency and not batch.report.stopped:
             item, request = waiting.popleft()
-            in_flight[pool.submit(backend.call, *request)] = (item, request)
+            tokens = budgets.estimate_tokens(messages=request[0]) + max_tokens
+            if not budgets.reserve_call(run=batch.run, tokens=tokens):
+                # The budget is reached: no call for this item nor the batch's others.
+                late = [item, *(i for i, _ in waiting)]
+                waiting.clear()
+                batch.buffer([batch.not_run(i) for i in late])
+                batch.report.stopped = "budget"
+                return
+            future = pool.submit(backend.call, *request)
+            in_flight[future] = (item, request)
+            reserved[future] = tokens
 
     try:
         fill()
@@ -412,6 +465,10 @@ def _call_llm(
             for future in finished:
                 item, request = in_flight.pop(future)
                 outcome = future.result()  # LLMBackend.call never raises
+                used = None
+                if outcome.prompt_tokens is not None or outcome.completion_tokens is not None:
+                    used = (outcome.prompt_tokens or 0) + (outcome.completion_tokens or 0)
+                budgets.settle_call(run=batch.run, reserved=reserved.pop(future), used=used)
                 _settle_call(batch, item, outcome, transient, response_format=request[1])
             if not batch.report.stopped:
                 batch.still_active()

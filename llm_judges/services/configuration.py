@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from llm_judges import prompts
-from llm_judges.models import Judge
+from llm_judges.models import Judge, PromptTemplate
 from llm_judges.parameters import clean_model, clean_parameters
 from llm_judges.services.errors import JudgeError
 
@@ -21,15 +21,20 @@ def judge_create(
     parameters: dict | None = None,
     prompt_version: str = "v1",
     description: str = "",
+    prompt: PromptTemplate | None = None,
 ) -> Judge:
-    """Create a judge after validating its model and parameters (defaults filled in)."""
+    """Create a judge after validating its model and parameters (defaults filled in). With
+    ``prompt`` (LLM judges) it renders that template, on projects of its task type only."""
     cleaned = clean_parameters(kind, parameters)
+    if prompt is not None and kind != Judge.Kind.LLM:
+        raise JudgeError("Prompt templates are for LLM judges.", field="prompt")
     return Judge.objects.create(
         name=name,
         kind=kind,
         model=clean_model(kind, model),
         parameters=cleaned,
-        prompt_version=prompt_version,
+        prompt_version=prompt.key if prompt is not None else prompt_version,
+        prompt=prompt,
         description=description,
     )
 
@@ -41,10 +46,18 @@ def _prompt_for(judge: Judge, project: Project) -> prompts.JudgePrompt:
         prompt = prompts.get(project.task_type)
     except LookupError as exc:
         raise JudgeError(str(exc)) from None
-    try:
-        prompt.version(judge.prompt_version)
-    except LookupError as exc:
-        raise JudgeError(str(exc), field="judge") from None
+    if judge.prompt_id is not None:
+        if judge.prompt.task_type != project.task_type:
+            raise JudgeError(
+                f"{judge.name}'s prompt {judge.prompt} is for {judge.prompt.task_type}, not "
+                f"{project.task_type}.",
+                field="judge",
+            )
+    else:
+        try:
+            prompt.version(judge.prompt_version)
+        except LookupError as exc:
+            raise JudgeError(str(exc), field="judge") from None
     if judge.kind not in prompt.kinds:
         raise JudgeError(
             f"{project.task_type} has no {judge.kind} judge (supported: {', '.join(prompt.kinds)}).",

@@ -19,11 +19,11 @@ from rest_framework import serializers
 
 from annotation.models import Item
 from core.background import in_background
-from llm_judges import prompts
-from llm_judges.models import Judge, JudgeResult, JudgeRun
+from llm_judges.models import Judge, JudgeResult, JudgeRun, PromptTemplate
 from llm_judges.parameters import clean_parameters
 from llm_judges.services.configuration import _prompt_for
 from llm_judges.services.errors import JudgeError
+from llm_judges.services.prompt_templates import template_for
 from llm_judges.services.safe_text import db_safe_text
 
 if TYPE_CHECKING:
@@ -84,6 +84,71 @@ def _selection(project: Project, filters: dict) -> QuerySet[Item]:
     return items
 
 
+def clean_budget(
+    *, judge: Judge, budget_calls: object = None, budget_tokens: object = None
+) -> dict:
+    """The run's budget: whole numbers of at least 1, or None (no limit); LLM judges only."""
+    budget = {}
+    for name, value in (("budget_calls", budget_calls), ("budget_tokens", budget_tokens)):
+        if value in (None, ""):
+            budget[name] = None
+            continue
+        try:
+            if isinstance(value, bool):
+                raise ValueError
+            number = int(value)
+            if number != float(value):
+                raise ValueError
+        except (TypeError, ValueError, OverflowError):
+            raise JudgeError(f"{name} must be a whole number.", field=name) from None
+        if number < 1:
+            raise JudgeError(f"{name} must be at least 1.", field=name)
+        if number > 2**31 - 1:
+            raise JudgeError(f"{name} is too large.", field=name)
+        budget[name] = number
+    if judge.kind != Judge.Kind.LLM and any(v is not None for v in budget.values()):
+        raise JudgeError(
+            "A budget of calls or tokens applies to LLM judges only (NLI and embedding judges "
+            "run on the workers, without calls).",
+            field="budget_calls" if budget["budget_calls"] is not None else "budget_tokens",
+        )
+    return budget
+
+
+def judge_run_start_both_orders(
+    *,
+    judge: Judge,
+    project: Project,
+    started_by: AbstractBaseUser | None = None,
+    filters: dict | None = None,
+    enqueue: bool = True,
+    budget_calls: object = None,
+    budget_tokens: object = None,
+) -> list[JudgeRun]:
+    """Position bias: the run as annotators see the items and, beside it, a run with every
+    item in each of the task type's other presentations (ranking: the outputs reversed). Each
+    run has its own budget. Refused when the task type has no other presentation."""
+    prompt = _prompt_for(judge, project)
+    if not prompt.presentations:
+        raise JudgeError(
+            f"{project.task_type} items have no other presentation to judge them in.",
+            field="both_orders",
+        )
+    options = {
+        "judge": judge,
+        "project": project,
+        "started_by": started_by,
+        "filters": filters,
+        "enqueue": enqueue,
+        "budget_calls": budget_calls,
+        "budget_tokens": budget_tokens,
+    }
+    with transaction.atomic():
+        runs = [judge_run_start(**options)]
+        runs += [judge_run_start(**options, presentation=p) for p in prompt.presentations]
+    return runs
+
+
 def judge_run_start(
     *,
     judge: Judge,
@@ -91,8 +156,18 @@ def judge_run_start(
     started_by: AbstractBaseUser | None = None,
     filters: dict | None = None,
     enqueue: bool = True,
+    presentation: str = "",
+    budget_calls: object = None,
+    budget_tokens: object = None,
 ) -> JudgeRun:
     """Start a run of ``judge`` over the project's items (or the filtered part).
+
+    The run records the prompt template it renders (``template_for``: the judge's own, or the
+    task type's shipped record) and its fingerprint; its batches render that template however
+    the judge changes later. ``presentation`` judges the items in another presentation (one of
+    the task type's ``presentations``: ranking "reversed"); its results are kept apart. A
+    budget (``budget_calls``, ``budget_tokens``) stops the run cleanly when reached: the items
+    left get the result "not run: budget".
 
     Items that already have an answer (ok or unparseable) for this judge, prompt version and
     setting are not judged again: the run claims those results and counts them as done. Failed
@@ -111,15 +186,31 @@ def judge_run_start(
     prompt = _prompt_for(judge, project)
     parameters = _valid_parameters(judge)
     filters = clean_filters(filters=filters)
+    budget = clean_budget(judge=judge, budget_calls=budget_calls, budget_tokens=budget_tokens)
+    if presentation and presentation not in prompt.presentations:
+        known = ", ".join(prompt.presentations) or "none"
+        raise JudgeError(
+            f"{project.task_type} items have no presentation {presentation!r} (other "
+            f"presentations: {known}).",
+            field="presentation",
+        )
+    if judge.prompt_id is not None and judge.kind != Judge.Kind.LLM:
+        raise JudgeError(
+            f"{judge.name} is a {judge.kind} judge: prompt templates are for LLM judges.",
+            field="judge",
+        )
+    template = template_for(judge=judge, project=project)
     setting = prompt.setting(project.config or {})
     with transaction.atomic():
         selection = _selection(project, filters)
-        _refuse_while_running(judge, project, setting)
+        _refuse_while_running(judge, project, setting, template.key, presentation)
         run = _create_run(
             judge,
             project,
-            prompt=prompt,
+            template=template,
             setting=setting,
+            presentation=presentation,
+            budget=budget,
             filters=filters,
             parameters=parameters,
             selection=selection,
@@ -148,14 +239,17 @@ def _valid_parameters(judge: Judge) -> dict:
         raise JudgeError(f"The judge's parameters are invalid: {exc.detail}") from None
 
 
-def _refuse_while_running(judge: Judge, project: Project, setting: str) -> None:
+def _refuse_while_running(
+    judge: Judge, project: Project, setting: str, prompt_version: str, presentation: str
+) -> None:
     """``JudgeError`` (conflict) while a run of the judge's key is active on the project and
     alive; a lost one (see :func:`lost_runs`) is ended so that the new run takes it over."""
     active_runs = JudgeRun.objects.filter(
         judge=judge,
         project=project,
-        prompt_version=judge.prompt_version,
+        prompt_version=prompt_version,
         setting=setting,
+        presentation=presentation,
         status__in=JudgeRun.ACTIVE,
     )
     for active_id in active_runs.values_list("pk", flat=True):
@@ -216,8 +310,10 @@ def _create_run(
     judge: Judge,
     project: Project,
     *,
-    prompt: prompts.JudgePrompt,
+    template: PromptTemplate,
     setting: str,
+    presentation: str,
+    budget: dict,
     filters: dict,
     parameters: dict,
     selection: QuerySet[Item],
@@ -228,9 +324,12 @@ def _create_run(
             return JudgeRun.objects.create(
                 judge=judge,
                 project=project,
-                prompt_version=judge.prompt_version,
-                prompt_fingerprint=prompt.fingerprint(judge.prompt_version),
+                prompt_version=template.key,
+                prompt=template,
+                prompt_fingerprint=template.fingerprint,
                 setting=setting,
+                presentation=presentation,
+                **budget,
                 filters=filters,
                 items_per_task=parameters["items_per_task"],
                 structured_output=parameters.get("structured_output", ""),
@@ -247,9 +346,14 @@ def _create_run(
 def _adopt_existing_results(run: JudgeRun, selection: QuerySet[Item]) -> list[int]:
     """Claim the selection's answers of the run's key, delete its failed results (they are
     retried); returns the ids of the items left to judge, in order."""
-    key = {"judge": run.judge, "prompt_version": run.prompt_version, "setting": run.setting}
+    key = {
+        "judge": run.judge,
+        "prompt_version": run.prompt_version,
+        "setting": run.setting,
+        "presentation": run.presentation,
+    }
     existing = JudgeResult.objects.filter(**key, item__in=selection)
-    existing.filter(status=ResultStatus.FAILED).delete()
+    existing.filter(status__in=[ResultStatus.FAILED, ResultStatus.NOT_RUN]).delete()
     existing.update(run=run)
     return list(
         selection.exclude(id__in=JudgeResult.objects.filter(**key).values("item_id"))
@@ -304,6 +408,7 @@ def _refresh_counts(run_id: int) -> None:
         answered=Count("id", filter=Q(status=ResultStatus.OK)),
         unparseable=Count("id", filter=Q(status=ResultStatus.UNPARSEABLE)),
         failed=Count("id", filter=Q(status=ResultStatus.FAILED)),
+        not_run=Count("id", filter=Q(status=ResultStatus.NOT_RUN)),
         schema_valid=Count("id", filter=Q(schema_valid=True)),
     )
     JudgeRun.objects.filter(pk=run_id).update(
@@ -311,8 +416,9 @@ def _refresh_counts(run_id: int) -> None:
         answered_count=counts["answered"],
         unparseable_count=counts["unparseable"],
         failed_count=counts["failed"],
+        not_run_count=counts["not_run"],
     )
-    finished = counts["answered"] + counts["unparseable"] + counts["failed"]
+    finished = counts["answered"] + counts["unparseable"] + counts["failed"] + counts["not_run"]
     JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE, total__lte=finished).update(
         status=Status.DONE, finished_at=timezone.now()
     )

@@ -85,8 +85,9 @@ JUDGE_COLUMNS = (
     "judge_prompt_version",
     "judge_prompt_fingerprint",
     "judge_setting",
+    "judge_presentation",  # blank: as annotators see it; "reversed": ranking position bias
     "judge_run_id",
-    "judge_outcome",  # ok / unparseable / failed
+    "judge_outcome",  # ok / unparseable / failed / not_run (the run's budget was reached)
     "judge_message",
     "judge_attempts",
     "judge_latency_ms",
@@ -457,10 +458,12 @@ def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator
             "judge": result["judge__name"],
             "judge_kind": result["judge__kind"],
             "judge_model": result["judge__model"],
-            "judge_prompt_name": project.task_type,  # the task type's registered judge prompt
+            # the run's prompt template (the task type's shipped one is named after it)
+            "judge_prompt_name": result["run__prompt__name"] or project.task_type,
             "judge_prompt_version": result["prompt_version"],
             "judge_prompt_fingerprint": result["run__prompt_fingerprint"] if run_id else None,
             "judge_setting": result["setting"],
+            "judge_presentation": result["presentation"],
             "judge_run_id": run_id,
             "judge_outcome": result["status"],
             "judge_message": result["error"],

@@ -25,6 +25,7 @@ from llm_judges.prompts import (
     object_reply,
     read_bool,
     register,
+    render_messages,
     validated_answer,
 )
 
@@ -79,31 +80,51 @@ def _compact(steps) -> str:
     return to_compact(steps) if steps else "(none)"
 
 
-def messages(item: Any, version: str) -> list[dict]:
+PLACEHOLDERS = {
+    "claim": "the claim",
+    "cause": "its cause ('-' if none)",
+    "effect": "its effect ('-' if none)",
+    "label": "the verdict (supports, refutes, not enough info)",
+    "label_verb": "the verdict as a verb phrase (supports, refutes, is not enough for)",
+    "evidence": "the evidence statements, one per line with their ids",
+    "draft": "edit items: 'A draft structure to revise: …' and a blank line, or nothing",
+    "structure": "filter items: the structure to review, in compact form ('(none)' otherwise)",
+    "a": "compare items: structure A in compact form ('(none)' otherwise)",
+    "b": "compare items: structure B in compact form ('(none)' otherwise)",
+}
+
+
+def variant(item: Any) -> str:
+    """The template variant of an item's mode: the main template for edit items."""
+    mode = _mode(item)
+    return "" if mode == "edit" else mode
+
+
+def fields(item: Any) -> dict:
+    """The placeholders' values for one item (those of other modes are '(none)' or empty)."""
     shown = task_types.get(ArgumentStructure.slug).display(item)
     mode = _mode(item)
-    version_ = VERSIONS[version]
-    template = version_.user if mode == "edit" else version_.variants[mode]
-    fields = {
+    draft = shown.get("draft") if mode == "edit" else None
+    structures = shown.get("structures") or {}
+    return {
         "claim": shown["claim"],
         "cause": shown["cause"] or "-",
         "effect": shown["effect"] or "-",
         "label": shown["label"],
         "label_verb": LABEL_VERB.get(shown["label"], "relates to"),
         "evidence": "\n".join(f"{e['id']}: {e['text']}" for e in shown["evidence"]),
+        "draft": f"A draft structure to revise: {_compact(draft)}\n\n" if draft else "",
+        "structure": _compact(shown.get("structure")) if mode == "filter" else "(none)",
+        "a": _compact(structures.get("A")) if mode == "compare" else "(none)",
+        "b": _compact(structures.get("B")) if mode == "compare" else "(none)",
     }
-    if mode == "edit":
-        draft = shown.get("draft")
-        fields["draft"] = f"A draft structure to revise: {_compact(draft)}\n\n" if draft else ""
-    elif mode == "compare":
-        fields["a"] = _compact(shown["structures"]["A"])
-        fields["b"] = _compact(shown["structures"]["B"])
-    else:
-        fields["structure"] = _compact(shown["structure"])
-    return [
-        {"role": "system", "content": version_.system},
-        {"role": "user", "content": template.format(**fields)},
-    ]
+
+
+def messages(item: Any, version: str) -> list[dict]:
+    wording = VERSIONS[version]
+    name = variant(item)
+    template = wording.variants[name] if name else wording.user
+    return render_messages(system=wording.system, user=template, fields=fields(item))
 
 
 def response_format(item: Any, version: str) -> dict:
@@ -175,5 +196,8 @@ PROMPT = register(
         messages=messages,
         response_format=response_format,
         parse=parse,
+        placeholders=PLACEHOLDERS,
+        fields=fields,
+        variant=variant,
     )
 )

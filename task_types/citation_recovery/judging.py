@@ -31,6 +31,7 @@ from llm_judges.prompts import (
     extract_json,
     json_schema_format,
     register,
+    render_messages,
     reply_body,
 )
 
@@ -72,17 +73,32 @@ def _target_text(shown: dict) -> str:
     raise ValueError("the item has no masked evidence passage")
 
 
+PLACEHOLDERS = {
+    "claim": "the claim",
+    "label": "its veracity label",
+    "evidence": "the masked evidence passage",
+    "sentences": "the explanation sentences after masking, numbered 1., 2., …",
+    "sentence_count": "how many sentences there are",
+}
+
+
+def fields(item: Any) -> dict:
+    """The placeholders' values for one item: what an annotator sees."""
+    shown = _shown(item)
+    return {
+        "claim": shown["claim"],
+        "label": shown["label"],
+        "evidence": _target_text(shown),
+        "sentences": "\n".join(
+            f"{n}. {sentence}" for n, sentence in enumerate(shown["sentences"], 1)
+        ),
+        "sentence_count": len(shown["sentences"]),
+    }
+
+
 def messages(item: Any, version: str) -> list[dict]:
     wording = VERSIONS[version]
-    shown = _shown(item)
-    numbered = "\n".join(f"{n}. {sentence}" for n, sentence in enumerate(shown["sentences"], 1))
-    user = wording.user.format(
-        claim=shown["claim"],
-        label=shown["label"],
-        evidence=_target_text(shown),
-        sentences=numbered,
-    )
-    return [{"role": "system", "content": wording.system}, {"role": "user", "content": user}]
+    return render_messages(system=wording.system, user=wording.user, fields=fields(item))
 
 
 def response_format(item: Any, version: str) -> dict:
@@ -193,5 +209,7 @@ PROMPT = register(
         from_similarity=from_similarity,
         setting=setting,
         answer_fields=("sentences", "none"),
+        placeholders=PLACEHOLDERS,
+        fields=fields,
     )
 )

@@ -26,6 +26,7 @@ from llm_judges.prompts import (
     json_schema_format,
     object_reply,
     register,
+    render_messages,
 )
 
 from .labels import EVIDENCE_LABELS, REDUCED_LABELS, can_agree, scheme_of
@@ -64,15 +65,26 @@ def _claim_block(number: int, claim: dict) -> str:
     return "\n".join(lines)
 
 
+PLACEHOLDERS = {
+    "question": "the question the system answered",
+    "response": "the system's answer",
+    "claims": "the extracted claims, numbered, each with its id and its evidence passages",
+}
+
+
+def fields(item: Any) -> dict:
+    """The placeholders' values for one item (never the pipeline's labels)."""
+    claims = item.payload["claims"]
+    return {
+        "question": item.payload["question"],
+        "response": item.payload["response"],
+        "claims": "\n".join(_claim_block(n, c) for n, c in enumerate(claims, 1)),
+    }
+
+
 def messages(item: Any, version: str) -> list[dict]:
     wording = VERSIONS[version]
-    claims = item.payload["claims"]
-    user = wording.user.format(
-        question=item.payload["question"],
-        response=item.payload["response"],
-        claims="\n".join(_claim_block(n, c) for n, c in enumerate(claims, 1)),
-    )
-    return [{"role": "system", "content": wording.system}, {"role": "user", "content": user}]
+    return render_messages(system=wording.system, user=wording.user, fields=fields(item))
 
 
 def response_format(item: Any, version: str) -> dict:
@@ -172,5 +184,7 @@ PROMPT = register(
         pairs=pairs,
         from_nli=from_nli,
         answer_fields=("claims",),
+        placeholders=PLACEHOLDERS,
+        fields=fields,
     )
 )

@@ -17,6 +17,7 @@ from llm_judges.prompts import (
     json_schema_format,
     object_reply,
     register,
+    render_messages,
 )
 from llm_judges.prompts.base import validated_answer
 
@@ -78,18 +79,32 @@ def _schema(question: dict) -> dict:
     return {"type": ["string", "null"]}
 
 
+PLACEHOLDERS = {
+    "fields": "the project's configured fields of the item, each with its label",
+    "questions": "the questions, with their ids and how to answer each",
+    "example": "an example answer object (question id -> answer)",
+}
+
+
+def fields(item: Any) -> dict:
+    """The placeholders' values for one item: what an annotator sees."""
+    config = _config(item)
+    example = {q["id"]: "…" for q in config["questions"][:2]}
+    return {
+        "fields": "\n\n".join(
+            f"{f['label']} ({f['name']}):\n{item.payload.get(f['name'], '')}"
+            for f in config["fields"]
+        ),
+        "questions": "\n".join(
+            f"- {q['id']}: {q['prompt']} Answer: {_how(q)}." for q in config["questions"]
+        ),
+        "example": json.dumps(example),
+    }
+
+
 def messages(item: Any, version: str) -> list[dict]:
     wording = VERSIONS[version]
-    config = _config(item)
-    fields = "\n\n".join(
-        f"{f['label']} ({f['name']}):\n{item.payload.get(f['name'], '')}" for f in config["fields"]
-    )
-    questions = "\n".join(
-        f"- {q['id']}: {q['prompt']} Answer: {_how(q)}." for q in config["questions"]
-    )
-    example = {q["id"]: "…" for q in config["questions"][:2]}
-    user = wording.user.format(fields=fields, questions=questions, example=json.dumps(example))
-    return [{"role": "system", "content": wording.system}, {"role": "user", "content": user}]
+    return render_messages(system=wording.system, user=wording.user, fields=fields(item))
 
 
 def response_format(item: Any, version: str) -> dict:
@@ -120,5 +135,7 @@ PROMPT = register(
         messages=messages,
         response_format=response_format,
         parse=parse,
+        placeholders=PLACEHOLDERS,
+        fields=fields,
     )
 )

@@ -22,6 +22,7 @@ from llm_judges.prompts import (
     json_schema_format,
     object_reply,
     register,
+    render_messages,
 )
 
 from .ranks import competition_ranks, output_letter
@@ -50,32 +51,53 @@ def _criteria(item: Any) -> list[dict]:
     return project_criteria(getattr(project, "config", None))
 
 
+REVERSED = "reversed"
+
+
 def _shown(item: Any) -> dict:
-    """What annotators see, in the reviewers' (annotator-less) order."""
-    return task_types.get("ranking").display(item, assignment=None)
+    """What annotators see, in the reviewers' (annotator-less) order; reversed when the batch
+    engine judges the item in the reversed presentation (position bias: the same outputs, the
+    last shown first, so "Output A" is another output)."""
+    shown = task_types.get("ranking").display(item, assignment=None)
+    if getattr(item, "judge_presentation", "") == REVERSED:
+        shown = {**shown, "outputs": list(reversed(shown["outputs"]))}
+    return shown
 
 
 def _letters(shown: dict) -> list[str]:
     return [output_letter(i) for i in range(len(shown["outputs"]))]
 
 
-def messages(item: Any, version: str) -> list[dict]:
-    wording = VERSIONS[version]
+PLACEHOLDERS = {
+    "claim": "the claim",
+    "label": "its veracity label",
+    "outputs": "the outputs as 'Output A:', 'Output B:'… with their texts, blind and shuffled",
+    "criteria": "the project's criteria, one per line with their definitions",
+    "example": "an example answer for the first criterion (letter -> rank)",
+}
+
+
+def fields(item: Any) -> dict:
+    """The placeholders' values for one item, in its presentation."""
     shown = _shown(item)
     letters = _letters(shown)
     criteria = _criteria(item)
     example = {c["name"]: {letter: n for n, letter in enumerate(letters, 1)} for c in criteria[:1]}
-    user = wording.user.format(
-        claim=shown["claim"],
-        label=shown["label"],
-        outputs="\n\n".join(
+    return {
+        "claim": shown["claim"],
+        "label": shown["label"],
+        "outputs": "\n\n".join(
             f"Output {letter}:\n{output['text']}"
             for letter, output in zip(letters, shown["outputs"], strict=True)
         ),
-        criteria="\n".join(f"- {c['name']}: {c['definition']}" for c in criteria),
-        example=json.dumps(example),
-    )
-    return [{"role": "system", "content": wording.system}, {"role": "user", "content": user}]
+        "criteria": "\n".join(f"- {c['name']}: {c['definition']}" for c in criteria),
+        "example": json.dumps(example),
+    }
+
+
+def messages(item: Any, version: str) -> list[dict]:
+    wording = VERSIONS[version]
+    return render_messages(system=wording.system, user=wording.user, fields=fields(item))
 
 
 def response_format(item: Any, version: str) -> dict:
@@ -141,5 +163,8 @@ PROMPT = register(
         response_format=response_format,
         parse=parse,
         answer_fields=("order", "ranks"),
+        placeholders=PLACEHOLDERS,
+        fields=fields,
+        presentations=(REVERSED,),
     )
 )

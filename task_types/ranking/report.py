@@ -11,13 +11,18 @@ Rules:
   pooled MAR: the mean over all rankings, for comparison;
 * alpha: one unit per (item, system), the coders' ranks as values, at the nominal, ordinal,
   interval and ratio levels (ReproHum reports all four because ranks are ordinal);
-* every coder that counts is an annotator here (judges too, when selected).
+* every coder that counts is an annotator here (judges too, when selected);
+* position bias: a judge run in both orders (``run_judge --both-orders``: each item also judged
+  with the outputs in reverse order) is compared with itself, per criterion: the share of items
+  it ranked identically (by output, whatever the order), the mean absolute rank difference per
+  (item, system), and alpha (ordinal) with the two presentations as two coders. An unbiased
+  judge scores 1, 0 and 1.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from statistics import pstdev
+from statistics import mean, pstdev
 from typing import Any
 
 from agreement.reports import sections
@@ -159,6 +164,70 @@ def _alpha_table(alpha_rows: list[dict], inp: ReportInput) -> Table:
     )
 
 
+REVERSED = "reversed"
+
+
+def self_agreement_rows(
+    inp: ReportInput, coder: str, criterion: str, reversed_answers: Mapping[str, dict]
+) -> dict[str, Any] | None:
+    """One judge's agreement with itself on ``criterion`` between the annotators' order and
+    the reversed one, over the items it answered in both; None when there is no such item."""
+    forward = inp.answers.get(coder, {})
+    data: dict[str, dict[str, float]] = {}
+    identical = items = 0
+    differences: list[float] = []
+    for unit in sorted(set(forward) & set(reversed_answers)):
+        shown = (forward[unit].get("ranks") or {}).get(criterion)
+        flipped = (reversed_answers[unit].get("ranks") or {}).get(criterion)
+        if not isinstance(shown, Mapping) or not isinstance(flipped, Mapping):
+            continue
+        systems = (inp.items[unit].extra or {}).get("systems", {}) if unit in inp.items else {}
+        keys = sorted(set(shown) & set(flipped))
+        if not keys:
+            continue
+        items += 1
+        identical += all(shown[k] == flipped[k] for k in keys) and set(shown) == set(flipped)
+        for k in keys:
+            data[f"{unit}::{systems.get(k) or k}"] = {"shown": shown[k], "reversed": flipped[k]}
+            differences.append(abs(float(shown[k]) - float(flipped[k])))
+    if not items:
+        return None
+    row: dict[str, Any] = {
+        "judge": next((c.label for c in inp.coders if c.id == coder), coder),
+        "criterion": criterion,
+        "items": items,
+        "identical": identical / items,
+        "mean_abs_difference": mean(differences),
+    }
+    result = alpha_with_ci(
+        data,
+        "ordinal",
+        n_boot=inp.options.n_boot,
+        confidence=inp.options.confidence,
+        prefix="alpha_ordinal",
+    )
+    row.update({k: v for k, v in result.items() if k.startswith("alpha_")})
+    return row
+
+
+def _self_agreement_table(rows: list[dict], inp: ReportInput) -> Table:
+    return table(
+        "Judges' self-agreement across presentation order (position bias)",
+        [
+            column("judge", "Judge", "text"),
+            column("criterion", "Criterion", "text"),
+            column("items", "Items judged in both orders", "int"),
+            column("identical", "Identical ranking", "pct"),
+            column("mean_abs_difference", "Mean |Δ rank|", "num"),
+            column("alpha_ordinal", "α ordinal (shown vs reversed)", "ci"),
+        ],
+        rows,
+        note="Each item judged twice, the outputs once in the annotators' order and once "
+        "reversed; an unbiased judge ranks them the same both times (100 %, 0, α = 1). "
+        f"{round(100 * inp.options.confidence)} % bootstrap intervals over (item, system) units.",
+    )
+
+
 def section(inp: ReportInput) -> SectionResult:
     labels = {c.id: c.label or c.id for c in inp.coders}
     result = SectionResult(title="Ranking", tables={})
@@ -196,6 +265,20 @@ def section(inp: ReportInput) -> SectionResult:
         alpha_rows.append(alpha_row)
         result.scalars[f"α ordinal · {criterion}"] = alpha_row.get("alpha_ordinal")
     result.tables["alpha_levels"] = _alpha_table(alpha_rows, inp)
+    self_rows = []
+    for coder, presented in inp.presented.items():
+        reversed_answers = presented.get(REVERSED)
+        if not reversed_answers:
+            continue
+        for criterion in _criteria(inp):
+            row = self_agreement_rows(inp, coder, criterion, reversed_answers)
+            if row is not None:
+                self_rows.append(row)
+                result.scalars[f"Self-agreement α · {row['judge']} · {criterion}"] = row.get(
+                    "alpha_ordinal"
+                )
+    if self_rows:
+        result.tables["judge_self_agreement"] = _self_agreement_table(self_rows, inp)
     return result
 
 

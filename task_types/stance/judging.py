@@ -26,6 +26,7 @@ from llm_judges.prompts import (
     object_reply,
     read_bool,
     register,
+    render_messages,
 )
 
 from .task import Stance
@@ -61,11 +62,26 @@ def _shown(item: Any) -> dict:
     return task_types.get(Stance.slug).display(item)
 
 
+PLACEHOLDERS = {
+    "claim": "the health claim",
+    "response": "the chatbot's response (its sentences joined)",
+    "sentences": "the response's sentences, numbered 1., 2., …",
+}
+
+
+def fields(item: Any) -> dict:
+    """The placeholders' values for one item: what an annotator sees."""
+    shown = _shown(item)
+    return {
+        "claim": shown["claim"],
+        "response": " ".join(shown["sentences"]),
+        "sentences": "\n".join(f"{n}. {s}" for n, s in enumerate(shown["sentences"], 1)),
+    }
+
+
 def messages(item: Any, version: str) -> list[dict]:
     wording = VERSIONS[version]
-    shown = _shown(item)
-    user = wording.user.format(claim=shown["claim"], response=" ".join(shown["sentences"]))
-    return [{"role": "system", "content": wording.system}, {"role": "user", "content": user}]
+    return render_messages(system=wording.system, user=wording.user, fields=fields(item))
 
 
 def response_format(item: Any, version: str) -> dict:
@@ -128,5 +144,7 @@ PROMPT = register(
         pairs=pairs,
         from_nli=from_nli,
         answer_fields=("label", "not_sure", "sentences"),
+        placeholders=PLACEHOLDERS,
+        fields=fields,
     )
 )

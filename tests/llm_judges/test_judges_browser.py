@@ -83,6 +83,26 @@ def test_starting_a_run_on_the_whole_project_asks_first(live_server, page):
     assert len(asked) == 1
 
 
+def test_the_cost_estimate_asks_nothing_and_starts_nothing(live_server, page):
+    researcher = factories.UserFactory()
+    project = factories.ProjectFactory()
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    factories.make_items(project, 3)
+    from llm_judges.models import JudgeRun
+
+    services.judge_create(name="baseline-estimate", kind="embedding", model="all-MiniLM-L6-v2")
+    login(page, live_server, researcher.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/judges/")
+    page.select_option("form.judge-start select[name=judge]", label="baseline-estimate")
+    asked = []
+    page.on("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.click("form.judge-start button[value=estimate]")
+    estimate = page.wait_for_selector("#judge-estimate")
+    assert "3 of 3 items to judge" in estimate.text_content()
+    assert "no calls, no tokens" in estimate.text_content()
+    assert asked == [] and not JudgeRun.objects.filter(project=project).exists()
+
+
 def test_in_the_embedded_setup_starting_a_run_never_blocks_the_page(
     transactional_db, celery_eager, settings, stub, api_key
 ):

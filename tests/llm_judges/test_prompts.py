@@ -37,3 +37,31 @@ def test_every_judge_prompt_builds_messages_and_a_schema_for_the_demo_item(task_
 def test_asking_for_a_task_type_without_a_prompt_names_the_known_ones():
     with pytest.raises(prompts.PromptNotFound, match=r"'nope'.*citation_recovery"):
         prompts.get("nope")
+
+
+@pytest.mark.parametrize("task_type", ALL_TASK_TYPES, ids=lambda t: t.slug)
+def test_every_task_type_declares_its_placeholders_and_provides_each_for_the_demo_item(task_type):
+    """Prompts as data: a template may use exactly the placeholders the task type declares,
+    and ``fields(item)`` gives every one of them a value for any item."""
+    prompt = prompts.get(task_type.slug)
+    assert prompt.fields is not None and prompt.placeholders
+    config = task_type.validate_config({})
+    payload = task_type.validate_payload(task_type.demo_payload())
+    prepared = task_type.prepare(dict(payload), config=config)[0]
+    item = SimpleNamespace(
+        payload=prepared.payload,
+        prepared=prepared.prepared,
+        gold=prepared.gold,
+        project=SimpleNamespace(config=config),
+    )
+    assert set(prompt.fields(item)) == set(prompt.placeholders)
+    shipped = prompt.version(prompt.default_version)
+    for text in (shipped.system, shipped.user, *shipped.variants.values()):
+        assert not prompts.unknown_placeholders(text, prompt.placeholders)
+
+
+def test_rendering_replaces_named_placeholders_only():
+    assert prompts.render("{a} {{b}} {a}", {"a": 1}) == "1 {b} 1"
+    with pytest.raises(prompts.PlaceholderError, match=r"\{b\}"):
+        prompts.render("{b}", {"a": 1})
+    assert prompts.placeholders_in("{x}{y}{x}") == ["x", "y"]

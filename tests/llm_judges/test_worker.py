@@ -284,3 +284,25 @@ def test_a_real_worker_stores_replies_with_nul_bytes_and_the_run_ends(broker, st
     assert {str(r.detail) for r in garbage} == {
         str({"raw_cleaned": {"nul": 2, "lone_surrogates": 1}})
     }
+
+
+def test_a_budget_holds_across_a_real_worker_s_parallel_batches(broker, stub):
+    """Several batches in two worker processes, four calls in flight each: the calls are
+    reserved in the database, so exactly the budget is called and the rest is not run."""
+    project = factories.ProjectFactory()
+    factories.make_items(project, 12)
+    stub.responder = lambda request: Reply(delay=0.05)
+    judge = make_llm_judge(stub, concurrency=4, items_per_task=3)
+    worker = start_worker(broker, concurrency=2)
+    try:
+        run = services.judge_run_start(judge=judge, project=project, budget_calls=7)
+        wait_for(
+            lambda: run_status(run) == "done", timeout=60, what="the run to finish", worker=worker
+        )
+    finally:
+        worker.stop()
+    run.refresh_from_db()
+    assert len(stub.chat_requests()) == 7
+    assert JudgeCall.objects.filter(run=run).count() == 7
+    assert (run.answered_count, run.not_run_count, run.failed_count) == (7, 5, 0)
+    assert run.calls_reserved == 7

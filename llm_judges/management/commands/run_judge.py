@@ -1,7 +1,13 @@
 """Run a judge over a project and show its progress.
 
     python manage.py run_judge --project SLUG --judge NAME [--kind regular] [--group G]
-                               [--item ID …] [--detach]
+                               [--item ID …] [--detach] [--estimate]
+                               [--budget-calls N] [--budget-tokens N] [--both-orders]
+
+``--estimate`` prints the calls and tokens the run would take and starts nothing. A budget stops
+the run cleanly when reached (the items left are "not run: budget"). ``--both-orders`` also
+judges every item in the task type's other presentation (ranking: outputs reversed), in a run of
+its own, for the position-bias report.
 
 With a broker (REDIS_URL) the batches go to the Celery workers and this command polls the run's
 progress until it ends (Ctrl-C cancels the run; ``--detach`` returns at once). Without a broker
@@ -34,6 +40,24 @@ def progress_line(progress: dict, elapsed: float) -> str:
     )
 
 
+def estimate_text(estimate: dict) -> str:
+    lines = [
+        f"Estimate for {estimate['judge']} ({estimate['prompt']}, fingerprint "
+        f"{estimate['prompt_fingerprint'][:12]}): {estimate['to_judge']} of {estimate['items']} "
+        "items to judge" + (" (both orders)" if len(estimate["presentations"]) > 1 else ""),
+        f"  calls: {estimate['calls']}",
+        f"  input tokens (estimated): {estimate['prompt_tokens']}",
+        f"  output tokens (at most): {estimate['max_completion_tokens']}",
+        f"  tokens in all (at most): {estimate['max_tokens']}",
+    ]
+    if estimate["unrenderable"]:
+        lines.append(
+            f"  items that cannot be rendered (fail without a call): {estimate['unrenderable']}"
+        )
+    lines.append(f"  {estimate['method']}")
+    return "\n".join(lines)
+
+
 class Command(BaseCommand):
     help = "Run a judge over a project's items (pre-fill) and show the progress."
 
@@ -45,6 +69,16 @@ class Command(BaseCommand):
         parser.add_argument("--item", action="append", default=[], help="Item id (repeatable).")
         parser.add_argument("--detach", action="store_true", help="Start the run and return.")
         parser.add_argument("--interval", type=float, default=1.0, help="Seconds between polls.")
+        parser.add_argument(
+            "--estimate", action="store_true", help="Print the run's estimated cost; run nothing."
+        )
+        parser.add_argument("--budget-calls", type=int, help="Stop after this many LLM calls.")
+        parser.add_argument("--budget-tokens", type=int, help="Stop before this many tokens.")
+        parser.add_argument(
+            "--both-orders",
+            action="store_true",
+            help="Also judge each item in reversed order (ranking position bias).",
+        )
 
     def handle(self, *args, **options):
         from llm_judges.celery_tasks import judge_batch
@@ -61,13 +95,45 @@ class Command(BaseCommand):
             "group": options["group"],
             "external_ids": options["item"],
         }
+        if options["estimate"]:
+            try:
+                estimate = selectors.run_estimate(
+                    judge=judge,
+                    project=project,
+                    filters=filters,
+                    both_orders=options["both_orders"],
+                )
+            except services.JudgeError as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(estimate_text(estimate))
+            return
         eager = bool(judge_batch.app.conf.task_always_eager)
+        options_ = {
+            "judge": judge,
+            "project": project,
+            "filters": filters,
+            "enqueue": not eager,
+            "budget_calls": options["budget_calls"],
+            "budget_tokens": options["budget_tokens"],
+        }
         try:
-            run = services.judge_run_start(
-                judge=judge, project=project, filters=filters, enqueue=not eager
-            )
+            if options["both_orders"]:
+                runs = services.judge_run_start_both_orders(**options_)
+            else:
+                runs = [services.judge_run_start(**options_)]
         except services.JudgeError as exc:
             raise CommandError(str(exc)) from None
+        failed = [
+            run.pk
+            for run in runs
+            if self._follow(project, judge, run, eager=eager, options=options)
+        ]
+        if failed:
+            raise CommandError(f"Run {', '.join(map(str, failed))} failed.")
+
+    def _follow(self, project, judge, run, *, eager: bool, options: dict) -> bool:
+        from llm_judges.celery_tasks import judge_batch
+
         self.stdout.write(
             f"Run {run.pk}: {judge.name} on {project.slug}, {run.total} items "
             f"({len(run.pending_item_ids)} to judge){' · in-process (no broker)' if eager else ''}"
@@ -90,10 +156,16 @@ class Command(BaseCommand):
                 services.judge_run_cancel(run=run)
                 self.stdout.write("\nCancelled.")
         progress = self._show(project, run, started, final=True)
+        usage = progress["usage"]
+        if judge.kind == "llm":
+            self.stdout.write(
+                f"Usage: {usage['calls']} calls, {usage['input_tokens']} input and "
+                f"{usage['output_tokens']} output tokens"
+                + (f"; {progress['not_run']} items not run: budget" if progress["not_run"] else "")
+            )
         if progress["error"]:
             self.stderr.write(progress["error"])
-        if progress["status"] == JudgeRun.Status.FAILED:
-            raise CommandError(f"Run {run.pk} failed.")
+        return progress["status"] == JudgeRun.Status.FAILED
 
     def _show(self, project, run, started, final: bool = False) -> dict:
         """Print the progress line: rewritten in place on a terminal; otherwise (logs, pipes)

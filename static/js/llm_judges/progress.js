@@ -28,6 +28,12 @@
     bar.querySelector(".failed").style.width = run.percent_failed + "%";
     row.querySelector(".counts").textContent =
       `${run.done} done (${run.unparseable} unparseable) · ${run.failed} failed · ${run.total} items`;
+    const usage = row.querySelector(".usage");
+    if (usage && run.usage) {
+      usage.textContent = `${run.usage.calls} calls · ${run.usage.input_tokens} input / ${run.usage.output_tokens} output tokens`;
+    }
+    const notRun = row.querySelector(".not-run");
+    if (notRun) notRun.textContent = run.not_run ? `${run.not_run} not run: budget` : "";
     const valid = row.querySelector(".schema-valid");
     if (valid) {
       valid.textContent = String(run.schema_valid);

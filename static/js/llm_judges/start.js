@@ -6,6 +6,7 @@
   const form = document.querySelector("form.judge-start");
   if (!form) return;
   form.addEventListener("submit", (event) => {
+    if (event.submitter && event.submitter.value === "estimate") return; // costs nothing
     const kinds = form.querySelectorAll("input[name=kind]:checked").length;
     const group = form.querySelector("[name=group]");
     const ids = form.querySelector("[name=external_ids]");

@@ -34,9 +34,24 @@ def test_the_prompt_shows_the_masked_evidence_and_numbered_sentences():
     assert "Veracity: half-true" in text
 
 
-def test_the_fingerprint_changes_when_the_wording_changes():
-    assert len(CR.fingerprint("v1")) == 16
-    assert CR.fingerprint("v1") == CR.fingerprint("v1")
+def test_the_fingerprint_is_the_full_sha256_of_the_wording():
+    import hashlib
+    import json
+
+    v1 = CR.version("v1")
+    text = json.dumps(
+        {
+            "system": v1.system,
+            "template": v1.user,
+            "variants": {},
+            "output_schema": None,
+            "parameters": {},
+        },
+        ensure_ascii=False,
+        sort_keys=True,
+    )
+    assert CR.fingerprint("v1") == hashlib.sha256(text.encode()).hexdigest()
+    assert len(CR.fingerprint("v1")) == 64
 
 
 @pytest.mark.parametrize(
