@@ -5,7 +5,8 @@ Keys: ``slug``, ``name``, ``task_type``, ``config`` (the task type's settings), 
 (Markdown; or ``guidelines_file``, a path relative to the study file, on the command line),
 ``annotators_per_item``, ``status``, ``crowd`` (crowd and quality settings, see
 :mod:`projects.crowd`), ``members`` (``[{username, role}]``) and ``judges`` (``[{name, kind,
-model, base_url, parameters, description}]``: ``llm_judges.Judge``'s fields, ``base_url`` — an
+model, base_url, parameters, description, prompt: {name, version}}]``: ``llm_judges.Judge``'s
+fields, the prompt template by name and version, ``base_url`` — an
 LLM judge's endpoint — taken out of its parameters). They are validated by the same
 serializers the admin and the task types use; every problem is reported with its path in the file
 (``crowd.controls_per_batch: …``) and nothing is changed. :func:`study_apply` creates or updates
@@ -39,9 +40,10 @@ from rest_framework import serializers
 
 from annotation import task_types
 from core.errors import Refusal
-from llm_judges.models import Judge, JudgeRun
+from llm_judges.models import Judge, JudgeRun, PromptTemplate
 from llm_judges.parameters import clean_model, clean_parameters
 from llm_judges.services.configuration import judge_create
+from llm_judges.services.prompt_templates import shipped_template
 from projects.crowd import CrowdSettingsSerializer
 from projects.members import member_add, member_role_set
 from projects.models import Membership, Project
@@ -69,6 +71,11 @@ class MemberSerializer(serializers.Serializer):
     )
 
 
+class PromptRefSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    version = serializers.IntegerField(min_value=1)
+
+
 class JudgeEntrySerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     kind = serializers.ChoiceField(choices=Judge.Kind.values)
@@ -78,9 +85,18 @@ class JudgeEntrySerializer(serializers.Serializer):
     )
     parameters = serializers.DictField(default=dict)
     description = serializers.CharField(allow_blank=True, default="", trim_whitespace=False)
+    prompt = PromptRefSerializer(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="An LLM judge's prompt template (manage.py load_prompt); the task type's "
+        "shipped prompt when left out.",
+    )
 
 
 JUDGE_FROZEN = ("kind", "model", "parameters")
+# A judge's prompt may change after it has run (results record their prompt version).
+JUDGE_CHANGEABLE = (*JUDGE_FROZEN, "description", "prompt")
 
 
 def _judge_stored(entry: Mapping) -> dict:
@@ -94,6 +110,7 @@ def _judge_stored(entry: Mapping) -> dict:
         "model": entry["model"],
         "parameters": parameters,
         "description": entry.get("description", ""),
+        "prompt": dict(entry["prompt"]) if entry.get("prompt") else None,
     }
 
 
@@ -104,10 +121,32 @@ def _judge_entry(judge: Judge) -> dict:
     entry = {"name": judge.name, "kind": judge.kind, "model": judge.model}
     if base_url is not None:
         entry["base_url"] = base_url
-    return {**entry, "parameters": parameters, "description": judge.description}
+    entry = {**entry, "parameters": parameters, "description": judge.description}
+    if judge.prompt_id is not None:
+        entry["prompt"] = _judge_value(judge, "prompt")
+    return entry
 
 
-def _judge_errors(entries: list[dict], project_slug: str) -> tuple[list[dict], dict]:
+def _prompt_template(ref: Mapping, task_type: str) -> PromptTemplate:
+    """The prompt template a judge entry names; ``ValueError`` saying why not. The shipped
+    prompt of the project's task type (named after it) is created on demand."""
+    found = PromptTemplate.objects.filter(name=ref["name"], version=ref["version"]).first()
+    if found is None and ref["name"] == task_type:
+        shipped_template(task_type=task_type)
+        found = PromptTemplate.objects.filter(name=ref["name"], version=ref["version"]).first()
+    if found is None:
+        raise ValueError(
+            f"no prompt template {ref['name']!r} version {ref['version']} "
+            "(load it first with manage.py load_prompt)"
+        )
+    if found.task_type != task_type:
+        raise ValueError(f"{found} is for {found.task_type}, not {task_type}")
+    return found
+
+
+def _judge_errors(
+    entries: list[dict], project_slug: str, task_type: str
+) -> tuple[list[dict], dict]:
     """The entries cleaned as ``Judge`` stores them, and the errors by entry index."""
     cleaned, errors = [], {}
     names = [e["name"] for e in entries]
@@ -127,11 +166,18 @@ def _judge_errors(entries: list[dict], project_slug: str) -> tuple[list[dict], d
         if names.index(entry["name"]) != index:
             errors[index] = {"name": f"{entry['name']!r} is listed twice."}
             continue
+        if stored["prompt"] is not None:
+            if stored["kind"] != Judge.Kind.LLM:
+                errors[index] = {"prompt": "prompt templates are for LLM judges"}
+                continue
+            try:
+                _prompt_template(stored["prompt"], task_type)
+            except ValueError as exc:
+                errors[index] = {"prompt": str(exc)}
+                continue
         judge = existing.get(entry["name"])
         if judge is not None:
-            differs = [
-                f for f in (*JUDGE_FROZEN, "description") if _judge_value(judge, f) != stored[f]
-            ]
+            differs = [f for f in JUDGE_CHANGEABLE if _judge_value(judge, f) != stored[f]]
             reason = _judge_locked(judge, project_slug) if differs else ""
             if not reason and any(f in JUDGE_FROZEN for f in differs):
                 reason = "has run" if JudgeRun.objects.filter(judge=judge).exists() else ""
@@ -148,6 +194,9 @@ def _judge_errors(entries: list[dict], project_slug: str) -> tuple[list[dict], d
 
 def _judge_value(judge: Judge, field: str):
     """A judge's stored field, parameters with their defaults filled (as a study file's are)."""
+    if field == "prompt":
+        template = judge.prompt
+        return None if template is None else {"name": template.name, "version": template.version}
     if field != "parameters":
         return getattr(judge, field)
     try:
@@ -218,7 +267,7 @@ class StudySerializer(serializers.Serializer):
         if member_errors:
             errors["members"] = member_errors
         attrs["judges"], judge_errors = _judge_errors(
-            [dict(j) for j in attrs["judges"]], attrs["slug"]
+            [dict(j) for j in attrs["judges"]], attrs["slug"], attrs["task_type"]
         )
         if judge_errors:
             errors["judges"] = judge_errors
@@ -338,8 +387,8 @@ def _changes(before: Mapping, after: Mapping) -> list[str]:
                 if was is None:
                     changes.append(f"judges.{judge['name']}: added")
                     continue
-                for field in ("kind", "model", "parameters", "description"):
-                    if was[field] != judge[field]:
+                for field in JUDGE_CHANGEABLE:
+                    if was.get(field) != judge[field]:
                         changes.append(
                             f"judges.{judge['name']}.{field}: "
                             f"{json.dumps(was[field], sort_keys=True)[:60]} → "
@@ -367,11 +416,15 @@ def _judges_apply(*, project: Project, judges: list[dict]) -> None:
     existing = {j.name: j for j in Judge.objects.filter(name__in=[j["name"] for j in judges])}
     for entry in judges:
         judge = existing.get(entry["name"])
+        prompt = _prompt_template(entry["prompt"], project.task_type) if entry["prompt"] else None
         if judge is None:
-            judge = judge_create(**entry)
-        elif any(_judge_value(judge, f) != entry[f] for f in (*JUDGE_FROZEN, "description")):
+            judge = judge_create(**{**entry, "prompt": prompt})
+        elif any(_judge_value(judge, f) != entry[f] for f in JUDGE_CHANGEABLE):
             for field in (*JUDGE_FROZEN, "description"):
                 setattr(judge, field, entry[field])
+            judge.prompt = prompt
+            if prompt is not None:
+                judge.prompt_version = prompt.key
             judge.save()
         StudyJudge.objects.get_or_create(project=project, judge=judge)
 

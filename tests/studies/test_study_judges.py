@@ -188,3 +188,61 @@ def test_a_judge_that_is_not_this_studys_is_linked_as_it_is_but_never_changed(db
     message = refused(data, "judges[0].description")
     assert "is not this study's" in message
     assert Judge.objects.get(name="minilm-similarity").description == baseline.description
+
+
+def with_prompt(prompt):
+    data = copy.deepcopy(STUDY)
+    data["judges"][0]["prompt"] = prompt
+    return data
+
+
+def test_a_judge_names_its_prompt_template_and_export_writes_it_back(db):
+    from llm_judges.services.prompt_templates import prompt_template_save
+
+    paper, _ = prompt_template_save(
+        name="xing-paper",
+        task_type="citation_recovery",
+        template="Claim: {claim}\nEvidence:\n{evidence}\nExplanation:\n{sentences}\nWhich sentences cite it?",
+    )
+    project = study_apply(data=with_prompt({"name": "xing-paper", "version": paper.version}))[
+        "project"
+    ]
+    judge = Judge.objects.get(name="gpt-judge")
+    assert judge.prompt == paper and judge.prompt_version == paper.key
+    exported = study_export(project=project)
+    entry = next(j for j in exported["judges"] if j["name"] == "gpt-judge")
+    assert entry["prompt"] == {"name": "xing-paper", "version": paper.version}
+    assert "prompt" not in next(j for j in exported["judges"] if j["name"] == "minilm")
+    jsonschema.validate(exported, study_json_schema())
+    assert study_apply(data=exported)["changes"] == []
+
+    # The judge has run: its prompt may still change (results record their prompt version).
+    JudgeRun.objects.create(judge=judge, project=project, prompt_version=judge.prompt_version)
+    shipped = with_prompt({"name": "citation_recovery", "version": 1})  # created on demand
+    changes = study_apply(data=shipped)["changes"]
+    assert any(c.startswith("judges.gpt-judge.prompt:") for c in changes)
+    judge.refresh_from_db()
+    assert judge.prompt.name == "citation_recovery" and judge.prompt.builtin
+
+
+@pytest.mark.parametrize(
+    "prompt, words",
+    [
+        ({"name": "no-such-prompt", "version": 1}, "load it first"),
+        ({"name": "ranking", "version": 1}, "is for ranking"),
+    ],
+)
+def test_a_prompt_that_does_not_exist_or_fits_another_task_type_is_refused(db, prompt, words):
+    from llm_judges.services.prompt_templates import shipped_template
+
+    shipped_template(task_type="ranking")
+    message = refused(with_prompt(prompt), "judges[0].prompt")
+    assert words in message
+    assert not Project.objects.filter(slug=STUDY["slug"]).exists()
+    assert not Judge.objects.filter(name="gpt-judge").exists()
+
+
+def test_a_prompt_on_a_judge_that_is_not_an_llm_is_refused(db):
+    data = copy.deepcopy(STUDY)
+    data["judges"][1]["prompt"] = {"name": "citation_recovery", "version": 1}
+    assert "LLM judges" in refused(data, "judges[1].prompt")
