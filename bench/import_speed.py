@@ -143,6 +143,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--quick", action="store_true", help="1k and 5k items only")
+    parser.add_argument(
+        "--targets",
+        nargs="+",
+        default=["sqlite", "postgresql", "pg upload"],
+        help="which of: sqlite, postgresql, 'pg upload'",
+    )
     args = parser.parse_args()
     sizes = [1_000, 5_000] if args.quick else args.sizes
     rows = []
@@ -156,6 +162,8 @@ def main() -> None:
                 targets.append(("postgresql", "fresh", "file"))
                 targets.append(("pg upload", "fresh", "upload"))
             for name, url, mode in targets:
+                if name not in args.targets:
+                    continue
                 url = postgres_url() if url == "fresh" else url  # a fresh database per run
                 out = subprocess.run(
                     [sys.executable, __file__, "--worker", url, str(path), mode],
@@ -166,7 +174,10 @@ def main() -> None:
                 )
                 result = json.loads(out.stdout.strip().splitlines()[-1])
                 rows.append((name, size, result, base, path.stat().st_size / 1e6))
+                print(name, size, result, flush=True)
     smallest = {name: r["peak_mb"] for name, s, r, _, _ in rows if s == sizes[0]}
+    for name, _, r, _, _ in rows:
+        smallest.setdefault(name, r["peak_mb"])
     print(
         f"{'database':<11}{'items':>9}{'file MB':>9}{'seconds':>9}{'items/s':>10}"
         f"{'x parse':>9}{'peak MB':>9}{'mem ratio':>10}"
