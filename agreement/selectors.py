@@ -93,3 +93,17 @@ def judge_validation(
     )
     result["available_judges"] = report_input.available_judges
     return result
+
+
+def snapshot_table(*, snapshot_id: int, name: str) -> dict | None:
+    """One table of a snapshot's report (for its CSV download), read alone from the database:
+    the rest of the report is not loaded. None if the report has no such table. One query."""
+    from django.db.models.fields.json import KeyTransform
+
+    from agreement.models import AgreementSnapshot
+
+    return (
+        AgreementSnapshot.objects.filter(pk=snapshot_id)
+        .values_list(KeyTransform(name, KeyTransform("tables", "result")), flat=True)
+        .first()
+    )
