@@ -125,6 +125,23 @@ class ReliabilityColumns:
                 raise AgreementError(f"coder codes must lie in 0 .. {n_coders - 1}")
             object.__setattr__(self, "n_coders", n_coders)
 
+    def select(self, keep: np.ndarray) -> ReliabilityColumns:
+        """The values where the boolean column ``keep`` is True (a subset of units, all coders
+        but one…), with the same table, unit and coder codes: no value is re-coded."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != self.units.shape:
+            raise AgreementError("keep must be a boolean column as long as units")
+        return ReliabilityColumns(
+            units=self.units[keep],
+            values=self.values[keep],
+            table=self.table,
+            coders=self.coders[keep] if self.coders is not None else None,
+            n_units=self.n_units,
+            n_coders=self.n_coders,
+            unit_keys=self.unit_keys,
+            coder_keys=self.coder_keys,
+        )
+
 
 #: ``{unit: {coder: value}}``, an iterable of ``(coder, unit, value)`` triples, or columns.
 ReliabilityData = (
