@@ -125,3 +125,14 @@ def test_a_fresh_page_takes_the_same_number_of_queries_however_many_answers(db, 
     small = fresh_page_queries()
     add(3, 60)
     assert fresh_page_queries() == small
+
+
+def test_median_times_from_the_database_equal_those_computed_in_python(db, researcher, monkeypatch):
+    from agreement import selectors
+
+    project, _, _ = helpers.seeded_study(researcher)
+    in_database = selectors._median_times_ms(project)
+    monkeypatch.setattr(selectors.connection, "vendor", "other")
+    in_python = selectors._median_times_ms(project)
+    assert in_database == in_python
+    assert sorted(in_database.values()) == [5000.0, 25000.0, 60000.0]
