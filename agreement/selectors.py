@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-def dashboard_progress(*, project: Project) -> dict:
+def dashboard_progress(*, project: Project, median_times: dict[str, float] | None = None) -> dict:
     """:func:`annotation.selectors.project_progress` plus, per annotator, the qualification and the
     median active time per submitted item. A fixed number of queries.
 
@@ -26,23 +26,46 @@ def dashboard_progress(*, project: Project) -> dict:
     counts its own time), over regular items; the median is over the annotator's items. On
     PostgreSQL the medians are computed by the database (one row per annotator comes back, not
     one per answer, so the web process's memory does not grow with the answers).
+    ``median_times`` (``{pseudonym: seconds}``, from :func:`median_times_s`, as stored with a
+    snapshot's page) skips that query, the one that reads every answer.
     """
     progress = project_progress(project=project)
-    medians = _median_times_ms(project)
     members = {
         pseudonym: (user_id, qualification)
         for pseudonym, user_id, qualification in Membership.objects.filter(
             project=project
         ).values_list("pseudonym", "user_id", "qualification")
     }
+    if median_times is None:
+        median_times = _median_times_by_pseudonym(project, members)
     labels = dict(Membership.Qualification.choices)
     for row in progress["annotators"]:
-        user_id, qualification = members.get(row["pseudonym"], (None, ""))
-        ms = medians.get(user_id)
+        _, qualification = members.get(row["pseudonym"], (None, ""))
         row["qualification"] = qualification
         row["qualification_label"] = labels.get(qualification, qualification)
-        row["median_time_s"] = round(ms / 1000, 1) if ms is not None else None
+        row["median_time_s"] = median_times.get(row["pseudonym"])
     return progress
+
+
+def median_times_s(*, project: Project) -> dict[str, float]:
+    """``{pseudonym: median active seconds per item}`` of the project's annotators (two
+    queries; the first reads every answer, so the worker stores it with a snapshot's page)."""
+    members = {
+        pseudonym: (user_id, qualification)
+        for pseudonym, user_id, qualification in Membership.objects.filter(
+            project=project
+        ).values_list("pseudonym", "user_id", "qualification")
+    }
+    return _median_times_by_pseudonym(project, members)
+
+
+def _median_times_by_pseudonym(project: Project, members: dict) -> dict[str, float]:
+    medians = _median_times_ms(project)
+    return {
+        pseudonym: round(medians[user_id] / 1000, 1)
+        for pseudonym, (user_id, _) in members.items()
+        if user_id in medians
+    }
 
 
 _MEDIAN_SQL = """

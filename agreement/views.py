@@ -212,7 +212,9 @@ def dashboard(request, slug):
         return _csv_response(tbl, f"{project.slug}-{download}.csv")
     page = state.page
 
-    progress = selectors.dashboard_progress(project=project)
+    progress = selectors.dashboard_progress(
+        project=project, median_times=page.get("median_times") if page is not None else None
+    )
     members = [{**row, "counted": _counted(row, choice)} for row in progress["annotators"]]
     context = {
         "parameters": [

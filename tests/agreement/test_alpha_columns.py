@@ -169,3 +169,20 @@ def test_coded_agreement_rates_equal_the_rates_of_label_lists_bit_for_bit(items)
     expected = (pairwise_agreement(items), all_agree_rate(items), at_least_two_agree_rate(items))
     ours = coded_agreement_rates(np.array(units, dtype=np.int64), np.array(labels, dtype=np.int64))
     assert np.array_equal(np.array(ours), np.array(expected), equal_nan=True)
+
+
+@pytest.mark.parametrize("kind", ["jaccard", "masi"])
+def test_set_distances_from_the_table_of_distinct_sets_equal_those_per_pair(kind):
+    from metrics.distances import SetMetric
+
+    rng = np.random.default_rng(9)
+    sets = list({frozenset(np.flatnonzero(rng.random(7) < 0.4).tolist()) for _ in range(300)})
+    metric = SetMetric(np.ones(len(sets)), sets, kind)
+    a = rng.integers(0, len(sets), 5 * len(sets) ** 2)
+    b = rng.integers(0, len(sets), len(a))
+    per_pair = metric._pair_distances(a, b)
+    assert metric._lookup is None
+    from_table = metric.pair_distances(a, b)
+    assert metric._lookup is not None  # as many pairs as the table has entries: it was built
+    assert np.array_equal(from_table, per_pair)
+    assert np.array_equal(metric.pair_distances(a[:10], b[:10]), per_pair[:10])

@@ -43,12 +43,16 @@ def test_a_done_snapshot_stores_its_page_and_the_dashboard_renders_it_without_co
     assert first.status_code == 200
     snapshot = AgreementSnapshot.objects.get(project=project, status="done")
     assert snapshot.page["version"] == PAGE_VERSION
-    assert snapshot.page == report_page(snapshot.result) | {"version": PAGE_VERSION}
+    stored = dict(snapshot.page)
+    assert sorted(stored.pop("median_times").values()) == [5.0, 25.0, 60.0]
+    assert stored == report_page(snapshot.result)
     # Any computation on the next view would fail it.
     monkeypatch.setattr("agreement.services.build_report", refuse)
     monkeypatch.setattr("agreement.services.report_page", refuse)
     monkeypatch.setattr(page_module, "render_plot", refuse)
     monkeypatch.setattr("agreement.views.render_plot", refuse)
+    # Nor read every answer for the median times: they come with the page.
+    monkeypatch.setattr("agreement.selectors._median_times_ms", refuse)
     again = client.get(dashboard(project))
     assert again.status_code == 200
     html = again.content.decode()
@@ -136,3 +140,17 @@ def test_median_times_from_the_database_equal_those_computed_in_python(db, resea
     in_python = selectors._median_times_ms(project)
     assert in_database == in_python
     assert sorted(in_database.values()) == [5000.0, 25000.0, 60000.0]
+
+
+def test_the_progress_table_shows_the_median_times_stored_with_the_page(db, researcher):
+    project, _, users = helpers.seeded_study(researcher)
+    client = client_for(researcher)
+    client.get(dashboard(project))
+    snapshot = AgreementSnapshot.objects.get(project=project, status="done")
+    page = dict(snapshot.page)
+    pseudonym = next(iter(page["median_times"]))
+    page["median_times"] = {**page["median_times"], pseudonym: 123.4}
+    AgreementSnapshot.objects.filter(pk=snapshot.pk).update(page=page)
+    response = client.get(dashboard(project))
+    rows = {row["pseudonym"]: row for row in response.context["progress"]["annotators"]}
+    assert rows[pseudonym]["median_time_s"] == 123.4
