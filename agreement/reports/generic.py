@@ -121,7 +121,7 @@ def field_columns(
         for unit, answer in by_unit.items():
             if units is not None and unit not in units:
                 continue
-            if not isinstance(answer, Mapping):
+            if type(answer) is not dict and not isinstance(answer, Mapping):
                 continue
             value = answer.get(field)
             if value is None:
