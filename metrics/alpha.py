@@ -18,6 +18,15 @@ metric's closed form or its blocked kernel (see :mod:`metrics.distances`).
 Units with fewer than two non-missing values drop out, as in Krippendorff's
 definition.
 
+Every input is first turned into :class:`ReliabilityColumns`: integer unit,
+coder and value codes plus a table of the values. The report builds those
+columns straight from the database; ``{unit: {coder: value}}`` and
+``(coder, unit, value)`` triples are adapted to them
+(:func:`reliability_columns`), so each step is written once. Set-valued tables
+are canonicalised per distinct entry, and set distances between the distinct
+sets are looked up in a small V x V table once that pays
+(:class:`metrics.distances.SetMetric`).
+
 The ``krippendorff`` package is not called at run time, although it handles
 the four classic levels: it needs a coders x units matrix (or units x values
 counts) and builds a units x V x V array, and ``bench/agreement_speed.py``

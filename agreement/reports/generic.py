@@ -7,7 +7,8 @@ the raw rates a reader expects next to alpha: mean pairwise agreement, "all agre
 two agree" (exact equality of the values; for sets, the same set). Rates are not shown for
 interval and ratio fields, where exact equality of, say, a 0–100 score says little.
 
-How an answer field becomes values (:func:`reliability_data`), so that every task type's
+How an answer field becomes values (:func:`field_columns`, integer columns for the metrics core;
+:func:`reliability_data` is the same as a mapping), so that every task type's
 answers can be measured without task-specific code:
 
 * set distances: a list (or set) is one set-valued value (inner lists become tuples);
