@@ -34,6 +34,12 @@ class AgreementSnapshot(models.Model):
     answers = models.PositiveIntegerField(default=0, help_text="Annotation rows when requested.")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     result = models.JSONField(null=True, blank=True)
+    page = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="What the dashboard shows of the result, rendered with it "
+        "(agreement.reports.page).",
+    )
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     queued_at = models.DateTimeField(null=True, blank=True)

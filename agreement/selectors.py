@@ -6,6 +6,7 @@ from collections import defaultdict
 from statistics import median
 from typing import TYPE_CHECKING
 
+from django.db import connection
 from django.db.models import Sum
 
 from annotation.models import Annotation, Item
@@ -17,14 +18,75 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-def dashboard_progress(*, project: Project) -> dict:
+def dashboard_progress(*, project: Project, median_times: dict[str, float] | None = None) -> dict:
     """:func:`annotation.selectors.project_progress` plus, per annotator, the qualification and the
     median active time per submitted item. A fixed number of queries.
 
     Time per item: the active time of all versions of the annotator's answer summed (a revision
-    counts its own time), over regular items; the median is over the annotator's items.
+    counts its own time), over regular items; the median is over the annotator's items. On
+    PostgreSQL the medians are computed by the database (one row per annotator comes back, not
+    one per answer, so the web process's memory does not grow with the answers).
+    ``median_times`` (``{pseudonym: seconds}``, from :func:`median_times_s`, as stored with a
+    snapshot's page) skips that query, the one that reads every answer.
     """
     progress = project_progress(project=project)
+    members = {
+        pseudonym: (user_id, qualification)
+        for pseudonym, user_id, qualification in Membership.objects.filter(
+            project=project
+        ).values_list("pseudonym", "user_id", "qualification")
+    }
+    if median_times is None:
+        median_times = _median_times_by_pseudonym(project, members)
+    labels = dict(Membership.Qualification.choices)
+    for row in progress["annotators"]:
+        _, qualification = members.get(row["pseudonym"], (None, ""))
+        row["qualification"] = qualification
+        row["qualification_label"] = labels.get(qualification, qualification)
+        row["median_time_s"] = median_times.get(row["pseudonym"])
+    return progress
+
+
+def median_times_s(*, project: Project) -> dict[str, float]:
+    """``{pseudonym: median active seconds per item}`` of the project's annotators (two
+    queries; the first reads every answer, so the worker stores it with a snapshot's page)."""
+    members = {
+        pseudonym: (user_id, qualification)
+        for pseudonym, user_id, qualification in Membership.objects.filter(
+            project=project
+        ).values_list("pseudonym", "user_id", "qualification")
+    }
+    return _median_times_by_pseudonym(project, members)
+
+
+def _median_times_by_pseudonym(project: Project, members: dict) -> dict[str, float]:
+    medians = _median_times_ms(project)
+    return {
+        pseudonym: round(medians[user_id] / 1000, 1)
+        for pseudonym, (user_id, _) in members.items()
+        if user_id in medians
+    }
+
+
+_MEDIAN_SQL = """
+SELECT per_item.annotator_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY per_item.ms)
+FROM (
+    SELECT a.annotator_id, COALESCE(SUM(a.time_spent_ms), 0) AS ms
+    FROM annotation_annotation a
+    JOIN annotation_item i ON i.id = a.item_id
+    WHERE i.project_id = %s AND i.kind = %s
+    GROUP BY a.assignment_id, a.annotator_id
+) per_item
+GROUP BY per_item.annotator_id
+"""
+
+
+def _median_times_ms(project: Project) -> dict[int, float]:
+    """``{annotator id: median active ms per item}`` (one query)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_MEDIAN_SQL, [project.pk, Item.Kind.REGULAR])
+            return {user_id: float(ms) for user_id, ms in cursor.fetchall()}
     totals = (
         Annotation.objects.filter(item__project=project, item__kind=Item.Kind.REGULAR)
         .values("assignment_id", "annotator_id")
@@ -34,20 +96,7 @@ def dashboard_progress(*, project: Project) -> dict:
     per_user: dict[int, list[int]] = defaultdict(list)
     for user_id, ms in totals:
         per_user[user_id].append(ms or 0)
-    members = {
-        pseudonym: (user_id, qualification)
-        for pseudonym, user_id, qualification in Membership.objects.filter(
-            project=project
-        ).values_list("pseudonym", "user_id", "qualification")
-    }
-    labels = dict(Membership.Qualification.choices)
-    for row in progress["annotators"]:
-        user_id, qualification = members.get(row["pseudonym"], (None, ""))
-        times = per_user.get(user_id, [])
-        row["qualification"] = qualification
-        row["qualification_label"] = labels.get(qualification, qualification)
-        row["median_time_s"] = round(median(times) / 1000, 1) if times else None
-    return progress
+    return {user_id: median(times) for user_id, times in per_user.items()}
 
 
 def comparable_projects(*, user: User, project: Project) -> list[Project]:
@@ -93,3 +142,17 @@ def judge_validation(
     )
     result["available_judges"] = report_input.available_judges
     return result
+
+
+def snapshot_table(*, snapshot_id: int, name: str) -> dict | None:
+    """One table of a snapshot's report (for its CSV download), read alone from the database:
+    the rest of the report is not loaded. None if the report has no such table. One query."""
+    from django.db.models.fields.json import KeyTransform
+
+    from agreement.models import AgreementSnapshot
+
+    return (
+        AgreementSnapshot.objects.filter(pk=snapshot_id)
+        .values_list(KeyTransform(name, KeyTransform("tables", "result")), flat=True)
+        .first()
+    )

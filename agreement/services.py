@@ -41,6 +41,8 @@ from agreement.models import AgreementSnapshot
 from agreement.reports import build_report
 from agreement.reports.gather import data_version, gather
 from agreement.reports.inputs import AnnotatorFilter, ReportOptions, filter_key
+from agreement.reports.page import is_current, report_page
+from agreement.selectors import median_times_s
 from projects.models import Project
 
 log = logging.getLogger(__name__)
@@ -80,7 +82,19 @@ class SnapshotState:
 
     @property
     def report(self) -> dict | None:
+        """The full report (loaded from the database on first use when the state was read for
+        the page only)."""
         return self.snapshot.result if self.snapshot is not None else None
+
+    @property
+    def page(self) -> dict | None:
+        """What the dashboard shows (:mod:`agreement.reports.page`): stored with the report;
+        built from the report only for snapshots computed before pages were stored."""
+        if self.snapshot is None:
+            return None
+        if is_current(self.snapshot.page):
+            return self.snapshot.page
+        return report_page(self.snapshot.result)
 
 
 def _key(fkey: str, version: dict) -> str:
@@ -88,17 +102,19 @@ def _key(fkey: str, version: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:48]
 
 
-def _state(project: Project, fkey: str, key: str, answers: int) -> SnapshotState:
+def _state(project: Project, fkey: str, key: str, answers: int, load: str) -> SnapshotState:
     rows = list(
         AgreementSnapshot.objects.filter(project=project, filter_key=fkey)
-        .defer("result")
+        .defer("result", "page")
         .order_by("-created_at", "-id")
     )
     current = next((s for s in rows if s.key == key), None)
     active = next((s for s in rows if s.status in AgreementSnapshot.ACTIVE), None)
     done = next((s for s in rows if s.status == Status.DONE), None)
     if done is not None:
-        done = AgreementSnapshot.objects.get(pk=done.pk)  # with its result
+        # With its result, or with its page only (the result then loads on first use).
+        other = "page" if load == "result" else "result"
+        done = AgreementSnapshot.objects.defer(other).get(pk=done.pk)
     return SnapshotState(
         snapshot=done,
         fresh=done is not None and done.key == key,
@@ -114,23 +130,28 @@ def snapshot_request(
     annotator_filter: AnnotatorFilter,
     options: ReportOptions,
     inline: bool | None = None,
+    load: str = "result",
 ) -> SnapshotState:
     """The dashboard's report for ``project``: cached, joined, or started (see module docstring).
 
     ``inline`` forces (True) or forbids (False) computing inside this call; by default projects
-    with at most :func:`inline_max_answers` annotation rows compute inline.
+    with at most :func:`inline_max_answers` annotation rows compute inline. ``load``: "result"
+    reads the done snapshot's full report, "page" only what the dashboard shows of it
+    (:attr:`SnapshotState.page`), so that a page view never reads a large report.
     """
+    if load not in ("result", "page"):
+        raise ValueError(f"load must be 'result' or 'page', got {load!r}")
     fkey = filter_key(annotator_filter, options)
     version = data_version(project, options)
     key = _key(fkey, version)
     answers = version["annotations"][0]
-    state = _state(project, fkey, key, answers)
+    state = _state(project, fkey, key, answers, load)
     if (
         state.failed is not None
         and state.failed.never_queued
         and snapshot_retry(snapshot=state.failed)
     ):
-        return _state(project, fkey, key, answers)
+        return _state(project, fkey, key, answers, load)
     if state.fresh or state.failed is not None:
         return state
     if state.active is not None:
@@ -151,12 +172,12 @@ def snapshot_request(
             )
     except IntegrityError:
         # Another request created this key or started a computation for this filter first.
-        return _state(project, fkey, key, answers)
+        return _state(project, fkey, key, answers, load)
     if inline if inline is not None else answers <= inline_max_answers():
         snapshot_compute(snapshot_id=snapshot.pk)
     else:
         _enqueue(snapshot.pk)
-    return _state(project, fkey, key, answers)
+    return _state(project, fkey, key, answers, load)
 
 
 def _enqueue(snapshot_id: int) -> None:
@@ -229,6 +250,10 @@ def snapshot_compute(*, snapshot_id: int) -> str:
             project=snapshot.project, annotator_filter=annotator_filter, options=options
         )
         result = build_report(report_input, annotator_filter)
+        del report_input
+        page = report_page(result)
+        # The progress table's one figure that reads every answer, as of this report.
+        page["median_times"] = median_times_s(project=snapshot.project)
     except Exception as exc:
         # Deterministic failures (bad data) would fail again: record them instead of retrying.
         log.exception("agreement snapshot %s failed", snapshot_id)
@@ -238,7 +263,7 @@ def snapshot_compute(*, snapshot_id: int) -> str:
         return "failed"
     finished = AgreementSnapshot.objects.filter(
         pk=snapshot_id, status=Status.RUNNING, started_at=now
-    ).update(status=Status.DONE, result=result, finished_at=timezone.now(), error="")
+    ).update(status=Status.DONE, result=result, page=page, finished_at=timezone.now(), error="")
     if finished:
         # Older reports of this filter are superseded; keep only the newest.
         AgreementSnapshot.objects.filter(

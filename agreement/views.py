@@ -28,16 +28,15 @@ from agreement import selectors, services
 from agreement.models import AgreementSnapshot
 from agreement.reports import AnnotatorFilter, ReportOptions, compare_reports
 from agreement.reports.inputs import ReportParameter
+from agreement.reports.page import rendered_table, with_links
 from agreement.reports.plots import render as render_plot
 from agreement.reports.published import parse_published, published_report
 from agreement.reports.sections import parameters_for
-from agreement.reports.tables import column, render_cell, table, to_csv
+from agreement.reports.tables import column, table, to_csv
 from annotation import task_types
 from core.errors import Refusal
 from projects.models import Membership
 from projects.permissions import RESEARCH_ROLES, project_for
-
-PREVIEW_ROWS = 15
 
 
 class BadQuery(Refusal):
@@ -101,27 +100,7 @@ def _csv_response(tbl: dict, filename: str) -> HttpResponse:
 
 
 def _rendered_table(name: str, tbl: dict, base_query: str, preview: int | None = None) -> dict:
-    rows = tbl["rows"]
-    shown = rows if preview is None else rows[:preview]
-    numeric = [col["fmt"] != "text" for col in tbl["columns"]]
-    return {
-        "name": name,
-        "title": tbl["title"],
-        "note": tbl.get("note", ""),
-        "headers": [
-            {"label": col["label"], "numeric": num}
-            for col, num in zip(tbl["columns"], numeric, strict=True)
-        ],
-        "rows": [
-            [
-                {"text": render_cell(row, col), "numeric": num}
-                for col, num in zip(tbl["columns"], numeric, strict=True)
-            ]
-            for row in shown
-        ],
-        "hidden_rows": len(rows) - len(shown),
-        "csv_url": "?" + (base_query + "&" if base_query else "") + f"download={name}",
-    }
+    return with_links(rendered_table(name, tbl, preview), base_query)
 
 
 def _progress_table(progress: dict) -> dict:
@@ -151,37 +130,26 @@ def _counted(member: dict, choice: Choice) -> bool:
     )
 
 
-def _report_context(report: dict, base_query: str) -> dict:
-    tables = report["tables"]
-    section = report.get("section")
-    agreement = _rendered_table("agreement", tables["agreement"], base_query)
-    blocks = []
-    if section:
-        plots_by_table: dict[str, list] = {}
-        for spec in section["plots"]:
-            svg = render_plot(spec, tables)
-            if svg:
-                plots_by_table.setdefault(spec["table"], []).append(
-                    {"title": spec.get("title", ""), "svg": mark_safe(svg)}  # noqa: S308 - escaped
-                )
-        for name in section["tables"]:
-            tbl = tables[name]
-            preview = PREVIEW_ROWS if len(tbl["rows"]) > 2 * PREVIEW_ROWS else None
-            plots = plots_by_table.get(name, [])
-            blocks.append(
-                {
-                    "table": _rendered_table(name, tbl, base_query, preview),
-                    "plots": plots,
-                    # Under a row of charts, a long table of their numbers starts folded;
-                    # beside a single chart it has room.
-                    "collapse": len(plots) > 1 and len(tbl["rows"]) > 6,
-                }
-            )
+def _page_context(page: dict, base_query: str) -> dict:
+    """The stored page (:mod:`agreement.reports.page`) with this request's CSV links; nothing is
+    computed here."""
+    blocks = [
+        {
+            **block,
+            "table": with_links(block["table"], base_query),
+            "plots": [
+                {"title": plot["title"], "svg": mark_safe(plot["svg"])}  # noqa: S308 - escaped
+                for plot in block["plots"]
+            ],
+        }
+        for block in page["blocks"]
+    ]
     return {
-        "agreement": agreement,
+        "report": page["report"],
+        "agreement": with_links(page["agreement"], base_query),
         "blocks": blocks,
-        "section": section,
-        "generated_at": datetime.fromisoformat(report["generated_at"]),
+        "section": page["section"],
+        "generated_at": datetime.fromisoformat(page["generated_at"]),
     }
 
 
@@ -222,25 +190,31 @@ def dashboard(request, slug):
         return _csv_response(_progress_table(progress), f"{project.slug}-progress.csv")
 
     state = services.snapshot_request(
-        project=project, annotator_filter=choice.annotator_filter, options=choice.options
+        project=project,
+        annotator_filter=choice.annotator_filter,
+        options=choice.options,
+        load="page",
     )
-    report = state.report
     if download:
-        if report is None:
+        if state.snapshot is None:
             return HttpResponse(
                 "The report is still being computed; try again in a moment.",
                 status=409,
                 content_type="text/plain; charset=utf-8",
             )
-        if download not in report["tables"]:
+        tbl = selectors.snapshot_table(snapshot_id=state.snapshot.pk, name=download)
+        if tbl is None:
             return HttpResponse(
                 f"No table {download!r} in this report.",
                 status=404,
                 content_type="text/plain; charset=utf-8",
             )
-        return _csv_response(report["tables"][download], f"{project.slug}-{download}.csv")
+        return _csv_response(tbl, f"{project.slug}-{download}.csv")
+    page = state.page
 
-    progress = selectors.dashboard_progress(project=project)
+    progress = selectors.dashboard_progress(
+        project=project, median_times=page.get("median_times") if page is not None else None
+    )
     members = [{**row, "counted": _counted(row, choice)} for row in progress["annotators"]]
     context = {
         "parameters": [
@@ -253,13 +227,13 @@ def dashboard(request, slug):
         "members": members,
         "choice": choice,
         "state": state,
-        "report": report,
+        "report": None,
         "refresh": state.active is not None and not state.fresh,
         "comparable": selectors.comparable_projects(user=request.user, project=project),
         "base_query": base_query,
     }
-    if report is not None:
-        context.update(_report_context(report, base_query))
+    if page is not None:
+        context.update(_page_context(page, base_query))
     return render(request, "agreement/dashboard.html", context)
 
 

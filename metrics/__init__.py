@@ -22,7 +22,13 @@ distance of :mod:`metrics.distances` (``1 - |A ∩ B| / |A ∪ B|``, 0 for two e
 :mod:`metrics.sets` has no function of that name.
 """
 
-from .alpha import AlphaResult, alpha_details, krippendorff_alpha
+from .alpha import (
+    AlphaResult,
+    ReliabilityColumns,
+    alpha_details,
+    krippendorff_alpha,
+    reliability_columns,
+)
 from .bootstrap import BootstrapResult, alpha_bootstrap
 from .calibration import (
     AnnotatorPosterior,
@@ -104,9 +110,11 @@ __all__ = [
     # alpha, bootstrap, distances
     "AgreementError",
     "AlphaResult",
+    "ReliabilityColumns",
     "BootstrapResult",
     "alpha_bootstrap",
     "alpha_details",
+    "reliability_columns",
     "jaccard_distance",
     "krippendorff_alpha",
     "masi_distance",

@@ -18,6 +18,15 @@ metric's closed form or its blocked kernel (see :mod:`metrics.distances`).
 Units with fewer than two non-missing values drop out, as in Krippendorff's
 definition.
 
+Every input is first turned into :class:`ReliabilityColumns`: integer unit,
+coder and value codes plus a table of the values. The report builds those
+columns straight from the database; ``{unit: {coder: value}}`` and
+``(coder, unit, value)`` triples are adapted to them
+(:func:`reliability_columns`), so each step is written once. Set-valued tables
+are canonicalised per distinct entry, and set distances between the distinct
+sets are looked up in a small V x V table once that pays
+(:class:`metrics.distances.SetMetric`).
+
 The ``krippendorff`` package is not called at run time, although it handles
 the four classic levels: it needs a coders x units matrix (or units x values
 counts) and builds a units x V x V array, and ``bench/agreement_speed.py``
@@ -30,7 +39,7 @@ whole parse). It stays the reference in the tests.
 from __future__ import annotations
 
 import gc
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
@@ -53,21 +62,102 @@ from .distances import (
 __all__ = [
     "AgreementError",
     "AlphaResult",
+    "ReliabilityColumns",
     "ReliabilityData",
     "alpha_details",
+    "coded_values",
     "krippendorff_alpha",
+    "reliability_columns",
 ]
 
-#: ``{unit: {coder: value}}`` or an iterable of ``(coder, unit, value)`` triples.
-ReliabilityData = (
-    Mapping[Hashable, Mapping[Hashable, Any]] | Iterable[tuple[Hashable, Hashable, Any]]
-)
 
 # Units with more values than this are handled through their distinct values
 # and counts rather than all m (m - 1) / 2 value pairs.
 _SMALL_UNIT = 16
 # Values gathered per vectorised step when walking units of equal size.
 _UNIT_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class ReliabilityColumns:
+    """Reliability data as integer columns: the form every alpha computation works on.
+
+    One entry per value: ``units[i]`` (a unit code in ``0 .. n_units - 1``), ``values[i]`` (an
+    index into ``table``, or ``-1`` for a missing value) and, optionally, ``coders[i]`` (a
+    coder code in ``0 .. n_coders - 1``; when given, a coder with two values for one unit is
+    refused, as for triples). ``table`` holds the values themselves, each listed once or more:
+    entries that are the same value (equal labels; for set distances, the same set given as a
+    list, tuple or frozenset) are merged, and a None (or NaN) entry is missing. Values need not
+    be grouped by unit. ``unit_keys`` and ``coder_keys`` only name units and coders in errors.
+
+    Columns come straight from a database (``values_list`` of unit and coder ids and each
+    distinct answer parsed once), so nothing is built per value in Python. The mapping and
+    triples forms are adapted to this one by :func:`reliability_columns`.
+    """
+
+    units: np.ndarray
+    values: np.ndarray
+    table: Sequence[Any]
+    coders: np.ndarray | None = None
+    n_units: int = -1
+    n_coders: int = -1
+    unit_keys: Sequence[Hashable] | None = None
+    coder_keys: Sequence[Hashable] | None = None
+
+    def __post_init__(self) -> None:
+        units = np.asarray(self.units, dtype=np.int64)
+        values = np.asarray(self.values, dtype=np.int64)
+        object.__setattr__(self, "units", units)
+        object.__setattr__(self, "values", values)
+        if units.shape != values.shape or units.ndim != 1:
+            raise AgreementError(
+                f"units and values must be 1-d columns of one length, got shapes "
+                f"{units.shape} and {values.shape}"
+            )
+        if len(values) and (values.min() < -1 or values.max() >= len(self.table)):
+            raise AgreementError(
+                f"value codes must index the table of {len(self.table)} value(s) (or be -1)"
+            )
+        n_units = self.n_units if self.n_units >= 0 else int(units.max()) + 1 if len(units) else 0
+        if len(units) and (units.min() < 0 or units.max() >= n_units):
+            raise AgreementError(f"unit codes must lie in 0 .. {n_units - 1}")
+        object.__setattr__(self, "n_units", n_units)
+        if self.coders is not None:
+            coders = np.asarray(self.coders, dtype=np.int64)
+            object.__setattr__(self, "coders", coders)
+            if coders.shape != units.shape:
+                raise AgreementError("coders must be a column of the same length as units")
+            n_coders = (
+                self.n_coders if self.n_coders >= 0 else int(coders.max()) + 1 if len(coders) else 0
+            )
+            if len(coders) and (coders.min() < 0 or coders.max() >= n_coders):
+                raise AgreementError(f"coder codes must lie in 0 .. {n_coders - 1}")
+            object.__setattr__(self, "n_coders", n_coders)
+
+    def select(self, keep: np.ndarray) -> ReliabilityColumns:
+        """The values where the boolean column ``keep`` is True (a subset of units, all coders
+        but one…), with the same table, unit and coder codes: no value is re-coded."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != self.units.shape:
+            raise AgreementError("keep must be a boolean column as long as units")
+        return ReliabilityColumns(
+            units=self.units[keep],
+            values=self.values[keep],
+            table=self.table,
+            coders=self.coders[keep] if self.coders is not None else None,
+            n_units=self.n_units,
+            n_coders=self.n_coders,
+            unit_keys=self.unit_keys,
+            coder_keys=self.coder_keys,
+        )
+
+
+#: ``{unit: {coder: value}}``, an iterable of ``(coder, unit, value)`` triples, or columns.
+ReliabilityData = (
+    Mapping[Hashable, Mapping[Hashable, Any]]
+    | Iterable[tuple[Hashable, Hashable, Any]]
+    | ReliabilityColumns
+)
 
 
 @dataclass(frozen=True)
@@ -117,8 +207,9 @@ class _Prepared:
 def krippendorff_alpha(data: ReliabilityData, distance: DistanceSpec = "nominal") -> float:
     """Krippendorff's alpha for ``data`` under ``distance``.
 
-    ``data`` is ``{unit: {coder: value}}`` or an iterable of
-    ``(coder, unit, value)`` triples (units and coders: any hashables). A
+    ``data`` is ``{unit: {coder: value}}``, an iterable of
+    ``(coder, unit, value)`` triples (units and coders: any hashables), or
+    :class:`ReliabilityColumns` (integer codes, e.g. read from a database). A
     value of None (or float NaN) is missing. ``distance`` is "nominal",
     "ordinal", "interval", "ratio" (numeric values; "ratio" non-negative),
     "jaccard" or "masi" (values are iterables of hashable labels, compared as
@@ -177,31 +268,31 @@ def alpha_from_sums(observed_sum: float, expected_sum: float, n: float) -> float
 
 
 def prepare(data: ReliabilityData, distance: DistanceSpec) -> _Prepared:
-    """Code ``data`` for ``distance``: drop missing values and unpairable units, build the metric."""
+    """Code ``data`` for ``distance``: drop missing values and unpairable units, build the metric.
+
+    Every input form is first turned into :class:`ReliabilityColumns` (the mapping and the
+    triples by :func:`reliability_columns`); the rest works on those integer columns only.
+    """
     check_distance(distance)
     set_valued = isinstance(distance, str) and distance in SET_DISTANCES
+    columns = data if isinstance(data, ReliabilityColumns) else reliability_columns(data, distance)
+    return _prepare_columns(columns, distance, set_valued)
 
-    if isinstance(data, Mapping):
-        n_units, unit_of, flat = _flatten_mapping(data)
-        grouped = True
-    else:
-        n_units, unit_of, flat, coder_of, unit_keys, coder_keys = _flatten_triples(data)
-        grouped = False
 
-    codes, values, valid = _encode(flat, set_valued)
-    del flat
-    keep = valid[codes]
-    codes = codes[keep]
-    unit_of = unit_of[keep]
+def _prepare_columns(
+    columns: ReliabilityColumns, distance: DistanceSpec, set_valued: bool
+) -> _Prepared:
+    n_units = columns.n_units
+    unit_of, coder_of, codes, values = _present_values(columns, set_valued)
 
-    if not grouped:
-        coder_of = coder_of[keep]
-        _check_one_value_per_coder(unit_of, coder_of, unit_keys, coder_keys)
-        # Unit codes follow first appearance, so triples listed unit by unit
-        # are already in order; otherwise group them (stable sort).
-        if len(unit_of) > 1 and not np.all(unit_of[1:] >= unit_of[:-1]):
-            order = np.argsort(unit_of, kind="stable")
-            unit_of, codes = unit_of[order], codes[order]
+    if coder_of is not None:
+        _check_one_value_per_coder(
+            unit_of, coder_of, n_units, columns.n_coders, columns.unit_keys, columns.coder_keys
+        )
+    # Values listed unit by unit are already grouped; otherwise group them (stable sort).
+    if len(unit_of) > 1 and not np.all(unit_of[1:] >= unit_of[:-1]):
+        order = np.argsort(unit_of, kind="stable")
+        unit_of, codes = unit_of[order], codes[order]
 
     sizes = np.bincount(unit_of, minlength=n_units)
     pairable = sizes >= 2
@@ -215,12 +306,12 @@ def prepare(data: ReliabilityData, distance: DistanceSpec) -> _Prepared:
 
     # Compact codes to the values that occur in pairable units.
     counts = np.bincount(codes, minlength=len(values))
-    present = counts > 0
-    new_code = np.cumsum(present) - 1
+    used = counts > 0
+    new_code = np.cumsum(used) - 1
     codes = new_code[codes]
-    kept = np.flatnonzero(present)
+    kept = np.flatnonzero(used)
     values = [values[i] for i in kept.tolist()]
-    n_v = counts[present]
+    n_v = counts[used]
 
     starts = np.zeros(len(unit_sizes), dtype=np.int64)
     np.cumsum(unit_sizes[:-1], out=starts[1:])
@@ -231,6 +322,65 @@ def prepare(data: ReliabilityData, distance: DistanceSpec) -> _Prepared:
         unit_sizes=unit_sizes,
         unit_starts=starts,
         metric=build_metric(distance, values, n_v),
+    )
+
+
+def _present_values(
+    columns: ReliabilityColumns, set_valued: bool
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, list]:
+    """(unit codes, coder codes or None, value codes, distinct values) of the non-missing values;
+    equal table entries share one value code."""
+    remap, values, valid = _code_table(columns.table, set_valued)
+    raw, unit_of, coder_of = columns.values, columns.units, columns.coders
+    present = raw >= 0
+    if not present.all():
+        raw, unit_of = raw[present], unit_of[present]
+        coder_of = coder_of[present] if coder_of is not None else None
+    codes = remap[raw]
+    keep = valid[codes]
+    if not keep.all():
+        codes, unit_of = codes[keep], unit_of[keep]
+        coder_of = coder_of[keep] if coder_of is not None else None
+    return unit_of, coder_of, codes, values
+
+
+def coded_values(
+    columns: ReliabilityColumns, distance: DistanceSpec
+) -> tuple[np.ndarray, np.ndarray]:
+    """(unit code, value code) of each non-missing value of ``columns``, with one value code per
+    distinct value under ``distance`` (for sets: per distinct set), for raw agreement rates
+    (:func:`metrics.kappa.coded_agreement_rates`)."""
+    check_distance(distance)
+    set_valued = isinstance(distance, str) and distance in SET_DISTANCES
+    units, _coders, codes, _values = _present_values(columns, set_valued)
+    return units, codes
+
+
+def reliability_columns(data: ReliabilityData, distance: DistanceSpec) -> ReliabilityColumns:
+    """The mapping or triples input as :class:`ReliabilityColumns` (a thin adapter).
+
+    Values are coded by the distinct (hashable) value they equal; set-valued lists become
+    tuples first, so that they can be counted. ``distance`` only decides that.
+    """
+    if isinstance(data, ReliabilityColumns):
+        return data
+    set_valued = isinstance(distance, str) and distance in SET_DISTANCES
+    if isinstance(data, Mapping):
+        n_units, unit_of, flat = _flatten_mapping(data)
+        codes, table = _raw_codes(flat, set_valued)
+        return ReliabilityColumns(
+            units=unit_of, values=codes, table=table, n_units=n_units, unit_keys=list(data)
+        )
+    n_units, unit_of, flat, coder_of, unit_keys, coder_keys = _flatten_triples(data)
+    codes, table = _raw_codes(flat, set_valued)
+    return ReliabilityColumns(
+        units=unit_of,
+        values=codes,
+        table=table,
+        coders=coder_of,
+        n_units=n_units,
+        unit_keys=unit_keys,
+        coder_keys=coder_keys,
     )
 
 
@@ -289,14 +439,18 @@ def _flatten_triples(data: Iterable) -> tuple[int, np.ndarray, list, np.ndarray,
 
 
 def _check_one_value_per_coder(
-    unit_of: np.ndarray, coder_of: np.ndarray, unit_keys: list, coder_keys: list
+    unit_of: np.ndarray,
+    coder_of: np.ndarray,
+    n_units: int,
+    n_coders: int,
+    unit_keys: Sequence | None,
+    coder_keys: Sequence | None,
 ) -> None:
     """Raise AgreementError if some coder has two non-missing values for one unit."""
-    n_coders = len(coder_keys)
     key = unit_of * n_coders + coder_of
-    if len(unit_keys) * n_coders <= 4 * len(key) + (1 << 20):
+    if n_units * n_coders <= 4 * len(key) + (1 << 20):
         # Dense key space: counting is O(n), much cheaper than sorting.
-        counts = np.bincount(key, minlength=len(unit_keys) * n_coders)
+        counts = np.bincount(key, minlength=n_units * n_coders)
         dup_keys = np.flatnonzero(counts > 1)
         first = int(dup_keys[0]) if len(dup_keys) else None
     else:
@@ -305,8 +459,10 @@ def _check_one_value_per_coder(
         first = int(key[dup[0]]) if len(dup) else None
     if first is not None:
         unit, coder = divmod(first, n_coders)
+        unit_name = unit_keys[unit] if unit_keys is not None else unit
+        coder_name = coder_keys[coder] if coder_keys is not None else coder
         raise AgreementError(
-            f"coder {coder_keys[coder]!r} rated unit {unit_keys[unit]!r} more than once; "
+            f"coder {coder_name!r} rated unit {unit_name!r} more than once; "
             "give each (coder, unit) pair one value"
         )
 
@@ -324,14 +480,8 @@ def _index(keys: Iterable[Hashable], what: str) -> tuple[np.ndarray, list]:
     return codes, list(index)
 
 
-def _encode(flat: list, set_valued: bool) -> tuple[np.ndarray, list, np.ndarray]:
-    """Code each value by the distinct value it equals.
-
-    Returns (codes, distinct values, valid) where ``valid[code]`` is False for
-    missing values. Set-valued data is canonicalised to frozensets per
-    *distinct* raw value, so equal sets given as different types (a tuple and
-    a frozenset) get one code, and the per-value cost stays a dict lookup.
-    """
+def _raw_codes(flat: list, set_valued: bool) -> tuple[np.ndarray, list]:
+    """Code each value by the distinct (hashable) value it equals: (codes, distinct values)."""
     try:
         index = dict.fromkeys(flat)
     except TypeError as exc:
@@ -345,31 +495,46 @@ def _encode(flat: list, set_valued: bool) -> tuple[np.ndarray, list, np.ndarray]
             index = dict.fromkeys(flat)
         except TypeError as exc2:
             raise AgreementError("set-valued distances need iterables of hashable labels") from exc2
-    keys = list(index)
-    missing = [is_missing(k) for k in keys]
-    if set_valued:
-        canon: dict[Any, int] = {}
-        values: list = []
-        remap = np.empty(len(keys), dtype=np.int64)
-        valid_list: list[bool] = []
-        for i, (key, miss) in enumerate(zip(keys, missing, strict=True)):
-            key_c = None if miss else canonical_set(key)
-            code = canon.get(key_c) if not miss else None
-            if code is None:
-                code = len(values)
-                values.append(key_c)
-                valid_list.append(not miss)
-                if not miss:
-                    canon[key_c] = code
-            remap[i] = code
-        for i, key in enumerate(keys):
-            index[key] = i
-        raw = np.fromiter(map(index.__getitem__, flat), np.int64, len(flat))
-        return remap[raw], values, np.array(valid_list, dtype=bool)
-    for i, key in enumerate(keys):
+    for i, key in enumerate(index):
         index[key] = i
     codes = np.fromiter(map(index.__getitem__, flat), np.int64, len(flat))
-    return codes, keys, ~np.array(missing, dtype=bool)
+    return codes, list(index)
+
+
+def _code_table(table: Sequence[Any], set_valued: bool) -> tuple[np.ndarray, list, np.ndarray]:
+    """Merge the entries of a value table that are the same value.
+
+    Returns (code of each entry, distinct values, valid) where ``valid[code]`` is False for
+    the missing value. Set-valued entries are canonicalised to frozensets, so equal sets given
+    as different types (a list, a tuple and a frozenset) get one code; the cost is per
+    *distinct* entry, never per value.
+    """
+    canon: dict[Any, int] = {}
+    values: list = []
+    valid: list[bool] = []
+    remap = np.empty(len(table), dtype=np.int64)
+    missing_code = None
+    for i, entry in enumerate(table):
+        if is_missing(entry):
+            if missing_code is None:
+                missing_code = len(values)
+                values.append(None)
+                valid.append(False)
+            remap[i] = missing_code
+            continue
+        key = canonical_set(entry) if set_valued else entry
+        try:
+            code = canon.get(key)
+        except TypeError as exc:
+            raise AgreementError(
+                f"values must be hashable for this distance, got {type(entry).__name__} {entry!r}"
+            ) from exc
+        if code is None:
+            code = canon[key] = len(values)
+            values.append(key)
+            valid.append(True)
+        remap[i] = code
+    return remap, values, np.array(valid, dtype=bool)
 
 
 def _hashable_keys(flat: list) -> list:

@@ -29,6 +29,7 @@ import math
 from collections import defaultdict
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -246,11 +247,11 @@ class _Scores:
     def n_annotators(self) -> int:
         return len(self.annotator_ids)
 
-    @property
+    @cached_property
     def n_per_item(self) -> np.ndarray:
         return np.bincount(self.ii, minlength=self.n_items)
 
-    @property
+    @cached_property
     def n_per_annotator(self) -> np.ndarray:
         return np.bincount(self.jj, minlength=self.n_annotators)
 

@@ -52,6 +52,8 @@ SET_DISTANCES = frozenset({"jaccard", "masi"})
 # Above this many distinct values a dense V x V distance matrix is not built
 # (4096**2 float64 = 128 MiB); callers fall back to chunked or closed-form sums.
 MAX_DENSE_VALUES = 4096
+# Set metrics answer pairs from a V x V table of distances up to this many distinct sets.
+_LOOKUP_VALUES = 1024
 
 # Elements per work block in the set-metric kernels. Blocks are computed into
 # preallocated buffers: allocating fresh multi-MB arrays per block costs more
@@ -419,6 +421,8 @@ class SetMetric(Metric):
         )
         self.words = bm
         self.sizes = sizes
+        self._pairs_asked = 0
+        self._lookup: np.ndarray | None = None
 
     # -- per-pair ----------------------------------------------------------
 
@@ -430,6 +434,20 @@ class SetMetric(Metric):
         return inter
 
     def pair_distances(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Per pair from the bitmasks; once as many pairs were asked for as the V x V table of
+        distinct values has entries (and V is at most :data:`_LOOKUP_VALUES`), from that table,
+        computed once by this very code, so both ways give the same floats."""
+        if self._lookup is None and self.n_values <= _LOOKUP_VALUES:
+            self._pairs_asked += len(a)
+            if self._pairs_asked >= self.n_values * self.n_values:
+                codes = np.arange(self.n_values)
+                v = self.n_values
+                self._lookup = self._pair_distances(np.repeat(codes, v), np.tile(codes, v))
+        if self._lookup is not None:
+            return self._lookup[a * self.n_values + b]
+        return self._pair_distances(a, b)
+
+    def _pair_distances(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         sa, sb = self.sizes[a], self.sizes[b]
         # Bitmasks hold shared elements only: exact for two distinct sets,
         # but a set compared with itself needs its full size.

@@ -2,7 +2,8 @@
 
 Plain part (no Django): :mod:`.inputs` (what a report is computed from), :mod:`.generic` (alpha
 per answer field), :mod:`.task_types` (one module per task type), :mod:`.build` (assembly and
-the comparison of two reports), :mod:`.tables` and :mod:`.plots` (rendering). Django part:
+the comparison of two reports), :mod:`.tables` and :mod:`.plots` (rendering), :mod:`.page` (the
+dashboard page stored with a snapshot). Django part:
 :mod:`.gather` (selectors that build a :class:`ReportInput` from the database).
 """
 

@@ -19,10 +19,13 @@ Which answers count:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from django.db.models import Count, Max
+from django.db.models import Count, Max, TextField
+from django.db.models.functions import Cast
 
 from annotation import task_types
 from annotation.models import Annotation, ExternalAnnotation, Item
@@ -148,6 +151,30 @@ def _items(project: Project, options: ReportOptions) -> tuple[dict[str, ItemInfo
     return items, key_of
 
 
+# Answers are read as their JSON text and parsed once per distinct text: equal answers (most of
+# them, in label and set tasks) are one object, so the report's columns
+# (:func:`agreement.reports.generic.field_columns`) read each distinct answer once and the
+# worker holds each once. Past this many distinct texts, answers are parsed without the cache.
+_PARSE_CACHE = 200_000
+_CHUNK = 20_000
+_ANSWER_TEXT = Cast("answer", TextField())
+
+
+def parsed_answers(rows: Iterable[tuple]) -> Iterator[tuple]:
+    """``rows`` whose last column is an answer's JSON text, with that text parsed; equal texts
+    give the same (shared, not to be modified) object."""
+    cache: dict[str, Any] = {}
+    loads = json.loads
+    for row in rows:
+        text = row[-1]
+        answer = cache.get(text)
+        if answer is None:
+            answer = loads(text) if text is not None else None
+            if len(cache) < _PARSE_CACHE and text is not None:
+                cache[text] = answer
+        yield (*row[:-1], answer)
+
+
 @dataclass
 class _HumanAnswers:
     answers: dict[str, dict[str, dict]]  # coder -> unit -> answer
@@ -162,7 +189,8 @@ def _human_answers(project: Project, key_of: Mapping[int, str]) -> _HumanAnswers
     current = Annotation.objects.filter(
         item__project=project, item__kind=Item.Kind.REGULAR, is_current=True
     ).order_by("id")
-    for user_id, item_id, answer in current.values_list("annotator_id", "item_id", "answer"):
+    rows = current.values_list("annotator_id", "item_id", _ANSWER_TEXT)
+    for user_id, item_id, answer in parsed_answers(rows.iterator(chunk_size=_CHUNK)):
         unit = key_of.get(item_id)
         if unit is None:
             continue
@@ -180,9 +208,9 @@ def _external_answers(project: Project, key_of: Mapping[int, str], found: _Human
     rows = (
         ExternalAnnotation.objects.filter(item__project=project, item__kind=Item.Kind.REGULAR)
         .order_by("id")
-        .values_list("coder__name", "item_id", "answer")
+        .values_list("coder__name", "item_id", _ANSWER_TEXT)
     )
-    for name, item_id, answer in rows:
+    for name, item_id, answer in parsed_answers(rows.iterator(chunk_size=_CHUNK)):
         unit = key_of.get(item_id)
         if unit is None:
             continue

@@ -7,7 +7,8 @@ the raw rates a reader expects next to alpha: mean pairwise agreement, "all agre
 two agree" (exact equality of the values; for sets, the same set). Rates are not shown for
 interval and ratio fields, where exact equality of, say, a 0–100 score says little.
 
-How an answer field becomes values (:func:`reliability_data`), so that every task type's
+How an answer field becomes values (:func:`field_columns`, integer columns for the metrics core;
+:func:`reliability_data` is the same as a mapping), so that every task type's
 answers can be measured without task-specific code:
 
 * set distances: a list (or set) is one set-valued value (inner lists become tuples);
@@ -23,13 +24,16 @@ answers can be measured without task-specific code:
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Mapping
 from typing import Any
 
-from metrics.alpha import alpha_details
+import numpy as np
+
+from metrics.alpha import ReliabilityColumns, ReliabilityData, alpha_details, coded_values
 from metrics.bootstrap import alpha_bootstrap
 from metrics.distances import SET_DISTANCES, AgreementError
-from metrics.kappa import all_agree_rate, at_least_two_agree_rate, pairwise_agreement
+from metrics.kappa import coded_agreement_rates
 
 from .inputs import BOOTSTRAP_SEED, ReportInput
 from .tables import column, table
@@ -91,39 +95,94 @@ def _flatten(value: Any, path: str, out: dict[str, Any]) -> None:
     out[path] = _hashable(value)
 
 
+def field_columns(
+    answers: Mapping[str, Mapping[str, Mapping]],
+    field: str,
+    distance: str,
+    units: set[str] | None = None,
+) -> ReliabilityColumns:
+    """One answer field as :class:`ReliabilityColumns` (see the module docstring for the rules).
+
+    ``answers`` is ``{coder: {unit: answer dict}}``; ``units`` restricts to those item ids. Unit
+    keys are item ids or sub-unit paths (``"<item>::<key>"``), in order of first appearance;
+    coder keys are the coders of ``answers``. Each distinct answer *object* is read once (its
+    set, or its flattened leaves), so answers parsed once per distinct JSON text (as
+    :func:`agreement.reports.gather.gather` does) cost a dict lookup each.
+    """
+    set_valued = distance in SET_DISTANCES
+    unit_index: dict[str, int] = {}
+    unit_col: array[int] = array("q")
+    coder_col: array[int] = array("q")
+    value_col: array[int] = array("q")
+    table: list[Any] = []
+    seen: dict[int, Any] = {}  # id(answer value) -> its table code, or its [(suffix, code)]
+    alive: list[Any] = []  # the objects whose id is a key of ``seen``
+    leaf_code: dict[Any, int] = {}
+    for coder_no, by_unit in enumerate(answers.values()):
+        for unit, answer in by_unit.items():
+            if units is not None and unit not in units:
+                continue
+            if type(answer) is not dict and not isinstance(answer, Mapping):
+                continue
+            value = answer.get(field)
+            if value is None:
+                continue
+            found = seen.get(id(value))
+            if found is None:
+                if set_valued:
+                    found = len(table)
+                    table.append(_set_value(value, distance))
+                else:
+                    leaves: dict[str, Any] = {}
+                    _flatten(value, "", leaves)
+                    found = [
+                        (suffix, leaf_code.setdefault(leaf, len(leaf_code)))
+                        for suffix, leaf in leaves.items()
+                    ]
+                seen[id(value)] = found
+                alive.append(value)
+            if set_valued:
+                unit_col.append(unit_index.setdefault(unit, len(unit_index)))
+                coder_col.append(coder_no)
+                value_col.append(found)
+                continue
+            for suffix, code in found:
+                path = unit + suffix
+                unit_col.append(unit_index.setdefault(path, len(unit_index)))
+                coder_col.append(coder_no)
+                value_col.append(code)
+    return ReliabilityColumns(
+        units=np.frombuffer(unit_col, dtype=np.int64),
+        coders=np.frombuffer(coder_col, dtype=np.int64),
+        values=np.frombuffer(value_col, dtype=np.int64),
+        table=table if set_valued else list(leaf_code),
+        n_units=len(unit_index),
+        n_coders=len(answers),
+        unit_keys=list(unit_index),
+        coder_keys=list(answers),
+    )
+
+
 def reliability_data(
     answers: Mapping[str, Mapping[str, Mapping]],
     field: str,
     distance: str,
     units: set[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """``{unit: {coder: value}}`` for one answer field (see the module docstring for the rules).
-
-    ``answers`` is ``{coder: {unit: answer dict}}``; ``units`` restricts to those item ids.
-    """
+    """``{unit: {coder: value}}`` for one answer field: :func:`field_columns` as a mapping,
+    for sections that combine it with other data."""
+    columns = field_columns(answers, field, distance, units)
+    unit_keys, coder_keys, table = columns.unit_keys, columns.coder_keys, columns.table
     data: dict[str, dict[str, Any]] = {}
-    set_valued = distance in SET_DISTANCES
-    for coder, by_unit in answers.items():
-        for unit, answer in by_unit.items():
-            if units is not None and unit not in units:
-                continue
-            if not isinstance(answer, Mapping):
-                continue
-            value = answer.get(field)
-            if value is None:
-                continue
-            if set_valued:
-                data.setdefault(unit, {})[coder] = _set_value(value, distance)
-                continue
-            leaves: dict[str, Any] = {}
-            _flatten(value, unit, leaves)
-            for path, leaf in leaves.items():
-                data.setdefault(path, {})[coder] = leaf
+    for u, c, v in zip(
+        columns.units.tolist(), columns.coders.tolist(), columns.values.tolist(), strict=True
+    ):
+        data.setdefault(unit_keys[u], {})[coder_keys[c]] = table[v]
     return data
 
 
 def alpha_with_ci(
-    data: Mapping[str, Mapping[str, Any]],
+    data: ReliabilityData,
     distance: str,
     *,
     n_boot: int,
@@ -174,9 +233,9 @@ def alpha_with_ci(
 
 
 def field_row(report_input: ReportInput, field: str, distance: str) -> dict:
-    """One row of the agreement table for ``field``."""
+    """One row of the agreement table for ``field`` (from columns: no mapping is built)."""
     try:
-        data = reliability_data(report_input.answers, field, distance, set(report_input.items))
+        columns = field_columns(report_input.answers, field, distance, set(report_input.items))
     except AgreementError as exc:
         return {
             "field": field,
@@ -188,22 +247,24 @@ def field_row(report_input: ReportInput, field: str, distance: str) -> dict:
             "alpha_upper": None,
             "alpha_error": str(exc),
         }
-    coders = {c for values in data.values() for c in values}
     row: dict[str, Any] = {
         "field": field,
         "distance": distance,
-        "units": len(data),
-        "coders": len(coders),
+        "units": columns.n_units,
+        "coders": len(np.unique(columns.coders)),
     }
     options = report_input.options
-    row.update(alpha_with_ci(data, distance, n_boot=options.n_boot, confidence=options.confidence))
+    row.update(
+        alpha_with_ci(columns, distance, n_boot=options.n_boot, confidence=options.confidence)
+    )
+    row["pairwise"] = row["all_agree"] = row["at_least_two"] = None
     if distance in LABEL_DISTANCES:
-        labels = [list(values.values()) for values in data.values()]
-        row["pairwise"] = pairwise_agreement(labels)
-        row["all_agree"] = all_agree_rate(labels)
-        row["at_least_two"] = at_least_two_agree_rate(labels)
-    else:
-        row["pairwise"] = row["all_agree"] = row["at_least_two"] = None
+        try:
+            units, codes = coded_values(columns, distance)
+        except AgreementError:
+            return row  # the alpha error already says why
+        rates = coded_agreement_rates(units, codes, n_units=columns.n_units)
+        row["pairwise"], row["all_agree"], row["at_least_two"] = rates
     return row
 
 

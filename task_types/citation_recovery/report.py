@@ -26,8 +26,10 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
+import numpy as np
+
 from agreement.reports import sections
-from agreement.reports.generic import alpha_with_ci, reliability_data
+from agreement.reports.generic import alpha_with_ci, field_columns
 from agreement.reports.inputs import (
     HUMAN,
     JUDGE,
@@ -38,7 +40,7 @@ from agreement.reports.inputs import (
 )
 from agreement.reports.sections import Figure, JudgeValidationHooks, SectionResult
 from agreement.reports.tables import Table, column, table
-from metrics.alpha import krippendorff_alpha
+from metrics.alpha import ReliabilityColumns, ReliabilityData, krippendorff_alpha
 from metrics.calibration import CalibrationResult, calibrate_utility
 from metrics.distances import AgreementError
 from metrics.sets import (
@@ -166,7 +168,7 @@ class _Context:
     labels: dict[str, str]
     human_scores: _Scored
     judge_scores: dict[str, _Scored]
-    human_data: dict  # the humans' sentence selections as reliability data
+    human_data: ReliabilityColumns  # the humans' sentence selections as reliability data
     ratings: list[tuple[str, str, float]]  # (coder, unit, helpfulness)
     calibration: CalibrationResult | None
 
@@ -196,14 +198,26 @@ class _Context:
             labels={c.id: c.label or c.id for c in inp.coders},
             human_scores=human_scores,
             judge_scores={j.id: _score(inp, [j.id], claims, setting) for j in judges},
-            human_data=reliability_data(
-                inp.answers_of(HUMAN), "sentences", distance, set(inp.items)
-            ),
+            human_data=field_columns(inp.answers_of(HUMAN), "sentences", distance, set(inp.items)),
             ratings=ratings,
             calibration=calibrate_utility(ratings) if ratings else None,
         )
 
-    def alpha(self, data: Mapping) -> dict:
+    def units_in(self, units: set[str]) -> ReliabilityColumns:
+        """The humans' selections on ``units`` only."""
+        data = self.human_data
+        chosen = np.fromiter(
+            (key in units for key in data.unit_keys), dtype=bool, count=data.n_units
+        )
+        return data.select(chosen[data.units])
+
+    def without(self, coder: str) -> ReliabilityColumns:
+        """The humans' selections without ``coder``'s."""
+        data = self.human_data
+        codes = [n for n, key in enumerate(data.coder_keys) if key == coder]
+        return data.select(~np.isin(data.coders, codes))
+
+    def alpha(self, data: ReliabilityData) -> dict:
         options = self.inp.options
         return alpha_with_ci(
             data, self.distance, n_boot=options.n_boot, confidence=options.confidence
@@ -282,7 +296,7 @@ def _group_row(
 ) -> dict[str, Any]:
     row: dict[str, Any] = {"group": group}
     row.update(ctx.human_scores.subset(units).summary(ctx.threshold))
-    row.update(ctx.alpha({u: ctx.human_data[u] for u in units if u in ctx.human_data}))
+    row.update(ctx.alpha(ctx.units_in(units)))
     values = [entropies[u] for u in units if u in entropies]
     row["entropy"] = fmean(values) if values else None
     row["utility"] = None
@@ -422,11 +436,7 @@ def _coder_row(ctx: _Context, coder: CoderInfo, rows: list) -> dict[str, Any]:
     if ctx.calibration is not None and coder.id in ctx.calibration.annotators:
         row["reliability"] = ctx.calibration.annotators[coder.id].mean
     if coder.kind == HUMAN and len(ctx.humans) >= 3:
-        rest = {
-            u: {c: v for c, v in vals.items() if c != coder.id}
-            for u, vals in ctx.human_data.items()
-        }
-        row["alpha_without"] = _alpha_or_none(rest, ctx.distance)
+        row["alpha_without"] = _alpha_or_none(ctx.without(coder.id), ctx.distance)
     return row
 
 
@@ -654,7 +664,7 @@ def section(inp: ReportInput) -> SectionResult:
     return result
 
 
-def _alpha_or_none(data: Mapping, distance: str) -> float | None:
+def _alpha_or_none(data: ReliabilityData, distance: str) -> float | None:
     try:
         return krippendorff_alpha(data, distance)
     except AgreementError:

@@ -1,0 +1,543 @@
+"""Agreement report and dashboard at scale (issue 16), against baselines from the same run.
+
+    .venv/bin/python bench/scale_agreement.py [--quick] [--million] [--database-url URL]
+                                              [--project-id N]
+
+Builds (or reuses) synthetic citation-recovery projects in PostgreSQL, in bulk: 100k items with
+3 current answers each (300k answers; ``--quick``: 10k items, 30k answers), a project ten times
+smaller, and with ``--million`` one of 333,334 items (1M answers). 30 annotators, one of them
+disqualified; answers pick 0-2 of an item's sentences and a helpfulness 0-100; 2 % were revised
+(an older version the report leaves out). Then, each in a fresh subprocess so that its peak
+memory (ru_maxrss) is its own:
+
+* **report**: what the Celery worker runs for a dashboard request (``snapshot_compute``: gather
+  from the database, alpha per answer field with 1,000 bootstrap replicates, the task type's
+  section, the stored page), with its time split into gather and the rest. Baseline: the
+  plain read of the same current answers, ``values_list(annotator, item, answer)`` with
+  psycopg parsing every answer (what the report read before); and the 10x smaller project's
+  report, for memory flat in answers. Targets: 1M answers < 60 s and < 1.5 GB.
+* **dashboard**: 40 GETs of the dashboard with a fresh snapshot through Django's test client
+  (the whole view and template, no HTTP server): p50 and p95, and the process's peak RSS after
+  them against its RSS before the first. Baseline: the same on the 10x smaller project.
+  Target: < 300 ms p95 at 300k answers, web memory unchanged.
+
+``rows(project_id=..., database_url=..., quick=...)`` is what ``bench/scale.py`` calls with its
+own project (the smaller baseline project is then built beside it); it returns a dict. The
+database defaults to ``$BENCH_DATABASE_URL``, else ``concord_bench_agreement`` on
+``$BENCH_POSTGRES_URL`` (default postgres://postgres@127.0.0.1:5432/postgres), created and
+migrated when missing; built projects are reused by later runs. Nothing asserts a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ANNOTATORS = 30
+PER_ITEM = 3
+DASHBOARD_GETS = 40
+WORDS = (
+    "the claim report evidence state budget percent million voters policy official data study "
+    "county tax federal program health school rate year said according shows increase"
+).split()
+
+
+# --- database and Django -----------------------------------------------------------------------
+
+
+def default_database_url() -> str:
+    if os.environ.get("BENCH_DATABASE_URL"):
+        return os.environ["BENCH_DATABASE_URL"]
+    admin = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    return admin.rsplit("/", 1)[0] + "/concord_bench_agreement"
+
+
+def ensure_database(url: str) -> None:
+    import psycopg2
+
+    base, name = url.rsplit("/", 1)
+    connection = psycopg2.connect(base + "/postgres", connect_timeout=5)
+    connection.autocommit = True
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        if cursor.fetchone() is None:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+    connection.close()
+
+
+def setup_django(url: str) -> None:
+    if not url.startswith(("postgres://", "postgresql://")):
+        raise SystemExit(f"The agreement benchmark needs PostgreSQL, not {url!r}.")
+    os.environ["DATABASE_URL"] = url
+    os.environ.pop("REDIS_URL", None)
+    os.environ.pop("CONCORD_REQUIRE_SERVICES", None)
+    # As in production: no query log (DEBUG keeps every statement's SQL).
+    os.environ["DJANGO_DEBUG"] = "false"
+    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-" + "x" * 50)
+    os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver,localhost")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    sys.path.insert(0, str(REPO))
+    import django
+
+    django.setup()
+
+
+# --- the synthetic project -----------------------------------------------------------------------
+
+
+def _payload(n: int, rng: random.Random) -> dict:
+    evidence = [
+        {"id": i, "text": " ".join(rng.choice(WORDS) for _ in range(15))} for i in range(1, 11)
+    ]
+    sentences = []
+    for s in range(rng.randint(4, 9)):
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 22))).capitalize()
+        cites = rng.sample(range(1, 11), 1 if s == 0 else rng.randint(0, 2))
+        sentences.append(words + "".join(f" [{c}]" for c in cites) + ".")
+    return {
+        "id": f"synthetic-{n}",
+        "claim": " ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + ".",
+        "label": rng.choice(["true", "false", "half-true"]),
+        "evidence": evidence,
+        "explanation": sentences,
+        "generator": rng.choice(["gpt4", "gpt35", "llama2-70b"]),
+    }
+
+
+def build(*, answers: int, slug: str) -> int:
+    """The project ``slug`` with ``answers`` current answers (``answers / 3`` items), reused when
+    complete; returns its id. Bulk inserts, then ANALYZE (this PostgreSQL has no autovacuum)."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection, transaction
+
+    from annotation import task_types
+    from annotation.models import Annotation, Assignment, Item
+    from projects.models import Membership, Project
+
+    existing = Project.objects.filter(slug=slug).first()
+    if existing is not None:
+        current = Annotation.objects.filter(item__project=existing, is_current=True).count()
+        if current == answers:
+            return existing.pk
+        existing.delete()
+    rng = random.Random(answers)
+    items_count = answers // PER_ITEM
+    User = get_user_model()
+    started = time.perf_counter()
+    with transaction.atomic():
+        project = Project.objects.create(
+            slug=slug,
+            name=f"Agreement benchmark ({answers} answers)",
+            task_type="citation_recovery",
+            config={"masking": "sample", "seed": 13},
+            annotators_per_item=PER_ITEM,
+        )
+        researcher, _ = User.objects.get_or_create(username="bench-agreement-researcher")
+        Membership.objects.create(project=project, user=researcher, role=Membership.Role.RESEARCHER)
+        users = []
+        for a in range(ANNOTATORS):
+            user, _ = User.objects.get_or_create(username=f"bench-agreement-{a}")
+            users.append(user)
+            Membership.objects.create(
+                project=project,
+                user=user,
+                role=Membership.Role.ANNOTATOR,
+                qualification=Membership.Qualification.DISQUALIFIED
+                if a == 7
+                else Membership.Qualification.QUALIFIED,
+            )
+        task_type = task_types.get(project.task_type)
+        config = task_type.validate_config(project.config)
+        templates = []
+        for n in range(200):  # prepared once each, then reused under new ids
+            payload = task_type.validate_payload(_payload(n, rng))
+            templates.append(task_type.prepare(dict(payload), config=config)[0])
+        item_ids: list[int] = []
+        batch = []
+        for n in range(items_count):
+            template = templates[n % len(templates)]
+            batch.append(
+                Item(
+                    project=project,
+                    external_id=f"synthetic-{n}",
+                    payload={**template.payload, "id": f"synthetic-{n}"},
+                    prepared=template.prepared,
+                    gold=template.gold,
+                    group=template.group,
+                    position=n + 1,
+                    assigned_count=PER_ITEM,
+                )
+            )
+            if len(batch) == 5000 or n == items_count - 1:
+                item_ids += [i.pk for i in Item.objects.bulk_create(batch)]
+                batch = []
+        widths = [len(t.prepared.get("sentences", [])) or 4 for t in templates]
+        base = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+        sequence = [0] * ANNOTATORS
+        assignments: list[Assignment] = []
+        annotations: list[Annotation] = []
+
+        def flush() -> None:
+            Assignment.objects.bulk_create(assignments, batch_size=5000)
+            for annotation in annotations:
+                annotation.assignment_id = annotation.assignment.pk
+            Annotation.objects.bulk_create(annotations, batch_size=5000)
+            assignments.clear()
+            annotations.clear()
+
+        for n, item_id in enumerate(item_ids):
+            width = widths[n % len(templates)]
+            gold = rng.randrange(width)
+            for k in range(PER_ITEM):
+                a = (n + k * 11) % ANNOTATORS
+                sequence[a] += 1
+                reserved = base + timedelta(seconds=n * 2 + k)
+                assignment = Assignment(
+                    project=project,
+                    item_id=item_id,
+                    annotator=users[a],
+                    state=Assignment.State.SUBMITTED,
+                    reserved_at=reserved,
+                    expires_at=reserved + timedelta(hours=1),
+                    submitted_at=reserved + timedelta(seconds=30),
+                    sequence=sequence[a],
+                    submitted_revision=1,
+                )
+                assignments.append(assignment)
+                versions = 2 if rng.random() < 0.02 else 1
+                for version in range(1, versions + 1):
+                    # Mostly the item's gold sentence, sometimes another or a second one.
+                    if rng.random() < 0.7:
+                        chosen = [gold]
+                    else:
+                        chosen = sorted(rng.sample(range(width), rng.randint(0, min(2, width))))
+                    annotations.append(
+                        Annotation(
+                            assignment=assignment,
+                            item_id=item_id,
+                            annotator=users[a],
+                            answer={
+                                "sentences": chosen,
+                                "none": not chosen,
+                                "helpfulness": rng.randint(0, 100),
+                            },
+                            version=version,
+                            is_current=version == versions,
+                            time_spent_ms=rng.randint(2000, 90000),
+                            reported_time_ms=rng.randint(2000, 90000),
+                        )
+                    )
+            if len(assignments) >= 15000:
+                flush()
+        flush()
+    with connection.cursor() as cursor:
+        for table in ("annotation_item", "annotation_assignment", "annotation_annotation"):
+            cursor.execute(f"ANALYZE {table}")
+    print(
+        f"  built {slug}: {items_count} items, {answers} answers in "
+        f"{time.perf_counter() - started:.0f} s",
+        file=sys.stderr,
+    )
+    return project.pk
+
+
+# --- measurements (each in its own process) -----------------------------------------------------
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _fresh_snapshot(project, *, compute: bool) -> dict:
+    """Delete the project's default-filter snapshots and compute one (``compute``), timed."""
+    from agreement import services
+    from agreement.models import AgreementSnapshot
+    from agreement.reports import gather as gather_module
+    from agreement.reports.inputs import AnnotatorFilter, ReportOptions
+
+    AgreementSnapshot.objects.filter(project=project).delete()
+    timings = {}
+    original = gather_module.gather
+
+    def timed_gather(**kwargs):
+        started = time.perf_counter()
+        result = original(**kwargs)
+        timings["gather_s"] = time.perf_counter() - started
+        return result
+
+    services.gather = timed_gather
+    started = time.perf_counter()
+    state = services.snapshot_request(
+        project=project,
+        annotator_filter=AnnotatorFilter(),
+        options=ReportOptions(),
+        inline=compute,
+    )
+    seconds = time.perf_counter() - started
+    services.gather = original
+    if state.snapshot is None or not state.fresh:
+        raise SystemExit(f"the report was not computed: {state}")
+    return {"seconds": seconds, **timings}
+
+
+def worker(task: str, url: str, project_id: int) -> None:
+    setup_django(url)
+    from django.db import connection
+
+    from annotation.models import Annotation, Item
+    from projects.models import Project
+
+    project = Project.objects.get(pk=project_id)
+    connection.ensure_connection()
+    setup_mb = _peak_mb()
+    result: dict = {"setup_mb": setup_mb}
+    if task == "report":
+        result.update(_fresh_snapshot(project, compute=True))
+    elif task == "read":
+        started = time.perf_counter()
+        rows = list(
+            Annotation.objects.filter(
+                item__project=project, item__kind=Item.Kind.REGULAR, is_current=True
+            )
+            .order_by("id")
+            .values_list("annotator_id", "item_id", "answer")
+        )
+        result["seconds"] = time.perf_counter() - started
+        result["rows"] = len(rows)
+    elif task == "dashboard":
+        from django.conf import settings
+        from django.contrib.auth import get_user_model
+        from django.test import Client
+
+        # Static files are not collected here: plain storage instead of the manifest.
+        settings.STORAGES = {
+            **settings.STORAGES,
+            "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+        }
+
+        from agreement.models import AgreementSnapshot
+
+        if not AgreementSnapshot.objects.filter(project=project, status="done").exists():
+            _fresh_snapshot(project, compute=True)
+        client = Client()
+        client.force_login(get_user_model().objects.get(username="bench-agreement-researcher"))
+        path = f"/p/{project.slug}/agreement/"
+        first = client.get(path, secure=True)
+        if first.status_code != 200 or b"up to date" not in first.content:
+            raise SystemExit(f"the dashboard is not fresh: {first.status_code}")
+        rss_before = _rss_mb()
+        times = []
+        for _ in range(DASHBOARD_GETS):
+            started = time.perf_counter()
+            response = client.get(path, secure=True)
+            times.append(time.perf_counter() - started)
+            assert response.status_code == 200
+        times.sort()
+        result.update(
+            {
+                "p50_ms": 1000 * statistics.median(times),
+                "p95_ms": 1000 * times[max(0, int(round(0.95 * len(times))) - 1)],
+                "rss_before_mb": rss_before,
+                "rss_after_mb": _rss_mb(),
+                "bytes": len(first.content),
+            }
+        )
+    result["peak_mb"] = _peak_mb()
+    print(json.dumps(result))
+
+
+def _run(task: str, url: str, project_id: int) -> dict:
+    output = subprocess.run(
+        [sys.executable, __file__, "--worker", task, url, str(project_id)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    return json.loads(output.stdout.strip().splitlines()[-1])
+
+
+def _prepare(url: str, *, project_id: int | None, quick: bool, million: bool) -> dict:
+    """Project ids and answers, building what is missing."""
+    setup_django(url)
+    from django.core.management import call_command
+
+    from annotation.models import Annotation
+
+    call_command("migrate", verbosity=0)
+    answers = 30_000 if quick else 300_000
+    if project_id is None:
+        project_id = build(answers=answers, slug=f"bench-agreement-{answers}")
+    else:
+        answers = Annotation.objects.filter(item__project_id=project_id, is_current=True).count()
+    small_answers = max(answers // 10 // PER_ITEM * PER_ITEM, PER_ITEM)
+    prepared = {
+        "big": project_id,
+        "answers": answers,
+        "small": build(answers=small_answers, slug=f"bench-agreement-{small_answers}"),
+        "small_answers": small_answers,
+    }
+    if million:
+        prepared["million"] = build(answers=1_000_002, slug="bench-agreement-1000002")
+    return prepared
+
+
+def rows(
+    *,
+    project_id: int | None = None,
+    database_url: str | None = None,
+    quick: bool = False,
+    million: bool = False,
+) -> dict:
+    """Report and dashboard figures for ``project_id`` (default: the benchmark's own project,
+    built or reused) with their baselines from the same run. Returns ``{"answers", "report":
+    {seconds, gather_s, peak_mb, read_s, read_peak_mb, vs_read, small_seconds, small_peak_mb,
+    memory_ratio}, "dashboard": {p50_ms, p95_ms, peak_mb, rss_growth_mb, small_p95_ms,
+    small_peak_mb, vs_small_p95, memory_ratio}, "million": {...} (with ``million``)}``."""
+    url = database_url or default_database_url()
+    ensure_database(url)
+    # Django is set up in a child: a caller with its own Django (bench/scale.py) is not disturbed.
+    prepared = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--prepare",
+            url,
+            str(project_id or ""),
+            "quick" if quick else "full",
+            "million" if million else "",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    sys.stderr.write(prepared.stderr)
+    ids = json.loads(prepared.stdout.strip().splitlines()[-1])
+    big, small = ids["big"], ids["small"]
+    report = _run("report", url, big)
+    read = _run("read", url, big)
+    small_report = _run("report", url, small)
+    dashboard = _run("dashboard", url, big)
+    small_dashboard = _run("dashboard", url, small)
+    figures: dict = {
+        "answers": ids["answers"],
+        "small_answers": ids["small_answers"],
+        "report": {
+            "seconds": round(report["seconds"], 2),
+            "gather_s": round(report["gather_s"], 2),
+            "peak_mb": round(report["peak_mb"], 1),
+            "read_s": round(read["seconds"], 2),
+            "read_peak_mb": round(read["peak_mb"], 1),
+            "vs_read": round(report["seconds"] / read["seconds"], 2),
+            "small_seconds": round(small_report["seconds"], 2),
+            "small_peak_mb": round(small_report["peak_mb"], 1),
+            "memory_ratio": round(report["peak_mb"] / small_report["peak_mb"], 2),
+        },
+        "dashboard": {
+            "p50_ms": round(dashboard["p50_ms"], 1),
+            "p95_ms": round(dashboard["p95_ms"], 1),
+            "peak_mb": round(dashboard["peak_mb"], 1),
+            "rss_growth_mb": round(dashboard["rss_after_mb"] - dashboard["rss_before_mb"], 1),
+            "page_kb": round(dashboard["bytes"] / 1024, 1),
+            "small_p50_ms": round(small_dashboard["p50_ms"], 1),
+            "small_p95_ms": round(small_dashboard["p95_ms"], 1),
+            "small_peak_mb": round(small_dashboard["peak_mb"], 1),
+            "vs_small_p95": round(dashboard["p95_ms"] / small_dashboard["p95_ms"], 2),
+            "memory_ratio": round(dashboard["peak_mb"] / small_dashboard["peak_mb"], 2),
+        },
+    }
+    if million:
+        report_1m = _run("report", url, ids["million"])
+        read_1m = _run("read", url, ids["million"])
+        figures["million"] = {
+            "seconds": round(report_1m["seconds"], 2),
+            "gather_s": round(report_1m["gather_s"], 2),
+            "peak_mb": round(report_1m["peak_mb"], 1),
+            "read_s": round(read_1m["seconds"], 2),
+            "read_peak_mb": round(read_1m["peak_mb"], 1),
+            "vs_read": round(report_1m["seconds"] / read_1m["seconds"], 2),
+            "memory_ratio": round(report_1m["peak_mb"] / report["peak_mb"], 2),
+        }
+    return figures
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        _, _, task, url, project_id = sys.argv
+        worker(task, url, int(project_id))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--prepare":
+        _, _, url, project_id, mode, million = sys.argv
+        result = _prepare(
+            url,
+            project_id=int(project_id) if project_id else None,
+            quick=mode == "quick",
+            million=million == "million",
+        )
+        print(json.dumps(result))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="30k answers instead of 300k")
+    parser.add_argument("--million", action="store_true", help="also the report at 1M answers")
+    parser.add_argument("--database-url", default=None)
+    parser.add_argument("--project-id", type=int, default=None)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    f = rows(
+        project_id=args.project_id,
+        database_url=args.database_url,
+        quick=args.quick,
+        million=args.million,
+    )
+    r, d = f["report"], f["dashboard"]
+    print(
+        f"agreement report, {f['answers']:,} answers (worker process, 1,000 bootstrap replicates)"
+    )
+    print(
+        f"  {r['seconds']:.2f} s (gather {r['gather_s']:.2f} s), peak {r['peak_mb']:.0f} MB; "
+        f"plain read of the answers {r['read_s']:.2f} s, {r['read_peak_mb']:.0f} MB "
+        f"-> report = {r['vs_read']:.2f}x the read"
+    )
+    print(
+        f"  {f['small_answers']:,} answers: {r['small_seconds']:.2f} s, peak "
+        f"{r['small_peak_mb']:.0f} MB -> memory ratio {r['memory_ratio']:.2f} at 10x the answers"
+    )
+    if "million" in f:
+        m = f["million"]
+        print(
+            f"  1,000,002 answers: {m['seconds']:.2f} s (gather {m['gather_s']:.2f} s), peak "
+            f"{m['peak_mb']:.0f} MB (target < 60 s, < 1.5 GB); plain read {m['read_s']:.2f} s, "
+            f"{m['read_peak_mb']:.0f} MB; memory {m['memory_ratio']:.2f}x the 300k report's"
+        )
+    print(f"dashboard with a fresh snapshot, {DASHBOARD_GETS} GETs (target p95 < 300 ms)")
+    print(
+        f"  {f['answers']:,} answers: p50 {d['p50_ms']:.0f} ms, p95 {d['p95_ms']:.0f} ms, "
+        f"peak {d['peak_mb']:.0f} MB, RSS growth over the GETs {d['rss_growth_mb']:.1f} MB, "
+        f"page {d['page_kb']:.0f} kB"
+    )
+    print(
+        f"  {f['small_answers']:,} answers: p50 {d['small_p50_ms']:.0f} ms, p95 "
+        f"{d['small_p95_ms']:.0f} ms, peak {d['small_peak_mb']:.0f} MB -> p95 ratio "
+        f"{d['vs_small_p95']:.2f}, memory ratio {d['memory_ratio']:.2f}"
+    )
+    print(f"({time.perf_counter() - started:.0f} s in all)")
+
+
+if __name__ == "__main__":
+    main()
