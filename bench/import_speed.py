@@ -136,6 +136,38 @@ def postgres_url() -> str | None:
     return admin.rsplit("/", 1)[0] + "/concord_bench"
 
 
+def rows(*, quick: bool = False) -> dict:
+    """The upload path (PostgreSQL) at 10k items (2k with ``quick``) for bench/scale.py:
+    items/s, time relative to reading and parsing the file, and peak memory."""
+    sizes = [2_000] if quick else [10_000]
+    figures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            path = Path(tmp) / f"items-{size}.jsonl"
+            write_file(path, size)
+            base = baseline(path)
+            url = postgres_url()
+            if url is None:
+                return {"sizes": []}
+            out = subprocess.run(
+                [sys.executable, __file__, "--worker", url, str(path), "upload"],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=REPO,
+            )
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            figures.append(
+                {
+                    "items": result["items"],
+                    "items_per_s": result["items"] / result["seconds"],
+                    "vs_parse": round(result["seconds"] / base, 1),
+                    "peak_mb": result["peak_mb"],
+                }
+            )
+    return {"sizes": figures}
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         worker(sys.argv[2], sys.argv[3], sys.argv[4])

@@ -20,8 +20,10 @@ the open queue); the seconds it waited for other sessions' transactions are prin
   in the venv (else the in-process test client): request p95 on the 100k project at 99 % full
   against a 100-item project, rounds alternated (target ≤ 1×), and throughput per worker.
 
-Then, when the modules exist, ``bench/scale_export.py`` and ``bench/scale_agreement.py``
-(``rows(**context)``) print their rows against the same 300k-answer project.
+Then ``bench/import_speed.py`` (the upload path at 10k items: items/s against reading and
+parsing the file, peak memory; Label Studio's items/s is bench/vs_label_studio.py's),
+``bench/scale_export.py`` and ``bench/scale_agreement.py`` (``rows(**context)``) print their
+rows against the same 300k-answer project, each with baselines from the same run.
 """
 
 from __future__ import annotations
@@ -316,18 +318,71 @@ def load_round(server, project, users, cycles: int) -> tuple[list[float], float]
 # --- the run ---------------------------------------------------------------------------------
 
 
+def _export_lines(figures: dict) -> list[str]:
+    lines = []
+    for fmt in ("jsonl", "csv"):
+        f = figures[fmt]
+        lines.append(
+            f"export {f['rows']:,} rows {fmt}: {f['rows_per_s']:,} rows/s (target ≥ 30k); "
+            f"time vs PostgreSQL COPY of the same rows {f['vs_copy']}× "
+            f"(COPY {f['copy_rows_per_s']:,} rows/s); {f['rows_per_cpu_s']:,} rows per CPU-second; "
+            f"peak {f['peak_mb']} MB vs {f['small_peak_mb']} MB at {f['small_rows']:,} rows "
+            f"= {f['memory_ratio']}× (flat: ≈ 1)"
+        )
+    return lines
+
+
+def _agreement_lines(figures: dict) -> list[str]:
+    r, d = figures["report"], figures["dashboard"]
+    lines = [
+        f"agreement report {figures['answers']:,} answers: {r['seconds']} s, peak {r['peak_mb']} MB; "
+        f"vs reading the answers {r['vs_read']}×; memory vs {figures['small_answers']:,} answers "
+        f"{r['memory_ratio']}×",
+        f"dashboard with a fresh snapshot, {figures['answers']:,} answers: p95 {d['p95_ms']} ms "
+        f"(target < 300 ms) vs {d['small_p95_ms']} ms at {figures['small_answers']:,} = "
+        f"{d['vs_small_p95']}×; web memory {d['memory_ratio']}× (growth {d['rss_growth_mb']} MB)",
+    ]
+    if "million" in figures:
+        m = figures["million"]
+        lines.append(
+            "agreement report 1M answers: "
+            + ", ".join(f"{key} {value}" for key, value in m.items())
+            + " (target < 60 s, < 1.5 GB)"
+        )
+    return lines
+
+
+def _import_lines(figures: dict) -> list[str]:
+    return [
+        f"import through the upload path, {f['items']:,} items: {f['items_per_s']:,.0f} items/s, "
+        f"{f['vs_parse']}× the time to read and parse the file; peak {f['peak_mb']:.0f} MB "
+        f"(target ≤ 500 MB at 100k; vs Label Studio: bench/vs_label_studio.py)"
+        for f in figures["sizes"]
+    ]
+
+
+FORMATTERS = {
+    "import_speed": _import_lines,
+    "scale_export": _export_lines,
+    "scale_agreement": _agreement_lines,
+}
+
+
 def other_rows(context: dict) -> None:
-    """Rows of the export and agreement benchmarks, where those modules exist."""
-    for name in ("scale_export", "scale_agreement"):
+    """Rows of the import, export and agreement benchmarks (each builds or reuses its own
+    scratch data and measures its baselines in the same run)."""
+    for name, lines in FORMATTERS.items():
         if not (Path(__file__).parent / f"{name}.py").exists():
-            print(f"{name}: bench/{name}.py is not there yet; its rows are skipped")
+            print(f"{name}: bench/{name}.py is missing; its rows are skipped")
             continue
         module = importlib.import_module(name)
         accepted = inspect.signature(module.rows).parameters
         takes_all = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
         kwargs = {k: v for k, v in context.items() if takes_all or k in accepted}
-        for row in module.rows(**kwargs):
-            print(row if isinstance(row, str) else "  ".join(str(part) for part in row))
+        started = time.perf_counter()
+        for line in lines(module.rows(**kwargs)):
+            print(line, flush=True)
+        print(f"  [{name}: {time.perf_counter() - started:.0f} s]", flush=True)
 
 
 def main() -> None:

@@ -383,8 +383,20 @@ def _prepare(url: str, *, project_id: int | None, quick: bool, million: bool) ->
     answers = 30_000 if quick else 300_000
     if project_id is None:
         project_id = build(answers=answers, slug=f"bench-agreement-{answers}")
-    else:
+    else:  # a project built elsewhere (bench/scale.py): the benchmark's researcher joins it
+        from django.contrib.auth import get_user_model
+
+        from projects.models import Membership
+
         answers = Annotation.objects.filter(item__project_id=project_id, is_current=True).count()
+        researcher, _ = get_user_model().objects.get_or_create(
+            username="bench-agreement-researcher"
+        )
+        Membership.objects.get_or_create(
+            project_id=project_id,
+            user=researcher,
+            defaults={"role": Membership.Role.RESEARCHER},
+        )
     small_answers = max(answers // 10 // PER_ITEM * PER_ITEM, PER_ITEM)
     prepared = {
         "big": project_id,
