@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.core.cache import cache
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
+from django.db import reset_queries, transaction
 from django.utils import timezone
 
 from core.errors import Refusal
@@ -66,6 +66,8 @@ def import_upload_store(*, job: ImportJob, chunks: Iterable[bytes]) -> int:
         size += len(chunk)
         while len(pending) >= part_bytes:
             ImportJobPart.objects.create(job=job, index=index, data=bytes(pending[:part_bytes]))
+            # With DEBUG on (make run), Django would keep every statement, each part included.
+            reset_queries()
             del pending[:part_bytes]
             index += 1
     if pending:
