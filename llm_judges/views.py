@@ -49,61 +49,13 @@ def project_judges(request, slug):
         if action in ("start", "estimate"):
             start_form = StartRunForm(request.POST, judges=judges, groups=groups)
             if start_form.is_valid():
-                data = start_form.cleaned_data
-                try:
-                    if action == "estimate":
-                        estimate = selectors.run_estimate(
-                            judge=data["judge"],
-                            project=project,
-                            filters=start_form.filters(),
-                            both_orders=data["both_orders"],
-                        )
-                    else:
-                        start = (
-                            services.judge_run_start_both_orders
-                            if data["both_orders"]
-                            else services.judge_run_start
-                        )
-                        started = start(
-                            judge=data["judge"],
-                            project=project,
-                            started_by=request.user,
-                            filters=start_form.filters(),
-                            budget_calls=data["budget_calls"],
-                            budget_tokens=data["budget_tokens"],
-                        )
-                except services.JudgeError as exc:
-                    messages.error(request, str(exc))
-                else:
-                    if action == "start":
-                        for run in started if isinstance(started, list) else [started]:
-                            messages.success(
-                                request, f"Run {run.pk} started over {run.total} items."
-                            )
-                        return redirect("project-judges", slug=slug)
+                estimate, started = _start_or_estimate(request, project, start_form, action)
+                if started:
+                    return redirect("project-judges", slug=slug)
         elif action == "preview":
             preview_form = PreviewForm(request.POST, judges=judges)
             if preview_form.is_valid():
-                item = (
-                    Item.objects.filter(
-                        project=project, external_id=preview_form.cleaned_data["item"]
-                    )
-                    .select_related("project")
-                    .first()
-                )
-                if item is None:
-                    preview_form.add_error("item", "No item with this id in the project.")
-                else:
-                    try:
-                        template = services.template_for(
-                            judge=preview_form.cleaned_data["judge"], project=project
-                        )
-                    except services.JudgeError as exc:
-                        messages.error(request, str(exc))
-                    else:
-                        preview = selectors.prompt_preview(template=template, item=item)
-                        preview["template"] = template
-                        preview["item"] = item
+                preview = _preview(request, project, preview_form)
         elif action == "cancel":
             run = selectors.run_for_project(project=project, run_id=_int(request.POST.get("run")))
             if run is None:
@@ -114,25 +66,7 @@ def project_judges(request, slug):
         elif action == "preselection":
             pre_form = PreselectionForm(request.POST, judges=judges)
             if pre_form.is_valid():
-                judge = pre_form.cleaned_data["judge"]
-                if judge is None:
-                    services.preselection_disable(project=project)
-                    messages.success(request, "Annotators see no pre-selection.")
-                else:
-                    try:
-                        services.preselection_enable(
-                            project=project, judge=judge, enabled_by=request.user
-                        )
-                    except services.JudgeError as exc:
-                        messages.error(request, str(exc))
-                    else:
-                        reason = selectors.preselection_status(project=project)["reason"]
-                        messages.warning(
-                            request,
-                            reason
-                            or f"Annotators now see {judge.name}'s answers pre-selected; each "
-                            "showing is recorded with the annotation.",
-                        )
+                _switch_preselection(request, project, pre_form.cleaned_data["judge"])
                 return redirect("project-judges", slug=slug)
     runs = selectors.runs_for_project(project=project)
     return render(
@@ -151,6 +85,80 @@ def project_judges(request, slug):
             "preselection_reason": status["reason"],
             "runs": [selectors.progress_of(run=run) for run in runs],
         },
+    )
+
+
+def _start_or_estimate(request, project, start_form, action: str):
+    """``(estimate, started)``: the cost estimate, or whether a run started (errors become
+    messages on the page)."""
+    data = start_form.cleaned_data
+    try:
+        if action == "estimate":
+            estimate = selectors.run_estimate(
+                judge=data["judge"],
+                project=project,
+                filters=start_form.filters(),
+                both_orders=data["both_orders"],
+            )
+            return estimate, False
+        start = (
+            services.judge_run_start_both_orders
+            if data["both_orders"]
+            else services.judge_run_start
+        )
+        started = start(
+            judge=data["judge"],
+            project=project,
+            started_by=request.user,
+            filters=start_form.filters(),
+            budget_calls=data["budget_calls"],
+            budget_tokens=data["budget_tokens"],
+        )
+    except services.JudgeError as exc:
+        messages.error(request, str(exc))
+        return None, False
+    for run in started if isinstance(started, list) else [started]:
+        messages.success(request, f"Run {run.pk} started over {run.total} items.")
+    return None, True
+
+
+def _preview(request, project, preview_form) -> dict | None:
+    """The judge's prompt rendered for the chosen item (nothing is sent anywhere)."""
+    item = (
+        Item.objects.filter(project=project, external_id=preview_form.cleaned_data["item"])
+        .select_related("project")
+        .first()
+    )
+    if item is None:
+        preview_form.add_error("item", "No item with this id in the project.")
+        return None
+    try:
+        template = services.template_for(judge=preview_form.cleaned_data["judge"], project=project)
+    except services.JudgeError as exc:
+        messages.error(request, str(exc))
+        return None
+    preview = selectors.prompt_preview(template=template, item=item)
+    preview["template"] = template
+    preview["item"] = item
+    return preview
+
+
+def _switch_preselection(request, project, judge) -> None:
+    if judge is None:
+        services.preselection_disable(project=project)
+        messages.success(request, "Annotators see no pre-selection.")
+        return
+    try:
+        services.preselection_enable(project=project, judge=judge, enabled_by=request.user)
+    except services.JudgeError as exc:
+        messages.error(request, str(exc))
+        return
+    reason = selectors.preselection_status(project=project)["reason"]
+    messages.warning(
+        request,
+        reason
+        or f"Annotators now see {judge.name}'s answers pre-selected; each "
+        "showing is recorded with the annotation.",
     )
 
 

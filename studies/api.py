@@ -158,7 +158,7 @@ class AnnotationImportView(APIView):
             skip_unknown_items=body.validated_data["skip_unknown_items"],
             mapping_file=body.validated_data.get("mapping"),
         )
-        return Response({**counts, "summary": import_summary(counts)}, status=201)
+        return Response({**counts, "summary": import_summary(counts=counts)}, status=201)
 
 
 class ImportJobView(APIView):

@@ -136,7 +136,7 @@ def project_import_annotations(request, slug):
                 annotation_form=form,
                 status=refusal.status,
             )
-        messages.success(request, import_summary(counts))
+        messages.success(request, import_summary(counts=counts))
         return redirect("project-detail", slug=project.slug)
     return _project_page(
         request,

@@ -187,18 +187,7 @@ def judge_run_start(
     parameters = _valid_parameters(judge)
     filters = clean_filters(filters=filters)
     budget = clean_budget(judge=judge, budget_calls=budget_calls, budget_tokens=budget_tokens)
-    if presentation and presentation not in prompt.presentations:
-        known = ", ".join(prompt.presentations) or "none"
-        raise JudgeError(
-            f"{project.task_type} items have no presentation {presentation!r} (other "
-            f"presentations: {known}).",
-            field="presentation",
-        )
-    if judge.prompt_id is not None and judge.kind != Judge.Kind.LLM:
-        raise JudgeError(
-            f"{judge.name} is a {judge.kind} judge: prompt templates are for LLM judges.",
-            field="judge",
-        )
+    _check_presentation_and_prompt(judge, project, prompt, presentation)
     template = template_for(judge=judge, project=project)
     setting = prompt.setting(project.config or {})
     with transaction.atomic():
@@ -230,6 +219,21 @@ def judge_run_start(
     run.refresh_from_db()
     run.pending_item_ids = pending  # for callers that process the batches themselves
     return run
+
+
+def _check_presentation_and_prompt(judge: Judge, project: Project, prompt, presentation: str):
+    if presentation and presentation not in prompt.presentations:
+        known = ", ".join(prompt.presentations) or "none"
+        raise JudgeError(
+            f"{project.task_type} items have no presentation {presentation!r} (other "
+            f"presentations: {known}).",
+            field="presentation",
+        )
+    if judge.prompt_id is not None and judge.kind != Judge.Kind.LLM:
+        raise JudgeError(
+            f"{judge.name} is a {judge.kind} judge: prompt templates are for LLM judges.",
+            field="judge",
+        )
 
 
 def _valid_parameters(judge: Judge) -> dict:

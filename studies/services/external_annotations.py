@@ -355,7 +355,7 @@ def import_annotations_upload(
     )
 
 
-def import_summary(counts: dict[str, Any]) -> str:
+def import_summary(*, counts: dict[str, Any]) -> str:
     """One line for the researcher: what was imported and what was left out."""
     text = (
         f"Imported {counts['annotations']} annotations by {counts['coders']} external coders "
