@@ -6,14 +6,17 @@
 
 Both systems get the same synthetic citation-recovery items (``bench/import_speed.py``'s
 ``record()``/``write_file()``). Concord is served by gunicorn (3 sync workers, a fresh server per
-import so peak memory is the import's own; ``manage.py runserver --noreload`` when gunicorn is not
-in this venv) on a scratch PostgreSQL database (``concord_vsls_bench``, dropped at the end).
+import, one worker, warmed up by a 20-item import so peak memory is the import's own; 3 sync
+workers for the annotator path; ``manage.py runserver --noreload`` when gunicorn is not in this
+venv) on a scratch PostgreSQL database (``concord_vsls_bench``, dropped at the end).
 Accounts are created with ``manage.py`` before timing starts; everything measured goes through HTTP:
 
 - import: ``POST /api/projects/<slug>/import/`` (JSONL upload; the job polled until done) against
   Label Studio's ``POST /api/projects/<id>/import`` (the same records as a JSON list of tasks);
   items/s and the server's peak RSS (Concord: the largest VmHWM of its processes; Label Studio:
-  of ``--label-studio-pid`` and its children when given, else not measured);
+  of ``--label-studio-pid`` and its children when given, else not measured: that server is not
+  restarted, so its figure is the peak so far, over the whole run); both systems get the same
+  untimed 20-item warm-up import into a throwaway project before each timed one;
 - annotator path: next + submit with 1 and with 10 concurrent clients (Concord:
   ``POST /api/projects/<slug>/next/`` + ``POST /api/assignments/<id>/submit/``; Label Studio:
   ``GET /api/projects/<id>/next`` + ``POST /api/tasks/<id>/annotations/``), requests/s and the
@@ -48,6 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATABASE = "concord_vsls_bench"
 PASSWORD = "vsls-bench-password-0123"
 CLIENTS = (1, 10)
+WARM_UP_ITEMS = 20
 CONCORD_ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
 LABEL_CONFIG = """<View>
   <Header value="Claim"/>
@@ -149,18 +153,22 @@ class Concord:
         self.researcher = usernames[0]
         self.annotators = usernames[1:]
         self.gunicorn = shutil.which("gunicorn", path=str(Path(sys.executable).parent))
-        self.kind = "gunicorn, 3 sync workers" if self.gunicorn else "manage.py runserver"
+        self.kind = (
+            "gunicorn (imports: 1 sync worker; annotator path: 3)"
+            if self.gunicorn
+            else "manage.py runserver --noreload"
+        )
         self.process = None
         self.projects = 0
 
-    def start(self) -> None:
+    def start(self, *, workers: int = 3) -> None:
         self.port = free_port()
         if self.gunicorn:
             command = [
                 self.gunicorn,
                 "config.wsgi",
                 "--workers",
-                "3",
+                str(workers),
                 "--worker-class",
                 "sync",
                 "--timeout",
@@ -466,6 +474,8 @@ def main() -> None:
     first_projects: dict[str, object] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
+            warm_up = Path(tmp) / "warm-up.jsonl"
+            import_speed.write_file(warm_up, WARM_UP_ITEMS)
             for n, size in enumerate(sizes):
                 path = Path(tmp) / f"items-{size}.jsonl"
                 import_speed.write_file(path, size)
@@ -476,8 +486,11 @@ def main() -> None:
                     if system is None:
                         continue
                     if system is concord:
+                        # A fresh one-worker server: the peak memory is this import's, and the
+                        # warm-up import below has loaded what the timed one uses.
                         concord.stop()
-                        concord.start()  # a fresh server: the peak memory is this import's
+                        concord.start(workers=1)
+                    timed_import(system, warm_up, WARM_UP_ITEMS)  # both systems, untimed
                     result = timed_import(system, path, size)
                     imports[(name, size)] = result
                     first_projects.setdefault(name, result["project"])
@@ -490,6 +503,8 @@ def main() -> None:
                     )
                 path.unlink()
 
+        concord.stop()
+        concord.start(workers=3)  # the annotator path on 3 sync workers
         path_rounds: dict[tuple[str, int], list[dict]] = {}
         for r in range(rounds):
             for clients in CLIENTS:
