@@ -13,9 +13,11 @@ Rules the services rely on:
   writes the count or changes N, and the free-item lookup reads only the partial indexes over
   items that are not full, so handing out the next item never walks full ones.
 - ``ProjectItemCounts`` and ``ProjectAnswerCounts`` hold a project's item and submitted-answer
-  counts, kept by triggers in the same transaction as the write (imports, submits, expiry);
-  ``manage.py recount`` rebuilds them. They are two rows so that a long import never makes a
-  submit wait for the counter row.
+  counts (complete items, answer versions, and revision numbers that move with every change a
+  report reads), ``AnnotatorAnswerCounts`` each annotator's submitted count, and
+  ``Item.submitted_count`` an item's: all kept by triggers in the same transaction as the write
+  (imports, submits, expiry); ``manage.py recount`` rebuilds them. Item and answer counters are
+  two rows so that a long import never makes a submit wait for the counter row.
 - A ``Batch`` is a unit of work (a HIT) reserved and finished together; its assignments share its
   deadline. An annotator has at most one open batch per project.
 """
@@ -49,6 +51,12 @@ class Item(models.Model):
         default=False,
         editable=False,
         help_text="A regular item with annotators_per_item live assignments (kept by the database).",
+    )
+    submitted_count = models.PositiveIntegerField(
+        default=0,
+        db_default=0,
+        editable=False,
+        help_text="Submitted assignments of this item (kept by the database).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -90,6 +98,12 @@ class ProjectItemCounts(models.Model):
     )
     items = models.BigIntegerField(default=0)
     regular_items = models.BigIntegerField(default=0)
+    items_revision = models.BigIntegerField(
+        default=0,
+        db_default=0,
+        help_text="Moves on every insert, delete or change of what a report reads of an item "
+        "(never on a reservation): part of the agreement report's data version.",
+    )
 
     class Meta:
         verbose_name_plural = "project item counts"
@@ -106,12 +120,50 @@ class ProjectAnswerCounts(models.Model):
         "projects.Project", on_delete=models.CASCADE, primary_key=True, related_name="+"
     )
     submitted = models.BigIntegerField(default=0)
+    complete_items = models.BigIntegerField(
+        default=0,
+        db_default=0,
+        help_text="Regular items with annotators_per_item submitted assignments.",
+    )
+    annotations = models.BigIntegerField(
+        default=0, db_default=0, help_text="Answer versions (all of them)."
+    )
+    annotations_revision = models.BigIntegerField(
+        default=0,
+        db_default=0,
+        help_text="Moves on every insert, change or delete of an answer version: part of the "
+        "agreement report's data version.",
+    )
 
     class Meta:
         verbose_name_plural = "project answer counts"
 
     def __str__(self) -> str:
         return f"{self.submitted} submitted in project {self.project_id}"
+
+
+class AnnotatorAnswerCounts(models.Model):
+    """How many of a project's assignments one annotator has submitted (the progress page's
+    per-annotator column without a COUNT over the project's assignments). Kept by database
+    triggers whenever an assignment becomes or stops being submitted; a row appears with the
+    annotator's first submitted assignment in the project."""
+
+    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    submitted = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "annotator answer counts"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "annotator"], name="annotator_answer_counts_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.submitted} submitted by {self.annotator_id} in project {self.project_id}"
 
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are typed by hand

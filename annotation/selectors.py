@@ -11,6 +11,7 @@ from annotation import quality, task_types
 from annotation.hooks import reachable
 from annotation.models import (
     Annotation,
+    AnnotatorAnswerCounts,
     Assignment,
     Batch,
     Draft,
@@ -120,21 +121,24 @@ def annotator_counts(*, project: Project, user: User) -> dict:
     return stats
 
 
+COUNTERS = ("items", "regular_items", "items_revision")
+ANSWER_COUNTERS = ("submitted", "complete_items", "annotations", "annotations_revision")
+
+
 def project_counts(*, project: Project) -> dict:
-    """The project's maintained counters: ``items``, ``regular_items`` and ``submitted``
-    (assignments). One query; zeros for a project without counter rows."""
+    """The project's maintained counters (kept by database triggers): ``items``,
+    ``regular_items``, ``items_revision``, ``submitted`` (assignments), ``complete_items``,
+    ``annotations`` (answer versions) and ``annotations_revision``. One query; zeros for a project
+    without counter rows."""
+    answers = ProjectAnswerCounts.objects.filter(project_id=project.id)
     row = (
         ProjectItemCounts.objects.filter(project_id=project.id)
-        .annotate(
-            submitted=Subquery(
-                ProjectAnswerCounts.objects.filter(project_id=project.id).values("submitted")[:1]
-            )
-        )
-        .values("items", "regular_items", "submitted")
+        .annotate(**{name: Subquery(answers.values(name)[:1]) for name in ANSWER_COUNTERS})
+        .values(*COUNTERS, *ANSWER_COUNTERS)
         .first()
     )
     if row is None:
-        return {"items": 0, "regular_items": 0, "submitted": 0}
+        return dict.fromkeys(COUNTERS + ANSWER_COUNTERS, 0)
     return {key: value or 0 for key, value in row.items()}
 
 
@@ -232,45 +236,33 @@ def _regular_items_left(project, user) -> bool:
 
 
 def project_progress(*, project: Project) -> dict:
-    """Items, places needed, answers given, and per-annotator counts; a fixed number of queries.
-    Item and submitted-answer totals come from the maintained counters (``project_counts``)."""
+    """Items, places needed, answers given, and per-annotator counts; four queries whatever the
+    project's size. Totals, complete items and each annotator's submitted count come from the
+    maintained counters (``project_counts``, ``AnnotatorAnswerCounts``); reserved counts from
+    the project's open reservations (few, read through the expiry index)."""
     counts = project_counts(project=project)
-    items = {"total": counts["items"], "regular": counts["regular_items"]}
-    needed = items["regular"] * project.annotators_per_item
+    needed = counts["regular_items"] * project.annotators_per_item
     submitted = counts["submitted"]
-    complete_items = (
-        Item.objects.filter(project=project, kind=Item.Kind.REGULAR)
-        .annotate(
-            done=Count("assignments", filter=Q(assignments__state=Assignment.State.SUBMITTED))
-        )
-        .filter(done__gte=project.annotators_per_item)
-        .count()
-    )
-    per_annotator = list(
+    members = list(
         Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR)
-        .annotate(
-            submitted=Count(
-                "user__assignments",
-                filter=Q(
-                    user__assignments__project=project,
-                    user__assignments__state=Assignment.State.SUBMITTED,
-                ),
-            ),
-            reserved=Count(
-                "user__assignments",
-                filter=Q(
-                    user__assignments__project=project,
-                    user__assignments__state=Assignment.State.RESERVED,
-                ),
-            ),
-        )
         .select_related("user")
         .order_by("user__username")
     )
+    per_annotator = dict(
+        AnnotatorAnswerCounts.objects.filter(project=project).values_list(
+            "annotator_id", "submitted"
+        )
+    )
+    reserved = dict(
+        Assignment.objects.filter(project=project, state=Assignment.State.RESERVED)
+        .values("annotator_id")
+        .annotate(n=Count("id"))
+        .values_list("annotator_id", "n")
+    )
     return {
-        "items": items["total"],
-        "regular_items": items["regular"],
-        "complete_items": complete_items,
+        "items": counts["items"],
+        "regular_items": counts["regular_items"],
+        "complete_items": counts["complete_items"],
         "answers_needed": needed,
         "answers_submitted": submitted,
         "percent": round(100 * submitted / needed, 1) if needed else 0.0,
@@ -278,10 +270,10 @@ def project_progress(*, project: Project) -> dict:
             {
                 "username": m.user.username,
                 "pseudonym": m.pseudonym,
-                "submitted": m.submitted,
-                "reserved": m.reserved,
+                "submitted": per_annotator.get(m.user_id, 0),
+                "reserved": reserved.get(m.user_id, 0),
             }
-            for m in per_annotator
+            for m in members
         ],
-        "versions": Annotation.objects.filter(item__project=project).count(),
+        "versions": counts["annotations"],
     }

@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, F, Max, OuterRef, Q
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import quality, task_types
 from annotation.models import (
     Annotation,
+    AnnotatorAnswerCounts,
     Assignment,
     Batch,
     Draft,
@@ -557,9 +559,11 @@ def statistics_refresh(*, rows: int, tables: tuple[str, ...] = BULK_TABLES) -> b
 
 
 def counts_rebuild(*, project_ids: list[int] | None = None) -> int:
-    """Recompute what the database triggers keep (``Item.is_full``, ``ProjectItemCounts``,
-    ``ProjectAnswerCounts``) from the rows, for the given projects or all; returns how many
-    projects. For repairs (a restore that bypassed the triggers) and for checking them."""
+    """Recompute what the database triggers keep (``Item.is_full``, ``Item.submitted_count``,
+    ``ProjectItemCounts``, ``ProjectAnswerCounts``, ``AnnotatorAnswerCounts``) from the rows, for
+    the given projects or all; returns how many projects. The revision numbers move forward (a
+    cached report is recomputed once), never back. For repairs (a restore that bypassed the
+    triggers) and for checking them."""
     projects = Project.objects.order_by("pk")
     if project_ids is not None:
         projects = projects.filter(pk__in=project_ids)
@@ -574,19 +578,58 @@ def counts_rebuild(*, project_ids: list[int] | None = None) -> int:
             items.filter(
                 is_full=False, kind=Item.Kind.REGULAR, assigned_count__gte=per_item
             ).update(is_full=True)
+            submitted = Assignment.objects.filter(
+                project_id=project_id, state=Assignment.State.SUBMITTED
+            )
+            actual = Coalesce(
+                Subquery(
+                    submitted.filter(item=OuterRef("pk"))
+                    .values("item")
+                    .annotate(n=Count("id"))
+                    .values("n")
+                ),
+                0,
+            )
+            items.annotate(actual=actual).exclude(submitted_count=F("actual")).update(
+                submitted_count=actual
+            )
             totals = items.aggregate(
-                items=Count("id"), regular=Count("id", filter=Q(kind=Item.Kind.REGULAR))
+                items=Count("id"),
+                regular=Count("id", filter=Q(kind=Item.Kind.REGULAR)),
+                complete=Count(
+                    "id", filter=Q(kind=Item.Kind.REGULAR, submitted_count__gte=per_item)
+                ),
             )
             ProjectItemCounts.objects.update_or_create(
                 project_id=project_id,
                 defaults={"items": totals["items"], "regular_items": totals["regular"]},
             )
-            submitted = Assignment.objects.filter(
-                project_id=project_id, state=Assignment.State.SUBMITTED
-            ).count()
-            ProjectAnswerCounts.objects.update_or_create(
-                project_id=project_id, defaults={"submitted": submitted}
+            ProjectItemCounts.objects.filter(project_id=project_id).update(
+                items_revision=F("items_revision") + 1
             )
+            ProjectAnswerCounts.objects.update_or_create(
+                project_id=project_id,
+                defaults={
+                    "submitted": submitted.count(),
+                    "complete_items": totals["complete"],
+                    "annotations": Annotation.objects.filter(item__project_id=project_id).count(),
+                },
+            )
+            ProjectAnswerCounts.objects.filter(project_id=project_id).update(
+                annotations_revision=F("annotations_revision") + 1
+            )
+            per_annotator = dict(
+                submitted.values("annotator_id")
+                .annotate(n=Count("id"))
+                .values_list("annotator_id", "n")
+            )
+            AnnotatorAnswerCounts.objects.filter(project_id=project_id).exclude(
+                annotator_id__in=per_annotator
+            ).delete()
+            for annotator_id, n in per_annotator.items():
+                AnnotatorAnswerCounts.objects.update_or_create(
+                    project_id=project_id, annotator_id=annotator_id, defaults={"submitted": n}
+                )
         count += 1
     return count
 

@@ -29,6 +29,7 @@ from django.db.models.functions import Cast
 
 from annotation import task_types
 from annotation.models import Annotation, ExternalAnnotation, Item
+from annotation.selectors import project_counts
 from projects.models import Membership, Project
 
 from .build import REPORT_VERSION
@@ -315,41 +316,36 @@ def gather(
 
 
 def data_version(project: Project, options: ReportOptions | None = None) -> dict:
-    """What a report of ``project`` depends on, as a small dict (three or four queries).
+    """What a report of ``project`` depends on, as a small dict (a fixed number of small queries,
+    none of them over the project's answers or items).
 
-    Any new, revised or deleted annotation moves the annotation count or maximum id; a re-import
-    moves the items' latest ``updated_at``; a qualification change or a new member changes the
-    membership digest; a config change moves ``project.updated_at``.
+    Any new, revised or deleted answer moves the project's ``annotations_revision``, any new,
+    deleted or re-imported item its ``items_revision`` (both kept by database triggers,
+    :func:`annotation.selectors.project_counts`); a qualification change or a new member changes
+    the membership digest; a config change moves ``project.updated_at``.
     """
     options = options or ReportOptions()
-    annotations = Annotation.objects.filter(item__project=project).aggregate(
-        n=Count("id"), last=Max("id")
-    )
+    counts = project_counts(project=project)
     external = ExternalAnnotation.objects.filter(item__project=project).aggregate(
         n=Count("id"), changed=Max("updated_at")
     )
-    items = Item.objects.filter(project=project).aggregate(n=Count("id"), changed=Max("updated_at"))
     members = sorted(
         Membership.objects.filter(project=project).values_list("user_id", "qualification", "role")
     )
     version = {
         "report": REPORT_VERSION,
-        "annotations": [annotations["n"], annotations["last"]],
+        "annotations": [counts["annotations"], counts["annotations_revision"]],
         "external": [
             external["n"],
             external["changed"].isoformat() if external["changed"] else None,
         ],
-        "items": [items["n"], items["changed"].isoformat() if items["changed"] else None],
+        "items": [counts["items"], counts["items_revision"]],
         "members": [list(m) for m in members],
         "project": project.updated_at.isoformat() if project.updated_at else None,
         "judges": judges_version(project),
     }
     if options.shared_with:
-        other = Item.objects.filter(project__slug=options.shared_with).aggregate(
-            n=Count("id"), changed=Max("updated_at")
-        )
-        version["shared_with"] = [
-            other["n"],
-            other["changed"].isoformat() if other["changed"] else None,
-        ]
+        other = Project.objects.filter(slug=options.shared_with).first()
+        other_counts = project_counts(project=other) if other is not None else {}
+        version["shared_with"] = [other_counts.get("items"), other_counts.get("items_revision")]
     return version

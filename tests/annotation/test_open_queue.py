@@ -18,7 +18,14 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation import selectors, services
-from annotation.models import Assignment, Item, ProjectAnswerCounts, ProjectItemCounts
+from annotation.models import (
+    Annotation,
+    AnnotatorAnswerCounts,
+    Assignment,
+    Item,
+    ProjectAnswerCounts,
+    ProjectItemCounts,
+)
 from projects.crowd import crowd_settings
 from projects.models import Project
 from tests import factories
@@ -41,26 +48,55 @@ def fresh(project) -> dict:
     items = Item.objects.filter(project=project).aggregate(
         items=Count("id"), regular=Count("id", filter=Q(kind="regular"))
     )
+    submitted = Assignment.objects.filter(project=project, state="submitted")
+    per_item = dict(submitted.values("item_id").annotate(n=Count("id")).values_list("item_id", "n"))
+    regular = Item.objects.filter(project=project, kind="regular").values_list("id", flat=True)
     return {
         "items": items["items"],
         "regular_items": items["regular"],
-        "submitted": Assignment.objects.filter(project=project, state="submitted").count(),
+        "submitted": submitted.count(),
+        "complete_items": sum(
+            1 for pk in regular if per_item.get(pk, 0) >= project.annotators_per_item
+        ),
+        "annotations": Annotation.objects.filter(item__project=project).count(),
         "full": sorted(
             Item.objects.filter(
                 project=project, kind="regular", assigned_count__gte=project.annotators_per_item
             ).values_list("id", flat=True)
         ),
+        "item_submitted": {pk: n for pk, n in per_item.items() if n},
+        "annotator_submitted": dict(
+            submitted.values("annotator_id")
+            .annotate(n=Count("id"))
+            .values_list("annotator_id", "n")
+        ),
     }
 
 
 def kept(project) -> dict:
+    """What the triggers kept (the revision numbers apart: :func:`revisions`)."""
     counts = selectors.project_counts(project=project)
     return {
-        **counts,
+        **{k: v for k, v in counts.items() if not k.endswith("_revision")},
         "full": sorted(
             Item.objects.filter(is_full=True, project=project).values_list("id", flat=True)
         ),
+        "item_submitted": dict(
+            Item.objects.filter(project=project, submitted_count__gt=0).values_list(
+                "id", "submitted_count"
+            )
+        ),
+        "annotator_submitted": dict(
+            AnnotatorAnswerCounts.objects.filter(project=project)
+            .exclude(submitted=0)
+            .values_list("annotator_id", "submitted")
+        ),
     }
+
+
+def revisions(project) -> tuple[int, int]:
+    counts = selectors.project_counts(project=project)
+    return counts["items_revision"], counts["annotations_revision"]
 
 
 def test_is_full_and_counters_follow_reservations_submits_expiry_and_n(project, clock):
@@ -74,7 +110,11 @@ def test_is_full_and_counters_follow_reservations_submits_expiry_and_n(project, 
             "items": 6,
             "regular_items": 4,
             "submitted": 0,
+            "complete_items": 0,
+            "annotations": 0,
             "full": [],
+            "item_submitted": {},
+            "annotator_submitted": {},
         }
     )
     first = services.assignment_next(project=project, annotator=annotators[0])
@@ -218,14 +258,24 @@ def test_counters_equal_a_fresh_count_after_concurrent_submits(transactional_db)
     assert kept(project)["submitted"] == 30
     assert len(kept(project)["full"]) == 10
     # The rebuild agrees with what the triggers kept, and repairs a counter that was damaged.
-    ProjectAnswerCounts.objects.filter(project=project).update(submitted=7)
+    ProjectAnswerCounts.objects.filter(project=project).update(
+        submitted=7, complete_items=0, annotations=1
+    )
     ProjectItemCounts.objects.filter(project=project).update(items=0)
+    AnnotatorAnswerCounts.objects.filter(project=project).update(submitted=99)
+    with connection.cursor() as cursor:  # past the triggers, as a restore would
+        cursor.execute("ALTER TABLE annotation_item DISABLE TRIGGER USER")
+        cursor.execute("UPDATE annotation_item SET submitted_count = 0")
+        cursor.execute("ALTER TABLE annotation_item ENABLE TRIGGER USER")
+    damaged = revisions(project)
     Item.objects.filter(project=project).update(is_full=False)  # the trigger recomputes it
     assert len(kept(project)["full"]) == 10
     out = io.StringIO()
     call_command("recount", project=[project.slug], stdout=out)
     assert "submitted 7 → 30" in out.getvalue() and "items 0 → 10" in out.getvalue()
+    assert "complete_items 0 → 10" in out.getvalue() and "revision" not in out.getvalue()
     assert kept(project) == fresh(project)
+    assert all(now > then for now, then in zip(revisions(project), damaged, strict=True))
 
 
 def test_recount_names_an_unknown_project(db):
@@ -275,3 +325,95 @@ def test_expired_reservations_give_the_place_back_in_the_open_queue(project, clo
     Assignment.objects.filter(annotator=a).update(expires_at=timezone.now() - timedelta(seconds=1))
     taken = services.assignment_next(project=project, annotator=c)
     assert taken is not None and taken.item_id == item.pk
+
+
+def test_dashboard_counters_follow_revisions_bulk_writes_deletes_and_n(project, clock):
+    """Complete items, answer versions, each annotator's and each item's submitted count, and
+    the revision numbers the reports' data version reads (issue 16: the dashboard counts
+    nothing)."""
+    items = factories.make_items(project, 3)
+    factories.make_items(project, 1, kind="control", start=100)
+    a, b = add_annotators(project, 2)
+    start = revisions(project)
+    first = services.assignment_next(project=project, annotator=a)
+    second = services.assignment_next(project=project, annotator=b)
+    # Reservations change neither revision: a report does not depend on them.
+    assert revisions(project) == start
+    services.annotation_submit(assignment=first, answer=ANSWER)
+    after_submit = revisions(project)
+    assert after_submit[1] > start[1] and after_submit[0] == start[0]
+    services.annotation_submit(assignment=second, answer=ANSWER)
+    assert kept(project) == fresh(project)
+    assert kept(project)["complete_items"] == 1  # N = 2: the first item has both answers
+    # A revision adds a version and moves the answers' revision.
+    before = revisions(project)
+    services.annotation_submit(assignment=first, answer={**ANSWER, "helpfulness": 10})
+    assert kept(project) == fresh(project) and kept(project)["annotations"] == 3
+    assert revisions(project)[1] > before[1]
+    # Expiry of a reservation moves nothing a report reads.
+    third = services.assignment_next(project=project, annotator=a)
+    before = revisions(project)
+    clock.advance(days=2)
+    services.reservations_reclaim(project_id=project.id)
+    assert revisions(project) == before and kept(project) == fresh(project)
+    # A re-imported item (a save) moves the items' revision; N lowered completes more items.
+    item = Item.objects.get(pk=items[1].pk)
+    item.payload = {**item.payload, "note": "re-imported"}
+    item.save()
+    assert revisions(project)[0] > before[0]
+    # Bulk writes (a bundle or a replay writes submitted assignments and answers in bulk).
+    c = add_annotators(project, 1)[0]
+    bulk = Assignment.objects.bulk_create(
+        Assignment(
+            project=project,
+            item=i,
+            annotator=c,
+            state="submitted",
+            reserved_at=timezone.now(),
+            expires_at=timezone.now(),
+            submitted_at=timezone.now(),
+        )
+        for i in items
+    )
+    Annotation.objects.bulk_create(
+        Annotation(assignment=x, item_id=x.item_id, annotator=c, answer=ANSWER) for x in bulk
+    )
+    assert kept(project) == fresh(project)
+    assert kept(project)["annotator_submitted"][c.pk] == 3
+    Project.objects.filter(pk=project.pk).update(annotators_per_item=1)
+    assert kept(project) == fresh(project) and kept(project)["complete_items"] == 3
+    # Kinds changed and items deleted with their answers.
+    Item.objects.filter(pk=items[0].pk).update(kind="control")
+    assert kept(project) == fresh(project) and kept(project)["complete_items"] == 2
+    before = revisions(project)
+    Item.objects.filter(pk=items[2].pk).delete()
+    assert kept(project) == fresh(project)
+    assert revisions(project)[0] > before[0] and revisions(project)[1] > before[1]
+    assert third.state == "reserved"
+
+
+def test_progress_and_the_report_version_never_count_answers_or_items(project, researcher):
+    from agreement.reports.gather import data_version
+
+    factories.make_items(project, 6)
+    annotators = add_annotators(project, 3)
+    for user in annotators:
+        while (assignment := services.assignment_next(project=project, annotator=user)) is not None:
+            services.annotation_submit(assignment=assignment, answer=ANSWER)
+    with CaptureQueriesContext(connection) as queries:
+        progress = selectors.project_progress(project=project)
+        version = data_version(project)
+    assert progress["complete_items"] == 6 and progress["versions"] == 12
+    # N = 2: the first two annotators answer every item, the third finds nothing left.
+    assert sorted(row["submitted"] for row in progress["annotators"]) == [0, 6, 6]
+    assert version["annotations"][0] == 12 and version["items"][0] == 6
+    counted = [
+        q["sql"]
+        for q in queries.captured_queries
+        if "COUNT(" in q["sql"].upper()
+        and ('FROM "annotation_annotation"' in q["sql"] or 'FROM "annotation_item"' in q["sql"])
+    ]
+    assert counted == []
+    # A fixed number of queries whatever the size: progress 4, the version 5 (counters, external
+    # answers, members, judges' results and runs).
+    assert len(queries.captured_queries) == 9

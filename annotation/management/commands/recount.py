@@ -1,8 +1,9 @@
 """``manage.py recount [--project SLUG …]``: rebuild the counters the database keeps.
 
-``Item.is_full`` and the project item and answer counters are kept by triggers in the same
-transaction as every write; this recomputes them from the rows (after a restore that bypassed the
-triggers, or to check them) and says what changed."""
+``Item.is_full``, ``Item.submitted_count``, the project item and answer counters and each
+annotator's submitted count are kept by triggers in the same transaction as every write; this
+recomputes them from the rows (after a restore that bypassed the triggers, or to check them) and
+says what changed. The revision numbers (reports' data version) always move forward by one."""
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -11,7 +12,7 @@ from projects.models import Project
 
 
 class Command(BaseCommand):
-    help = "Rebuild Item.is_full and the project item and answer counters from the rows."
+    help = "Rebuild the counters the database keeps (open queue, progress) from the rows."
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -29,7 +30,11 @@ class Command(BaseCommand):
             before = selectors.project_counts(project=project)
             services.counts_rebuild(project_ids=[project.pk])
             after = selectors.project_counts(project=project)
-            changed = {k: (before[k], after[k]) for k in after if before[k] != after[k]}
+            changed = {
+                k: (before[k], after[k])
+                for k in after
+                if before[k] != after[k] and not k.endswith("_revision")
+            }
             note = (
                 ", ".join(f"{k} {old} → {new}" for k, (old, new) in changed.items())
                 if changed
