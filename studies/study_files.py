@@ -429,6 +429,34 @@ def _judges_apply(*, project: Project, judges: list[dict]) -> None:
         StudyJudge.objects.get_or_create(project=project, judge=judge)
 
 
+def _keyed_judges_check(entries: list[dict]) -> None:
+    """Refuse a judge entry that would make the server send an API key from its environment to
+    a base URL staff did not choose: a new judge with ``api_key_env``, or a change of a keyed
+    judge's ``base_url`` or ``api_key_env``. Otherwise a researcher's study file could send the
+    organisation's key to a server of their own. Keyless judges (a local server) and existing
+    judges named unchanged are fine; staff, the admin and ``manage.py study`` are not checked."""
+    existing = {j.name: j for j in Judge.objects.filter(name__in=[e["name"] for e in entries])}
+    for index, entry in enumerate(entries):
+        parameters = entry.get("parameters") or {}
+        key_env = parameters.get("api_key_env")
+        if not key_env:
+            continue
+        judge = existing.get(entry["name"])
+        stored = (_judge_value(judge, "parameters") or {}) if judge is not None else {}
+        if judge is not None and (stored.get("api_key_env"), stored.get("base_url")) == (
+            key_env,
+            parameters.get("base_url"),
+        ):
+            continue
+        field = f"judges[{index}].parameters.api_key_env"
+        raise Refusal(
+            f"{field}: only staff can set up a judge that sends the server's API key ({key_env}) "
+            f'to {parameters.get("base_url")}; ask an administrator, or set api_key_env to "" '
+            "for a server without a key. Nothing changed.",
+            field=field,
+        )
+
+
 def study_apply(
     *,
     data: Any,
@@ -442,6 +470,8 @@ def study_apply(
     caller means (the API's URL); the file's slug must match it. ``create_only``: refuse a slug
     that is taken."""
     attrs = _validated(data)
+    if user is not None and not user.is_staff:
+        _keyed_judges_check(attrs["judges"])
     if slug is not None and attrs["slug"] != slug:
         raise Refusal(f"slug: the file is for {attrs['slug']!r}, not {slug!r}.", field="slug")
     with transaction.atomic():

@@ -154,7 +154,8 @@ def test_the_api_put_round_trips_judges(db):
     from tests.conftest import client_for
 
     researcher = factories.UserFactory(username="judge-researcher")
-    project = study_apply(data=STUDY, user=researcher)["project"]
+    project = study_apply(data=STUDY)["project"]  # manage.py study: its keyed judge is allowed
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
     client = client_for(researcher)
     study = client.get(f"/api/projects/{project.slug}/").json()
     assert [j["name"] for j in study["judges"]] == ["gpt-judge", "minilm"]
@@ -246,3 +247,46 @@ def test_a_prompt_on_a_judge_that_is_not_an_llm_is_refused(db):
     data = copy.deepcopy(STUDY)
     data["judges"][1]["prompt"] = {"name": "citation_recovery", "version": 1}
     assert "LLM judges" in refused(data, "judges[1].prompt")
+
+
+def test_only_staff_set_up_a_judge_that_sends_the_servers_api_key(db):
+    """A researcher's study file must not send the organisation's key (``api_key_env``) to a
+    server of their choosing: new keyed judges and changes of a keyed judge's base URL or key are
+    staff's; keyless judges and existing judges named unchanged are anyone's."""
+    from django.contrib.auth.models import Permission
+
+    from tests.conftest import client_for
+
+    researcher = factories.UserFactory(username="keyless-researcher")
+    researcher.user_permissions.add(Permission.objects.get(codename="add_project"))
+    client = client_for(researcher)
+    keyed = copy.deepcopy(STUDY)
+    keyed["judges"][0]["base_url"] = "https://collector.example/v1"
+    response = client.post("/api/projects/", keyed, format="json")
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["field"] == "judges[0].parameters.api_key_env"
+    assert "OPENAI_API_KEY" in body["detail"] and "only staff" in body["detail"]
+    assert not Judge.objects.filter(name__in=NAMES).exists() and not Project.objects.exists()
+
+    keyless = copy.deepcopy(keyed)
+    keyless["judges"][0]["parameters"] = {"temperature": 0, "api_key_env": ""}
+    response = client.post("/api/projects/", keyless, format="json")
+    assert response.status_code == 201, response.content
+    assert Judge.objects.get(name="gpt-judge").parameters["api_key_env"] == ""
+
+    # Staff set a key on it; the researcher's file may name it unchanged, not redirect it.
+    staff = factories.UserFactory(username="staff-member", is_staff=True)
+    study = client.get(f"/api/projects/{keyless['slug']}/").json()
+    study["judges"][0]["parameters"]["api_key_env"] = "OPENAI_API_KEY"
+    study["judges"][0]["base_url"] = "https://api.openai.com/v1"
+    study_apply(data=study, user=staff, slug=keyless["slug"])
+    again = client.get(f"/api/projects/{keyless['slug']}/").json()
+    response = client.put(f"/api/projects/{keyless['slug']}/", again, format="json")
+    assert response.status_code == 200 and response.json()["changes"] == []
+    again["judges"][0]["base_url"] = "https://collector.example/v1"
+    response = client.put(f"/api/projects/{keyless['slug']}/", again, format="json")
+    assert response.status_code == 400
+    assert response.json()["field"] == "judges[0].parameters.api_key_env"
+    judge = Judge.objects.get(name="gpt-judge")
+    assert judge.parameters["base_url"] == "https://api.openai.com/v1"
