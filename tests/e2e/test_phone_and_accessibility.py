@@ -95,8 +95,20 @@ def test_every_task_type_has_a_phone_routine_here():
 
 
 def no_overflow(page) -> None:
-    width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    assert width[0] <= width[1], f"page is {width[0]} px wide on a {width[1]} px screen"
+    """Nothing wider than the device. Against the viewport's width, not ``innerWidth``: a mobile
+    browser zooms out to fit a page that overflows, and ``innerWidth`` grows with it."""
+    screen = page.viewport_size["width"]
+    wide = page.evaluate(
+        """(screen) => [document.documentElement.scrollWidth,
+            ...[...document.querySelectorAll('body *')]
+                .filter((e) => e.getBoundingClientRect().right > screen + 0.5
+                    && getComputedStyle(e).position !== 'fixed'
+                    && !e.closest('.table, .table-wrap, pre'))
+                .slice(0, 3).map((e) => e.tagName + (e.id ? '#' + e.id : '')
+                    + '.' + [...e.classList].join('.'))]""",
+        screen,
+    )
+    assert wide[0] <= screen, f"page is {wide[0]} px wide on a {screen} px screen: {wide[1:]}"
 
 
 def axe_violations(page) -> list[dict]:
@@ -149,3 +161,28 @@ def test_annotator_page_and_dashboard_pass_an_axe_audit(live_server, page, slug)
     page.goto(f"{live_server.url}/p/{project.slug}/agreement/")
     page.wait_for_selector("#headline")
     assert axe_violations(page) == []
+
+
+def test_researcher_pages_fit_a_phone(live_server, browser):
+    """The researcher's pages (project, judges with every form, members, dashboard) are no wider
+    than a 390 px screen: long judge names in selects and the item-kind checkboxes wrap."""
+    from llm_judges.services import judge_create
+
+    project, researcher, _ = demo_project("citation_recovery", items=2)
+    judge_create(
+        name="a-judge-with-a-rather-long-name-for-a-phone (citation recovery replay)",
+        kind="llm",
+        model="simulated-llm-judge",
+        parameters={"base_url": "http://127.0.0.1:9/v1", "api_key_env": ""},
+    )
+    context = browser.new_context(**PHONE)
+    page = context.new_page()
+    try:
+        login(page, live_server, researcher.username, factories.PASSWORD)
+        for path in ("", "judges/", "members/", "agreement/"):
+            page.goto(f"{live_server.url}/p/{project.slug}/{path}")
+            page.wait_for_load_state("networkidle")
+            no_overflow(page)
+            screenshot(page, f"researcher-{path.strip('/') or 'project'}-390")
+    finally:
+        context.close()
