@@ -15,6 +15,12 @@ What :func:`alpha_bootstrap` does, exactly:
    ``D_e* == 0``, the same convention as :func:`agreement.krippendorff_alpha`).
    Weights come from one ``Generator.integers`` draw per replicate, so
    replicates are cheap matrix products over precomputed per-unit sums.
+   Units with the same multiset of values (a *profile*) contribute the same
+   sums, so the draws are counted per profile and a replicate is one small
+   matrix product over the profiles (label and set data have a few hundred
+   or thousand profiles whatever the number of units): the time per
+   replicate is the draw and its count, linear in units, with nothing built
+   per value.
 3. The interval is the percentile interval of the replicates: the
    ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles
    (``numpy.quantile``, linear interpolation).
@@ -195,7 +201,6 @@ class _ExpectedSums:
         metric = prep.metric
         n_units = len(prep.unit_sizes)
         self.dense = None
-        self.unit_by_code = None
         if expected == "fixed" or metric.n_values < 2:
             self.mode = "fixed"
         elif isinstance(metric, NominalMetric):
@@ -223,19 +228,6 @@ class _ExpectedSums:
     def needs_value_counts(self) -> bool:
         return self.mode in ("nominal", "dense")
 
-    def by_value(self, prep: Any) -> None:
-        """Prepare n*_v from per-unit draw counts, value by value (when profiles are units)."""
-        n_units = len(prep.unit_sizes)
-        unit_of_value = np.repeat(np.arange(n_units), prep.unit_sizes)
-        # n*_v = sum over values of the weight of their unit, grouped by code:
-        # sort values by code once, then reduceat per replicate chunk.
-        by_code = np.argsort(prep.codes, kind="stable")
-        self.unit_by_code = unit_of_value[by_code]
-        self.code_starts = np.flatnonzero(np.r_[True, np.diff(prep.codes[by_code]) != 0])
-        # A replicate's n*_v is at most n_units * max(m_u).
-        exact32 = n_units * int(prep.unit_sizes.max()) < 2**24
-        self.count_dtype = np.float32 if exact32 else np.float64
-
     def of_replicates(
         self,
         counts: np.ndarray,
@@ -250,22 +242,15 @@ class _ExpectedSums:
             t1 = moments[:, 2]
             t2 = moments[:, 3]
             return 2.0 * (n_star * t2 - t1 * t1)
-        if profiles.value_counts is not None:
-            # Integer counts summed in float64: exact whatever the order.
-            n_v = weights @ profiles.value_counts
-        else:
-            # np.take is several times faster than fancy indexing here, and float32 halves the
-            # memory traffic; it stays exact because all partial sums are integers below 2**24.
-            per_value = np.take(counts.astype(self.count_dtype), self.unit_by_code, axis=1)
-            n_v = np.add.reduceat(per_value, self.code_starts, axis=1).astype(np.float64)
+        n_v = profiles.value_sums(weights)
         if self.mode == "nominal":
             return n_star * n_star - np.einsum("ij,ij->i", n_v, n_v)
         return np.einsum("ij,ij->i", n_v @ self.dense, n_v)
 
 
-# Per-profile value counts (profiles x distinct values, float64) are kept up to this many
-# entries; past it, n*_v is summed value by value from per-unit counts.
-_PROFILE_VALUE_ELEMENTS = 1 << 21
+# Units are grouped by profile when there are at most this share of profiles per unit;
+# otherwise each unit is its own profile (nothing to look up per draw).
+_PROFILE_SHARE = 0.5
 
 
 class _Profiles:
@@ -274,45 +259,55 @@ class _Profiles:
     Everything a replicate takes from a unit (its observed disagreement, ``m_u``, the sums of
     its values' coordinates, its value counts) depends on its profile only, so a replicate
     counts the draws that fall on each profile (one ``take`` and one ``bincount`` over the
-    drawn units) and gets ``D_o*``, ``n*`` and the expected term's sums as one small matrix
-    product: ``weights @ features`` (``profiles x columns``) and, for nominal and dense
-    distances, ``weights @ value_counts`` (``profiles x distinct values``). Label and set data
-    have few profiles (three coders choosing among a few dozen sets); where profiles are not
-    much fewer than units, each unit is its own profile and nothing is looked up.
+    drawn units) and gets ``D_o*``, ``n*`` and the expected term's sums from those counts:
+    ``weights @ features`` (``profiles x columns``) and, for nominal and dense distances, the
+    value frequencies ``n*_v`` as one weighted ``bincount`` over the profiles' (value, count)
+    entries (integers summed in float64: exact in any order). Label and set data have few
+    profiles (three coders choosing among a few dozen sets); where profiles are not much fewer
+    than units, each unit is its own profile and nothing is looked up.
     """
 
     def __init__(self, prep: Any, disagreement: np.ndarray, sums: _ExpectedSums) -> None:
         n_units = len(prep.unit_sizes)
         profile_of_unit, first_unit = _unit_profiles(prep)
         n_profiles = len(first_unit)
-        too_many_values = (
-            sums.needs_value_counts and n_profiles * prep.metric.n_values > _PROFILE_VALUE_ELEMENTS
-        )
-        if 2 * n_profiles > n_units or too_many_values:
+        if n_profiles > _PROFILE_SHARE * n_units:
             profile_of_unit, first_unit, n_profiles = None, np.arange(n_units), n_units
-        self.profile_of_unit = profile_of_unit
+        # int32 halves the table that every draw looks up (cache-resident for longer).
+        self.profile_of_unit = (
+            profile_of_unit.astype(np.int32 if n_profiles < 2**31 else np.int64)
+            if profile_of_unit is not None
+            else None
+        )
         self.n_profiles = n_profiles
         columns = [disagreement, prep.unit_sizes.astype(np.float64)]
         if sums.mode == "moments":
             columns += [sums.s1, sums.s2]
         self.features = np.ascontiguousarray(np.column_stack([c[first_unit] for c in columns]))
-        self.value_counts = None
+        self.n_values = prep.metric.n_values
         if sums.needs_value_counts:
-            if too_many_values:
-                sums.by_value(prep)
-            else:
-                self.value_counts = _profile_value_counts(prep, profile_of_unit, first_unit)
+            self.entry_profile, self.entry_code, self.entry_count = _profile_value_entries(
+                prep, profile_of_unit, first_unit
+            )
 
     def counts(self, draws: np.ndarray) -> np.ndarray:
         """Draws per profile, one row per replicate (``draws``: drawn unit codes, one row each)."""
         b = draws.shape[0]
         if self.profile_of_unit is not None:
-            index = np.take(self.profile_of_unit, draws)
+            index = np.take(self.profile_of_unit, draws).astype(np.int64)
         else:
             index = draws.astype(np.int64)
         if b > 1:
             index += (np.arange(b, dtype=np.int64) * self.n_profiles)[:, None]
         return np.bincount(index.ravel(), minlength=b * self.n_profiles).reshape(b, self.n_profiles)
+
+    def value_sums(self, weights: np.ndarray) -> np.ndarray:
+        """``n*_v`` of each replicate (``weights``: draws per profile, one row a replicate)."""
+        b, n_values = weights.shape[0], self.n_values
+        entries = weights[:, self.entry_profile] * self.entry_count
+        index = self.entry_code + (np.arange(b, dtype=np.int64) * n_values)[:, None]
+        flat = np.bincount(index.ravel(), weights=entries.ravel(), minlength=b * n_values)
+        return flat.reshape(b, n_values)
 
 
 def _unit_profiles(prep: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -344,19 +339,19 @@ def _unit_profiles(prep: Any) -> tuple[np.ndarray, np.ndarray]:
     return profile_of_unit, np.concatenate(firsts)
 
 
-def _profile_value_counts(
+def _profile_value_entries(
     prep: Any, profile_of_unit: np.ndarray | None, first_unit: np.ndarray
-) -> np.ndarray:
-    """``profiles x distinct values``: how many values of each code a unit of the profile has."""
-    n_units, n_values = len(prep.unit_sizes), prep.metric.n_values
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(profile, value code, count) of every value code a profile's units hold: a sparse
+    ``profiles x distinct values`` matrix, read from each profile's first unit."""
+    n_units, n_values = len(prep.unit_sizes), max(int(prep.metric.n_values), 1)
     unit_of_value = np.repeat(np.arange(n_units), prep.unit_sizes)
-    if profile_of_unit is None:
+    if profile_of_unit is None:  # every unit its own profile
         profile_of_value, codes = unit_of_value, prep.codes
     else:
         is_first = np.zeros(n_units, dtype=bool)
         is_first[first_unit] = True
         keep = is_first[unit_of_value]
         profile_of_value, codes = profile_of_unit[unit_of_value[keep]], prep.codes[keep]
-    n_profiles = len(first_unit)
-    flat = np.bincount(profile_of_value * n_values + codes, minlength=n_profiles * n_values)
-    return flat.reshape(n_profiles, n_values).astype(np.float64)
+    keys, counts = np.unique(profile_of_value * n_values + codes, return_counts=True)
+    return keys // n_values, keys % n_values, counts.astype(np.float64)

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from agreement.reports import sections
-from agreement.reports.generic import alpha_with_ci, field_columns
+from agreement.reports.generic import alpha_with_ci, columns_of
 from agreement.reports.inputs import (
     HUMAN,
     JUDGE,
@@ -248,7 +248,7 @@ class _Context:
             labels={c.id: c.label or c.id for c in inp.coders},
             human_scores=human_scores,
             judge_scores={j.id: _score(inp, [j.id], claims, setting) for j in judges},
-            human_data=field_columns(inp.answers_of(HUMAN), "sentences", distance, set(inp.items)),
+            human_data=columns_of(inp, "sentences", distance, HUMAN),
             ratings=ratings,
             calibration=calibrate_utility(ratings) if ratings else None,
         )

@@ -52,7 +52,7 @@ def test_replicates_equal_alpha_recomputed_on_the_resampled_units(distance, data
 
 
 @pytest.mark.parametrize("distance", ["nominal", "interval", "jaccard"])
-def test_chunking_and_the_value_by_value_path_give_the_same_replicates(distance, monkeypatch):
+def test_chunking_and_profiles_do_not_change_the_replicates(distance, monkeypatch):
     rng = np.random.default_rng(3)
     if distance == "jaccard":
         data = {
@@ -62,9 +62,9 @@ def test_chunking_and_the_value_by_value_path_give_the_same_replicates(distance,
     else:
         data = {u: {c: int(rng.integers(0, 4)) for c in range(3)} for u in range(500)}
     fast = alpha_bootstrap(data, distance, n_boot=40, seed=5)
-    # One replicate per chunk, and no profile value counts (n*_v value by value, per unit).
+    # One replicate per chunk, and every unit its own profile.
     monkeypatch.setattr(metrics.bootstrap, "_CHUNK_ELEMENTS", 1)
-    monkeypatch.setattr(metrics.bootstrap, "_PROFILE_VALUE_ELEMENTS", 0)
+    monkeypatch.setattr(metrics.bootstrap, "_PROFILE_SHARE", 0.0)
     slow = alpha_bootstrap(data, distance, n_boot=40, seed=5)
     np.testing.assert_allclose(fast.replicates, slow.replicates, rtol=1e-12, atol=1e-12)
     assert (fast.alpha, fast.expected) == (slow.alpha, slow.expected)
