@@ -121,15 +121,23 @@ class _Scored:
 
     def summary(self, threshold: float) -> dict:
         claims = self.claims
-        summary = aggregate_claims([(claims[unit], s) for unit, _, s, _ in self.rows], self.setting)
+        rows = self.rows
+        summary = aggregate_claims(
+            zip(
+                map(claims.__getitem__, map(itemgetter(0), rows)),
+                map(itemgetter(2), rows),
+                strict=True,
+            ),
+            self.setting,
+        )
         unit_f1 = self.unit_f1()
-        units = dict.fromkeys(map(itemgetter(0), self.rows))
+        units = dict.fromkeys(map(itemgetter(0), rows))
         by_claim: dict[str, list[float]] = defaultdict(list)
         for unit in units:
             by_claim[claims[unit]].append(unit_f1[unit])
-        helpful = mean_sd([h for *_, h in self.rows if h is not None])
+        helpful = mean_sd([h for h in map(itemgetter(3), rows) if h is not None])
         return {
-            "answers": len(self.rows),
+            "answers": len(rows),
             "items": len(units),
             "claims": len(by_claim),
             "n": summary.n,
@@ -188,6 +196,25 @@ def _score(inp: ReportInput, coders: list[str], claims: dict, setting: str) -> _
     return _Scored(rows, claims, setting)
 
 
+def _ratings(inp: ReportInput, coders: list[str]) -> list[tuple[str, str, float]]:
+    """``(coder, unit, helpfulness)`` of every rated answer of ``coders`` on the units; each
+    (shared) answer object is read once."""
+    ratings = []
+    items = inp.items
+    helpfulness_of: dict[int, float | None] = {}
+    for coder in coders:
+        for unit, answer in inp.answers.get(coder, {}).items():
+            if unit not in items:
+                continue
+            h = helpfulness_of.get(id(answer), helpfulness_of)
+            if h is helpfulness_of:
+                h = _helpfulness(answer) if isinstance(answer, Mapping) else None
+                helpfulness_of[id(answer)] = h
+            if h is not None:
+                ratings.append((coder, unit, h))
+    return ratings
+
+
 def _histogram(values: list[float]) -> list[int]:
     counts = [0] * BINS
     for v in values:
@@ -230,14 +257,7 @@ class _Context:
         humans = inp.coder_ids(HUMAN)
         judges = [c for c in inp.coders if c.kind == JUDGE]
         human_scores = _score(inp, humans, claims, setting)
-        ratings = [
-            (coder, unit, h)
-            for coder in humans
-            for unit, answer in inp.answers.get(coder, {}).items()
-            if unit in inp.items
-            and isinstance(answer, Mapping)
-            and (h := _helpfulness(answer)) is not None
-        ]
+        ratings = _ratings(inp, humans)
         return cls(
             inp=inp,
             setting=setting,
