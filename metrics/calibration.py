@@ -26,7 +26,6 @@ ranking items and annotators); means agree with a Gibbs sampler to within Monte 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -109,23 +108,12 @@ def zscore_by_annotator(
     undefined and their rows are dropped. The population SD (divide by n) matches the
     normalised ratings released with the paper (``utility_ratings_normalized.csv``).
     """
-    parsed = [(annotator, item, float(score)) for annotator, item, score in rows]
-    by_annotator: dict[Hashable, list[float]] = defaultdict(list)
-    for annotator, _, score in parsed:
-        by_annotator[annotator].append(score)
-    stats: dict[Hashable, tuple[float, float]] = {}
-    excluded: list[Hashable] = []
-    for annotator, values in by_annotator.items():
-        scores = np.array(values)
-        sd = float(scores.std())
-        if not sd > 1e-12 * max(1.0, float(np.abs(scores).max())):
-            excluded.append(annotator)
-        else:
-            stats[annotator] = (float(scores.mean()), sd)
+    rows = list(rows)
+    scores, excluded = _Scores.of_rows(rows, standardise=True)
+    left_out = set(excluded)
+    kept = [(annotator, item) for annotator, item, _ in rows if annotator not in left_out]
     z_rows = [
-        (annotator, item, (score - stats[annotator][0]) / stats[annotator][1])
-        for annotator, item, score in parsed
-        if annotator in stats
+        (annotator, item, z) for (annotator, item), z in zip(kept, scores.s.tolist(), strict=True)
     ]
     return z_rows, excluded
 
