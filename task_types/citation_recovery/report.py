@@ -268,7 +268,9 @@ class _Context:
             labels={c.id: c.label or c.id for c in inp.coders},
             human_scores=human_scores,
             judge_scores={j.id: _score(inp, [j.id], claims, setting) for j in judges},
-            human_data=columns_of(inp, "sentences", distance, HUMAN),
+            # Grouped by unit once: the alphas on its selections (per group, without each
+            # coder) do not sort a million values each.
+            human_data=columns_of(inp, "sentences", distance, HUMAN).grouped(),
             ratings=ratings,
             calibration=calibrate_utility(ratings) if ratings else None,
         )
