@@ -467,6 +467,8 @@ def _check_one_value_per_coder(
 ) -> None:
     """Raise AgreementError if some coder has two non-missing values for one unit."""
     key = unit_of * n_coders + coder_of
+    if len(key) < 2 or bool(np.all(key[1:] > key[:-1])):
+        return  # strictly increasing (values unit by unit, coders in order): no pair twice
     if n_units * n_coders <= 4 * len(key) + (1 << 20):
         # Dense key space: counting is O(n), much cheaper than sorting.
         counts = np.bincount(key, minlength=n_units * n_coders)
