@@ -128,6 +128,35 @@ def alpha_bootstrap(
     constant = metric.n_values < 2 and expected != "fixed"
     profiles = _Profiles(prep, disagreement, sums)
 
+    replicates = _replicate_alphas(rng, n_boot, profiles, sums, expected_sum, n)
+
+    tail = (1.0 - confidence) / 2.0
+    lower, upper = np.quantile(replicates, [tail, 1.0 - tail])
+    return BootstrapResult(
+        alpha=point,
+        lower=float(lower),
+        upper=float(upper),
+        confidence=confidence,
+        n_boot=n_boot,
+        n_units=n_units,
+        distance=prep.distance,
+        # With a single distinct value every replicate is 1.0 either way;
+        # report what was asked for.
+        expected="fixed" if sums.mode == "fixed" and not constant else "resampled",
+        replicates=replicates,
+    )
+
+
+def _replicate_alphas(
+    rng: np.random.Generator,
+    n_boot: int,
+    profiles: _Profiles,
+    sums: _ExpectedSums,
+    expected_sum: float,
+    n: float,
+) -> np.ndarray:
+    """Every replicate's alpha, in draw order (see the module docstring)."""
+    n_units = len(profiles.unit_sizes)
     # Draws per chunk of replicates: ``_CHUNK_ELEMENTS`` at most (one replicate at least). The
     # generator's stream does not depend on how the draws are split into calls, and the
     # uint32 draws of a range below 2**32 are the int64 ones (numpy's bounded Lemire method on
@@ -146,29 +175,14 @@ def alpha_bootstrap(
         if sums.mode == "fixed":
             replicates[lo : lo + b] = _fixed_expected_alphas(obs, n_star, expected_sum, n)
             continue
-        exp_star = sums.of_replicates(counts, weights, n_star, moments, profiles)
+        exp_star = sums.of_replicates(weights, n_star, moments, profiles)
         # Same convention as krippendorff_alpha: no variation -> 1.0. The
         # tolerance (relative to the full data's E, rescaled to n*) absorbs
         # rounding in the closed forms when every drawn value is identical.
         tiny = exp_star <= 1e-10 * expected_sum * (n_star / n) ** 2
         safe = np.where(tiny, 1.0, exp_star)
         replicates[lo : lo + b] = np.where(tiny, 1.0, 1.0 - (n_star - 1.0) * obs / safe)
-
-    tail = (1.0 - confidence) / 2.0
-    lower, upper = np.quantile(replicates, [tail, 1.0 - tail])
-    return BootstrapResult(
-        alpha=point,
-        lower=float(lower),
-        upper=float(upper),
-        confidence=confidence,
-        n_boot=n_boot,
-        n_units=n_units,
-        distance=prep.distance,
-        # With a single distinct value every replicate is 1.0 either way;
-        # report what was asked for.
-        expected="fixed" if sums.mode == "fixed" and not constant else "resampled",
-        replicates=replicates,
-    )
+    return replicates
 
 
 def _check_arguments(*, n_boot: int, confidence: float, expected: str) -> None:
@@ -230,13 +244,12 @@ class _ExpectedSums:
 
     def of_replicates(
         self,
-        counts: np.ndarray,
         weights: np.ndarray,
         n_star: np.ndarray,
         moments: np.ndarray,
         profiles: _Profiles,
     ) -> np.ndarray:
-        """E* for each replicate of a chunk (``counts``: draws per profile, one row a replicate;
+        """E* for each replicate of a chunk (``weights``: draws per profile, one row a replicate;
         ``moments``: ``weights @ profiles.features``)."""
         if self.mode == "moments":
             t1 = moments[:, 2]
@@ -280,6 +293,7 @@ class _Profiles:
             else None
         )
         self.n_profiles = n_profiles
+        self.unit_sizes = prep.unit_sizes
         columns = [disagreement, prep.unit_sizes.astype(np.float64)]
         if sums.mode == "moments":
             columns += [sums.s1, sums.s2]
