@@ -15,6 +15,12 @@ What :func:`alpha_bootstrap` does, exactly:
    ``D_e* == 0``, the same convention as :func:`agreement.krippendorff_alpha`).
    Weights come from one ``Generator.integers`` draw per replicate, so
    replicates are cheap matrix products over precomputed per-unit sums.
+   Units with the same multiset of values (a *profile*) contribute the same
+   sums, so the draws are counted per profile and a replicate is one small
+   matrix product over the profiles (label and set data have a few hundred
+   or thousand profiles whatever the number of units): the time per
+   replicate is the draw and its count, linear in units, with nothing built
+   per value.
 3. The interval is the percentile interval of the replicates: the
    ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles
    (``numpy.quantile``, linear interpolation).
@@ -37,7 +43,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .alpha import ReliabilityData, alpha_from_sums, prepare, unit_disagreements
+from .alpha import _SMALL_UNIT, ReliabilityData, alpha_from_sums, prepare, unit_disagreements
 from .distances import (
     MAX_DENSE_VALUES,
     AgreementError,
@@ -120,29 +126,9 @@ def alpha_bootstrap(
     point = alpha_from_sums(float(disagreement.sum()), expected_sum, n)
     sums = _ExpectedSums(prep, expected)
     constant = metric.n_values < 2 and expected != "fixed"
+    profiles = _Profiles(prep, disagreement, sums)
 
-    width = max(n_units, prep.n_values if sums.mode in ("nominal", "dense") else 0)
-    chunk = max(1, min(n_boot, _CHUNK_ELEMENTS // max(width, 1)))
-    replicates = np.empty(n_boot)
-    for lo in range(0, n_boot, chunk):
-        b = min(chunk, n_boot - lo)
-        draws = rng.integers(0, n_units, size=(b, n_units))
-        draws += (np.arange(b) * n_units)[:, None]
-        counts = np.bincount(draws.ravel(), minlength=b * n_units).reshape(b, n_units)
-        del draws
-        weights = counts.astype(np.float64)
-        obs = weights @ disagreement
-        n_star = weights @ sizes
-        if sums.mode == "fixed":
-            replicates[lo : lo + b] = _fixed_expected_alphas(obs, n_star, expected_sum, n)
-            continue
-        exp_star = sums.of_replicates(counts, weights, n_star)
-        # Same convention as krippendorff_alpha: no variation -> 1.0. The
-        # tolerance (relative to the full data's E, rescaled to n*) absorbs
-        # rounding in the closed forms when every drawn value is identical.
-        tiny = exp_star <= 1e-10 * expected_sum * (n_star / n) ** 2
-        safe = np.where(tiny, 1.0, exp_star)
-        replicates[lo : lo + b] = np.where(tiny, 1.0, 1.0 - (n_star - 1.0) * obs / safe)
+    replicates = _replicate_alphas(rng, n_boot, profiles, sums, expected_sum, n)
 
     tail = (1.0 - confidence) / 2.0
     lower, upper = np.quantile(replicates, [tail, 1.0 - tail])
@@ -159,6 +145,44 @@ def alpha_bootstrap(
         expected="fixed" if sums.mode == "fixed" and not constant else "resampled",
         replicates=replicates,
     )
+
+
+def _replicate_alphas(
+    rng: np.random.Generator,
+    n_boot: int,
+    profiles: _Profiles,
+    sums: _ExpectedSums,
+    expected_sum: float,
+    n: float,
+) -> np.ndarray:
+    """Every replicate's alpha, in draw order (see the module docstring)."""
+    n_units = len(profiles.unit_sizes)
+    # Draws per chunk of replicates: ``_CHUNK_ELEMENTS`` at most (one replicate at least). The
+    # generator's stream does not depend on how the draws are split into calls, and the
+    # uint32 draws of a range below 2**32 are the int64 ones (numpy's bounded Lemire method on
+    # 32-bit words either way), so the replicates do not depend on the chunk size.
+    chunk = max(1, min(n_boot, _CHUNK_ELEMENTS // max(n_units, 1)))
+    draw_type = np.uint32 if n_units <= 2**32 else np.int64
+    replicates = np.empty(n_boot)
+    for lo in range(0, n_boot, chunk):
+        b = min(chunk, n_boot - lo)
+        draws = rng.integers(0, n_units, size=(b, n_units), dtype=draw_type)
+        counts = profiles.counts(draws)  # (b, profiles): units drawn of each profile
+        del draws
+        weights = counts.astype(np.float64)
+        moments = weights @ profiles.features  # columns: D_o*, n*[, S1*, S2*]
+        obs, n_star = moments[:, 0], moments[:, 1]
+        if sums.mode == "fixed":
+            replicates[lo : lo + b] = _fixed_expected_alphas(obs, n_star, expected_sum, n)
+            continue
+        exp_star = sums.of_replicates(weights, n_star, moments, profiles)
+        # Same convention as krippendorff_alpha: no variation -> 1.0. The
+        # tolerance (relative to the full data's E, rescaled to n*) absorbs
+        # rounding in the closed forms when every drawn value is identical.
+        tiny = exp_star <= 1e-10 * expected_sum * (n_star / n) ** 2
+        safe = np.where(tiny, 1.0, exp_star)
+        replicates[lo : lo + b] = np.where(tiny, 1.0, 1.0 - (n_star - 1.0) * obs / safe)
+    return replicates
 
 
 def _check_arguments(*, n_boot: int, confidence: float, expected: str) -> None:
@@ -190,7 +214,6 @@ class _ExpectedSums:
     def __init__(self, prep: Any, expected: str) -> None:
         metric = prep.metric
         n_units = len(prep.unit_sizes)
-        unit_of_value = np.repeat(np.arange(n_units), prep.unit_sizes)
         self.dense = None
         if expected == "fixed" or metric.n_values < 2:
             self.mode = "fixed"
@@ -198,6 +221,7 @@ class _ExpectedSums:
             self.mode = "nominal"
         elif isinstance(metric, SquaredDifferenceMetric):
             self.mode = "moments"
+            unit_of_value = np.repeat(np.arange(n_units), prep.unit_sizes)
             x = metric.x[prep.codes]
             self.s1 = np.bincount(unit_of_value, weights=x, minlength=n_units)
             self.s2 = np.bincount(unit_of_value, weights=x * x, minlength=n_units)
@@ -213,28 +237,135 @@ class _ExpectedSums:
                 )
             else:
                 self.mode = "fixed"
-        if self.mode in ("nominal", "dense"):
-            # n*_v = sum over values of the weight of their unit, grouped by code:
-            # sort values by code once, then reduceat per replicate chunk.
-            by_code = np.argsort(prep.codes, kind="stable")
-            self.unit_by_code = unit_of_value[by_code]
-            self.code_starts = np.flatnonzero(np.r_[True, np.diff(prep.codes[by_code]) != 0])
-            # A replicate's n*_v is at most n_units * max(m_u).
-            exact32 = n_units * int(prep.unit_sizes.max()) < 2**24
-            self.count_dtype = np.float32 if exact32 else np.float64
+
+    @property
+    def needs_value_counts(self) -> bool:
+        return self.mode in ("nominal", "dense")
 
     def of_replicates(
-        self, counts: np.ndarray, weights: np.ndarray, n_star: np.ndarray
+        self,
+        weights: np.ndarray,
+        n_star: np.ndarray,
+        moments: np.ndarray,
+        profiles: _Profiles,
     ) -> np.ndarray:
-        """E* for each replicate of a chunk (``counts``: draws per unit, one row a replicate)."""
+        """E* for each replicate of a chunk (``weights``: draws per profile, one row a replicate;
+        ``moments``: ``weights @ profiles.features``)."""
         if self.mode == "moments":
-            t1 = weights @ self.s1
-            t2 = weights @ self.s2
+            t1 = moments[:, 2]
+            t2 = moments[:, 3]
             return 2.0 * (n_star * t2 - t1 * t1)
-        # np.take is several times faster than fancy indexing here, and float32 halves the
-        # memory traffic; it stays exact because all partial sums are integers below 2**24.
-        per_value = np.take(counts.astype(self.count_dtype), self.unit_by_code, axis=1)
-        n_v = np.add.reduceat(per_value, self.code_starts, axis=1).astype(np.float64)
+        n_v = profiles.value_sums(weights)
         if self.mode == "nominal":
             return n_star * n_star - np.einsum("ij,ij->i", n_v, n_v)
         return np.einsum("ij,ij->i", n_v @ self.dense, n_v)
+
+
+# Units are grouped by profile when there are at most this share of profiles per unit;
+# otherwise each unit is its own profile (nothing to look up per draw).
+_PROFILE_SHARE = 0.5
+
+
+class _Profiles:
+    """Pairable units grouped by *profile*: the multiset of their value codes.
+
+    Everything a replicate takes from a unit (its observed disagreement, ``m_u``, the sums of
+    its values' coordinates, its value counts) depends on its profile only, so a replicate
+    counts the draws that fall on each profile (one ``take`` and one ``bincount`` over the
+    drawn units) and gets ``D_o*``, ``n*`` and the expected term's sums from those counts:
+    ``weights @ features`` (``profiles x columns``) and, for nominal and dense distances, the
+    value frequencies ``n*_v`` as one weighted ``bincount`` over the profiles' (value, count)
+    entries (integers summed in float64: exact in any order). Label and set data have few
+    profiles (three coders choosing among a few dozen sets); where profiles are not much fewer
+    than units, each unit is its own profile and nothing is looked up.
+    """
+
+    def __init__(self, prep: Any, disagreement: np.ndarray, sums: _ExpectedSums) -> None:
+        n_units = len(prep.unit_sizes)
+        profile_of_unit, first_unit = _unit_profiles(prep)
+        n_profiles = len(first_unit)
+        if n_profiles > _PROFILE_SHARE * n_units:
+            profile_of_unit, first_unit, n_profiles = None, np.arange(n_units), n_units
+        # int32 halves the table that every draw looks up (cache-resident for longer).
+        self.profile_of_unit = (
+            profile_of_unit.astype(np.int32 if n_profiles < 2**31 else np.int64)
+            if profile_of_unit is not None
+            else None
+        )
+        self.n_profiles = n_profiles
+        self.unit_sizes = prep.unit_sizes
+        columns = [disagreement, prep.unit_sizes.astype(np.float64)]
+        if sums.mode == "moments":
+            columns += [sums.s1, sums.s2]
+        self.features = np.ascontiguousarray(np.column_stack([c[first_unit] for c in columns]))
+        self.n_values = prep.metric.n_values
+        if sums.needs_value_counts:
+            self.entry_profile, self.entry_code, self.entry_count = _profile_value_entries(
+                prep, profile_of_unit, first_unit
+            )
+
+    def counts(self, draws: np.ndarray) -> np.ndarray:
+        """Draws per profile, one row per replicate (``draws``: drawn unit codes, one row each)."""
+        b = draws.shape[0]
+        if self.profile_of_unit is not None:
+            index = np.take(self.profile_of_unit, draws).astype(np.int64)
+        else:
+            index = draws.astype(np.int64)
+        if b > 1:
+            index += (np.arange(b, dtype=np.int64) * self.n_profiles)[:, None]
+        return np.bincount(index.ravel(), minlength=b * self.n_profiles).reshape(b, self.n_profiles)
+
+    def value_sums(self, weights: np.ndarray) -> np.ndarray:
+        """``n*_v`` of each replicate (``weights``: draws per profile, one row a replicate)."""
+        b, n_values = weights.shape[0], self.n_values
+        entries = weights[:, self.entry_profile] * self.entry_count
+        index = self.entry_code + (np.arange(b, dtype=np.int64) * n_values)[:, None]
+        flat = np.bincount(index.ravel(), weights=entries.ravel(), minlength=b * n_values)
+        return flat.reshape(b, n_values)
+
+
+def _unit_profiles(prep: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(profile code of each pairable unit, first unit of each profile). Units of one size with
+    the same sorted value codes share a profile; a unit of more than ``_SMALL_UNIT`` values is
+    its own."""
+    codes, sizes, starts = prep.codes, prep.unit_sizes, prep.unit_starts
+    profile_of_unit = np.empty(len(sizes), dtype=np.int64)
+    firsts = []
+    n_profiles = 0
+    n_codes = max(int(prep.metric.n_values), 1)
+    for m in np.unique(sizes).tolist():
+        units = np.flatnonzero(sizes == m)
+        if m > _SMALL_UNIT:
+            first = ids = np.arange(len(units))
+        else:
+            rows = np.sort(codes[starts[units][:, None] + np.arange(m)], axis=1)
+            if n_codes**m < 2**62:
+                key = rows[:, 0].copy()
+                for i in range(1, m):
+                    key *= n_codes
+                    key += rows[:, i]
+                _, first, ids = np.unique(key, return_index=True, return_inverse=True)
+            else:
+                _, first, ids = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        profile_of_unit[units] = ids.reshape(-1) + n_profiles
+        firsts.append(units[first])
+        n_profiles += len(first)
+    return profile_of_unit, np.concatenate(firsts)
+
+
+def _profile_value_entries(
+    prep: Any, profile_of_unit: np.ndarray | None, first_unit: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(profile, value code, count) of every value code a profile's units hold: a sparse
+    ``profiles x distinct values`` matrix, read from each profile's first unit."""
+    n_units, n_values = len(prep.unit_sizes), max(int(prep.metric.n_values), 1)
+    unit_of_value = np.repeat(np.arange(n_units), prep.unit_sizes)
+    if profile_of_unit is None:  # every unit its own profile
+        profile_of_value, codes = unit_of_value, prep.codes
+    else:
+        is_first = np.zeros(n_units, dtype=bool)
+        is_first[first_unit] = True
+        keep = is_first[unit_of_value]
+        profile_of_value, codes = profile_of_unit[unit_of_value[keep]], prep.codes[keep]
+    keys, counts = np.unique(profile_of_value * n_values + codes, return_counts=True)
+    return keys // n_values, keys % n_values, counts.astype(np.float64)

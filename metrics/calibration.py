@@ -26,10 +26,10 @@ ranking items and annotators); means agree with a Gibbs sampler to within Monte 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import itemgetter
 
 import numpy as np
 
@@ -108,23 +108,12 @@ def zscore_by_annotator(
     undefined and their rows are dropped. The population SD (divide by n) matches the
     normalised ratings released with the paper (``utility_ratings_normalized.csv``).
     """
-    parsed = [(annotator, item, float(score)) for annotator, item, score in rows]
-    by_annotator: dict[Hashable, list[float]] = defaultdict(list)
-    for annotator, _, score in parsed:
-        by_annotator[annotator].append(score)
-    stats: dict[Hashable, tuple[float, float]] = {}
-    excluded: list[Hashable] = []
-    for annotator, values in by_annotator.items():
-        scores = np.array(values)
-        sd = float(scores.std())
-        if not sd > 1e-12 * max(1.0, float(np.abs(scores).max())):
-            excluded.append(annotator)
-        else:
-            stats[annotator] = (float(scores.mean()), sd)
+    rows = list(rows)
+    scores, excluded = _Scores.of_rows(rows, standardise=True)
+    left_out = set(excluded)
+    kept = [(annotator, item) for annotator, item, _ in rows if annotator not in left_out]
     z_rows = [
-        (annotator, item, (score - stats[annotator][0]) / stats[annotator][1])
-        for annotator, item, score in parsed
-        if annotator in stats
+        (annotator, item, z) for (annotator, item), z in zip(kept, scores.s.tolist(), strict=True)
     ]
     return z_rows, excluded
 
@@ -168,13 +157,7 @@ def calibrate_utility(
     scale. Priors default to the paper's: μ_i ~ N(0, 1), τ_j ~ Gamma(shape 1.5, rate 0.5). See
     the module docstring for the variational updates and the convergence rule.
     """
-    rows = list(rows)
-    all_items: dict[Hashable, None] = dict.fromkeys(item for _, item, _ in rows)
-    if standardise:
-        data, excluded = zscore_by_annotator(rows)
-    else:
-        data, excluded = [(a, i, float(s)) for a, i, s in rows], []
-    d = _Scores.of(data, list(all_items))
+    d, excluded = _Scores.of_rows(list(rows), standardise=standardise)
     priors = _Priors(prior_mean, prior_var, precision_shape, precision_rate)
 
     # initialisation: item means from the raw z-scores, no item uncertainty
@@ -196,9 +179,16 @@ def calibrate_utility(
             converged = True
             break
 
+    # np.sqrt is IEEE-exact like math.sqrt; tolist() gives the same Python floats and ints.
     items = {
-        key: ItemPosterior(float(q.m[n]), float(math.sqrt(q.v[n])), int(d.n_per_item[n]))
-        for n, key in enumerate(d.item_ids)
+        key: ItemPosterior(m, sd, n)
+        for key, m, sd, n in zip(
+            d.item_ids,
+            q.m.tolist(),
+            np.sqrt(q.v).tolist(),
+            d.n_per_item.tolist(),
+            strict=True,
+        )
     }
     annotators = {
         key: AnnotatorPosterior(float(q.a[n]), float(q.b[n]), int(d.n_per_annotator[n]))
@@ -238,6 +228,48 @@ class _Scores:
             jj=np.array([annotator_index[a] for a, _, _ in data], dtype=int),
             s=np.array([z for _, _, z in data], dtype=float),
         )
+
+    @classmethod
+    def of_rows(
+        cls, rows: list[tuple[Hashable, Hashable, float]], *, standardise: bool
+    ) -> tuple[_Scores, list[Hashable]]:
+        """``(annotator, item, score)`` rows as arrays, z-scored per annotator when
+        ``standardise`` (exactly as :func:`zscore_by_annotator`, with NumPy over columns:
+        each annotator's scores in input order, the same elementwise operations); returns
+        the scores and the annotators left out for having no spread."""
+        item_ids = list(dict.fromkeys(map(itemgetter(1), rows)))
+        item_index = {k: n for n, k in enumerate(item_ids)}
+        annotator_codes: dict[Hashable, int] = {}
+        for annotator in map(itemgetter(0), rows):
+            if annotator not in annotator_codes:
+                annotator_codes[annotator] = len(annotator_codes)
+        jj = np.fromiter(map(annotator_codes.__getitem__, map(itemgetter(0), rows)), np.int64)
+        ii = np.fromiter(map(item_index.__getitem__, map(itemgetter(1), rows)), np.int64)
+        s = np.fromiter(map(float, map(itemgetter(2), rows)), np.float64)
+        annotators = list(annotator_codes)
+        excluded: list[Hashable] = []
+        if standardise and len(s):
+            order = np.argsort(jj, kind="stable")  # each annotator's scores in input order
+            starts = np.searchsorted(jj[order], np.arange(len(annotators) + 1))
+            mean = np.zeros(len(annotators))
+            sd = np.ones(len(annotators))
+            kept = np.ones(len(annotators), dtype=bool)
+            for j in range(len(annotators)):
+                scores = s[order[starts[j] : starts[j + 1]]]
+                spread = float(scores.std())
+                if not spread > 1e-12 * max(1.0, float(np.abs(scores).max())):
+                    kept[j] = False
+                    excluded.append(annotators[j])
+                else:
+                    mean[j], sd[j] = float(scores.mean()), spread
+            s = (s - mean[jj]) / sd[jj]
+            if not kept.all():
+                keep = kept[jj]
+                ii, jj, s = ii[keep], jj[keep], s[keep]
+                new_code = np.cumsum(kept) - 1
+                jj = new_code[jj]
+                annotators = [a for a, k in zip(annotators, kept.tolist(), strict=True) if k]
+        return cls(item_ids=item_ids, annotator_ids=annotators, ii=ii, jj=jj, s=s), excluded
 
     @property
     def n_items(self) -> int:

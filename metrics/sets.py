@@ -27,6 +27,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 from typing import Any, Literal
 
 __all__ = [
@@ -126,14 +127,14 @@ def mean_sd(values: Iterable[float], ddof: int = 0) -> MeanSD:
     ``ddof=0`` (default) is the population SD (divide by n), ``ddof=1`` the sample SD (divide by
     n - 1). Mean and SD are NaN without values; the SD is NaN when n <= ddof.
     """
-    data = [float(v) for v in values]
+    data = list(map(float, values))
     n = len(data)
     if n == 0:
         return MeanSD(NAN, NAN, 0)
     mean = sum(data) / n
     if n <= ddof:
         return MeanSD(mean, NAN, n)
-    return MeanSD(mean, math.sqrt(sum((v - mean) ** 2 for v in data) / (n - ddof)), n)
+    return MeanSD(mean, math.sqrt(sum([(v - mean) ** 2 for v in data]) / (n - ddof)), n)
 
 
 @dataclass(frozen=True)
@@ -153,9 +154,9 @@ def summarise_scores(scores: Iterable[SetScores], ddof: int = 0) -> ScoreSummary
     """Mean ± SD of precision, recall and F1 over items (see :func:`mean_sd` for ``ddof``)."""
     items = list(scores)
     return ScoreSummary(
-        mean_sd((s.precision for s in items), ddof),
-        mean_sd((s.recall for s in items), ddof),
-        mean_sd((s.f1 for s in items), ddof),
+        mean_sd(map(attrgetter("precision"), items), ddof),
+        mean_sd(map(attrgetter("recall"), items), ddof),
+        mean_sd(map(attrgetter("f1"), items), ddof),
     )
 
 
@@ -186,7 +187,7 @@ def aggregate_claims(
         raise ValueError(f"unknown setting {setting!r}: use 'full' or 'sample'")
     rows = list(rows)
     if setting == "sample":
-        return summarise_scores((s for _, s in rows), ddof)
+        return summarise_scores(map(itemgetter(1), rows), ddof)
     by_claim: dict[Hashable, list[SetScores]] = defaultdict(list)
     for claim, scores in rows:
         by_claim[claim].append(scores)
@@ -207,11 +208,19 @@ def transparency_proportion(
     groups = (
         f1_by_explanation.values() if isinstance(f1_by_explanation, Mapping) else f1_by_explanation
     )
-    judged = [list(g) for g in groups]
-    judged = [g for g in judged if g]
+    judged = passed = 0
+    for group in groups:
+        values = group if isinstance(group, (list, tuple)) else list(group)
+        if not values:
+            continue
+        judged += 1
+        if len(values) == 1:  # the sample setting: one F1 per explanation
+            passed += values[0] >= threshold
+        elif all(f >= threshold for f in values):
+            passed += 1
     if not judged:
         return NAN
-    return sum(1 for g in judged if all(f >= threshold for f in g)) / len(judged)
+    return passed / judged
 
 
 def breakdown_by_group(

@@ -163,6 +163,24 @@ def field_columns(
     )
 
 
+def columns_of(
+    report_input: ReportInput, field: str, distance: str, kind: str | None = None
+) -> ReliabilityColumns:
+    """:func:`field_columns` of ``report_input``'s answers on its items (of the coders of
+    ``kind`` only, when given), built once per report input: the agreement table and a task
+    type's section read the same columns. Columns are read-only (``select`` makes new ones)."""
+    coders = report_input.coder_ids(kind) if kind is not None else None
+    answers = report_input.answers
+    if coders is not None and set(coders) != set(answers):
+        answers = report_input.answers_of(kind)
+    key = (tuple(answers), field, distance)
+    cached = report_input.columns_cache.get(key)
+    if cached is None:
+        cached = field_columns(answers, field, distance, set(report_input.items))
+        report_input.columns_cache[key] = cached
+    return cached
+
+
 def reliability_data(
     answers: Mapping[str, Mapping[str, Mapping]],
     field: str,
@@ -235,7 +253,7 @@ def alpha_with_ci(
 def field_row(report_input: ReportInput, field: str, distance: str) -> dict:
     """One row of the agreement table for ``field`` (from columns: no mapping is built)."""
     try:
-        columns = field_columns(report_input.answers, field, distance, set(report_input.items))
+        columns = columns_of(report_input, field, distance)
     except AgreementError as exc:
         return {
             "field": field,

@@ -138,6 +138,9 @@ class ReportInput:
     # Judge coders' answers in other presentations of the items (ranking: outputs reversed),
     # ``{coder: {presentation: {unit: answer}}}``: their self-agreement measures position bias.
     presented: dict[str, dict[str, dict[str, dict]]] = field(default_factory=dict)
+    # Answer fields as reliability columns, built once per report input and shared by the
+    # generic table and the task type's section (:func:`agreement.reports.generic.columns_of`).
+    columns_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def coder_ids(self, kind: str | None = None) -> list[str]:
         return [c.id for c in self.coders if kind is None or c.kind == kind]

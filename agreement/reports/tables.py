@@ -56,6 +56,11 @@ def table(title: str, columns: Sequence[Column], rows: Iterable[Mapping], note: 
 
 def clean(value: Any) -> Any:
     """A JSON-safe scalar: NaN and infinities become None, NumPy numbers plain Python numbers."""
+    kind = type(value)
+    if kind is float:  # the common cases first (tables of hundreds of thousands of cells)
+        return value if math.isfinite(value) else None
+    if kind is int or kind is str:
+        return value
     if value is None or isinstance(value, (str, bool)):
         return value
     if isinstance(value, int):

@@ -20,16 +20,17 @@ Rules (beyond those documented in :mod:`metrics.sets`):
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from statistics import fmean
 from typing import Any
 
 import numpy as np
 
 from agreement.reports import sections
-from agreement.reports.generic import alpha_with_ci, field_columns
+from agreement.reports.generic import alpha_with_ci, columns_of
 from agreement.reports.inputs import (
     HUMAN,
     JUDGE,
@@ -92,24 +93,52 @@ class _Scored:
         self.rows = rows  # (unit, coder, scores, helpfulness)
         self.claims = claims
         self.setting = setting
+        self._unit_f1: dict[str, float] | None = None
 
     def subset(self, units: set[str]) -> _Scored:
-        return _Scored([r for r in self.rows if r[0] in units], self.claims, self.setting)
+        part = _Scored([r for r in self.rows if r[0] in units], self.claims, self.setting)
+        # A subset has every row of its units: their mean F1 is the same.
+        part._unit_f1 = self._unit_f1
+        return part
+
+    def unit_f1(self) -> dict[str, float]:
+        """Mean F1 of each unit over its rows (``fmean``: exactly rounded, so the order of the
+        rows does not matter), units in order of first appearance; shared with subsets."""
+        if self._unit_f1 is None:
+            f1_by_unit: dict[str, list[float]] = defaultdict(list)
+            for unit, _, s, _ in self.rows:
+                f1_by_unit[unit].append(s.f1)
+            means: dict[tuple, float] = {}  # F1s repeat: one fmean per distinct tuple
+            unit_f1 = {}
+            for unit, values in f1_by_unit.items():
+                key = tuple(values)
+                mean = means.get(key)
+                if mean is None:
+                    mean = means[key] = fmean(key)
+                unit_f1[unit] = mean
+            self._unit_f1 = unit_f1
+        return self._unit_f1
 
     def summary(self, threshold: float) -> dict:
+        claims = self.claims
+        rows = self.rows
         summary = aggregate_claims(
-            [(self.claims[unit], s) for unit, _, s, _ in self.rows], self.setting
+            zip(
+                map(claims.__getitem__, map(itemgetter(0), rows)),
+                map(itemgetter(2), rows),
+                strict=True,
+            ),
+            self.setting,
         )
-        f1_by_unit: dict[str, list[float]] = defaultdict(list)
-        for unit, _, s, _ in self.rows:
-            f1_by_unit[unit].append(s.f1)
+        unit_f1 = self.unit_f1()
+        units = dict.fromkeys(map(itemgetter(0), rows))
         by_claim: dict[str, list[float]] = defaultdict(list)
-        for unit, values in f1_by_unit.items():
-            by_claim[self.claims[unit]].append(fmean(values))
-        helpful = mean_sd([h for *_, h in self.rows if h is not None])
+        for unit in units:
+            by_claim[claims[unit]].append(unit_f1[unit])
+        helpful = mean_sd([h for h in map(itemgetter(3), rows) if h is not None])
         return {
-            "answers": len(self.rows),
-            "items": len(f1_by_unit),
+            "answers": len(rows),
+            "items": len(units),
             "claims": len(by_claim),
             "n": summary.n,
             "precision_mean": summary.precision.mean,
@@ -125,17 +154,65 @@ class _Scored:
 
 
 def _score(inp: ReportInput, coders: list[str], claims: dict, setting: str) -> _Scored:
+    """Every scorable answer of ``coders`` as a row ``(unit, coder, scores, helpfulness)``.
+
+    Answers parsed once per distinct JSON text are shared objects, and golds repeat: each
+    answer object is read once and :func:`set_scores` runs once per distinct (selection, gold)
+    pair, its (immutable) result shared by the rows that have it."""
     rows = []
+    golds: dict[str, tuple | None] = {}  # unit -> its gold as an interned tuple (or None)
+    interned: dict[tuple, tuple] = {}
+    read: dict[int, tuple | None] = {}  # id(answer) -> (selection, helpfulness) or None
+    scored: dict[tuple[tuple, tuple], SetScores] = {}
+    items = inp.items
     for coder in coders:
         for unit, answer in inp.answers.get(coder, {}).items():
-            item = inp.items.get(unit)
-            gold = _gold_sentences(item.gold) if item is not None else None
-            if gold is None or not isinstance(answer, Mapping) or "sentences" not in answer:
-                continue  # answers collected elsewhere may hold only a helpfulness rating
-            rows.append(
-                (unit, coder, set_scores(answer.get("sentences") or [], gold), _helpfulness(answer))
-            )
+            gold = golds.get(unit, golds)
+            if gold is golds:
+                item = items.get(unit)
+                found = _gold_sentences(item.gold) if item is not None else None
+                gold = None
+                if found is not None:
+                    key = tuple(found)
+                    gold = interned.setdefault(key, key)
+                golds[unit] = gold
+            if gold is None:
+                continue
+            facts = read.get(id(answer), read)
+            if facts is read:
+                if not isinstance(answer, Mapping) or "sentences" not in answer:
+                    facts = None  # answers collected elsewhere may hold only a helpfulness rating
+                else:
+                    selection = tuple(answer.get("sentences") or ())
+                    facts = (interned.setdefault(selection, selection), _helpfulness(answer))
+                read[id(answer)] = facts
+            if facts is None:
+                continue
+            selection, helpfulness = facts
+            scores = scored.get((selection, gold))
+            if scores is None:
+                scores = scored[(selection, gold)] = set_scores(selection, gold)
+            rows.append((unit, coder, scores, helpfulness))
     return _Scored(rows, claims, setting)
+
+
+def _ratings(inp: ReportInput, coders: list[str]) -> list[tuple[str, str, float]]:
+    """``(coder, unit, helpfulness)`` of every rated answer of ``coders`` on the units; each
+    (shared) answer object is read once."""
+    ratings = []
+    items = inp.items
+    helpfulness_of: dict[int, float | None] = {}
+    for coder in coders:
+        for unit, answer in inp.answers.get(coder, {}).items():
+            if unit not in items:
+                continue
+            h = helpfulness_of.get(id(answer), helpfulness_of)
+            if h is helpfulness_of:
+                h = _helpfulness(answer) if isinstance(answer, Mapping) else None
+                helpfulness_of[id(answer)] = h
+            if h is not None:
+                ratings.append((coder, unit, h))
+    return ratings
 
 
 def _histogram(values: list[float]) -> list[int]:
@@ -180,14 +257,7 @@ class _Context:
         humans = inp.coder_ids(HUMAN)
         judges = [c for c in inp.coders if c.kind == JUDGE]
         human_scores = _score(inp, humans, claims, setting)
-        ratings = [
-            (coder, unit, h)
-            for coder in humans
-            for unit, answer in inp.answers.get(coder, {}).items()
-            if unit in inp.items
-            and isinstance(answer, Mapping)
-            and (h := _helpfulness(answer)) is not None
-        ]
+        ratings = _ratings(inp, humans)
         return cls(
             inp=inp,
             setting=setting,
@@ -198,7 +268,9 @@ class _Context:
             labels={c.id: c.label or c.id for c in inp.coders},
             human_scores=human_scores,
             judge_scores={j.id: _score(inp, [j.id], claims, setting) for j in judges},
-            human_data=field_columns(inp.answers_of(HUMAN), "sentences", distance, set(inp.items)),
+            # Grouped by unit once: the alphas on its selections (per group, without each
+            # coder) do not sort a million values each.
+            human_data=columns_of(inp, "sentences", distance, HUMAN).grouped(),
             ratings=ratings,
             calibration=calibrate_utility(ratings) if ratings else None,
         )
@@ -281,14 +353,37 @@ NONE_OPTION = "none"
 def _item_entropies(ctx: _Context) -> dict[str, float]:
     """Per item, the entropy (bits) of how often the humans chose each option: each sentence, or
     "none" for an empty selection (Xing et al., Appendix B)."""
-    counts: dict[str, Counter] = defaultdict(Counter)
+    counts: dict[str, dict] = {}
+    options_of: dict[int, tuple] = {}  # id(answer) -> the options it chose (answers are shared)
+    items = ctx.inp.items
     for answers in ctx.inp.answers_of(HUMAN).values():
         for unit, answer in answers.items():
-            if unit not in ctx.inp.items or not isinstance(answer, Mapping):
+            if unit not in items:
                 continue
-            chosen = answer.get("sentences") or []
-            counts[unit].update(chosen if chosen else [NONE_OPTION])
-    return {unit: annotation_entropy(c.values()) for unit, c in counts.items()}
+            options = options_of.get(id(answer))
+            if options is None:
+                if not isinstance(answer, Mapping):
+                    options = options_of[id(answer)] = ()
+                else:
+                    chosen = answer.get("sentences") or []
+                    options = options_of[id(answer)] = tuple(chosen) if chosen else (NONE_OPTION,)
+            if not options:
+                continue
+            unit_counts = counts.get(unit)
+            if unit_counts is None:
+                unit_counts = counts[unit] = {}
+            for option in options:
+                unit_counts[option] = unit_counts.get(option, 0) + 1
+    # The entropy depends only on the counts in order: computed once per distinct pattern.
+    entropy_of: dict[tuple, float] = {}
+    entropies = {}
+    for unit, unit_counts in counts.items():
+        pattern = tuple(unit_counts.values())
+        entropy = entropy_of.get(pattern)
+        if entropy is None:
+            entropy = entropy_of[pattern] = annotation_entropy(pattern)
+        entropies[unit] = entropy
+    return entropies
 
 
 def _group_row(
@@ -347,16 +442,19 @@ def _utility_filters_table(ctx: _Context) -> Table:
     """Table 10 of the paper: helpfulness and calibrated utility of the explanations that pass
     an attribution filter (the humans' mean F1 of the explanation: per item over annotators,
     then over the claim's items in the full setting)."""
-    f1_by_unit: dict[str, list[float]] = defaultdict(list)
+    f1_by_unit = ctx.human_scores.unit_f1()
     helpful_by_unit: dict[str, list[float]] = defaultdict(list)
-    for unit, _, scores, helpfulness in ctx.human_scores.rows:
-        f1_by_unit[unit].append(scores.f1)
+    for unit, _, _, helpfulness in ctx.human_scores.rows:
         if helpfulness is not None:
             helpful_by_unit[unit].append(helpfulness)
     by_claim: dict[str, list[float]] = defaultdict(list)
-    for unit, values in f1_by_unit.items():
-        by_claim[ctx.human_scores.claims[unit]].append(fmean(values))
-    claim_f1 = {claim: fmean(values) for claim, values in by_claim.items()}
+    for unit, mean in f1_by_unit.items():
+        by_claim[ctx.human_scores.claims[unit]].append(mean)
+    # fmean of one value is that value (fsum is exact): most claims have one item.
+    claim_f1 = {
+        claim: values[0] if len(values) == 1 else fmean(values)
+        for claim, values in by_claim.items()
+    }
     posteriors = ctx.calibration.items if ctx.calibration is not None else {}
     rows = []
     for name, passes in ATTRIBUTION_FILTERS:

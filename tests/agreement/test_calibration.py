@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metrics.calibration import (
     AnnotatorPosterior,
@@ -194,3 +196,35 @@ def test_annotator_posterior_reports_gamma_mean_and_sd():
     posterior = AnnotatorPosterior(shape=4.0, rate=2.0, n=3)
     assert posterior.mean == 2.0
     assert posterior.sd == 1.0
+
+
+def _zscores_one_by_one(rows):
+    """The z-scoring written plainly, row by row (what the NumPy columns must reproduce)."""
+    by_annotator = defaultdict(list)
+    for annotator, _, score in rows:
+        by_annotator[annotator].append(float(score))
+    stats, excluded = {}, []
+    for annotator, values in by_annotator.items():
+        scores = np.array(values)
+        sd = float(scores.std())
+        if not sd > 1e-12 * max(1.0, float(np.abs(scores).max())):
+            excluded.append(annotator)
+        else:
+            stats[annotator] = (float(scores.mean()), sd)
+    z_rows = [(a, i, (float(s) - stats[a][0]) / stats[a][1]) for a, i, s in rows if a in stats]
+    return z_rows, excluded
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c", "d"]),
+            st.integers(min_value=0, max_value=9),
+            st.one_of(st.integers(min_value=0, max_value=100), st.just(50)),
+        ),
+        max_size=60,
+    )
+)
+def test_zscores_over_columns_equal_the_row_by_row_ones(rows):
+    assert zscore_by_annotator(rows) == _zscores_one_by_one(rows)
