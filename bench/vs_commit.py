@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -241,6 +242,8 @@ def main() -> None:
     parser.add_argument("--databases", nargs=2, default=["concord_bench_old", "concord_bench_new"])
     parser.add_argument("--keep", action="store_true", help="keep both scratch databases")
     args = parser.parse_args()
+    # A SIGTERM unwinds like Ctrl-C, so the servers, databases and worktree are still removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
     items = args.items or (1_000 if args.quick else 10_000)
     rounds = args.rounds or (2 if args.quick else 3)
     cycles = args.cycles or (3 if args.quick else 6)
