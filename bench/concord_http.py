@@ -1,0 +1,302 @@
+"""Concord over HTTP for the benchmarks that compare it with another server (issue 16).
+
+Shared by ``bench/vs_label_studio.py`` (Concord against Label Studio) and ``bench/vs_commit.py``
+(this code against an older commit of Concord). Nothing here imports Concord: a ``Concord`` runs
+``manage.py`` and gunicorn of a given checkout (``checkout``, default this one) as subprocesses
+with that checkout as working directory and first on ``PYTHONPATH``, on a scratch PostgreSQL
+database, and then talks to it through the API only, so it works on any version whose API has the
+token, project, import, next and submit endpoints.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import scale_data  # noqa: E402  (the production-like server environment)
+
+REPO = Path(__file__).resolve().parents[1]
+PASSWORD = "concord-bench-password-0123"
+ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
+
+
+def load() -> float:
+    """The 1-minute load average (the machine is shared)."""
+    return os.getloadavg()[0]
+
+
+def p50(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def peak_rss_mb(root_pid: int) -> float:
+    """Largest VmHWM (peak resident set) among ``root_pid`` and its descendants, in MB."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    peak, todo = 0.0, [root_pid]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]) / 1024)
+        except OSError:
+            continue
+    return peak
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Concord:
+    """A checkout of Concord on a scratch database, served over HTTP (gunicorn when installed).
+
+    ``prefix`` names its accounts (``<prefix>-researcher``, ``<prefix>-annotator-<n>``) and
+    projects; ``annotators`` accounts are created with ``manage.py`` before anything is timed."""
+
+    def __init__(
+        self,
+        database_url: str,
+        *,
+        checkout: Path = REPO,
+        annotators: int = 10,
+        prefix: str = "vsls",
+        per_item: int = 1,
+    ) -> None:
+        import requests
+
+        self.requests = requests
+        self.checkout = Path(checkout).resolve()
+        self.prefix = prefix
+        self.per_item = per_item
+        self.env = {
+            **os.environ,
+            **scale_data.server_environment(database_url),
+            "CONCORD_MAX_UPLOAD_BYTES": str(2**40),
+            # The checkout's packages before anything installed (the venv's editable install
+            # points at another checkout).
+            "PYTHONPATH": os.pathsep.join(
+                [str(self.checkout), *filter(None, [os.environ.get("PYTHONPATH")])]
+            ),
+        }
+        self.env.pop("REDIS_URL", None)  # no broker: the import job runs in the request
+        self.manage("migrate", "--verbosity", "0")
+        usernames = [
+            f"{prefix}-researcher",
+            *[f"{prefix}-annotator-{n}" for n in range(annotators)],
+        ]
+        script = (
+            "from django.contrib.auth.models import User\n"
+            f"for name in {usernames!r}:\n"
+            "    user, _ = User.objects.get_or_create(username=name)\n"
+            f"    user.is_staff = name == {usernames[0]!r}; user.set_password({PASSWORD!r})\n"
+            "    user.save()\n"
+        )
+        self.manage("shell", "-c", script)
+        self.researcher = usernames[0]
+        self.annotators = usernames[1:]
+        self.gunicorn = shutil.which("gunicorn", path=str(Path(sys.executable).parent))
+        self.kind = "gunicorn" if self.gunicorn else "manage.py runserver --noreload"
+        self.process = None
+        self.projects = 0
+
+    def manage(self, *args: str, capture: bool = False) -> str:
+        """``manage.py`` of the checkout, run in it with this interpreter."""
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=self.checkout,
+            env=self.env,
+            check=True,
+            capture_output=capture,
+            text=True,
+        )
+        return done.stdout if capture else ""
+
+    def python(self, code: str) -> str:
+        """Run ``code`` in a fresh interpreter in the checkout's environment; its stdout."""
+        return subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=self.checkout,
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+
+    def start(self, *, workers: int = 3) -> None:
+        self.port = free_port()
+        if self.gunicorn:
+            command = [
+                self.gunicorn,
+                "config.wsgi",
+                "--chdir",
+                str(self.checkout),
+                "--workers",
+                str(workers),
+                "--worker-class",
+                "sync",
+                "--timeout",
+                "1800",
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--log-level",
+                "warning",
+            ]
+        else:
+            command = [sys.executable, "manage.py", "runserver", "--noreload", str(self.port)]
+        self.process = subprocess.Popen(command, cwd=self.checkout, env=self.env)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                self.requests.get(f"{self.url}/api/projects/", timeout=2)
+                break
+            except self.requests.RequestException:
+                time.sleep(0.3)
+        else:
+            self.stop()
+            raise RuntimeError("Concord did not answer within 60 s")
+        self.tokens = {name: self.token(name) for name in [self.researcher, *self.annotators]}
+
+    def token(self, username: str) -> str:
+        response = self.requests.post(
+            f"{self.url}/api/auth/token/", json={"username": username, "password": PASSWORD}
+        )
+        response.raise_for_status()
+        return response.json()["token"]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=60)
+            self.process = None
+
+    def session(self, username: str):
+        session = self.requests.Session()
+        session.headers["Authorization"] = f"Token {self.tokens[username]}"
+        return session
+
+    def create_project(self) -> str:
+        self.projects += 1
+        slug = f"{self.prefix}-{self.projects}"
+        study = {
+            "slug": slug,
+            "name": f"Benchmark project {self.projects}",
+            "task_type": "citation_recovery",
+            "annotators_per_item": self.per_item,
+            "config": {"masking": "sample", "seed": 13},
+            "members": [{"username": name, "role": "annotator"} for name in self.annotators],
+        }
+        response = self.session(self.researcher).post(f"{self.url}/api/projects/", json=study)
+        if response.status_code != 201:
+            raise RuntimeError(f"project create answered {response.status_code}: {response.text}")
+        return slug
+
+    def import_file(self, slug: str, path: Path) -> int:
+        session = self.session(self.researcher)
+        with path.open("rb") as stream:
+            response = session.post(
+                f"{self.url}/api/projects/{slug}/import/",
+                files={"file": (path.name, stream, "application/x-ndjson")},
+                data={"format": "jsonl"},
+            )
+        while response.status_code == 202:
+            time.sleep(0.5)
+            job = response.json()["id"]
+            response = session.get(f"{self.url}/api/projects/{slug}/imports/{job}/")
+        if response.status_code not in (200, 201):
+            raise RuntimeError(f"import answered {response.status_code}: {response.text[:300]}")
+        return response.json()["created"]
+
+    def cycle(self, session, project: str) -> tuple[float, float]:
+        """One next + submit; the two request latencies in ms."""
+        began = time.perf_counter()
+        response = session.post(f"{self.url}/api/projects/{project}/next/", json={})
+        next_ms = (time.perf_counter() - began) * 1000
+        if response.status_code != 200 or "id" not in response.json():
+            raise RuntimeError(
+                f"Concord next answered {response.status_code}: {response.text[:200]}"
+            )
+        assignment = response.json()["id"]
+        began = time.perf_counter()
+        response = session.post(
+            f"{self.url}/api/assignments/{assignment}/submit/", json={"answer": ANSWER}
+        )
+        submit_ms = (time.perf_counter() - began) * 1000
+        if response.status_code not in (200, 201):
+            raise RuntimeError(f"Concord submit answered {response.status_code}: {response.text}")
+        return next_ms, submit_ms
+
+    def clients(self, count: int) -> list:
+        return [self.session(name) for name in self.annotators[:count]]
+
+    def peak_mb(self) -> float | None:
+        return peak_rss_mb(self.process.pid) if self.process else None
+
+
+def annotator_round(system, project, clients: int, cycles: int) -> dict:
+    """``clients`` threads at once, ``cycles`` next + submit each (each its own account):
+    the request latencies (ms), the wall time (s) and the load average after."""
+    sessions = system.clients(clients)
+    start = threading.Barrier(clients + 1)
+    latencies: list[float] = []
+    errors: list[str] = []
+
+    def run(session) -> None:
+        start.wait()
+        try:
+            for _ in range(cycles):
+                latencies.extend(system.cycle(session, project))
+        except Exception as exc:
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in sessions]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    began = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - began
+    if errors:
+        raise RuntimeError(f"{system.kind}, {clients} clients: {errors[0]}")
+    return {"latencies": latencies, "wall": wall, "load": load()}
+
+
+def summarise(rounds: list[dict]) -> dict:
+    latencies = [ms for r in rounds for ms in r["latencies"]]
+    return {
+        "requests_per_s": len(latencies) / sum(r["wall"] for r in rounds),
+        "p50": p50(latencies),
+        "p95": p95(latencies),
+        "requests": len(latencies),
+        "load": max(r["load"] for r in rounds),
+    }
