@@ -134,6 +134,10 @@ def _prepared_records(
 ) -> Iterator[tuple[str, PreparedItem]]:
     """Validate record by record (so the first bad one stops the import at once), then prepare
     in chunks so task types can batch expensive work such as sentence splitting."""
+    # The locations already listed under each note: a note may concern every record of the
+    # file (citation recovery's seeded choice), and a list membership test made the import
+    # quadratic in the file size.
+    noted: dict[str, set[str]] = {note: set(locations) for note, locations in report.notes.items()}
     for chunk in _chunks(_validated(records, task_type, report), CHUNK_SIZE):
         results = task_type.prepare_batch([payload for _, payload in chunk], config=config)
         for (location, _), result in zip(chunk, results, strict=True):
@@ -145,9 +149,10 @@ def _prepared_records(
             for item in result:
                 _check_fits(item, location)
                 for note in item.notes:
-                    located = report.notes.setdefault(note, [])
-                    if location not in located:
-                        located.append(location)
+                    seen = noted.setdefault(note, set())
+                    if location not in seen:
+                        seen.add(location)
+                        report.notes.setdefault(note, []).append(location)
                 yield location, item
 
 
