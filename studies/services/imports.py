@@ -1,8 +1,10 @@
-"""Importing items: file → records → task type's payload serializer → ``prepare()`` → bulk insert.
+"""Importing items: file → records → task type's payload serializer → ``prepare()`` → bulk insert
+(one ``COPY`` per chunk on PostgreSQL, ``bulk_create`` elsewhere).
 
 The whole import is one transaction: the first invalid record aborts it with a message naming its
 line (or claim id) and field, and nothing is half-imported. Records are processed in chunks so
-memory stays flat in the file size (only the set of seen external ids grows).
+memory stays flat in the file size (only the set of seen external ids grows); a chunk's
+preparation starts before the previous chunk is written (``TaskType.prepare_batch_later``).
 """
 
 from __future__ import annotations
