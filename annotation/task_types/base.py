@@ -123,15 +123,6 @@ class TaskType:
                 results.append(exc)
         return results
 
-    def prepare_batch_later(
-        self, payloads: list[dict], *, config: dict
-    ) -> Callable[[], list[list[PreparedItem] | PayloadError]]:
-        """Start ``prepare_batch`` on a chunk; the returned function finishes it. The importer
-        starts a chunk before it writes the previous one, so a task type may hand slow work to
-        another process meanwhile (citation recovery: sentence splitting). Default: all of the
-        work when the function is called."""
-        return lambda: self.prepare_batch(payloads, config=config)
-
     def csv_to_payload(self, row: dict) -> dict:
         """One CSV row (header -> cell text) as a payload; decode nested JSON cells here."""
         return row

@@ -6,10 +6,9 @@ Pure Python plus spaCy (no Django), so the importer, the LLM judges and the benc
 use them. Importing this package loads spaCy: code that runs at Django start-up imports it lazily.
 """
 
-from .sentences import split_sentences, split_sentences_later, split_sentences_many
+from .sentences import split_sentences, split_sentences_many
 
 __all__ = [
     "split_sentences",
-    "split_sentences_later",
     "split_sentences_many",
 ]

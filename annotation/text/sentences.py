@@ -68,12 +68,10 @@ this module directly.
 
 from __future__ import annotations
 
-import functools
 import multiprocessing
 import re
-import threading
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
 
@@ -85,13 +83,7 @@ from spacy.tokens import Doc
 
 from .markers import MARKER_PATTERN
 
-__all__ = [
-    "get_nlp",
-    "iter_split_sentences",
-    "split_sentences",
-    "split_sentences_later",
-    "split_sentences_many",
-]
+__all__ = ["get_nlp", "iter_split_sentences", "split_sentences", "split_sentences_many"]
 
 COMPONENT_NAME = "citation_sentence_rules"
 # doc.user_data keys: the original text, and the sentence start offsets the rules chose.
@@ -404,70 +396,3 @@ def _split_in_processes(texts: list[str], batch_size: int, n_process: int) -> li
 def _split_chunk(texts: list[str], batch_size: int) -> list[list[str]]:
     """Worker-process entry point (module level so that it can be pickled)."""
     return list(iter_split_sentences(texts, batch_size=batch_size))
-
-
-# The helper process of `split_sentences_later` and its warm-up: started on first use, kept for
-# the next chunks and imports; None, with _HELPER_UNAVAILABLE set, where it cannot run.
-_helper: tuple[ProcessPoolExecutor, Future] | None = None
-_helper_lock = threading.Lock()
-_HELPER_UNAVAILABLE = threading.Event()
-# Run in the helper before anything is imported there: spaCy's thinc loads PyTorch when it is
-# installed (it is, for the embeddings), ~200 MB that tokenizing never uses. With the module
-# marked missing, thinc runs without it; the helper stays near 100 MB. (A builtin and a string,
-# so unpickling the initializer imports nothing.)
-_HELPER_INIT = functools.partial(exec, "import sys; sys.modules.setdefault('torch', None)")
-
-
-def split_sentences_later(texts: list[str]) -> Callable[[], list[list[str]]]:
-    """Start splitting ``texts`` (as `split_sentences_many`) in a helper process and return a
-    function that waits for the sentences, so the caller does other work meanwhile (the
-    importer validates the next chunk and writes the previous one).
-
-    The helper is one spawned process, started on the first call and kept for later ones; until
-    it has built its pipeline (a second or more), and wherever it cannot run (a daemonic process
-    such as a Celery prefork worker; a helper that died), the returned function splits in this
-    process. The sentences are the same either way; only where the work happens differs.
-    """
-    texts = list(texts)
-    if texts and not _HELPER_UNAVAILABLE.is_set():
-        try:
-            pool, ready = _helper_pool()
-            future = pool.submit(_split_chunk, texts, 256) if ready.done() else None
-        except (AssertionError, OSError, RuntimeError, BrokenProcessPool):
-            _helper_discard()
-            future = None
-        if future is not None:
-
-            def wait() -> list[list[str]]:
-                try:
-                    return future.result()
-                except BrokenProcessPool:  # the helper died (e.g. killed for memory)
-                    _helper_discard()
-                    return split_sentences_many(texts)
-
-            return wait
-    return lambda: split_sentences_many(texts)
-
-
-def _helper_pool() -> tuple[ProcessPoolExecutor, Future]:
-    """The helper process and the future of its warm-up (done once it can split at once)."""
-    global _helper
-    with _helper_lock:
-        if _helper is None:
-            pool = ProcessPoolExecutor(
-                max_workers=1,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_HELPER_INIT,
-            )
-            _helper = (pool, pool.submit(_split_chunk, ["Warm up [1]."], 1))
-        return _helper
-
-
-def _helper_discard() -> None:
-    """Give up on the helper for the life of this process."""
-    global _helper
-    _HELPER_UNAVAILABLE.set()
-    with _helper_lock:
-        helper, _helper = _helper, None
-    if helper is not None:
-        helper[0].shutdown(wait=False, cancel_futures=True)

@@ -136,57 +136,27 @@ def _prepared_records(
     records: Iterable[tuple[str, dict]], task_type: TaskType, config: dict, report: ImportReport
 ) -> Iterator[tuple[str, PreparedItem]]:
     """Validate record by record (so the first bad one stops the import at once), then prepare
-    in chunks so task types can batch expensive work such as sentence splitting.
-
-    One chunk ahead: a chunk's preparation starts (``prepare_batch_later``: citation recovery
-    splits its sentences in a helper process) before the previous chunk's items go to the
-    database. Errors still come in file order: a bad record in the chunk ahead is reported only
-    once the chunk before it has been checked."""
+    in chunks so task types can batch expensive work such as sentence splitting."""
     # The locations already listed under each note: a note may concern every record of the
     # file (citation recovery's seeded choice), and a list membership test made the import
     # quadratic in the file size.
     noted: dict[str, set[str]] = {note: set(locations) for note, locations in report.notes.items()}
-    chunks = _chunks(_validated(records, task_type, report), CHUNK_SIZE)
-    pending = None
-    while True:
-        try:
-            chunk = next(chunks, None)
-        except Exception:  # a bad record, or bytes that are not UTF-8, in the chunk ahead
-            if pending is not None:  # an earlier bad record comes first
-                for _ in _finished(*pending, report, noted):
-                    pass
-            raise
-        started = (
-            None
-            if chunk is None
-            else (
-                chunk,
-                task_type.prepare_batch_later([payload for _, payload in chunk], config=config),
-            )
-        )
-        if pending is not None:
-            yield from _finished(*pending, report, noted)
-        if started is None:
-            return
-        pending = started
-
-
-def _finished(chunk, finish, report: ImportReport, noted: dict[str, set[str]]):
-    """The prepared items of a chunk started with ``prepare_batch_later``, checked, in order."""
-    for (location, _), result in zip(chunk, finish(), strict=True):
-        if isinstance(result, PayloadError):
-            result.location = result.location or location
-            raise result
-        if not result:
-            report.skipped.append(location)
-        for item in result:
-            _check_fits(item, location)
-            for note in item.notes:
-                seen = noted.setdefault(note, set())
-                if location not in seen:
-                    seen.add(location)
-                    report.notes.setdefault(note, []).append(location)
-            yield location, item
+    for chunk in _chunks(_validated(records, task_type, report), CHUNK_SIZE):
+        results = task_type.prepare_batch([payload for _, payload in chunk], config=config)
+        for (location, _), result in zip(chunk, results, strict=True):
+            if isinstance(result, PayloadError):
+                result.location = result.location or location
+                raise result
+            if not result:
+                report.skipped.append(location)
+            for item in result:
+                _check_fits(item, location)
+                for note in item.notes:
+                    seen = noted.setdefault(note, set())
+                    if location not in seen:
+                        seen.add(location)
+                        report.notes.setdefault(note, []).append(location)
+                yield location, item
 
 
 # Item columns a task type fills from the record, with the record field to name in an error.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
@@ -53,32 +53,12 @@ class CitationRecovery(TaskType):
         from annotation.text import split_sentences_many
 
         raw = [p["explanation"] for p in payloads if isinstance(p["explanation"], str)]
-        return self._prepare_split(payloads, split_sentences_many(raw) if raw else [], config)
-
-    def prepare_batch_later(
-        self, payloads: list[dict], *, config: dict
-    ) -> Callable[[], list[list[PreparedItem] | PayloadError]]:
-        """``prepare_batch`` with the splitting started in the helper process at once (see
-        ``annotation.text.split_sentences_later``); the rest when the importer asks."""
-        from annotation.text import split_sentences_later
-
-        raw = [p["explanation"] for p in payloads if isinstance(p["explanation"], str)]
-        split = split_sentences_later(raw)
-        return lambda: self._prepare_split(payloads, split(), config)
-
-    def _prepare_split(
-        self, payloads: list[dict], split: list[list[str]], config: dict
-    ) -> list[list[PreparedItem] | PayloadError]:
-        """Prepare each payload, raw-text explanations taking their sentences from ``split``
-        in order."""
-        sentences_of_raw = iter(split)
+        split = iter(split_sentences_many(raw)) if raw else iter(())
         results: list[list[PreparedItem] | PayloadError] = []
         for payload in payloads:
             explanation = payload["explanation"]
             sentences = (
-                next(sentences_of_raw)
-                if isinstance(explanation, str)
-                else [s.strip() for s in explanation]
+                next(split) if isinstance(explanation, str) else [s.strip() for s in explanation]
             )
             try:
                 results.append(self._prepare(payload, sentences, config))

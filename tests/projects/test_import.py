@@ -3,7 +3,6 @@
 import csv
 import io
 import json
-import threading
 
 import pytest
 from django.core.management import call_command
@@ -81,55 +80,6 @@ def test_an_invalid_field_on_a_later_chunk_rolls_back_everything(project, monkey
     message = str(caught.value)
     assert "line 6" in message and "evidence" in message
     assert not Item.objects.exists()
-
-
-def test_a_bad_record_is_named_before_a_worse_one_in_the_chunk_read_ahead(project, monkeypatch):
-    """The importer validates a chunk ahead while it prepares and writes the one before: an
-    error found while preparing the earlier chunk is still the one reported."""
-    monkeypatch.setattr("studies.services.imports.CHUNK_SIZE", 2)
-    records = [factories.citation_payload(n) for n in range(6)]
-    records[1]["explanation"] = ["This cites a passage that does not exist [77]."]
-    records[1]["masked_evidence"] = None
-    records[2]["evidence"] = [{"id": "x", "text": "no id"}]  # invalid, in the next chunk
-    with pytest.raises(ImportFailed, match=r"line 2.*explanation.*77"):
-        import_items(project=project, stream=jsonl(records), fmt="jsonl")
-    assert not Item.objects.exists()
-
-
-def test_raw_text_explanations_split_in_the_helper_or_here_give_the_same_items(
-    project, monkeypatch
-):
-    from annotation.text import sentences
-
-    monkeypatch.setattr("studies.services.imports.CHUNK_SIZE", 3)
-    records = [
-        factories.citation_payload(
-            n,
-            explanation=f"Claim {n} was checked [1]. Dr. Smith agreed. [2] It was true.[3] "
-            f"Others disagreed [4].",
-        )
-        for n in range(8)
-    ]
-    pool, ready = sentences._helper_pool()
-    ready.result(timeout=300)  # the helper has started: the import's chunks go to it
-    submitted = []
-    submit = pool.submit
-    monkeypatch.setattr(pool, "submit", lambda *a, **k: submitted.append(a) or submit(*a, **k))
-    import_items(project=project, stream=jsonl(records), fmt="jsonl")
-    assert len(submitted) == 3  # 8 records in chunks of 3
-    helper = list(Item.objects.order_by("position").values_list("prepared", "gold"))
-    assert helper[0][0]["sentences"][:2] == ["Claim 0 was checked [1].", "Dr. Smith agreed."]
-    Item.objects.all().delete()
-
-    def unavailable():
-        raise AssertionError("daemonic processes are not allowed to have children")
-
-    monkeypatch.setattr(sentences, "_helper", None)
-    monkeypatch.setattr(sentences, "_helper_pool", unavailable)
-    monkeypatch.setattr(sentences, "_HELPER_UNAVAILABLE", threading.Event())
-    import_items(project=project, stream=jsonl(records), fmt="jsonl")
-    assert sentences._HELPER_UNAVAILABLE.is_set()
-    assert list(Item.objects.order_by("position").values_list("prepared", "gold")) == helper
 
 
 def test_an_explanation_citing_unknown_evidence_names_the_line_and_field(project):
