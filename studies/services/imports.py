@@ -3,8 +3,7 @@
 
 The whole import is one transaction: the first invalid record aborts it with a message naming its
 line (or claim id) and field, and nothing is half-imported. Records are processed in chunks so
-memory stays flat in the file size (only the set of seen external ids grows); a chunk's
-preparation starts before the previous chunk is written (``TaskType.prepare_batch_later``).
+memory stays flat in the file size (only the set of seen external ids grows).
 """
 
 from __future__ import annotations
