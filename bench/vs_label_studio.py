@@ -213,10 +213,18 @@ def main() -> None:
     )
     parser.add_argument("--label-studio-pid", type=int, help="Label Studio's server process")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument(
+        "--imports-only", action="store_true", help="measure the imports, not the annotator path"
+    )
+    parser.add_argument(
+        "--database", default=DATABASE, help=f"Concord's scratch database (default {DATABASE})"
+    )
     args = parser.parse_args()
     sizes = [1_000, 5_000] if args.quick else args.sizes
     rounds = args.rounds or (2 if args.quick else 3)
     cycles = {1: 20, 10: 4} if args.quick else {1: 40, 10: 10}
+    if args.imports_only:
+        rounds = 0
     if min(sizes) < rounds * sum(c * n for n, c in cycles.items()):
         raise SystemExit("the smallest size has too few items for the annotator rounds")
 
@@ -226,13 +234,14 @@ def main() -> None:
             raise SystemExit("--label-studio-url needs --label-studio-token")
         tokens = [args.label_studio_token, *args.label_studio_tokens]
         label_studio = LabelStudio(args.label_studio_url, tokens, args.label_studio_pid)
-    database_url = scale_data.scratch_database(DATABASE)
+    database_url = scale_data.scratch_database(args.database)
     concord = Concord(database_url, annotators=max(CLIENTS), prefix="vsls")
     concord.kind = (
         "gunicorn (imports: 1 sync worker; annotator path: 3)" if concord.gunicorn else concord.kind
     )
     print(
-        f"Concord: {concord.kind}, PostgreSQL database {DATABASE}; machine: {os.cpu_count()} cores"
+        f"Concord: {concord.kind}, PostgreSQL database {args.database}; "
+        f"machine: {os.cpu_count()} cores"
     )
     if label_studio is None:
         print(
@@ -276,7 +285,8 @@ def main() -> None:
                 path.unlink()
 
         concord.stop()
-        concord.start(workers=3)  # the annotator path on 3 sync workers
+        if rounds:
+            concord.start(workers=3)  # the annotator path on 3 sync workers
         path_rounds: dict[tuple[str, int], list[dict]] = {}
         for r in range(rounds):
             for clients in CLIENTS:
@@ -297,7 +307,7 @@ def main() -> None:
     finally:
         concord.stop()
         if not args.keep:
-            scale_data.drop_database(DATABASE)
+            scale_data.drop_database(args.database)
 
     print()
     print("import through the API (items/s; peak RSS of the server's processes)")
@@ -312,8 +322,9 @@ def main() -> None:
                 f"  ratio Concord/LS items/s {ours['items_per_s'] / theirs['items_per_s']:.2f}"
             )
         print(line + f"  (load ≤ {max(ours['load'], theirs['load'] if theirs else 0):.2f})")
-    print(f"annotator path: next + submit, {rounds} rounds alternated (client-side latency)")
-    for clients in CLIENTS:
+    if rounds:
+        print(f"annotator path: next + submit, {rounds} rounds alternated (client-side latency)")
+    for clients in CLIENTS if rounds else ():
         ours = summarise(path_rounds[("Concord", clients)])
         line = (
             f"  {clients:>2} client(s)  Concord {ours['requests_per_s']:6.1f} req/s "

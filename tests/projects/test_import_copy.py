@@ -1,0 +1,93 @@
+"""On PostgreSQL an import inserts its items with COPY; elsewhere with ``bulk_create``. Both
+store the same rows, whatever characters the records hold, and COPY fires the insert triggers
+that keep the project's counters."""
+
+import io
+import json
+
+import pytest
+
+from annotation.models import Item, ProjectItemCounts
+from studies.services import imports
+from studies.services.imports import import_items
+from tests import factories
+
+TRICKY = "back\\slash, tab\t, newline\n, CR\r, quote \" and ' — «ünï» ✓ 🙂 \\N \\\\ end"
+
+
+def records() -> list[dict]:
+    result = []
+    for n in range(5):
+        payload = factories.citation_payload(
+            n,
+            id=f"claim-{n}\\{TRICKY[:20]}" if n % 2 else f"claim-{n}",
+            claim=f"{TRICKY} {n}",
+            provenance={"note": TRICKY, "nested": [TRICKY, n, 1.5, None, True]},
+        )
+        if n == 3:
+            payload.update(kind="control", gold_sentences=[1])
+        result.append(payload)
+    return result
+
+
+def imported_rows(project) -> list[tuple]:
+    return list(
+        Item.objects.filter(project=project)
+        .order_by("position")
+        .values_list(
+            "external_id",
+            "payload",
+            "prepared",
+            "gold",
+            "kind",
+            "group",
+            "position",
+            "assigned_count",
+            "is_full",
+        )
+    )
+
+
+def run_import(project) -> None:
+    content = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records())
+    imports.import_items(project=project, stream=io.StringIO(content), fmt="jsonl")
+
+
+@pytest.mark.django_db
+def test_copy_and_bulk_create_store_the_same_rows(monkeypatch):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("COPY is the PostgreSQL path")
+    copied = factories.ProjectFactory()
+    run_import(copied)
+    monkeypatch.setattr(imports, "_copy_supported", lambda: False)
+    created = factories.ProjectFactory()
+    run_import(created)
+    rows = imported_rows(copied)
+    assert len(rows) == 5
+    assert rows == imported_rows(created)
+    assert rows[1][0].startswith("claim-1\\back\\slash, tab\t")
+    assert rows[0][1]["claim"] == f"{TRICKY} 0"
+    assert rows[0][1]["provenance"]["nested"][0] == TRICKY
+    for project in (copied, created):
+        counts = ProjectItemCounts.objects.get(project=project)
+        assert (counts.items, counts.regular_items) == (5, 4)
+
+
+@pytest.mark.django_db
+def test_a_second_import_continues_the_positions_and_the_counts():
+    project = factories.ProjectFactory()
+    run_import(project)
+    more = [factories.citation_payload(n) for n in range(10, 13)]
+    import_items(
+        project=project,
+        stream=io.StringIO("".join(json.dumps(r) + "\n" for r in more)),
+        fmt="jsonl",
+    )
+    positions = list(
+        Item.objects.filter(project=project).order_by("position").values_list("position", flat=True)
+    )
+    assert positions == list(range(1, 9))
+    counts = ProjectItemCounts.objects.get(project=project)
+    assert (counts.items, counts.regular_items) == (8, 7)
