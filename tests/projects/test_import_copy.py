@@ -11,6 +11,7 @@ from annotation.models import Item, ProjectItemCounts
 from studies.services import imports
 from studies.services.imports import import_items
 from tests import factories
+from tests.conftest import require
 
 TRICKY = "back\\slash, tab\t, newline\n, CR\r, quote \" and ' — «ünï» ✓ 🙂 \\N \\\\ end"
 
@@ -57,8 +58,7 @@ def run_import(project) -> None:
 def test_copy_and_bulk_create_store_the_same_rows(monkeypatch):
     from django.db import connection
 
-    if connection.vendor != "postgresql":
-        pytest.skip("COPY is the PostgreSQL path")
+    require(connection.vendor == "postgresql", "COPY is the PostgreSQL path (set DATABASE_URL)")
     copied = factories.ProjectFactory()
     run_import(copied)
     monkeypatch.setattr(imports, "_copy_supported", lambda: False)
