@@ -379,3 +379,41 @@ def test_long_runs_of_punctuation_split_in_linear_time():
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, timeout=60)
     assert result.returncode == 0, result.stderr.decode()
     assert "Done." in result.stdout.decode()
+
+
+_MORE_ATOMS = [*_ATOMS, "Ünïcode", "。", "！", "‼", "\t", "\u00a0", "\r\n", "Sen.", "a.m.", ":)", "—"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.sampled_from(_MORE_ATOMS), st.sampled_from(["", " ", " ", "  ", "\n"])),
+            max_size=30,
+        ).map(lambda pieces: "".join(atom + space for atom, space in pieces)),
+        max_size=4,
+    )
+)
+def test_batched_splitting_equals_the_spacy_pipeline(texts):
+    # split_sentences_many finds the sentencizer's proposals from the token columns instead of
+    # running it, and skips mirroring the result on the tokens: the sentences must not differ
+    # from the shared pipeline's (tokenizer, sentencizer, rules component), on any text.
+    assert split_sentences_many(texts) == [split_sentences(text) for text in texts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_MORE_ATOMS), st.sampled_from(["", " ", "  ", "\n"])),
+        max_size=30,
+    )
+)
+def test_proposals_equal_the_sentencizers(pieces):
+    from annotation.text.sentences import _end_characters, _proposals
+
+    text = "".join(atom + space for atom, space in pieces)
+    nlp = get_nlp()
+    doc = nlp.make_doc(text)
+    (guesses,) = nlp.get_pipe("sentencizer").predict([doc])
+    expected = [doc[i].idx for i, guess in enumerate(guesses) if guess][1:]
+    assert _proposals(doc, text, _end_characters()) == expected
