@@ -78,25 +78,36 @@ def import_upload_store(*, job: ImportJob, chunks: Iterable[bytes]) -> int:
 
 
 class _UploadReader(io.RawIOBase):
-    """The job's stored upload as a binary stream, read one part at a time."""
+    """The job's stored upload as a binary stream, read a few parts per query (``READ_AHEAD``
+    MiB in memory at most: an import writing in the background waits for each query)."""
+
+    READ_AHEAD = 4
 
     def __init__(self, job_id: int):
         self.job_id, self.index, self.position = job_id, 0, 0
         self.current, self.offset = b"", 0
+        self.ahead: list[bytes] = []
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
         while self.offset >= len(self.current):
-            data = (
-                ImportJobPart.objects.filter(job_id=self.job_id, index=self.index)
-                .values_list("data", flat=True)
-                .first()
-            )
-            if data is None:
-                return 0
-            self.current, self.offset, self.index = bytes(data), 0, self.index + 1
+            if not self.ahead:
+                self.ahead = [
+                    bytes(data)
+                    for data in ImportJobPart.objects.filter(
+                        job_id=self.job_id,
+                        index__gte=self.index,
+                        index__lt=self.index + self.READ_AHEAD,
+                    )
+                    .order_by("index")
+                    .values_list("data", flat=True)
+                ]
+                self.ahead.reverse()
+                if not self.ahead:
+                    return 0
+            self.current, self.offset, self.index = self.ahead.pop(), 0, self.index + 1
         count = min(len(buffer), len(self.current) - self.offset)
         buffer[:count] = self.current[self.offset : self.offset + count]
         self.offset += count

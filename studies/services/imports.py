@@ -14,6 +14,7 @@ import inspect
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -262,13 +263,20 @@ def import_items(
     report = ImportReport(skip_reason=task_type.skip_reason)
     seen: set[str] = set()
     try:
-        with transaction.atomic():
-            position = (
-                Item.objects.filter(project=project).aggregate(p=Max("position"))["p"] or 0
-            ) + 1
+        with transaction.atomic(), _BackgroundCopy() as copier:
+            last = Item.objects.filter(project=project).aggregate(p=Max("position"))["p"]
+            writer = _ChunkWriter(
+                project=project,
+                seen=seen,
+                position=(last or 0) + 1,
+                update=update,
+                report=report,
+                had_items=last is not None,
+                copier=copier,
+            )
             records = _prepared_records(reader(stream), task_type, config, report)
             for chunk in _chunks(records, CHUNK_SIZE):
-                position = _write_chunk(project, chunk, seen, position, update, report)
+                writer.write(chunk)
                 # With DEBUG on, Django keeps every SQL statement of the request or task; the bulk
                 # inserts of a large file would pile up there (memory must stay flat).
                 reset_queries()
@@ -285,75 +293,99 @@ def import_items(
     return report
 
 
-def _write_chunk(project, chunk, seen, position, update, report) -> int:
-    ids = [item.external_id for _, item in chunk]
-    for location, item in chunk:
-        if item.external_id in seen:
+@dataclass
+class _ChunkWriter:
+    """Writes the chunks of one import: checks their external ids, inserts the new items (in
+    queue order) and replaces the changed ones."""
+
+    project: Project
+    seen: set[str]  # external ids of the file so far
+    position: int  # the next new item's queue position
+    update: bool
+    report: ImportReport
+    had_items: bool  # whether the project had items before this import
+    copier: _BackgroundCopy
+
+    def write(self, chunk: list[tuple[str, PreparedItem]]) -> None:
+        project, seen, report = self.project, self.seen, self.report
+        ids = [item.external_id for _, item in chunk]
+        for location, item in chunk:
+            if item.external_id in seen:
+                raise PayloadError(
+                    f"external id {item.external_id!r} appears twice in the file",
+                    field="id",
+                    location=location,
+                )
+            seen.add(item.external_id)
+        # Into a project without items, only the file itself can repeat an id (checked above);
+        # the query would cost more with every chunk (the items just copied in have no planner
+        # statistics yet).
+        existing = (
+            dict(
+                Item.objects.filter(project=project, external_id__in=ids).values_list(
+                    "external_id", "id"
+                )
+            )
+            if self.had_items
+            else {}
+        )
+        if existing and not self.update:
+            location = next(loc for loc, item in chunk if item.external_id in existing)
+            external_id = next(i for i in ids if i in existing)
             raise PayloadError(
-                f"external id {item.external_id!r} appears twice in the file",
+                f"an item with external id {external_id!r} already exists in this project "
+                "(use update to replace it)",
                 field="id",
                 location=location,
             )
-        seen.add(item.external_id)
-    existing = dict(
-        Item.objects.filter(project=project, external_id__in=ids).values_list("external_id", "id")
-    )
-    if existing and not update:
-        location = next(loc for loc, item in chunk if item.external_id in existing)
-        external_id = next(i for i in ids if i in existing)
-        raise PayloadError(
-            f"an item with external id {external_id!r} already exists in this project "
-            "(use update to replace it)",
-            field="id",
-            location=location,
-        )
-    if existing:
-        # Lock the rows first so no annotator is handed an item while it changes under them.
-        list(Item.objects.select_for_update().filter(id__in=existing.values()).values_list("id"))
-        handed_out = set(
-            Assignment.objects.filter(item_id__in=existing.values()).values_list(
-                "item__external_id", flat=True
+        if existing:
+            # Lock the rows first so no annotator is handed an item while it changes under them.
+            list(
+                Item.objects.select_for_update().filter(id__in=existing.values()).values_list("id")
             )
-        )
-        if handed_out:
-            raise PayloadError(
-                f"item {sorted(handed_out)[0]!r} has already been given to annotators and cannot "
-                "be updated (their answers refer to the text they saw)",
-                field="id",
-                location=next(loc for loc, item in chunk if item.external_id in handed_out),
-            )
-        # Judge answers were computed on the old text and gold: they go, a re-run recomputes them.
-        JudgeResult.objects.filter(item_id__in=existing.values()).delete()
-    new_items: list[tuple[int, PreparedItem]] = []
-    changed = []
-    now = timezone.now()
-    for _, item in chunk:
-        if item.external_id in existing:
-            # bulk_update skips auto_now: set it, so cached agreement reports see the change.
-            changed.append(
-                Item(
-                    id=existing[item.external_id],
-                    updated_at=now,
-                    payload=item.payload,
-                    prepared=item.prepared,
-                    gold=item.gold,
-                    group=item.group,
-                    kind=item.kind,
+            handed_out = set(
+                Assignment.objects.filter(item_id__in=existing.values()).values_list(
+                    "item__external_id", flat=True
                 )
             )
-        else:
-            new_items.append((position, item))
-            position += 1
-    _insert_items(project, new_items, now=now)
-    if changed:
-        Item.objects.bulk_update(
-            changed,
-            ["payload", "prepared", "gold", "group", "kind", "updated_at"],
-            batch_size=CHUNK_SIZE,
-        )
-    report.created += len(new_items)
-    report.updated += len(changed)
-    return position
+            if handed_out:
+                raise PayloadError(
+                    f"item {sorted(handed_out)[0]!r} has already been given to annotators and cannot "
+                    "be updated (their answers refer to the text they saw)",
+                    field="id",
+                    location=next(loc for loc, item in chunk if item.external_id in handed_out),
+                )
+            # Judge answers were computed on the old text and gold: they go, a re-run recomputes them.
+            JudgeResult.objects.filter(item_id__in=existing.values()).delete()
+        new_items: list[tuple[int, PreparedItem]] = []
+        changed = []
+        now = timezone.now()
+        for _, item in chunk:
+            if item.external_id in existing:
+                # bulk_update skips auto_now: set it, so cached agreement reports see the change.
+                changed.append(
+                    Item(
+                        id=existing[item.external_id],
+                        updated_at=now,
+                        payload=item.payload,
+                        prepared=item.prepared,
+                        gold=item.gold,
+                        group=item.group,
+                        kind=item.kind,
+                    )
+                )
+            else:
+                new_items.append((self.position, item))
+                self.position += 1
+        _insert_items(project, new_items, now=now, copier=self.copier)
+        if changed:
+            Item.objects.bulk_update(
+                changed,
+                ["payload", "prepared", "gold", "group", "kind", "updated_at"],
+                batch_size=CHUNK_SIZE,
+            )
+        report.created += len(new_items)
+        report.updated += len(changed)
 
 
 # The columns an import writes, in COPY order; the others keep their database defaults.
@@ -373,11 +405,13 @@ _COPY_COLUMNS = (
 )
 
 
-def _insert_items(project: Project, items: list[tuple[int, PreparedItem]], *, now) -> None:
+def _insert_items(
+    project: Project, items: list[tuple[int, PreparedItem]], *, now, copier: _BackgroundCopy
+) -> None:
     """Insert new items (with their queue positions): one ``COPY`` per chunk on PostgreSQL (no
-    model instances, no SQL statement to build and parse for a thousand rows of JSON),
-    ``bulk_create`` elsewhere. COPY fires the same insert triggers as an INSERT (the row-level
-    ``is_full`` one, the statement-level counters)."""
+    model instances, no SQL statement to build and parse for a thousand rows of JSON), run by
+    ``copier`` while the next chunk is prepared; ``bulk_create`` elsewhere. COPY fires the same
+    insert triggers as an INSERT (the row-level ``is_full`` one, the statement-level counters)."""
     if not items:
         return
     if not _copy_supported():
@@ -421,11 +455,65 @@ def _insert_items(project: Project, items: list[tuple[int, PreparedItem]], *, no
         buffer.write(defaults)
     buffer.seek(0)
     columns = ", ".join(connection.ops.quote_name(column) for column in _COPY_COLUMNS)
-    with connection.cursor() as cursor:
-        cursor.cursor.copy_expert(
-            f"COPY {connection.ops.quote_name(Item._meta.db_table)} ({columns}) FROM STDIN",
-            buffer,
-        )
+    copier.submit(
+        f"COPY {connection.ops.quote_name(Item._meta.db_table)} ({columns}) FROM STDIN", buffer
+    )
+
+
+class _BackgroundCopy:
+    """Runs an import's ``COPY`` statements one at a time on a thread of its own, on the
+    import's connection and in its transaction: the database stores one chunk while Python
+    prepares the next (psycopg2 releases the GIL while it waits on the server).
+
+    A connection serves one statement at a time, so every other query of the import (through
+    Django, including the upload reader's) first waits for the COPY in flight; so does leaving
+    the block, before the transaction commits or rolls back. A failed COPY raises there.
+    """
+
+    def __init__(self) -> None:
+        self._executor: ThreadPoolExecutor | None = None
+        self._pending: Future | None = None
+        self._wrapper = None
+
+    def __enter__(self) -> _BackgroundCopy:
+        if _copy_supported():
+            self._wrapper = connection.execute_wrapper(self._after_copy)
+            self._wrapper.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        try:
+            self._wait(raise_error=exc_type is None)
+        finally:
+            if self._wrapper is not None:
+                self._wrapper.__exit__(exc_type, exc, traceback)
+            if self._executor is not None:
+                self._executor.shutdown()
+
+    def submit(self, sql: str, buffer: IO[str]) -> None:
+        self._wait(raise_error=True)
+        connection.ensure_connection()
+        raw = connection.connection  # psycopg2's own connection: no Django thread check
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-copy")
+        self._pending = self._executor.submit(_copy, raw, sql, buffer)
+
+    def _after_copy(self, execute, sql, params, many, context):
+        self._wait(raise_error=True)
+        return execute(sql, params, many, context)
+
+    def _wait(self, *, raise_error: bool) -> None:
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        error = pending.exception()
+        if error is not None and raise_error:
+            raise error
+
+
+def _copy(raw_connection, sql: str, buffer: IO[str]) -> None:
+    with raw_connection.cursor() as cursor:
+        cursor.copy_expert(sql, buffer)
 
 
 def _copy_supported() -> bool:
