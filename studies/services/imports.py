@@ -508,7 +508,8 @@ class _BackgroundCopy:
             return
         error = pending.exception()
         if error is not None and raise_error:
-            raise error
+            with connection.wrap_database_errors:  # psycopg2's error as Django's, as elsewhere
+                raise error
 
 
 def _copy(raw_connection, sql: str, buffer: IO[str]) -> None:

@@ -91,3 +91,43 @@ def test_a_second_import_continues_the_positions_and_the_counts():
     assert positions == list(range(1, 9))
     counts = ProjectItemCounts.objects.get(project=project)
     assert (counts.items, counts.regular_items) == (8, 7)
+
+
+@pytest.mark.django_db
+def test_a_bad_record_after_chunks_copied_in_the_background_imports_nothing(monkeypatch):
+    # Each chunk's COPY runs on a helper thread while the next is prepared; a bad record in a
+    # later chunk must still leave nothing behind, and the connection fit for the next query.
+    monkeypatch.setattr(imports, "CHUNK_SIZE", 2)
+    project = factories.ProjectFactory()
+    lines = [json.dumps(factories.citation_payload(n)) for n in range(9)]
+    lines.append('{"id": "broken", oops')
+    with pytest.raises(imports.ImportFailed, match="line 10"):
+        import_items(project=project, stream=io.StringIO("\n".join(lines)), fmt="jsonl")
+    assert not Item.objects.filter(project=project).exists()
+    assert ProjectItemCounts.objects.filter(project=project, items__gt=0).count() == 0
+
+
+@pytest.mark.django_db
+def test_a_copy_the_database_refuses_fails_the_import_and_imports_nothing(monkeypatch):
+    from django.db import DataError, connection
+
+    require(connection.vendor == "postgresql", "COPY is the PostgreSQL path (set DATABASE_URL)")
+    monkeypatch.setattr(imports, "CHUNK_SIZE", 2)
+    real = imports._copy_json
+    # The third chunk's payloads are not JSON: the database refuses that COPY, on the helper
+    # thread, while the main thread prepares the fourth chunk.
+    monkeypatch.setattr(
+        imports,
+        "_copy_json",
+        lambda value: (
+            "{not json" if str(value.get("id", "")) in ("claim-4", "claim-5") else real(value)
+        ),
+    )
+    project = factories.ProjectFactory()
+    content = "".join(json.dumps(factories.citation_payload(n)) + "\n" for n in range(9))
+    with pytest.raises(DataError, match="jsonb|json"):
+        import_items(project=project, stream=io.StringIO(content), fmt="jsonl")
+    assert not Item.objects.filter(project=project).exists()
+    monkeypatch.setattr(imports, "_copy_json", real)
+    import_items(project=project, stream=io.StringIO(content), fmt="jsonl")  # the connection works
+    assert Item.objects.filter(project=project).count() == 9
