@@ -3,7 +3,6 @@ cited evidence (or each in turn), derive the gold sentences; show, score and exp
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections.abc import Mapping
 from typing import Any
@@ -99,11 +98,12 @@ class CitationRecovery(TaskType):
             rng = random.Random(f"{config.get('seed', 13)}:{payload['id']}")
             targets = [rng.choice(cited)]
             notes = (SEEDED_CHOICE_NOTE.format(seed=config.get("seed", 13)),)
-        items = [
-            _masked_item(payload, sentences, citations, target, full=full, config=config)
+        return [
+            _masked_item(
+                payload, sentences, citations, target, full=full, config=config, notes=notes
+            )
             for target in targets
         ]
-        return [dataclasses.replace(item, notes=notes) for item in items] if notes else items
 
     def csv_to_payload(self, row: dict) -> dict:
         return decode_csv_row(row)
@@ -294,6 +294,7 @@ def _masked_item(
     *,
     full: bool,
     config: dict,
+    notes: tuple[str, ...] = (),
 ) -> PreparedItem:
     """The item masking ``target``: its markers removed (and the others too unless the project
     keeps them); gold is the given ``gold_sentences`` or else the sentences that cited it."""
@@ -329,4 +330,5 @@ def _masked_item(
         gold={"evidence_id": target, "sentences": gold_sentences},
         group=_group(payload),
         kind=payload.get("kind", "regular"),
+        notes=notes,
     )
