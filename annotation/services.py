@@ -626,10 +626,17 @@ def counts_rebuild(*, project_ids: list[int] | None = None) -> int:
             AnnotatorAnswerCounts.objects.filter(project_id=project_id).exclude(
                 annotator_id__in=per_annotator
             ).delete()
-            for annotator_id, n in per_annotator.items():
-                AnnotatorAnswerCounts.objects.update_or_create(
-                    project_id=project_id, annotator_id=annotator_id, defaults={"submitted": n}
-                )
+            AnnotatorAnswerCounts.objects.bulk_create(  # one upsert, whatever the team's size
+                [
+                    AnnotatorAnswerCounts(
+                        project_id=project_id, annotator_id=annotator_id, submitted=n
+                    )
+                    for annotator_id, n in per_annotator.items()
+                ],
+                update_conflicts=True,
+                unique_fields=["project", "annotator"],
+                update_fields=["submitted"],
+            )
         count += 1
     return count
 
