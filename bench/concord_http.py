@@ -73,6 +73,50 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def serve(*, checkout: Path, env: dict, workers: int = 3) -> tuple[subprocess.Popen, int]:
+    """gunicorn (sync workers) of ``checkout`` on a free port, once it answers; raises when the
+    venv has no gunicorn or it does not answer within a minute."""
+    gunicorn = shutil.which("gunicorn", path=str(Path(sys.executable).parent))
+    if gunicorn is None:
+        raise RuntimeError("no gunicorn in this venv")
+    port = free_port()
+    command = [
+        gunicorn,
+        "config.wsgi",
+        "--chdir",
+        str(checkout),
+        "--workers",
+        str(workers),
+        "--worker-class",
+        "sync",
+        "--timeout",
+        "1800",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--log-level",
+        "warning",
+    ]
+    process = subprocess.Popen(command, cwd=checkout, env=env)
+    wait_for(process, f"http://127.0.0.1:{port}/api/projects/")
+    return process, port
+
+
+def wait_for(process: subprocess.Popen, url: str, *, seconds: float = 60) -> None:
+    """Until ``url`` answers at all; stops ``process`` and raises if it does not in time."""
+    import requests
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            requests.get(url, timeout=2)
+            return
+        except requests.RequestException:
+            time.sleep(0.3)
+    process.terminate()
+    process.wait(timeout=60)
+    raise RuntimeError(f"Concord did not answer within {seconds:.0f} s")
+
+
 class Concord:
     """A checkout of Concord on a scratch database, served over HTTP (gunicorn when installed).
 
@@ -149,37 +193,13 @@ class Concord:
         ).stdout
 
     def start(self, *, workers: int = 3) -> None:
-        self.port = free_port()
         if self.gunicorn:
-            command = [
-                self.gunicorn,
-                "config.wsgi",
-                "--chdir",
-                str(self.checkout),
-                "--workers",
-                str(workers),
-                "--worker-class",
-                "sync",
-                "--timeout",
-                "1800",
-                "--bind",
-                f"127.0.0.1:{self.port}",
-                "--log-level",
-                "warning",
-            ]
+            self.process, self.port = serve(checkout=self.checkout, env=self.env, workers=workers)
         else:
+            self.port = free_port()
             command = [sys.executable, "manage.py", "runserver", "--noreload", str(self.port)]
-        self.process = subprocess.Popen(command, cwd=self.checkout, env=self.env)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                self.requests.get(f"{self.url}/api/projects/", timeout=2)
-                break
-            except self.requests.RequestException:
-                time.sleep(0.3)
-        else:
-            self.stop()
-            raise RuntimeError("Concord did not answer within 60 s")
+            self.process = subprocess.Popen(command, cwd=self.checkout, env=self.env)
+            wait_for(self.process, f"{self.url}/api/projects/")
         self.tokens = {name: self.token(name) for name in [self.researcher, *self.annotators]}
 
     def token(self, username: str) -> str:

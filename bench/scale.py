@@ -33,15 +33,14 @@ import importlib
 import inspect
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import concord_http  # noqa: E402  (gunicorn start, shared with the HTTP benchmarks)
 import scale_data  # noqa: E402  (the sibling module, also runnable on its own)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -180,50 +179,16 @@ def queries_and_counts(big_timers, small_timers, samples: int, emit) -> None:
 # --- 20 annotators against gunicorn ----------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
     """gunicorn with 3 sync workers on the scratch database, or None without gunicorn."""
 
     def __init__(self, database_url: str) -> None:
         self.process = None
-        gunicorn = shutil.which("gunicorn", path=str(Path(sys.executable).parent))
-        if gunicorn is None:
+        if shutil.which("gunicorn", path=str(Path(sys.executable).parent)) is None:
             return
-        self.port = free_port()
         env = {**os.environ, **scale_data.server_environment(database_url)}
         env.pop("REDIS_URL", None)
-        self.process = subprocess.Popen(
-            [
-                gunicorn,
-                "config.wsgi",
-                "--workers",
-                "3",
-                "--worker-class",
-                "sync",
-                "--bind",
-                f"127.0.0.1:{self.port}",
-                "--log-level",
-                "warning",
-            ],
-            cwd=REPO,
-            env=env,
-        )
-        import requests
-
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                requests.get(f"{self.url}/api/projects/", timeout=2)
-                return
-            except requests.RequestException:
-                time.sleep(0.3)
-        self.stop()
-        raise RuntimeError("gunicorn did not answer within 60 s")
+        self.process, self.port = concord_http.serve(checkout=REPO, env=env, workers=3)
 
     @property
     def url(self) -> str:
