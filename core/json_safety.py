@@ -67,7 +67,7 @@ assert 10 ** (_FAST_DIGITS - 1) - 1 <= MAX_SAFE_INTEGER < 10**_FAST_DIGITS
 def _fast_loads(text: Any, *, max_depth: int) -> Any:
     """orjson's value of ``text`` when a scan of the raw text proves that ``json.loads`` gives
     the same value and :func:`first_problem` finds nothing; else ``_DECLINED``. Why each check
-    is enough (the hypothesis test in tests/core/test_json_safety_fast.py holds it to that):
+    is enough (the hypothesis test in tests/test_json_safety_fast.py holds it to that):
 
     - a lone surrogate in the text, or escaped (``\\ud800``), and NaN, infinity or a float
       literal that overflows: orjson refuses them (so does a raw control character, NUL too,
