@@ -8,6 +8,8 @@ import json
 import math
 from typing import Any
 
+import orjson
+
 MAX_DEPTH = 64
 MAX_SAFE_INTEGER = 2**53 - 1
 # Integer literals longer than this are not converted by :func:`loads` (Python refuses to
@@ -43,7 +45,76 @@ def loads(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
     """``json.loads`` and then :func:`json_problem`'s check, for text a person sent (an import
     line, a CSV cell, a whole file). Raises ``json.JSONDecodeError`` for text that is not JSON
     and :class:`UnsafeJSON`, naming the path, for JSON that cannot be stored: nested too deeply
-    (even too deeply for Python to parse), NaN or infinity, huge integers, NUL, lone surrogates."""
+    (even too deeply for Python to parse), NaN or infinity, huge integers, NUL, lone surrogates.
+
+    Text that :func:`_fast_loads` can vouch for is parsed by orjson; anything else (or anything
+    orjson refuses) takes the path below, so values, errors and their paths are the same."""
+    value = _fast_loads(text, max_depth=max_depth)
+    if value is not _DECLINED:
+        return value
+    return _checked_loads(text, max_depth=max_depth)
+
+
+_DECLINED = object()
+# Digits mapped to "0", every other byte to a space: a run of _FAST_DIGITS zeros in the
+# translation is a run of that many digits somewhere in the text (in a number or a string).
+_DIGIT_CLASSES = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_FAST_DIGITS = 16
+_DIGIT_RUN = b"0" * _FAST_DIGITS
+assert 10 ** (_FAST_DIGITS - 1) - 1 <= MAX_SAFE_INTEGER < 10**_FAST_DIGITS
+
+
+def _fast_loads(text: Any, *, max_depth: int) -> Any:
+    """orjson's value of ``text`` when a scan of the raw text proves that ``json.loads`` gives
+    the same value and :func:`first_problem` finds nothing; else ``_DECLINED``. Why each check
+    is enough (the hypothesis test in tests/test_json_safety_fast.py holds it to that):
+
+    - a lone surrogate in the text, or escaped (``\\ud800``), and NaN, infinity or a float
+      literal that overflows: orjson refuses them (so does a raw control character, NUL too,
+      as ``json.loads`` does); an escaped NUL (``\\u0000``) orjson accepts, so it declines;
+    - integers: a literal of at most 15 digits is exact and within MAX_SAFE_INTEGER (orjson
+      reads a longer one beyond 64 bits as a float, where ``json.loads`` keeps an int); any
+      run of 16 digits, in a number or in a string, declines;
+    - depth: a value cannot nest deeper than the text has ``[`` and ``{``; more than
+      ``max_depth`` of them and the parsed value's containers are measured."""
+    if type(text) is not str:
+        return _DECLINED
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _DECLINED
+    if b"\\u0000" in raw or _DIGIT_RUN in raw.translate(_DIGIT_CLASSES):
+        return _DECLINED
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _DECLINED
+    if raw.count(b"[") + raw.count(b"{") > max_depth and _nests_deeper(value, max_depth):
+        return _DECLINED
+    return value
+
+
+def _nests_deeper(value: Any, max_depth: int) -> bool:
+    """Whether a value (lists and dicts only) holds something deeper than ``max_depth``, as
+    :func:`first_problem` counts depth."""
+    stack = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if type(node) is dict:
+            children: Any = node.values()
+        elif type(node) is list:
+            children = node
+        else:
+            continue
+        if not children:
+            continue
+        if depth >= max_depth:
+            return True
+        stack.extend((child, depth + 1) for child in children if type(child) in (dict, list))
+    return False
+
+
+def _checked_loads(text: str, *, max_depth: int) -> Any:
     try:
         value = json.loads(text, parse_int=_parse_int)
     except RecursionError:

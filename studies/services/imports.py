@@ -18,6 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+import orjson
 from django.db import connection, reset_queries, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -534,6 +535,21 @@ def _copy_text(value: str) -> str:
 
 
 def _copy_json(value) -> str:
-    # json.dumps as psycopg2's Json adapter (and so bulk_create) sends it: ASCII, control
-    # characters escaped, so only backslashes need COPY's escaping.
-    return json.dumps(value).replace("\\", "\\\\")
+    """``value`` in COPY's text format, for a jsonb column: the value bulk_create stores (psycopg2's
+    Json adapter sends ``json.dumps``). orjson writes the same JSON, but non-ASCII characters as
+    UTF-8 rather than ``\\u`` escapes and floats with the same digits (the same numeric in
+    jsonb); both escape control characters, so only backslashes need COPY's escaping.
+    ``json.dumps`` writes what orjson refuses (a lone surrogate, an integer beyond 64 bits, a key
+    that is not text, a datetime or dataclass, nesting beyond 255) and anything in which orjson
+    wrote ``null``, since that may be a NaN or infinity (``json.dumps`` writes ``NaN``, which
+    PostgreSQL refuses, as before). Unlike ``json.dumps``, orjson also writes UUIDs and enums; no
+    task type puts them in an item."""
+    try:
+        text = orjson.dumps(
+            value, option=orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+        )
+    except orjson.JSONEncodeError:
+        text = None
+    if text is None or b"null" in text:
+        return json.dumps(value).replace("\\", "\\\\")
+    return text.decode().replace("\\", "\\\\")

@@ -8,6 +8,10 @@ from rest_framework import serializers
 
 from annotation.task_types import StrictCharField
 
+# Shared with the fast path (``fast_payload``), which must agree with the serializer below.
+ITEM_KINDS = ("regular", "control", "qualification")
+ID_MAX_LENGTH, LABEL_MAX_LENGTH, SOURCE_MAX_LENGTH = 200, 50, 80
+
 HELPFULNESS_QUESTION = "How helpful is the explanation in clarifying the truthfulness of the claim?"
 
 
@@ -22,17 +26,25 @@ class ExplanationField(serializers.Field):
     }
 
     def to_internal_value(self, data: Any) -> str | list[str]:
-        if isinstance(data, str) and data.strip():
-            _check_text(data)
-            return data
-        if isinstance(data, list) and data and all(isinstance(s, str) and s.strip() for s in data):
-            for sentence in data:
-                _check_text(sentence)
-            return data
-        self.fail("invalid")
+        if not explanation_is_valid(data):
+            self.fail("invalid")
+        return data
 
     def to_representation(self, value: Any) -> Any:
         return value
+
+
+def explanation_is_valid(data: Any) -> bool:
+    """Whether ``data`` is an explanation :class:`ExplanationField` takes as it is; raises
+    ``ValidationError`` for text that cannot be stored (NUL, lone surrogates)."""
+    if isinstance(data, str) and data.strip():
+        _check_text(data)
+        return True
+    if isinstance(data, list) and data and all(isinstance(s, str) and s.strip() for s in data):
+        for sentence in data:
+            _check_text(sentence)
+        return True
+    return False
 
 
 class EvidenceListField(serializers.Field):
@@ -43,32 +55,38 @@ class EvidenceListField(serializers.Field):
     """
 
     def to_internal_value(self, data: Any) -> list[dict]:
-        if not isinstance(data, list) or not data:
-            raise serializers.ValidationError("Must be a non-empty list of {id, text} objects.")
-        evidence, seen = [], set()
-        for index, passage in enumerate(data):
-            if not isinstance(passage, dict):
-                raise serializers.ValidationError(f"Passage {index} is not an object.")
-            passage_id, text = passage.get("id"), passage.get("text")
-            if isinstance(passage_id, str) and passage_id.strip().isdecimal():
-                passage_id = int(passage_id)
-            if not isinstance(passage_id, int) or isinstance(passage_id, bool) or passage_id < 0:
-                raise serializers.ValidationError(
-                    f"Passage {index}: id must be a non-negative integer (markers look like [9])."
-                )
-            if not isinstance(text, str) or not text.strip():
-                raise serializers.ValidationError(
-                    f"Passage {index} (id {passage_id}): text is missing."
-                )
-            _check_text(text)
-            if passage_id in seen:
-                raise serializers.ValidationError(f"Evidence id {passage_id} appears twice.")
-            seen.add(passage_id)
-            evidence.append({"id": passage_id, "text": text})
-        return evidence
+        return validated_evidence(data)
 
     def to_representation(self, value: Any) -> Any:
         return value
+
+
+def validated_evidence(data: Any) -> list[dict]:
+    """The evidence :class:`EvidenceListField` validates: a new list of ``{id, text}`` dicts;
+    raises ``ValidationError`` naming the first passage at fault."""
+    if not isinstance(data, list) or not data:
+        raise serializers.ValidationError("Must be a non-empty list of {id, text} objects.")
+    evidence, seen = [], set()
+    for index, passage in enumerate(data):
+        if not isinstance(passage, dict):
+            raise serializers.ValidationError(f"Passage {index} is not an object.")
+        passage_id, text = passage.get("id"), passage.get("text")
+        if isinstance(passage_id, str) and passage_id.strip().isdecimal():
+            passage_id = int(passage_id)
+        if not isinstance(passage_id, int) or isinstance(passage_id, bool) or passage_id < 0:
+            raise serializers.ValidationError(
+                f"Passage {index}: id must be a non-negative integer (markers look like [9])."
+            )
+        if not isinstance(text, str) or not text.strip():
+            raise serializers.ValidationError(
+                f"Passage {index} (id {passage_id}): text is missing."
+            )
+        _check_text(text)
+        if passage_id in seen:
+            raise serializers.ValidationError(f"Evidence id {passage_id} appears twice.")
+        seen.add(passage_id)
+        evidence.append({"id": passage_id, "text": text})
+    return evidence
 
 
 def _check_text(text: str) -> None:
@@ -85,10 +103,10 @@ def _check_text(text: str) -> None:
 
 
 class CitationRecoveryPayloadSerializer(serializers.Serializer):
-    id = StrictCharField(max_length=200)
+    id = StrictCharField(max_length=ID_MAX_LENGTH)
     claim = StrictCharField()
     label = StrictCharField(
-        max_length=50, help_text="Veracity label, e.g. true / false / half-true."
+        max_length=LABEL_MAX_LENGTH, help_text="Veracity label, e.g. true / false / half-true."
     )
     evidence = EvidenceListField()
     explanation = ExplanationField()
@@ -97,11 +115,11 @@ class CitationRecoveryPayloadSerializer(serializers.Serializer):
         allow_null=True,
         help_text="Evidence to mask; chosen by seeded RNG if absent.",
     )
-    generator = StrictCharField(required=False, allow_blank=True, max_length=80)
-    evidence_source = StrictCharField(required=False, allow_blank=True, max_length=80)
-    kind = serializers.ChoiceField(
-        choices=["regular", "control", "qualification"], required=False, default="regular"
+    generator = StrictCharField(required=False, allow_blank=True, max_length=SOURCE_MAX_LENGTH)
+    evidence_source = StrictCharField(
+        required=False, allow_blank=True, max_length=SOURCE_MAX_LENGTH
     )
+    kind = serializers.ChoiceField(choices=list(ITEM_KINDS), required=False, default="regular")
     gold_sentences = serializers.ListField(
         child=serializers.IntegerField(min_value=0),
         required=False,

@@ -10,6 +10,7 @@ from typing import Any
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
 from metrics.sets import set_scores
 
+from .fast_payload import fast_validated_payload
 from .formats import decode_csv_row, read_transparent_fcexp
 from .ratings import read_utility_ratings
 from .serializers import (
@@ -36,6 +37,9 @@ class CitationRecovery(TaskType):
     export_item_fields = frozenset({"prepared", "gold"})  # export_row reads no payload
 
     # --- import -------------------------------------------------------------------------------
+
+    def fast_payload(self, data: Any) -> dict | None:
+        return fast_validated_payload(data)
 
     def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
         """Split, parse citations, choose the evidence to mask, mask it and derive the gold.

@@ -4,8 +4,11 @@ that keep the project's counters."""
 
 import io
 import json
+from decimal import Decimal
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from annotation.models import Item, ProjectItemCounts
 from studies.services import imports
@@ -13,7 +16,11 @@ from studies.services.imports import import_items
 from tests import factories
 from tests.conftest import require
 
-TRICKY = "back\\slash, tab\t, newline\n, CR\r, quote \" and ' — «ünï» ✓ 🙂 \\N \\\\ end"
+TRICKY = (
+    "back\\slash, tab\t, newline\n, CR\r, quote \" and ' — «ünï» ✓ 🙂 \\N \\\\ end"
+    " \u2028 \u2029 \x7f \x01 \x1f 中文 😀👍🏽 \\u00e9 é"
+)
+NUMBERS = [1e16, 1e-07, 1e-05, -0.0, 0.1, 1e22, 2.5, 9007199254740991, -3, 0, 123456.0]
 
 
 def records() -> list[dict]:
@@ -23,7 +30,13 @@ def records() -> list[dict]:
             n,
             id=f"claim-{n}\\{TRICKY[:20]}" if n % 2 else f"claim-{n}",
             claim=f"{TRICKY} {n}",
-            provenance={"note": TRICKY, "nested": [TRICKY, n, 1.5, None, True]},
+            provenance={
+                "note": TRICKY,
+                # a null sends the record's payload through json.dumps, as before; without one
+                # it goes through orjson
+                "nested": [TRICKY, n, 1.5, None if n % 2 else False, True],
+                "deep": [[TRICKY, ["🙂", [NUMBERS, {"k\u2028🙂": [[]]}]]], {}],
+            },
         )
         if n == 3:
             payload.update(kind="control", gold_sentences=[1])
@@ -131,3 +144,54 @@ def test_a_copy_the_database_refuses_fails_the_import_and_imports_nothing(monkey
     monkeypatch.setattr(imports, "_copy_json", real)
     import_items(project=project, stream=io.StringIO(content), fmt="jsonl")  # the connection works
     assert Item.objects.filter(project=project).count() == 9
+
+
+ODD_TEXT = st.text(st.characters(codec=None, blacklist_categories=()), max_size=10)
+ODD_NUMBERS = (
+    st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from([1e16, 1e-07, 1e-05, -0.0, 1e22, 5e-324, 1.7976931348623157e308])
+)
+VALUES = st.recursive(
+    st.none() | st.booleans() | ODD_NUMBERS | ODD_TEXT,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(ODD_TEXT, children, max_size=4)
+        | st.dictionaries(st.integers(0, 3) | st.none(), children, max_size=2)
+    ),
+    max_leaves=20,
+)
+
+
+def _as_jsonb(copy_text: str):
+    """What jsonb makes of a COPY field: numbers as (value, scale) as PostgreSQL's numeric keeps
+    them, so 1e-07 and 1e-7 agree and 1e16 and 10000000000000000.0 do not."""
+
+    def number(text: str):
+        value = Decimal(text)
+        return ("number", value, max(0, -value.as_tuple().exponent))
+
+    return json.loads(
+        copy_text.replace("\\\\", "\\"), parse_float=number, parse_int=number, parse_constant=str
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(VALUES)
+@example(float("nan"))
+@example({"a": [1.5, float("-inf")]})
+@example({1: "a", None: "b"})
+@example(["\ud800"])
+@example([2**64, -(2**63) - 1])
+@example({"a": "é\u2028🙂\x7f\x00\\", "b": [1e16, 1e-07, -0.0]})
+def test_copy_json_stores_what_json_dumps_stored(value):
+    try:
+        before = json.dumps(value).replace("\\", "\\\\")
+    except (TypeError, ValueError, RecursionError) as exc:
+        with pytest.raises(type(exc)):
+            imports._copy_json(value)
+        return
+    after = imports._copy_json(value)
+    assert not any(char in after for char in "\t\n\r")
+    if after != before:
+        assert _as_jsonb(after) == _as_jsonb(before)
