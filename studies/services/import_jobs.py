@@ -78,10 +78,10 @@ def import_upload_store(*, job: ImportJob, chunks: Iterable[bytes]) -> int:
 
 
 class _UploadReader(io.RawIOBase):
-    """The job's stored upload as a binary stream, read a few parts per query (``READ_AHEAD``
-    MiB in memory at most: an import writing in the background waits for each query)."""
+    """The job's stored upload as a binary stream, read ``READ_AHEAD`` parts per query (that
+    many MiB in memory at most): an import writing in the background waits for each query."""
 
-    READ_AHEAD = 4
+    READ_AHEAD = 16
 
     def __init__(self, job_id: int):
         self.job_id, self.index, self.position = job_id, 0, 0

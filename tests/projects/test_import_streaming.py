@@ -65,7 +65,7 @@ def test_a_bad_line_in_a_later_part_is_named_and_nothing_is_imported(project, sm
 
 
 def test_the_worker_reads_a_few_parts_per_query(project, small_parts, django_assert_num_queries):
-    content = jsonl(factories.citation_payload(n) for n in range(12))
+    content = jsonl(factories.citation_payload(n) for n in range(100))
     job = factories.import_job(project=project, content=content)
     parts = job.parts.count()
     ahead = import_jobs._UploadReader.READ_AHEAD
