@@ -447,11 +447,10 @@ def _proposals(text: str) -> list[int]:
             end += 1
         tokens = _span_tokens(text[start:end])
         # Only a token that is exactly the end character ('.', not '.' inside 'U.S.' or '3.5').
-        index = next(
-            (i for i, (offset, size, _) in enumerate(tokens) if offset + start == position),
-            None,
-        )
-        if index is None or tokens[index][1] != 1:
+        offset, index = position - start, 0
+        while index < len(tokens) and tokens[index][0] < offset:
+            index += 1
+        if index == len(tokens) or tokens[index][0] != offset or tokens[index][1] != 1:
             continue
         word = _next_word(text, start, end, tokens[index + 1 :])
         if word is not None and word != last:

@@ -84,6 +84,8 @@ def _rewrite_clusters(sentence: str, drop: Callable[[int], bool]) -> str:
 
     def rewrite(match: re.Match[str]) -> str:
         lead, cluster, trail = match.group("lead", "cluster", "trail")
+        if not any(drop(int(number)) for number in _ID_RE.findall(cluster)):
+            return match.group()  # nothing to drop: the cluster stays as it was
         kept = _kept_cluster_text(cluster, drop)
         if kept:
             return lead + kept + trail
