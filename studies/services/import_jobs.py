@@ -7,6 +7,7 @@ sees the finished job at once.
 from __future__ import annotations
 
 import io
+import struct
 from collections.abc import Iterable
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.core.cache import cache
 from django.core.files.uploadedfile import UploadedFile
-from django.db import reset_queries, transaction
+from django.db import connection, reset_queries, transaction
 from django.utils import timezone
 
 from core.errors import Refusal
@@ -65,16 +66,37 @@ def import_upload_store(*, job: ImportJob, chunks: Iterable[bytes]) -> int:
         pending += chunk
         size += len(chunk)
         while len(pending) >= part_bytes:
-            ImportJobPart.objects.create(job=job, index=index, data=bytes(pending[:part_bytes]))
-            # With DEBUG on (make run), Django would keep every statement, each part included.
-            reset_queries()
+            _part_store(job=job, index=index, data=bytes(pending[:part_bytes]))
             del pending[:part_bytes]
             index += 1
     if pending:
-        ImportJobPart.objects.create(job=job, index=index, data=bytes(pending))
+        _part_store(job=job, index=index, data=bytes(pending))
     ImportJob.objects.filter(id=job.id).update(size=size)
     job.size = size
     return size
+
+
+def _part_store(*, job: ImportJob, index: int, data: bytes) -> None:
+    """One part of an upload: on PostgreSQL a binary ``COPY`` (the bytes as they are, where an
+    INSERT sends them hex-encoded: a third of the time), elsewhere an INSERT."""
+    if connection.vendor != "postgresql":
+        ImportJobPart.objects.create(job=job, index=index, data=data)
+        # With DEBUG on (make run), Django would keep every statement, each part included.
+        reset_queries()
+        return
+    # COPY's binary format: signature, flags, header extension; one row of three fields
+    # (bigint job, integer index, bytea data), each as its length and big-endian value; the end.
+    row = struct.pack("!hiqiii", 3, 8, job.id, 4, index, len(data))
+    stream = io.BytesIO(b"PGCOPY\n\xff\r\n\x00" + struct.pack("!ii", 0, 0) + row)
+    stream.seek(0, io.SEEK_END)
+    stream.write(data)
+    stream.write(struct.pack("!h", -1))
+    stream.seek(0)
+    table = connection.ops.quote_name(ImportJobPart._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.cursor.copy_expert(
+            f'COPY {table} ("job_id", "index", "data") FROM STDIN (FORMAT binary)', stream
+        )
 
 
 class _UploadReader(io.RawIOBase):
