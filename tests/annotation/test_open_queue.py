@@ -301,11 +301,10 @@ def test_bulk_imports_refresh_the_planner_statistics(postgres, project):
     assert analyzed(small) == []  # small imports leave it to the database
     with CaptureQueriesContext(connection) as bulk:
         import_items(project=project, stream=lines(1000, 1000), fmt="jsonl")
-    assert analyzed(bulk) == [
-        'ANALYZE "annotation_item"',
-        'ANALYZE "annotation_assignment"',
-        'ANALYZE "annotation_annotation"',
-    ]
+    tables = [sql.split()[1] for sql in analyzed(bulk)]
+    assert tables == ['"annotation_item"', '"annotation_assignment"', '"annotation_annotation"']
+    # The columns the queue and the reports filter on, not the JSON ones.
+    assert '"is_full"' in analyzed(bulk)[0] and '"payload"' not in analyzed(bulk)[0]
     with connection.cursor() as cursor:  # it ran: the planner now knows the table's size
         cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'annotation_item'")
         assert cursor.fetchone()[0] >= 1999
