@@ -265,6 +265,7 @@ def import_items(
     seen: set[str] = set()
     try:
         with transaction.atomic(), _BackgroundCopy() as copier:
+            _take_turn(project)
             last = Item.objects.filter(project=project).aggregate(p=Max("position"))["p"]
             writer = _ChunkWriter(
                 project=project,
@@ -292,6 +293,20 @@ def import_items(
     # Fresh planner statistics for the free-item lookup after a bulk import (PostgreSQL only).
     annotation_services.statistics_refresh(rows=report.created + report.updated)
     return report
+
+
+# The first key of the transaction-level advisory lock that imports into one project take.
+_IMPORT_LOCK = 0x436F6E63  # "Conc"
+
+
+def _take_turn(project: Project) -> None:
+    """Imports into one project take turns (until the transaction ends): a second import of the
+    same file then finds the first one's items and is refused with the usual message, not a
+    unique-key error from inside COPY. Annotators are not held up (no row is locked); SQLite
+    serialises writing transactions anyway."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_IMPORT_LOCK, project.pk])
 
 
 @dataclass

@@ -195,3 +195,30 @@ def test_copy_json_stores_what_json_dumps_stored(value):
     assert not any(char in after for char in "\t\n\r")
     if after != before:
         assert _as_jsonb(after) == _as_jsonb(before)
+
+
+def test_the_same_file_imported_twice_at_once_gives_the_usual_duplicate_message(transactional_db):
+    # Found by the outside probe: the second import failed with the database's raw unique-key
+    # error from inside COPY. Imports into one project now take turns, so the second one sees
+    # the first one's items and refuses with the message a later import gets.
+    from django.db import connection
+
+    from tests.annotation.test_concurrency import at_once
+
+    require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
+    project = factories.ProjectFactory()
+    content = "".join(json.dumps(factories.citation_payload(n)) + "\n" for n in range(1500))
+    outcomes = []
+
+    def run(_):
+        try:
+            import_items(project=project, stream=io.StringIO(content), fmt="jsonl")
+            outcomes.append("done")
+        except imports.ImportFailed as exc:
+            outcomes.append(str(exc))
+
+    assert not at_once(run, range(2), timeout=120)
+    assert len(outcomes) == 2 and "done" in outcomes
+    (refusal,) = [outcome for outcome in outcomes if outcome != "done"]
+    assert "line 1, field 'id': an item with external id 'claim-0' already exists" in refusal
+    assert Item.objects.filter(project=project).count() == 1500
