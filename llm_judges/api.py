@@ -92,16 +92,18 @@ class RunListView(APIView):
 
 
 class RunEstimateView(APIView):
-    """What a run would cost before it starts: items, calls and (estimated) tokens."""
+    """What a run would cost before it starts: items, calls and (estimated) tokens. It checks
+    the same body as a start, budgets included (a bad budget is a 400 here too, not an
+    estimate for a run that could not start)."""
 
     permission_classes = [IsProjectResearcher]
 
     @extend_schema(
-        request=EstimateSerializer,
+        request=StartRunSerializer,
         responses={200: dict, 400: OpenApiResponse(description="No such judge, bad filters")},
     )
     def post(self, request, slug):
-        body = EstimateSerializer(data=request.data)
+        body = StartRunSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
         return Response(
