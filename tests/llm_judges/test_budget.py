@@ -79,7 +79,7 @@ def test_the_estimate_api_command_and_page_say_the_same(project, researcher, ite
     both = api.post(url, {"judge": judge.name, "both_orders": True}, format="json")
     assert both.status_code == 400 and both.json()["field"] == "both_orders"
     # The same body as a start: a bad budget is refused here too (found by the outside probe).
-    for limit in ({"limit_calls": "x"}, {"limit_calls": -1}, {"limit_tokens": 10**30}):
+    for limit in ({"budget_calls": "x"}, {"budget_calls": -1}, {"budget_tokens": 10**30}):
         bad = api.post(url, {"judge": judge.name, **limit}, format="json")
         assert bad.status_code == 400 and bad.json()["field"] == next(iter(limit))
 
