@@ -64,19 +64,41 @@ KEYS = (
 CROWD_ACCOUNT_PREFIXES = ("prolific-", "mturk-")
 
 
-class MemberSerializer(serializers.Serializer):
+class _KnownKeysOnly(serializers.Serializer):
+    """Refuses a key the entry does not have (the published schema says additionalProperties:
+    false): a misspelt or misplaced key would otherwise be dropped without a word."""
+
+    what = "entry"
+
+    def to_internal_value(self, data: Any) -> dict:
+        if isinstance(data, Mapping):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {unknown[0]: f"Unknown key; a {self.what} has: {', '.join(self.fields)}."}
+                )
+        return super().to_internal_value(data)
+
+
+class MemberSerializer(_KnownKeysOnly):
+    what = "member"
+
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(
         choices=Membership.Role.values, default=Membership.Role.ANNOTATOR
     )
 
 
-class PromptRefSerializer(serializers.Serializer):
+class PromptRefSerializer(_KnownKeysOnly):
+    what = "prompt reference"
+
     name = serializers.CharField(max_length=100)
     version = serializers.IntegerField(min_value=1)
 
 
-class JudgeEntrySerializer(serializers.Serializer):
+class JudgeEntrySerializer(_KnownKeysOnly):
+    what = "judge"
+
     name = serializers.CharField(max_length=100)
     kind = serializers.ChoiceField(choices=Judge.Kind.values)
     model = serializers.CharField(max_length=500)
@@ -216,7 +238,9 @@ def _judge_locked(judge: Judge, project_slug: str) -> str:
     return ""
 
 
-class StudySerializer(serializers.Serializer):
+class StudySerializer(_KnownKeysOnly):
+    what = "study file"
+
     slug = serializers.SlugField(max_length=80)
     name = serializers.CharField(max_length=200)
     task_type = serializers.ChoiceField(choices=[])
@@ -231,15 +255,6 @@ class StudySerializer(serializers.Serializer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["task_type"].choices = [t.slug for t in task_types.all_task_types()]
-
-    def to_internal_value(self, data: Any) -> dict:
-        if isinstance(data, Mapping):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError(
-                    {unknown[0]: f"Unknown key; a study file has: {', '.join(self.fields)}."}
-                )
-        return super().to_internal_value(data)
 
     def validate(self, attrs: dict) -> dict:
         errors: dict[str, Any] = {}

@@ -93,6 +93,10 @@ def test_a_judge_that_has_run_on_the_project_is_exported_too(db):
         ),
         ({"model": " "}, "judges[0].model", ""),
         ({"name": "minilm"}, "judges[1].name", "listed twice"),
+        # A key the judge entry does not have (the schema's additionalProperties: false) was
+        # dropped without a word; the outside probe put api_key_env beside parameters.
+        ({"api_key_env": "OPENAI_API_KEY"}, "judges[0].api_key_env", "Unknown key; a judge"),
+        ({"prompt": {"name": "p", "version": 1, "v": 2}}, "judges[0].prompt.v", "Unknown key"),
     ],
 )
 def test_a_bad_judge_entry_names_its_path_and_changes_nothing(db, change, path, words):
