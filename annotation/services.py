@@ -628,27 +628,29 @@ def counts_rebuild(*, project_ids: list[int] | None = None) -> int:
             ProjectAnswerCounts.objects.filter(project_id=project_id).update(
                 annotations_revision=F("annotations_revision") + 1
             )
-            per_annotator = dict(
-                submitted.values("annotator_id")
-                .annotate(n=Count("id"))
-                .values_list("annotator_id", "n")
-            )
-            AnnotatorAnswerCounts.objects.filter(project_id=project_id).exclude(
-                annotator_id__in=per_annotator
-            ).delete()
-            AnnotatorAnswerCounts.objects.bulk_create(  # one upsert, whatever the team's size
-                [
-                    AnnotatorAnswerCounts(
-                        project_id=project_id, annotator_id=annotator_id, submitted=n
-                    )
-                    for annotator_id, n in per_annotator.items()
-                ],
-                update_conflicts=True,
-                unique_fields=["project", "annotator"],
-                update_fields=["submitted"],
-            )
+            _annotator_counts_rebuild(project_id=project_id, submitted=submitted)
         count += 1
     return count
+
+
+def _annotator_counts_rebuild(*, project_id: int, submitted) -> None:
+    """Each annotator's submitted count from ``submitted`` (the project's submitted
+    assignments): rows of annotators with none go, the others in one upsert."""
+    per_annotator = dict(
+        submitted.values("annotator_id").annotate(n=Count("id")).values_list("annotator_id", "n")
+    )
+    AnnotatorAnswerCounts.objects.filter(project_id=project_id).exclude(
+        annotator_id__in=per_annotator
+    ).delete()
+    AnnotatorAnswerCounts.objects.bulk_create(
+        [
+            AnnotatorAnswerCounts(project_id=project_id, annotator_id=annotator_id, submitted=n)
+            for annotator_id, n in per_annotator.items()
+        ],
+        update_conflicts=True,
+        unique_fields=["project", "annotator"],
+        update_fields=["submitted"],
+    )
 
 
 def validation_errors_text(*, errors: dict | list) -> str:

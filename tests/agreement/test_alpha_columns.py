@@ -62,13 +62,19 @@ def as_columns(data: dict, rnd: random.Random | None = None, *, as_lists: bool =
 
 
 @pytest.mark.parametrize("distance", sorted(K2011_EXPECTED))
-def test_columns_reproduce_krippendorff_2011_exactly_as_the_mapping(distance):
+def test_columns_reproduce_krippendorff_2011_as_the_mapping(distance):
     data = k2011_mapping()
     columns = as_columns(data, random.Random(1))
     assert krippendorff_alpha(columns, distance) == pytest.approx(
         K2011_EXPECTED[distance], abs=1e-6
     )
-    assert alpha_details(columns, distance) == alpha_details(data, distance)
+    ours, theirs = alpha_details(columns, distance), alpha_details(data, distance)
+    # Counts exactly; the disagreements to the last bits only up to summation order (numpy
+    # 2.4.6 on this machine sums the ratio level's columns 3e-16 away from the mapping).
+    for name in ("distance", "n_units", "n_pairable_units", "n_values", "n_distinct_values"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    for name in ("alpha", "observed_disagreement", "expected_disagreement"):
+        assert getattr(ours, name) == pytest.approx(getattr(theirs, name), rel=1e-12), name
 
 
 @SETTINGS
