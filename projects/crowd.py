@@ -42,6 +42,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from rest_framework import serializers
 
+from core.serializers import KnownKeysOnly
+
 STRATEGIES = ("in_order", "least_annotated")
 MTURK_SUBMIT_URLS = {
     True: "https://workersandbox.mturk.com/mturk/externalSubmit",
@@ -53,7 +55,9 @@ PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}
 PROLIFIC_SUBMISSIONS_URL = "https://app.prolific.com/submissions"
 
 
-class CrowdSettingsSerializer(serializers.Serializer):
+class CrowdSettingsSerializer(KnownKeysOnly):
+    unknown_message = "Unknown setting; known ones: {known}."
+
     batch_size = serializers.IntegerField(min_value=0, max_value=500, default=0)
     controls_per_batch = serializers.IntegerField(min_value=0, max_value=500, default=0)
     control_rate = serializers.FloatField(min_value=0, max_value=1, default=0)
@@ -84,15 +88,6 @@ class CrowdSettingsSerializer(serializers.Serializer):
     screened_out_reward = serializers.DecimalField(
         max_digits=8, decimal_places=2, min_value=Decimal(0), default=Decimal(0)
     )
-
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError(
-                    {unknown[0]: f"Unknown setting; known ones: {', '.join(self.fields)}."}
-                )
-        return super().to_internal_value(data)
 
     def validate(self, attrs: dict) -> dict:
         if attrs["controls_per_batch"] and not attrs["batch_size"]:

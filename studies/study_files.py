@@ -40,6 +40,7 @@ from rest_framework import serializers
 
 from annotation import task_types
 from core.errors import Refusal
+from core.serializers import KnownKeysOnly
 from llm_judges.models import Judge, JudgeRun, PromptTemplate
 from llm_judges.parameters import clean_model, clean_parameters
 from llm_judges.services.configuration import judge_create
@@ -64,24 +65,8 @@ KEYS = (
 CROWD_ACCOUNT_PREFIXES = ("prolific-", "mturk-")
 
 
-class _KnownKeysOnly(serializers.Serializer):
-    """Refuses a key the entry does not have (the published schema says additionalProperties:
-    false): a misspelt or misplaced key would otherwise be dropped without a word."""
-
-    what = "entry"
-
-    def to_internal_value(self, data: Any) -> dict:
-        if isinstance(data, Mapping):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError(
-                    {unknown[0]: f"Unknown key; a {self.what} has: {', '.join(self.fields)}."}
-                )
-        return super().to_internal_value(data)
-
-
-class MemberSerializer(_KnownKeysOnly):
-    what = "member"
+class MemberSerializer(KnownKeysOnly):
+    unknown_message = "Unknown key; a member has: {known}."
 
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(
@@ -89,15 +74,15 @@ class MemberSerializer(_KnownKeysOnly):
     )
 
 
-class PromptRefSerializer(_KnownKeysOnly):
-    what = "prompt reference"
+class PromptRefSerializer(KnownKeysOnly):
+    unknown_message = "Unknown key; a prompt reference has: {known}."
 
     name = serializers.CharField(max_length=100)
     version = serializers.IntegerField(min_value=1)
 
 
-class JudgeEntrySerializer(_KnownKeysOnly):
-    what = "judge"
+class JudgeEntrySerializer(KnownKeysOnly):
+    unknown_message = "Unknown key; a judge has: {known}."
 
     name = serializers.CharField(max_length=100)
     kind = serializers.ChoiceField(choices=Judge.Kind.values)
@@ -238,8 +223,8 @@ def _judge_locked(judge: Judge, project_slug: str) -> str:
     return ""
 
 
-class StudySerializer(_KnownKeysOnly):
-    what = "study file"
+class StudySerializer(KnownKeysOnly):
+    unknown_message = "Unknown key; a study file has: {known}."
 
     slug = serializers.SlugField(max_length=80)
     name = serializers.CharField(max_length=200)

@@ -1,0 +1,24 @@
+"""Serializer pieces shared by the apps."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rest_framework import serializers
+
+
+class KnownKeysOnly(serializers.Serializer):
+    """Refuses a key the object does not have, naming it (``unknown_message`` takes the known
+    keys as ``{known}``): a misspelt or misplaced key would otherwise be dropped without a word."""
+
+    unknown_message = "Unknown key; known ones: {known}."
+
+    def to_internal_value(self, data: Any) -> dict:
+        if isinstance(data, Mapping):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {unknown[0]: self.unknown_message.format(known=", ".join(self.fields))}
+                )
+        return super().to_internal_value(data)
