@@ -30,6 +30,7 @@ from annotation.models import Assignment, Item
 from annotation.task_types import PayloadError, PreparedItem, TaskType
 from annotation.task_types.base import jsonl_records
 from core.errors import Refusal, first_error
+from core.heap import older_objects_set_aside
 from llm_judges.models import JudgeResult
 from projects.models import Project
 
@@ -264,7 +265,8 @@ def import_items(
     report = ImportReport(skip_reason=task_type.skip_reason)
     seen: set[str] = set()
     try:
-        with transaction.atomic(), _BackgroundCopy() as copier:
+        # The collector's full passes walk only the import's own objects (core.heap).
+        with older_objects_set_aside(), transaction.atomic(), _BackgroundCopy() as copier:
             _take_turn(project)
             last = Item.objects.filter(project=project).aggregate(p=Max("position"))["p"]
             writer = _ChunkWriter(
@@ -291,7 +293,10 @@ def import_items(
             f"Nothing imported. The file is not UTF-8 text ({exc.reason})."
         ) from None
     # Fresh planner statistics for the free-item lookup after a bulk import (PostgreSQL only).
-    annotation_services.statistics_refresh(rows=report.created + report.updated)
+    # An import writes items only: the assignment and answer tables keep their statistics.
+    annotation_services.statistics_refresh(
+        rows=report.created + report.updated, model_classes=(Item,)
+    )
     return report
 
 
