@@ -229,6 +229,9 @@ CELERY_RESULT_BACKEND = REDIS_URL or None
 CONCORD_MAX_UPLOAD_BYTES = env.int("CONCORD_MAX_UPLOAD_BYTES", default=50 * 2**20)
 # Failed import jobs keep their upload this many days (to retry or inspect), then it is cleared.
 CONCORD_FAILED_IMPORT_RETENTION_DAYS = env.int("CONCORD_FAILED_IMPORT_RETENTION_DAYS", default=7)
+# An import job queued, or running without progress, this many minutes is flagged on its page
+# and in the API ("stalled"): no worker has taken it, or its worker may have stopped.
+CONCORD_IMPORT_STALL_MINUTES = env.int("CONCORD_IMPORT_STALL_MINUTES", default=10)
 CELERY_BEAT_SCHEDULE = {
     "purge-failed-import-uploads": {
         "task": "studies.purge_failed_imports",

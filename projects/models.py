@@ -207,6 +207,9 @@ class ImportJob(models.Model):
     )
     report = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a worker took the job (again, after a redelivery)."
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -30,7 +30,11 @@ from studies.services.external_annotations import (
     import_annotations_upload,
     import_summary,
 )
-from studies.services.import_jobs import import_job_create, import_job_progress
+from studies.services.import_jobs import (
+    import_job_create,
+    import_job_progress,
+    import_job_stalled,
+)
 from studies.services.imports import available_formats, formats_taking
 
 
@@ -152,6 +156,7 @@ def _project_page(request, project, task_type, form, *, status: int, annotation_
     jobs = list(project.import_jobs.all()[:5])
     for job in jobs:
         job.progress = import_job_progress(job=job)
+        job.stalled = import_job_stalled(job=job, progress=job.progress)
     return render(
         request,
         "projects/detail.html",

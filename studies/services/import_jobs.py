@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import struct
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -155,6 +155,49 @@ def import_job_progress(*, job: ImportJob) -> dict | None:
     return cache.get(_progress_key(job.id))
 
 
+def import_job_stalled(*, job: ImportJob, progress: dict | None = None) -> dict | None:
+    """Whether ``job`` looks stuck, for its page and the API: queued with no worker taking it, or
+    running without progress (``progress``: ``import_job_progress``'s), for at least
+    ``CONCORD_IMPORT_STALL_MINUTES``. ``{"since", "minutes", "message"}``, or None.
+
+    A worker that is killed mid-import leaves its job "running": nothing of the import is saved
+    (one transaction), and the broker hands the job to another worker only after its visibility
+    timeout, which must outlast the longest task, so the flag says what is going on meanwhile."""
+    now = timezone.now()
+    if job.status == ImportJob.Status.QUEUED:
+        since = job.created_at
+    elif job.status == ImportJob.Status.RUNNING:
+        reported = (progress or {}).get("updated_at")
+        since = max(
+            filter(None, (job.created_at, job.started_at, reported and _parsed_time(reported)))
+        )
+    else:
+        return None
+    minutes = int((now - since).total_seconds() // 60)
+    if minutes < settings.CONCORD_IMPORT_STALL_MINUTES:
+        return None
+    if job.status == ImportJob.Status.QUEUED:
+        message = (
+            f"Waiting {minutes} minutes for a worker: is a Celery worker running "
+            "(celery -A config worker)?"
+        )
+    else:
+        redelivery = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600)
+        message = (
+            f"No progress for {minutes} minutes: the worker importing this file may have "
+            "stopped. Nothing of it is saved until it finishes; if its worker is gone, the "
+            f"broker gives it to another worker {redelivery // 60} minutes after handing it out."
+        )
+    return {"since": since.isoformat(), "minutes": minutes, "message": message}
+
+
+def _parsed_time(value: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def import_job_create(
     *,
     project: Project,
@@ -209,7 +252,7 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
     if redelivered:
         claimable.append(ImportJob.Status.RUNNING)
     claimed = ImportJob.objects.filter(id=job_id, status__in=claimable).update(
-        status=ImportJob.Status.RUNNING
+        status=ImportJob.Status.RUNNING, started_at=timezone.now()
     )
     job = ImportJob.objects.select_related("project").get(id=job_id)
     if not claimed:
@@ -225,6 +268,7 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
                 "updated": report.updated,
                 "bytes_read": upload.raw.position,
                 "bytes": job.size,
+                "updated_at": timezone.now().isoformat(),  # what import_job_stalled reads
             },
             timeout=24 * 3600,
         )
@@ -265,6 +309,7 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
 
 
 def import_job_view(*, job: ImportJob) -> dict:
+    progress = import_job_progress(job=job)
     return {
         "id": job.id,
         "file": job.filename,
@@ -273,7 +318,8 @@ def import_job_view(*, job: ImportJob) -> dict:
         "message": job.message,
         "summary": job.message if job.status == ImportJob.Status.DONE else "",
         "bytes": job.size,
-        "progress": import_job_progress(job=job),
+        "progress": progress,
+        "stalled": import_job_stalled(job=job, progress=progress),
         **job.report,
         "created_at": job.created_at.isoformat(),
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,

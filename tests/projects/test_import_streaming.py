@@ -3,10 +3,12 @@ an upload nor the worker that imports it holds the whole file; a running job rep
 
 import io
 import json
+from datetime import datetime, timedelta
 
 import pytest
 from django.core.cache import cache
 from django.test import Client
+from django.utils import timezone
 
 from annotation.models import Item
 from projects.models import ImportJob, ImportJobPart
@@ -125,3 +127,88 @@ def test_an_api_upload_is_stored_in_parts_and_imported(researcher_client, projec
     )
     assert response.status_code == 201 and response.json()["created"] == 5
     assert response.json()["progress"] is None and response.json()["bytes"] > small_parts
+
+
+def _aged(job, **minutes_ago):
+    now = timezone.now()
+    ImportJob.objects.filter(pk=job.pk).update(
+        **{field: now - timedelta(minutes=m) for field, m in minutes_ago.items()}
+    )
+    job.refresh_from_db()
+    return job
+
+
+def test_a_job_queued_too_long_is_flagged_as_waiting_for_a_worker(researcher_client, project):
+    job = factories.import_job(project=project, content=b"{}\n")
+    assert import_jobs.import_job_stalled(job=_aged(job, created_at=9)) is None
+    polled = researcher_client.get(
+        f"/api/projects/{project.slug}/imports/{_aged(job, created_at=12).id}/"
+    )
+    stalled = polled.json()["stalled"]
+    assert stalled["minutes"] == 12
+    assert stalled["message"].startswith("Waiting 12 minutes for a worker")
+
+
+def test_a_running_job_without_progress_is_flagged_and_progress_clears_the_flag(
+    researcher_client, researcher, project, settings
+):
+    settings.CONCORD_IMPORT_STALL_MINUTES = 10
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    job = factories.import_job(project=project, content=b"{}\n", status="running")
+    job = _aged(job, created_at=40, started_at=15)  # taken 15 minutes ago, nothing reported
+    stalled = import_jobs.import_job_stalled(job=job)
+    assert stalled["minutes"] == 15 and "may have stopped" in stalled["message"]
+    assert "60 minutes after handing it out" in stalled["message"]  # the visibility timeout
+    browser = Client()
+    browser.force_login(researcher)
+    assert stalled["message"] in browser.get(f"/p/{project.slug}/").content.decode()
+
+    recent = (timezone.now() - timedelta(minutes=2)).isoformat()
+    cache.set(
+        import_jobs._progress_key(job.id),
+        {
+            "records": 3,
+            "created": 2,
+            "updated": 0,
+            "bytes_read": 2,
+            "bytes": 3,
+            "updated_at": recent,
+        },
+    )
+    polled = researcher_client.get(f"/api/projects/{project.slug}/imports/{job.id}/")
+    assert polled.json()["stalled"] is None
+    stale = (timezone.now() - timedelta(minutes=11)).isoformat()
+    cache.set(import_jobs._progress_key(job.id), {"records": 3, "updated_at": stale})
+    assert (
+        import_jobs.import_job_stalled(job=job, progress=import_jobs.import_job_progress(job=job))[
+            "minutes"
+        ]
+        == 11
+    )
+
+
+def test_finished_jobs_are_never_stalled(project):
+    for status in ("done", "failed"):
+        job = factories.import_job(project=project, content=b"{}\n", status=status)
+        assert import_jobs.import_job_stalled(job=_aged(job, created_at=600)) is None
+
+
+def test_a_worker_taking_a_job_records_when_and_reports_the_time_of_its_progress(
+    project, monkeypatch
+):
+    content = jsonl(factories.citation_payload(n) for n in range(3))
+    job = factories.import_job(project=project, content=content)
+    assert job.started_at is None
+    seen = []
+    real_set = import_jobs.cache.set
+
+    def spy(key, value, *args, **kwargs):
+        if key.endswith(":progress"):
+            seen.append(dict(value))
+        return real_set(key, value, *args, **kwargs)
+
+    monkeypatch.setattr(import_jobs.cache, "set", spy)
+    before = timezone.now()
+    job = import_job_run(job_id=job.id)
+    assert job.status == "done" and before <= job.started_at <= job.finished_at
+    assert seen and all(before <= datetime.fromisoformat(p["updated_at"]) for p in seen)
