@@ -22,6 +22,21 @@ def jsonl(records) -> bytes:
 
 
 @pytest.fixture
+def progress_reports(monkeypatch) -> list[dict]:
+    """What the job reports as its progress (to the cache), in order."""
+    seen = []
+    real_set = import_jobs.cache.set
+
+    def spy(key, value, *args, **kwargs):
+        if key.endswith(":progress"):
+            seen.append(dict(value))
+        return real_set(key, value, *args, **kwargs)
+
+    monkeypatch.setattr(import_jobs.cache, "set", spy)
+    return seen
+
+
+@pytest.fixture
 def small_parts(monkeypatch):
     monkeypatch.setattr(ImportJob, "PART_BYTES", 700)
     return 700
@@ -83,19 +98,11 @@ def test_the_worker_reads_a_few_parts_per_query(project, small_parts, django_ass
     assert first + rest == content
 
 
-def test_a_running_job_reports_progress(project, small_parts, monkeypatch):
+def test_a_running_job_reports_progress(project, small_parts, monkeypatch, progress_reports):
     monkeypatch.setattr("studies.services.imports.CHUNK_SIZE", 2)
     content = jsonl(factories.citation_payload(n) for n in range(7))
     job = factories.import_job(project=project, content=content)
-    seen = []
-    real_set = import_jobs.cache.set
-
-    def spy(key, value, *args, **kwargs):
-        if key.endswith(":progress"):
-            seen.append(dict(value))
-        return real_set(key, value, *args, **kwargs)
-
-    monkeypatch.setattr(import_jobs.cache, "set", spy)
+    seen = progress_reports
     assert import_job_run(job_id=job.id).status == "done"
     assert [p["records"] for p in seen] == sorted(p["records"] for p in seen)
     assert seen[0]["records"] < 7 and seen[-1]["created"] == 7
@@ -194,20 +201,12 @@ def test_finished_jobs_are_never_stalled(project):
 
 
 def test_a_worker_taking_a_job_records_when_and_reports_the_time_of_its_progress(
-    project, monkeypatch
+    project, progress_reports
 ):
     content = jsonl(factories.citation_payload(n) for n in range(3))
     job = factories.import_job(project=project, content=content)
     assert job.started_at is None
-    seen = []
-    real_set = import_jobs.cache.set
-
-    def spy(key, value, *args, **kwargs):
-        if key.endswith(":progress"):
-            seen.append(dict(value))
-        return real_set(key, value, *args, **kwargs)
-
-    monkeypatch.setattr(import_jobs.cache, "set", spy)
+    seen = progress_reports
     before = timezone.now()
     job = import_job_run(job_id=job.id)
     assert job.status == "done" and before <= job.started_at <= job.finished_at
