@@ -178,17 +178,21 @@ def import_job_stalled(*, job: ImportJob, progress: dict | None = None) -> dict 
         return None
     if job.status == ImportJob.Status.QUEUED:
         message = (
-            f"Waiting {minutes} minutes for a worker: is a Celery worker running "
+            f"Waiting {_minutes(minutes)} for a worker: is a Celery worker running "
             "(celery -A config worker)?"
         )
     else:
         redelivery = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600)
         message = (
-            f"No progress for {minutes} minutes: the worker importing this file may have "
+            f"No progress for {_minutes(minutes)}: the worker importing this file may have "
             "stopped. Nothing of it is saved until it finishes; if its worker is gone, the "
-            f"broker gives it to another worker {redelivery // 60} minutes after handing it out."
+            f"broker gives it to another worker {_minutes(redelivery // 60)} after handing it out."
         )
     return {"since": since.isoformat(), "minutes": minutes, "message": message}
+
+
+def _minutes(count: int) -> str:
+    return f"{count} minute{'' if count == 1 else 's'}"
 
 
 def _parsed_time(value: str) -> datetime | None:

@@ -145,7 +145,10 @@ def _aged(job, **minutes_ago):
     return job
 
 
-def test_a_job_queued_too_long_is_flagged_as_waiting_for_a_worker(researcher_client, project):
+def test_a_job_queued_too_long_is_flagged_as_waiting_for_a_worker(
+    researcher_client, project, settings
+):
+    settings.CONCORD_IMPORT_STALL_MINUTES = 10
     job = factories.import_job(project=project, content=b"{}\n")
     assert import_jobs.import_job_stalled(job=_aged(job, created_at=9)) is None
     polled = researcher_client.get(
@@ -154,6 +157,10 @@ def test_a_job_queued_too_long_is_flagged_as_waiting_for_a_worker(researcher_cli
     stalled = polled.json()["stalled"]
     assert stalled["minutes"] == 12
     assert stalled["message"].startswith("Waiting 12 minutes for a worker")
+    settings.CONCORD_IMPORT_STALL_MINUTES = 1
+    assert import_jobs.import_job_stalled(job=_aged(job, created_at=1))["message"].startswith(
+        "Waiting 1 minute for a worker"
+    )
 
 
 def test_a_running_job_without_progress_is_flagged_and_progress_clears_the_flag(
