@@ -170,6 +170,7 @@ def test_a_running_job_without_progress_is_flagged_and_progress_clears_the_flag(
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
     job = factories.import_job(project=project, content=b"{}\n", status="running")
     job = _aged(job, created_at=40, started_at=15)  # taken 15 minutes ago, nothing reported
+    cache.delete(import_jobs._progress_key(job.id))  # job ids recur across test databases
     stalled = import_jobs.import_job_stalled(job=job)
     assert stalled["minutes"] == 15 and "may have stopped" in stalled["message"]
     assert "60 minutes after handing it out" in stalled["message"]  # the visibility timeout
