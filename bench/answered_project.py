@@ -6,14 +6,18 @@ disqualified, 2 % of the answers revised (an older version left behind). ``build
 differs between them as parameters, so that each benchmark's data stays what it was: the same
 rows for the same seed (the seed is the number of answers).
 
-Also here: ``default_database_url`` and ``setup_django`` for those two benchmarks (the database
-helpers themselves, and the vocabulary ``WORDS``, are ``bench/scale_data.py``'s).
+Also here, for those two benchmarks: ``default_database_url``, ``setup_django``, ``peak_mb`` and
+``child`` (a measurement in a fresh process); the database helpers themselves, and the vocabulary
+``WORDS``, are ``bench/scale_data.py``'s.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import resource
+import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -51,6 +55,26 @@ def setup_django(url: str) -> None:
     import django
 
     django.setup()
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory (ru_maxrss), in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child(script: str, *args: str, stderr: bool = False):
+    """Run ``script`` with ``args`` in a fresh Python process (its own peak memory, its own Django)
+    and return the JSON on the last line it prints; ``stderr``: pass its stderr on."""
+    output = subprocess.run(
+        [sys.executable, script, *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    if stderr:
+        sys.stderr.write(output.stderr)
+    return json.loads(output.stdout.strip().splitlines()[-1])
 
 
 # --- the synthetic project -----------------------------------------------------------------------

@@ -25,7 +25,8 @@ memory (ru_maxrss) is its own:
 own project (the smaller baseline project is then built beside it); it returns a dict. The
 database defaults to ``$BENCH_DATABASE_URL``, else ``concord_bench_agreement`` on
 ``$BENCH_POSTGRES_URL`` (default postgres://postgres@127.0.0.1:5432/postgres), created and
-migrated when missing; built projects are reused by later runs. Nothing asserts a timing.
+migrated when missing; built projects are reused by later runs. Nothing asserts a timing. The
+build is ``bench/answered_project.py``'s, shared with ``bench/scale_export.py``.
 """
 
 from __future__ import annotations
@@ -33,19 +34,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import answered_project  # noqa: E402  (the project build, shared with bench/scale_export.py)
-from answered_project import PER_ITEM, setup_django  # noqa: E402
+from answered_project import PER_ITEM, child, peak_mb, setup_django  # noqa: E402
 from scale_data import ensure_database  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
 DASHBOARD_GETS = 40
 RESEARCHER = "bench-agreement-researcher"
 
@@ -69,10 +67,6 @@ def build(*, answers: int, slug: str) -> int:
 
 
 # --- measurements (each in its own process) -----------------------------------------------------
-
-
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _rss_mb() -> float:
@@ -121,7 +115,7 @@ def worker(task: str, url: str, project_id: int) -> None:
 
     project = Project.objects.get(pk=project_id)
     connection.ensure_connection()
-    setup_mb = _peak_mb()
+    setup_mb = peak_mb()
     result: dict = {"setup_mb": setup_mb}
     if task == "report":
         result.update(_fresh_snapshot(project, compute=True))
@@ -174,19 +168,12 @@ def worker(task: str, url: str, project_id: int) -> None:
                 "bytes": len(first.content),
             }
         )
-    result["peak_mb"] = _peak_mb()
+    result["peak_mb"] = peak_mb()
     print(json.dumps(result))
 
 
 def _run(task: str, url: str, project_id: int) -> dict:
-    output = subprocess.run(
-        [sys.executable, __file__, "--worker", task, url, str(project_id)],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    return json.loads(output.stdout.strip().splitlines()[-1])
+    return child(__file__, "--worker", task, url, str(project_id))
 
 
 def _prepare(url: str, *, project_id: int | None, quick: bool, million: bool) -> dict:
@@ -239,23 +226,15 @@ def rows(
     url = database_url or default_database_url()
     ensure_database(url)
     # Django is set up in a child: a caller with its own Django (bench/scale.py) is not disturbed.
-    prepared = subprocess.run(
-        [
-            sys.executable,
-            __file__,
-            "--prepare",
-            url,
-            str(project_id or ""),
-            "quick" if quick else "full",
-            "million" if million else "",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
+    ids = child(
+        __file__,
+        "--prepare",
+        url,
+        str(project_id or ""),
+        "quick" if quick else "full",
+        "million" if million else "",
+        stderr=True,
     )
-    sys.stderr.write(prepared.stderr)
-    ids = json.loads(prepared.stdout.strip().splitlines()[-1])
     big, small = ids["big"], ids["small"]
     report = _run("report", url, big)
     read = _run("read", url, big)

@@ -22,7 +22,8 @@ the 10x smaller export: flat memory means a ratio near 1. Nothing asserts a timi
 (the small memory-baseline project is then built beside it); it returns the figures as a dict.
 The database defaults to ``$BENCH_DATABASE_URL``, else ``concord_bench_export`` on
 ``$BENCH_POSTGRES_URL`` (default postgres://postgres@127.0.0.1:5432/postgres), created and
-migrated when missing. Building 300k answers takes about a minute; later runs reuse them.
+migrated when missing. Building 300k answers takes about a minute; later runs reuse them. The
+build is ``bench/answered_project.py``'s, shared with ``bench/scale_agreement.py``.
 """
 
 from __future__ import annotations
@@ -30,18 +31,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import answered_project  # noqa: E402  (the project build, shared with bench/scale_agreement.py)
-from answered_project import PER_ITEM, setup_django  # noqa: E402
+from answered_project import PER_ITEM, child, peak_mb, setup_django  # noqa: E402
 from scale_data import ensure_database  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def default_database_url() -> str:
@@ -99,16 +96,12 @@ class Sink:
         return self.out.write(data)
 
 
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def worker(task: str, url: str, project_id: int, fmt: str) -> None:
     setup_django(url)
     from django.db import connection
 
     sink = Sink()
-    before_mb = _peak_mb()
+    before_mb = peak_mb()
     cpu = time.process_time()
     if task == "copy":
         connection.ensure_connection()
@@ -130,21 +123,14 @@ def worker(task: str, url: str, project_id: int, fmt: str) -> None:
         "cpu_seconds": time.process_time() - cpu,
         "bytes": sink.bytes,
         "lines": sink.lines,
-        "peak_mb": _peak_mb(),
+        "peak_mb": peak_mb(),
         "setup_mb": before_mb,
     }
     print(json.dumps(result))
 
 
 def _run(task: str, url: str, project_id: int, fmt: str) -> dict:
-    output = subprocess.run(
-        [sys.executable, __file__, "--worker", task, url, str(project_id), fmt],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    return json.loads(output.stdout.strip().splitlines()[-1])
+    return child(__file__, "--worker", task, url, str(project_id), fmt)
 
 
 def _prepare(url: str, *, project_id: int | None, quick: bool) -> tuple[int, int, int]:
@@ -176,22 +162,9 @@ def rows(
     ensure_database(url)
     # Django is set up in this process only when building: run the preparation in a child so a
     # caller that has its own Django set up (bench/scale.py) is not disturbed.
-    prepared = subprocess.run(
-        [
-            sys.executable,
-            __file__,
-            "--prepare",
-            url,
-            str(project_id or ""),
-            "quick" if quick else "full",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
+    big, answers, small = child(
+        __file__, "--prepare", url, str(project_id or ""), "quick" if quick else "full", stderr=True
     )
-    sys.stderr.write(prepared.stderr)
-    big, answers, small = json.loads(prepared.stdout.strip().splitlines()[-1])
     figures: dict = {"answers": answers}
     for fmt in ("jsonl", "csv"):
         copy = _run("copy", url, big, "csv" if fmt == "csv" else "text")
