@@ -1,6 +1,6 @@
 """Import speed and memory: synthetic citation-recovery items into SQLite and PostgreSQL.
 
-    .venv/bin/python bench/import_speed.py [--sizes 10000 100000] [--quick]
+    .venv/bin/python bench/import_speed.py [--sizes 10000 100000] [--quick] [--database NAME]
 
 Two paths are measured: ``import_items`` on the file (the CLI's path) and, on PostgreSQL, the
 upload path the web form and the API take (``import_job_create`` stores the upload in parts,
@@ -11,7 +11,8 @@ baseline measured in the same run is reading + JSON-parsing the same file; the r
 items/s, time relative to that baseline, and peak memory relative to the smallest size (flat
 memory means the ratio stays near 1 while the file grows). Target from the issue: 100k items in
 under 60 s on a 2-core machine. PostgreSQL is used when reachable at $BENCH_POSTGRES_URL
-(default postgres://postgres@127.0.0.1:5432/postgres); it creates and drops a scratch database.
+(default postgres://postgres@127.0.0.1:5432/postgres); it creates a scratch database,
+``--database`` (default ``concord_bench``), afresh for each run and drops it at the end.
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import scale_data  # noqa: E402  (scratch databases)
+from scale_data import WORDS  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
-WORDS = (
-    "the claim report evidence state budget percent million voters policy official data study "
-    "county tax federal program health school rate year said according shows increase"
-).split()
+DATABASE = "concord_bench"
 
 
 def sentence(rng: random.Random, cite: list[int]) -> str:
@@ -120,25 +122,15 @@ def baseline(path: Path) -> float:
     return time.perf_counter() - started
 
 
-def postgres_url() -> str | None:
-    admin = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-    try:
-        import psycopg2
-
-        connection = psycopg2.connect(admin, connect_timeout=3)
-    except Exception:
-        return None
-    connection.autocommit = True
-    with connection.cursor() as cursor:
-        cursor.execute("DROP DATABASE IF EXISTS concord_bench")
-        cursor.execute("CREATE DATABASE concord_bench")
-    connection.close()
-    return admin.rsplit("/", 1)[0] + "/concord_bench"
+def postgres_url(database: str) -> str | None:
+    """The URL of ``database``, dropped and created afresh; None when PostgreSQL is not reachable."""
+    return scale_data.scratch_database(database, required=False)
 
 
-def rows(*, quick: bool = False) -> dict:
+def rows(*, quick: bool = False, database: str = DATABASE) -> dict:
     """The upload path (PostgreSQL) at 10k items (2k with ``quick``) for bench/scale.py:
-    items/s, time relative to reading and parsing the file, and peak memory."""
+    items/s, time relative to reading and parsing the file, and peak memory. ``database``: the
+    scratch database (recreated, dropped at the end)."""
     sizes = [2_000] if quick else [10_000]
     figures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -146,7 +138,7 @@ def rows(*, quick: bool = False) -> dict:
             path = Path(tmp) / f"items-{size}.jsonl"
             write_file(path, size)
             base = baseline(path)
-            url = postgres_url()
+            url = postgres_url(database)
             if url is None:
                 return {"sizes": []}
             out = subprocess.run(
@@ -165,6 +157,7 @@ def rows(*, quick: bool = False) -> dict:
                     "peak_mb": result["peak_mb"],
                 }
             )
+    scale_data.drop_database(database)
     return {"sizes": figures}
 
 
@@ -181,22 +174,30 @@ def main() -> None:
         default=["sqlite", "postgresql", "pg upload"],
         help="which of: sqlite, postgresql, 'pg upload'",
     )
+    parser.add_argument(
+        "--database",
+        default=DATABASE,
+        help=f"the scratch PostgreSQL database, recreated for each run (default {DATABASE})",
+    )
     args = parser.parse_args()
     sizes = [1_000, 5_000] if args.quick else args.sizes
     rows = []
+    created = False  # the scratch PostgreSQL database, to drop at the end
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             path = Path(tmp) / f"items-{size}.jsonl"
             write_file(path, size)
             base = baseline(path)
             targets = [("sqlite", f"sqlite:///{tmp}/bench-{size}.sqlite3", "file")]
-            if postgres_url():
+            if postgres_url(args.database):
+                created = True
                 targets.append(("postgresql", "fresh", "file"))
                 targets.append(("pg upload", "fresh", "upload"))
             for name, url, mode in targets:
                 if name not in args.targets:
                     continue
-                url = postgres_url() if url == "fresh" else url  # a fresh database per run
+                # a fresh database per run
+                url = postgres_url(args.database) if url == "fresh" else url
                 out = subprocess.run(
                     [sys.executable, __file__, "--worker", url, str(path), mode],
                     capture_output=True,
@@ -207,6 +208,8 @@ def main() -> None:
                 result = json.loads(out.stdout.strip().splitlines()[-1])
                 rows.append((name, size, result, base, path.stat().st_size / 1e6))
                 print(name, size, result, flush=True)
+    if created:
+        scale_data.drop_database(args.database)
     smallest = {name: r["peak_mb"] for name, s, r, _, _ in rows if s == sizes[0]}
     for name, _, r, _, _ in rows:
         smallest.setdefault(name, r["peak_mb"])

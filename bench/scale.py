@@ -21,7 +21,8 @@ the open queue); the seconds it waited for other sessions' transactions are prin
   against a 100-item project, rounds alternated (target ≤ 1×), and throughput per worker.
 
 Then ``bench/import_speed.py`` (the upload path at 10k items: items/s against reading and
-parsing the file, peak memory; Label Studio's items/s is bench/vs_label_studio.py's),
+parsing the file, peak memory; Label Studio's items/s is bench/vs_label_studio.py's; in its own
+scratch database ``<--database>_import``, dropped after),
 ``bench/scale_export.py`` and ``bench/scale_agreement.py`` (``rows(**context)``) print their
 rows against the same 300k-answer project, each with baselines from the same run.
 """
@@ -470,6 +471,8 @@ def main() -> None:
             "project_id": big.pk,
             "slug": big.slug,
             "database_url": url,
+            # import_speed's scratch database (it drops and recreates it): never the one above
+            "database": f"{args.database}_import",
             "quick": args.quick,
             "items": items,
         }

@@ -25,7 +25,8 @@ memory (ru_maxrss) is its own:
 own project (the smaller baseline project is then built beside it); it returns a dict. The
 database defaults to ``$BENCH_DATABASE_URL``, else ``concord_bench_agreement`` on
 ``$BENCH_POSTGRES_URL`` (default postgres://postgres@127.0.0.1:5432/postgres), created and
-migrated when missing; built projects are reused by later runs. Nothing asserts a timing.
+migrated when missing; built projects are reused by later runs. Nothing asserts a timing. The
+build is ``bench/answered_project.py``'s, shared with ``bench/scale_export.py``.
 """
 
 from __future__ import annotations
@@ -33,229 +34,39 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import resource
 import statistics
-import subprocess
 import sys
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-ANNOTATORS = 30
-PER_ITEM = 3
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import answered_project  # noqa: E402  (the project build, shared with bench/scale_export.py)
+from answered_project import PER_ITEM, child, peak_mb, setup_django  # noqa: E402
+from scale_data import ensure_database  # noqa: E402
+
 DASHBOARD_GETS = 40
-WORDS = (
-    "the claim report evidence state budget percent million voters policy official data study "
-    "county tax federal program health school rate year said according shows increase"
-).split()
-
-
-# --- database and Django -----------------------------------------------------------------------
+RESEARCHER = "bench-agreement-researcher"
 
 
 def default_database_url() -> str:
-    if os.environ.get("BENCH_DATABASE_URL"):
-        return os.environ["BENCH_DATABASE_URL"]
-    admin = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-    return admin.rsplit("/", 1)[0] + "/concord_bench_agreement"
-
-
-def ensure_database(url: str) -> None:
-    import psycopg2
-
-    base, name = url.rsplit("/", 1)
-    connection = psycopg2.connect(base + "/postgres", connect_timeout=5)
-    connection.autocommit = True
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
-        if cursor.fetchone() is None:
-            cursor.execute(f'CREATE DATABASE "{name}"')
-    connection.close()
-
-
-def setup_django(url: str) -> None:
-    if not url.startswith(("postgres://", "postgresql://")):
-        raise SystemExit(f"The agreement benchmark needs PostgreSQL, not {url!r}.")
-    os.environ["DATABASE_URL"] = url
-    os.environ.pop("REDIS_URL", None)
-    os.environ.pop("CONCORD_REQUIRE_SERVICES", None)
-    # As in production: no query log (DEBUG keeps every statement's SQL).
-    os.environ["DJANGO_DEBUG"] = "false"
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-" + "x" * 50)
-    os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver,localhost")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    sys.path.insert(0, str(REPO))
-    import django
-
-    django.setup()
-
-
-# --- the synthetic project -----------------------------------------------------------------------
-
-
-def _payload(n: int, rng: random.Random) -> dict:
-    evidence = [
-        {"id": i, "text": " ".join(rng.choice(WORDS) for _ in range(15))} for i in range(1, 11)
-    ]
-    sentences = []
-    for s in range(rng.randint(4, 9)):
-        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 22))).capitalize()
-        cites = rng.sample(range(1, 11), 1 if s == 0 else rng.randint(0, 2))
-        sentences.append(words + "".join(f" [{c}]" for c in cites) + ".")
-    return {
-        "id": f"synthetic-{n}",
-        "claim": " ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + ".",
-        "label": rng.choice(["true", "false", "half-true"]),
-        "evidence": evidence,
-        "explanation": sentences,
-        "generator": rng.choice(["gpt4", "gpt35", "llama2-70b"]),
-    }
+    return answered_project.default_database_url("concord_bench_agreement")
 
 
 def build(*, answers: int, slug: str) -> int:
     """The project ``slug`` with ``answers`` current answers (``answers / 3`` items), reused when
-    complete; returns its id. Bulk inserts, then ANALYZE (this PostgreSQL has no autovacuum)."""
-    from django.contrib.auth import get_user_model
-    from django.db import connection, transaction
-
-    from annotation import task_types
-    from annotation.models import Annotation, Assignment, Item
-    from projects.models import Membership, Project
-
-    existing = Project.objects.filter(slug=slug).first()
-    if existing is not None:
-        current = Annotation.objects.filter(item__project=existing, is_current=True).count()
-        if current == answers:
-            return existing.pk
-        existing.delete()
-    rng = random.Random(answers)
-    items_count = answers // PER_ITEM
-    User = get_user_model()
-    started = time.perf_counter()
-    with transaction.atomic():
-        project = Project.objects.create(
-            slug=slug,
-            name=f"Agreement benchmark ({answers} answers)",
-            task_type="citation_recovery",
-            config={"masking": "sample", "seed": 13},
-            annotators_per_item=PER_ITEM,
-        )
-        researcher, _ = User.objects.get_or_create(username="bench-agreement-researcher")
-        Membership.objects.create(project=project, user=researcher, role=Membership.Role.RESEARCHER)
-        users = []
-        for a in range(ANNOTATORS):
-            user, _ = User.objects.get_or_create(username=f"bench-agreement-{a}")
-            users.append(user)
-            Membership.objects.create(
-                project=project,
-                user=user,
-                role=Membership.Role.ANNOTATOR,
-                qualification=Membership.Qualification.DISQUALIFIED
-                if a == 7
-                else Membership.Qualification.QUALIFIED,
-            )
-        task_type = task_types.get(project.task_type)
-        config = task_type.validate_config(project.config)
-        templates = []
-        for n in range(200):  # prepared once each, then reused under new ids
-            payload = task_type.validate_payload(_payload(n, rng))
-            templates.append(task_type.prepare(dict(payload), config=config)[0])
-        item_ids: list[int] = []
-        batch = []
-        for n in range(items_count):
-            template = templates[n % len(templates)]
-            batch.append(
-                Item(
-                    project=project,
-                    external_id=f"synthetic-{n}",
-                    payload={**template.payload, "id": f"synthetic-{n}"},
-                    prepared=template.prepared,
-                    gold=template.gold,
-                    group=template.group,
-                    position=n + 1,
-                    assigned_count=PER_ITEM,
-                )
-            )
-            if len(batch) == 5000 or n == items_count - 1:
-                item_ids += [i.pk for i in Item.objects.bulk_create(batch)]
-                batch = []
-        widths = [len(t.prepared.get("sentences", [])) or 4 for t in templates]
-        base = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-        sequence = [0] * ANNOTATORS
-        assignments: list[Assignment] = []
-        annotations: list[Annotation] = []
-
-        def flush() -> None:
-            Assignment.objects.bulk_create(assignments, batch_size=5000)
-            for annotation in annotations:
-                annotation.assignment_id = annotation.assignment.pk
-            Annotation.objects.bulk_create(annotations, batch_size=5000)
-            assignments.clear()
-            annotations.clear()
-
-        for n, item_id in enumerate(item_ids):
-            width = widths[n % len(templates)]
-            gold = rng.randrange(width)
-            for k in range(PER_ITEM):
-                a = (n + k * 11) % ANNOTATORS
-                sequence[a] += 1
-                reserved = base + timedelta(seconds=n * 2 + k)
-                assignment = Assignment(
-                    project=project,
-                    item_id=item_id,
-                    annotator=users[a],
-                    state=Assignment.State.SUBMITTED,
-                    reserved_at=reserved,
-                    expires_at=reserved + timedelta(hours=1),
-                    submitted_at=reserved + timedelta(seconds=30),
-                    sequence=sequence[a],
-                    submitted_revision=1,
-                )
-                assignments.append(assignment)
-                versions = 2 if rng.random() < 0.02 else 1
-                for version in range(1, versions + 1):
-                    # Mostly the item's gold sentence, sometimes another or a second one.
-                    if rng.random() < 0.7:
-                        chosen = [gold]
-                    else:
-                        chosen = sorted(rng.sample(range(width), rng.randint(0, min(2, width))))
-                    annotations.append(
-                        Annotation(
-                            assignment=assignment,
-                            item_id=item_id,
-                            annotator=users[a],
-                            answer={
-                                "sentences": chosen,
-                                "none": not chosen,
-                                "helpfulness": rng.randint(0, 100),
-                            },
-                            version=version,
-                            is_current=version == versions,
-                            time_spent_ms=rng.randint(2000, 90000),
-                            reported_time_ms=rng.randint(2000, 90000),
-                        )
-                    )
-            if len(assignments) >= 15000:
-                flush()
-        flush()
-    with connection.cursor() as cursor:
-        for table in ("annotation_item", "annotation_assignment", "annotation_annotation"):
-            cursor.execute(f"ANALYZE {table}")
-    print(
-        f"  built {slug}: {items_count} items, {answers} answers in "
-        f"{time.perf_counter() - started:.0f} s",
-        file=sys.stderr,
+    complete; returns its id. The researcher ``RESEARCHER`` is a member; each item has a gold
+    sentence that 70 % of the answers pick alone (the others pick 0-2 sentences at random)."""
+    return answered_project.build(
+        answers=answers,
+        slug=slug,
+        name="Agreement benchmark",
+        usernames="bench-agreement",
+        researcher=RESEARCHER,
+        gold_share=0.7,
     )
-    return project.pk
 
 
 # --- measurements (each in its own process) -----------------------------------------------------
-
-
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _rss_mb() -> float:
@@ -304,7 +115,7 @@ def worker(task: str, url: str, project_id: int) -> None:
 
     project = Project.objects.get(pk=project_id)
     connection.ensure_connection()
-    setup_mb = _peak_mb()
+    setup_mb = peak_mb()
     result: dict = {"setup_mb": setup_mb}
     if task == "report":
         result.update(_fresh_snapshot(project, compute=True))
@@ -335,7 +146,7 @@ def worker(task: str, url: str, project_id: int) -> None:
         if not AgreementSnapshot.objects.filter(project=project, status="done").exists():
             _fresh_snapshot(project, compute=True)
         client = Client()
-        client.force_login(get_user_model().objects.get(username="bench-agreement-researcher"))
+        client.force_login(get_user_model().objects.get(username=RESEARCHER))
         path = f"/p/{project.slug}/agreement/"
         first = client.get(path, secure=True)
         if first.status_code != 200 or b"up to date" not in first.content:
@@ -357,19 +168,12 @@ def worker(task: str, url: str, project_id: int) -> None:
                 "bytes": len(first.content),
             }
         )
-    result["peak_mb"] = _peak_mb()
+    result["peak_mb"] = peak_mb()
     print(json.dumps(result))
 
 
 def _run(task: str, url: str, project_id: int) -> dict:
-    output = subprocess.run(
-        [sys.executable, __file__, "--worker", task, url, str(project_id)],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    return json.loads(output.stdout.strip().splitlines()[-1])
+    return child(__file__, "--worker", task, url, str(project_id))
 
 
 def _prepare(url: str, *, project_id: int | None, quick: bool, million: bool) -> dict:
@@ -389,9 +193,7 @@ def _prepare(url: str, *, project_id: int | None, quick: bool, million: bool) ->
         from projects.models import Membership
 
         answers = Annotation.objects.filter(item__project_id=project_id, is_current=True).count()
-        researcher, _ = get_user_model().objects.get_or_create(
-            username="bench-agreement-researcher"
-        )
+        researcher, _ = get_user_model().objects.get_or_create(username=RESEARCHER)
         Membership.objects.get_or_create(
             project_id=project_id,
             user=researcher,
@@ -424,23 +226,15 @@ def rows(
     url = database_url or default_database_url()
     ensure_database(url)
     # Django is set up in a child: a caller with its own Django (bench/scale.py) is not disturbed.
-    prepared = subprocess.run(
-        [
-            sys.executable,
-            __file__,
-            "--prepare",
-            url,
-            str(project_id or ""),
-            "quick" if quick else "full",
-            "million" if million else "",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
+    ids = child(
+        __file__,
+        "--prepare",
+        url,
+        str(project_id or ""),
+        "quick" if quick else "full",
+        "million" if million else "",
+        stderr=True,
     )
-    sys.stderr.write(prepared.stderr)
-    ids = json.loads(prepared.stdout.strip().splitlines()[-1])
     big, small = ids["big"], ids["small"]
     report = _run("report", url, big)
     read = _run("read", url, big)

@@ -12,7 +12,9 @@ imported items have. Everything is ``INSERT … SELECT generate_series`` (a minu
 the counters as for any other write, and ANALYZE runs after each bulk step as after an import.
 
 ``bench/scale.py`` imports the helpers here (``scratch_database``, ``setup_django``,
-``build_project``, ``fill_to``) to build the project step by step between measurements.
+``build_project``, ``fill_to``) to build the project step by step between measurements. The
+database helpers (``database_url``, ``scratch_database``, ``ensure_database``, ``drop_database``,
+``server_environment``) and the synthetic vocabulary ``WORDS`` are shared by the other benchmarks.
 """
 
 from __future__ import annotations
@@ -28,27 +30,54 @@ REPO = Path(__file__).resolve().parents[1]
 ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
 FILLERS = 30
 TASK_TYPE = "citation_recovery"
+# The vocabulary of the synthetic citation-recovery text (import, export and agreement benchmarks).
+WORDS = (
+    "the claim report evidence state budget percent million voters policy official data study "
+    "county tax federal program health school rate year said according shows increase"
+).split()
 
 
 def admin_url() -> str:
     return os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 
 
-def scratch_database(name: str) -> str:
-    """Drop and create ``name`` on the benchmark server; returns its URL. Exits with a message
-    when PostgreSQL is not reachable (the scale benchmark is PostgreSQL only)."""
+def database_url(name: str) -> str:
+    """The URL of the database ``name`` on the benchmark server."""
+    return admin_url().rsplit("/", 1)[0] + f"/{name}"
+
+
+def scratch_database(name: str, *, required: bool = True) -> str | None:
+    """Drop and create ``name`` on the benchmark server; returns its URL. When PostgreSQL is not
+    reachable: exits with a message (``required``, as for the scale benchmark, PostgreSQL only),
+    else returns None."""
     import psycopg2
 
     try:
         connection = psycopg2.connect(admin_url(), connect_timeout=3)
     except Exception as exc:
+        if not required:
+            return None
         sys.exit(f"PostgreSQL is not reachable at {admin_url()} ({exc}); set BENCH_POSTGRES_URL.")
     connection.autocommit = True
     with connection.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         cursor.execute(f'CREATE DATABASE "{name}"')
     connection.close()
-    return admin_url().rsplit("/", 1)[0] + f"/{name}"
+    return database_url(name)
+
+
+def ensure_database(url: str) -> None:
+    """Create the database of ``url`` when it does not exist (kept, with its data, when it does)."""
+    import psycopg2
+
+    base, name = url.rsplit("/", 1)
+    connection = psycopg2.connect(base + "/postgres", connect_timeout=5)
+    connection.autocommit = True
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        if cursor.fetchone() is None:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+    connection.close()
 
 
 def drop_database(name: str) -> None:

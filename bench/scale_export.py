@@ -22,7 +22,8 @@ the 10x smaller export: flat memory means a ratio near 1. Nothing asserts a timi
 (the small memory-baseline project is then built beside it); it returns the figures as a dict.
 The database defaults to ``$BENCH_DATABASE_URL``, else ``concord_bench_export`` on
 ``$BENCH_POSTGRES_URL`` (default postgres://postgres@127.0.0.1:5432/postgres), created and
-migrated when missing. Building 300k answers takes about a minute; later runs reuse them.
+migrated when missing. Building 300k answers takes about a minute; later runs reuse them. The
+build is ``bench/answered_project.py``'s, shared with ``bench/scale_agreement.py``.
 """
 
 from __future__ import annotations
@@ -30,228 +31,34 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import resource
-import subprocess
 import sys
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-ANNOTATORS = 30
-PER_ITEM = 3
-WORDS = (
-    "the claim report evidence state budget percent million voters policy official data study "
-    "county tax federal program health school rate year said according shows increase"
-).split()
-
-
-# --- database and Django -----------------------------------------------------------------------
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import answered_project  # noqa: E402  (the project build, shared with bench/scale_agreement.py)
+from answered_project import PER_ITEM, child, peak_mb, setup_django  # noqa: E402
+from scale_data import ensure_database  # noqa: E402
 
 
 def default_database_url() -> str:
-    if os.environ.get("BENCH_DATABASE_URL"):
-        return os.environ["BENCH_DATABASE_URL"]
-    admin = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-    return admin.rsplit("/", 1)[0] + "/concord_bench_export"
-
-
-def ensure_database(url: str) -> None:
-    import psycopg2
-
-    base, name = url.rsplit("/", 1)
-    connection = psycopg2.connect(base + "/postgres", connect_timeout=5)
-    connection.autocommit = True
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
-        if cursor.fetchone() is None:
-            cursor.execute(f'CREATE DATABASE "{name}"')
-    connection.close()
-
-
-def setup_django(url: str) -> None:
-    if not url.startswith(("postgres://", "postgresql://")):
-        raise SystemExit(f"The export benchmark needs PostgreSQL, not {url!r}.")
-    os.environ["DATABASE_URL"] = url
-    os.environ.pop("REDIS_URL", None)
-    # As in production: no query log (DEBUG keeps every statement's SQL, bulk inserts included).
-    os.environ.setdefault("DJANGO_DEBUG", "false")
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-" + "x" * 50)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    sys.path.insert(0, str(REPO))
-    import django
-
-    django.setup()
-
-
-# --- the synthetic project -----------------------------------------------------------------------
-
-
-def _payload(n: int, rng: random.Random) -> dict:
-    count = rng.randint(4, 9)
-    evidence = [
-        {"id": i, "text": " ".join(rng.choice(WORDS) for _ in range(15))} for i in range(1, 11)
-    ]
-    sentences = []
-    for s in range(count):
-        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 22))).capitalize()
-        cites = rng.sample(range(1, 11), 1 if s == 0 else rng.randint(0, 2))
-        sentences.append(words + "".join(f" [{c}]" for c in cites) + ".")
-    return {
-        "id": f"synthetic-{n}",
-        "claim": " ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + ".",
-        "label": rng.choice(["true", "false", "half-true"]),
-        "evidence": evidence,
-        "explanation": sentences,
-        "generator": rng.choice(["gpt4", "gpt35", "llama2-70b"]),
-    }
+    return answered_project.default_database_url("concord_bench_export")
 
 
 def build(*, answers: int, slug: str) -> int:
     """The project ``slug`` with ``answers`` current answers (``answers / 3`` items), reused when
-    it is already complete; returns its id. Bulk inserts through the ORM (no per-row save)."""
-    from django.contrib.auth import get_user_model
-    from django.db import connection, transaction
-
-    from annotation import task_types
-    from annotation.models import Adjudication, Annotation, Assignment, Item
-    from llm_judges.models import Judge, PreselectionShown
-    from projects.models import Membership, Project
-
-    existing = Project.objects.filter(slug=slug).first()
-    if existing is not None:
-        current = Annotation.objects.filter(item__project=existing, is_current=True).count()
-        if current == answers:
-            return existing.pk
-        existing.delete()
-    rng = random.Random(answers)
-    items_count = answers // PER_ITEM
-    User = get_user_model()
-    started = time.perf_counter()
-    with transaction.atomic():
-        project = Project.objects.create(
-            slug=slug,
-            name=f"Export benchmark ({answers} answers)",
-            task_type="citation_recovery",
-            config={"masking": "sample", "seed": 13},
-            annotators_per_item=PER_ITEM,
-        )
-        users = []
-        for a in range(ANNOTATORS):
-            user, _ = User.objects.get_or_create(username=f"bench-export-{a}")
-            users.append(user)
-            Membership.objects.create(
-                project=project,
-                user=user,
-                role=Membership.Role.ANNOTATOR,
-                qualification=Membership.Qualification.DISQUALIFIED
-                if a == 7
-                else Membership.Qualification.QUALIFIED,
-            )
-        task_type = task_types.get(project.task_type)
-        config = task_type.validate_config(project.config)
-        templates = []
-        for n in range(200):  # prepared once each, then reused under new ids
-            payload = task_type.validate_payload(_payload(n, rng))
-            templates.append(task_type.prepare(dict(payload), config=config)[0])
-        base = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-        item_ids: list[int] = []
-        batch = []
-        for n in range(items_count):
-            template = templates[n % len(templates)]
-            batch.append(
-                Item(
-                    project=project,
-                    external_id=f"synthetic-{n}",
-                    payload={**template.payload, "id": f"synthetic-{n}"},
-                    prepared=template.prepared,
-                    gold=template.gold,
-                    group=template.group,
-                    position=n + 1,
-                    assigned_count=PER_ITEM,
-                )
-            )
-            if len(batch) == 5000 or n == items_count - 1:
-                item_ids += [i.pk for i in Item.objects.bulk_create(batch)]
-                batch = []
-        sentences = [len(t.prepared.get("sentences", [])) or 4 for t in templates]
-        sequence = [0] * ANNOTATORS
-        assignments: list[Assignment] = []
-        annotations: list[Annotation] = []
-        judge, _ = Judge.objects.get_or_create(
-            name="bench-export-judge", defaults={"kind": "embedding", "model": "minilm"}
-        )
-
-        def flush() -> None:
-            Assignment.objects.bulk_create(assignments, batch_size=5000)
-            for annotation in annotations:
-                annotation.assignment_id = annotation.assignment.pk
-            Annotation.objects.bulk_create(annotations, batch_size=5000)
-            shown = [
-                PreselectionShown(assignment=a, judge=judge, answer={"sentences": [0]})
-                for a in assignments
-                if rng.random() < 0.01
-            ]
-            PreselectionShown.objects.bulk_create(shown)
-            assignments.clear()
-            annotations.clear()
-
-        for n, item_id in enumerate(item_ids):
-            width = sentences[n % len(templates)]
-            for k in range(PER_ITEM):
-                a = (n + k * 11) % ANNOTATORS
-                sequence[a] += 1
-                reserved = base + timedelta(seconds=n * 2 + k)
-                assignment = Assignment(
-                    project=project,
-                    item_id=item_id,
-                    annotator=users[a],
-                    state=Assignment.State.SUBMITTED,
-                    reserved_at=reserved,
-                    expires_at=reserved + timedelta(hours=1),
-                    submitted_at=reserved + timedelta(seconds=30),
-                    sequence=sequence[a],
-                    submitted_revision=1,
-                )
-                assignments.append(assignment)
-                versions = 2 if rng.random() < 0.02 else 1
-                for version in range(1, versions + 1):
-                    chosen = sorted(rng.sample(range(width), rng.randint(0, min(2, width))))
-                    annotations.append(
-                        Annotation(
-                            assignment=assignment,
-                            item_id=item_id,
-                            annotator=users[a],
-                            answer={
-                                "sentences": chosen,
-                                "none": not chosen,
-                                "helpfulness": rng.randint(0, 100),
-                            },
-                            version=version,
-                            is_current=version == versions,
-                            time_spent_ms=rng.randint(2000, 90000),
-                            reported_time_ms=rng.randint(2000, 90000),
-                        )
-                    )
-            if len(assignments) >= 15000:
-                flush()
-        flush()
-        adjudicated = [
-            Adjudication(item_id=item_id, answer={"sentences": [0], "none": False}, version=1)
-            for item_id in item_ids
-            if rng.random() < 0.01
-        ]
-        Adjudication.objects.bulk_create(adjudicated, batch_size=5000)
-    with connection.cursor() as cursor:  # fresh statistics (this PostgreSQL has no autovacuum)
-        for table in ("annotation_item", "annotation_assignment", "annotation_annotation"):
-            cursor.execute(f"ANALYZE {table}")
-    print(
-        f"  built {slug}: {items_count} items, {answers} answers in "
-        f"{time.perf_counter() - started:.0f} s",
-        file=sys.stderr,
+    it is already complete; returns its id. Answers pick 0-2 sentences at random; a judge's
+    pre-selection shown on 1 % of the assignments, 1 % of the items adjudicated."""
+    return answered_project.build(
+        answers=answers,
+        slug=slug,
+        name="Export benchmark",
+        usernames="bench-export",
+        count_first=True,
+        judge="bench-export-judge",
+        preselection_share=0.01,
+        adjudicated_share=0.01,
     )
-    return project.pk
 
 
 # --- measurements (each in its own process) -----------------------------------------------------
@@ -289,16 +96,12 @@ class Sink:
         return self.out.write(data)
 
 
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def worker(task: str, url: str, project_id: int, fmt: str) -> None:
     setup_django(url)
     from django.db import connection
 
     sink = Sink()
-    before_mb = _peak_mb()
+    before_mb = peak_mb()
     cpu = time.process_time()
     if task == "copy":
         connection.ensure_connection()
@@ -320,21 +123,14 @@ def worker(task: str, url: str, project_id: int, fmt: str) -> None:
         "cpu_seconds": time.process_time() - cpu,
         "bytes": sink.bytes,
         "lines": sink.lines,
-        "peak_mb": _peak_mb(),
+        "peak_mb": peak_mb(),
         "setup_mb": before_mb,
     }
     print(json.dumps(result))
 
 
 def _run(task: str, url: str, project_id: int, fmt: str) -> dict:
-    output = subprocess.run(
-        [sys.executable, __file__, "--worker", task, url, str(project_id), fmt],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    return json.loads(output.stdout.strip().splitlines()[-1])
+    return child(__file__, "--worker", task, url, str(project_id), fmt)
 
 
 def _prepare(url: str, *, project_id: int | None, quick: bool) -> tuple[int, int, int]:
@@ -366,22 +162,9 @@ def rows(
     ensure_database(url)
     # Django is set up in this process only when building: run the preparation in a child so a
     # caller that has its own Django set up (bench/scale.py) is not disturbed.
-    prepared = subprocess.run(
-        [
-            sys.executable,
-            __file__,
-            "--prepare",
-            url,
-            str(project_id or ""),
-            "quick" if quick else "full",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
+    big, answers, small = child(
+        __file__, "--prepare", url, str(project_id or ""), "quick" if quick else "full", stderr=True
     )
-    sys.stderr.write(prepared.stderr)
-    big, answers, small = json.loads(prepared.stdout.strip().splitlines()[-1])
     figures: dict = {"answers": answers}
     for fmt in ("jsonl", "csv"):
         copy = _run("copy", url, big, "csv" if fmt == "csv" else "text")
