@@ -6,9 +6,9 @@ disqualified, 2 % of the answers revised (an older version left behind). ``build
 differs between them as parameters, so that each benchmark's data stays what it was: the same
 rows for the same seed (the seed is the number of answers).
 
-Also here, for those two benchmarks: ``default_database_url``, ``setup_django``, ``peak_mb`` and
-``child`` (a measurement in a fresh process); the database helpers themselves, and the vocabulary
-``WORDS``, are ``bench/scale_data.py``'s.
+Also here, for those two benchmarks: ``default_database_url``, ``setup_django`` and ``child`` (a
+measurement in a fresh process); the database helpers themselves, ``peak_mb`` and the vocabulary
+``WORDS`` are ``bench/scale_data.py``'s.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import time
@@ -55,11 +54,6 @@ def setup_django(url: str) -> None:
     import django
 
     django.setup()
-
-
-def peak_mb() -> float:
-    """This process's peak resident memory (ru_maxrss), in MB."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def child(script: str, *args: str, stderr: bool = False):

@@ -6,7 +6,7 @@ Two paths are measured: ``import_items`` on the file (the CLI's path) and, on Po
 upload path the web form and the API take (``import_job_create`` stores the upload in parts,
 then the job reads them back as a stream; Celery runs it in-process here).
 
-Each (database, size) runs in a fresh subprocess so peak memory (ru_maxrss) is its own. The
+Each (database, size) runs in a fresh subprocess so peak memory (VmHWM) is its own. The
 baseline measured in the same run is reading + JSON-parsing the same file; the report prints
 items/s, time relative to that baseline, and peak memory relative to the smallest size (flat
 memory means the ratio stays near 1 while the file grows). Target from the issue: 100k items in
@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -110,8 +109,7 @@ def worker(database_url: str, path: str, mode: str) -> None:
         with open(path, "rb") as stream:
             created = import_items(project=project, stream=stream, fmt="jsonl").created
     seconds = time.perf_counter() - started
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "items": created, "peak_mb": peak_mb}))
+    print(json.dumps({"seconds": seconds, "items": created, "peak_mb": scale_data.peak_mb()}))
 
 
 def baseline(path: Path) -> float:

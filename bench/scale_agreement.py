@@ -8,7 +8,7 @@ Builds (or reuses) synthetic citation-recovery projects in PostgreSQL, in bulk: 
 smaller, and with ``--million`` one of 333,334 items (1M answers). 30 annotators, one of them
 disqualified; answers pick 0-2 of an item's sentences and a helpfulness 0-100; 2 % were revised
 (an older version the report leaves out). Then, each in a fresh subprocess so that its peak
-memory (ru_maxrss) is its own:
+memory (VmHWM) is its own:
 
 * **report**: what the Celery worker runs for a dashboard request (``snapshot_compute``: gather
   from the database, alpha per answer field with 1,000 bootstrap replicates, the task type's
@@ -41,8 +41,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import answered_project  # noqa: E402  (the project build, shared with bench/scale_export.py)
-from answered_project import PER_ITEM, child, peak_mb, setup_django  # noqa: E402
-from scale_data import ensure_database  # noqa: E402
+from answered_project import PER_ITEM, child, setup_django  # noqa: E402
+from scale_data import ensure_database, peak_mb  # noqa: E402
 
 DASHBOARD_GETS = 40
 RESEARCHER = "bench-agreement-researcher"

@@ -37,6 +37,22 @@ WORDS = (
 ).split()
 
 
+def peak_mb() -> float:
+    """This process's peak resident memory (VmHWM), in MB. Not ``ru_maxrss``: Linux carries a
+    parent's peak into a child across fork and exec, so a measurement process started by a large
+    one (``bench/scale.py``) would report the parent's peak instead of its own."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource  # not Linux: the best there is
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def admin_url() -> str:
     return os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 

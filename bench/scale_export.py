@@ -15,7 +15,7 @@ that the export leaves out). Then, each in a fresh subprocess (so peak memory is
   these rows out;
 * the memory baseline: the same exports of the project with 10x fewer rows.
 
-It prints rows/s, the export's time as a multiple of COPY's, and peak RSS (ru_maxrss) against
+It prints rows/s, the export's time as a multiple of COPY's, and peak RSS (VmHWM) against
 the 10x smaller export: flat memory means a ratio near 1. Nothing asserts a timing.
 
 ``rows(project_id=..., database_url=...)`` is what ``bench/scale.py`` calls on its own project
@@ -37,8 +37,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import answered_project  # noqa: E402  (the project build, shared with bench/scale_agreement.py)
-from answered_project import PER_ITEM, child, peak_mb, setup_django  # noqa: E402
-from scale_data import ensure_database  # noqa: E402
+from answered_project import PER_ITEM, child, setup_django  # noqa: E402
+from scale_data import ensure_database, peak_mb  # noqa: E402
 
 
 def default_database_url() -> str:
