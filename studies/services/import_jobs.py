@@ -326,5 +326,6 @@ def import_job_view(*, job: ImportJob) -> dict:
         "stalled": import_job_stalled(job=job, progress=progress),
         **job.report,
         "created_at": job.created_at.isoformat(),
+        "started_at": job.started_at.isoformat() if job.started_at else None,
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
     }

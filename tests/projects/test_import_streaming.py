@@ -134,6 +134,7 @@ def test_an_api_upload_is_stored_in_parts_and_imported(researcher_client, projec
     )
     assert response.status_code == 201 and response.json()["created"] == 5
     assert response.json()["progress"] is None and response.json()["bytes"] > small_parts
+    assert response.json()["started_at"] <= response.json()["finished_at"]
 
 
 def _aged(job, **minutes_ago):
