@@ -1,6 +1,7 @@
 """Scale benchmark (issue 16): the annotator path on a 100k-item project as it fills.
 
     .venv/bin/python bench/scale.py [--quick] [--items 100000] [--database concord_scale_bench]
+        [--vacuum]
 
 Builds, in a scratch PostgreSQL database (``bench/scale_data.py``; dropped at the end unless
 ``--keep``), a 100k-item citation-recovery project (``--quick``: 10k) with N = 3, and fills it in
@@ -9,7 +10,8 @@ ratio against a baseline measured in the same run, on the same machine, interlea
 sample (this 2-core machine is shared, so absolute times move; ratios much less). After each bulk
 fill the data settles as a project filled over days has (``scale_data.settle``: no VACUUM, but the
 fill's old row versions dead to every snapshot and their index entries marked dead by one walk of
-the open queue); the seconds it waited for other sessions' transactions are printed:
+the open queue; ``--vacuum``: then VACUUM, as a production PostgreSQL's autovacuum does in time);
+the seconds it waited for other sessions' transactions are printed:
 
 - next p50 at each fill level, against a fresh 100-item project (target ≤ 1.2×);
 - queries per next, against the 100-item project (target 1.0×: constant);
@@ -358,6 +360,11 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=None, help="next calls per fill level")
     parser.add_argument("--database", default="concord_scale_bench")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument(
+        "--vacuum",
+        action="store_true",
+        help="VACUUM after each fill, as a production PostgreSQL's autovacuum does in time",
+    )
     args = parser.parse_args()
     items = args.items or (10_000 if args.quick else 100_000)
     samples = args.samples or (12 if args.quick else 40)
@@ -375,6 +382,7 @@ def main() -> None:
         f"# scale benchmark: {items} items, N = 3, PostgreSQL ({args.database}); "
         f"built in {time.perf_counter() - run_started:.0f} s; baselines: 100-item projects "
         "measured interleaved in the same run"
+        + ("; VACUUM after each fill (--vacuum)" if args.vacuum else "; no VACUUM after the fills")
     )
     rows: list[str] = []
 
@@ -384,7 +392,7 @@ def main() -> None:
 
     for level in FILL_LEVELS:
         step = time.perf_counter()
-        written = scale_data.fill_to(big, round(items * level))
+        written = scale_data.fill_to(big, round(items * level), vacuum=args.vacuum)
         small, small_timers = small_project(f"fill{round(level * 100)}", 6)
         big_times, small_times = next_samples([big_timers, small_timers], samples)
         emit(
@@ -446,7 +454,7 @@ def main() -> None:
 
     # Every item full (300k answers at 100k items): "nothing left" against a next.
     step = time.perf_counter()
-    scale_data.fill_to(big, items)
+    scale_data.fill_to(big, items, vacuum=args.vacuum)
     small, small_timers = small_project("empty", 6)
     done = timers(big, 6)
     nothing, nexts = next_samples([done, small_timers], samples, expect=(204, 200))

@@ -215,10 +215,10 @@ def build_project(slug: str, items: int, *, per_item: int = 3):
     return project
 
 
-def fill_to(project, upto: int) -> int:
+def fill_to(project, upto: int, *, vacuum: bool = False) -> int:
     """Give items at positions up to ``upto`` their ``annotators_per_item`` submitted answers
     (filler annotators, distinct per item), starting after the last filled position; returns
-    the number of answers written. Items the benchmark's own annotators touched in between keep
+    the number of answers written; ``vacuum``: settle as with autovacuum (``settle``). Items the benchmark's own annotators touched in between keep
     their assignments: fillers only take the places still free."""
     from django.db import connection
 
@@ -282,16 +282,18 @@ def fill_to(project, upto: int) -> int:
         )
     project._filled = upto
     analyze()
-    project._settled_s = settle(project)
+    project._settled_s = settle(project, vacuum=vacuum)
     return written
 
 
-def settle(project, *, timeout: float = 120.0) -> float:
+def settle(project, *, timeout: float = 120.0, vacuum: bool = False) -> float:
     """Bring the project to the state a project filled over days is in, without VACUUM (this
     PostgreSQL runs none): wait until the bulk fill's old row versions are dead to every running
     snapshot (other sessions' transactions on the server hold that back), then walk the open
     queue once, which lets PostgreSQL mark their index entries dead, as the next item after each
-    reservation does in normal use. Returns the seconds waited (``timeout`` at most)."""
+    reservation does in normal use. With ``vacuum``, then VACUUM the item and assignment tables,
+    as a production PostgreSQL's autovacuum does in time, which removes those entries. Returns
+    the seconds waited (``timeout`` at most)."""
     from django.db import connection
 
     started = time.monotonic()
@@ -312,6 +314,8 @@ def settle(project, *, timeout: float = 120.0) -> float:
             [project.pk],
         )
         cursor.fetchall()
+        if vacuum:
+            cursor.execute("VACUUM annotation_item, annotation_assignment")
     return time.monotonic() - started
 
 
