@@ -252,7 +252,7 @@ class Concord:
             time.sleep(0.5)
             job = response.json()["id"]
             response = session.get(f"{self.url}/api/projects/{slug}/imports/{job}/")
-        if response.status_code not in (200, 201):
+        if response.status_code not in (200, 201) or response.json()["status"] != "done":
             raise RuntimeError(f"import answered {response.status_code}: {response.text[:300]}")
         return response.json()["created"]
 

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from annotation import task_types
 from annotation.models import Item
 from annotation.selectors import project_progress
+from core.errors import Refusal
 from projects import selectors
 from projects.models import ImportJob, Membership
 from projects.permissions import IsProjectResearcher
@@ -170,14 +171,22 @@ class ImportJobView(APIView):
     def get(self, request, slug, job_id):
         job = ImportJob.objects.filter(project=self.project, id=job_id).first()
         if job is None:
-            return Response({"detail": "No such import."}, status=404)
-        return _job_response(job, created_status=status.HTTP_200_OK)
+            raise Refusal("No such import in this project.", code="not_found")
+        # Reading a job succeeds whatever became of it: a failed one is a 200 with its status
+        # and message (a 400 belongs to the upload request whose import failed).
+        return _job_response(
+            job, created_status=status.HTTP_200_OK, failed_status=status.HTTP_200_OK
+        )
 
 
-def _job_response(job: ImportJob, created_status: int = status.HTTP_201_CREATED) -> Response:
+def _job_response(
+    job: ImportJob,
+    created_status: int = status.HTTP_201_CREATED,
+    failed_status: int = status.HTTP_400_BAD_REQUEST,
+) -> Response:
     data = import_job_view(job=job)
     if job.status == ImportJob.Status.FAILED:
-        return Response({"detail": job.message, **data}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"detail": job.message, **data}, status=failed_status)
     if job.status == ImportJob.Status.DONE:
         return Response(data, status=created_status)
     return Response(data, status=status.HTTP_202_ACCEPTED)

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.files.uploadedfile import UploadedFile
 from django.db import connection, reset_queries, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from core.errors import Refusal
@@ -156,9 +157,9 @@ def import_job_progress(*, job: ImportJob) -> dict | None:
 
 
 def import_job_stalled(*, job: ImportJob, progress: dict | None = None) -> dict | None:
-    """Whether ``job`` looks stuck, for its page and the API: queued with no worker taking it, or
-    running without progress (``progress``: ``import_job_progress``'s), for at least
-    ``CONCORD_IMPORT_STALL_MINUTES``. ``{"since", "minutes", "message"}``, or None.
+    """Whether ``job`` looks stuck, for its page and the API: queued while no worker took or
+    finished any import, or running without progress (``progress``: ``import_job_progress``'s),
+    for at least ``CONCORD_IMPORT_STALL_MINUTES``. ``{"since", "minutes", "message"}``, or None.
 
     A worker that is killed mid-import leaves its job "running": nothing of the import is saved
     (one transaction), and the broker hands the job to another worker only after its visibility
@@ -166,6 +167,9 @@ def import_job_stalled(*, job: ImportJob, progress: dict | None = None) -> dict 
     now = timezone.now()
     if job.status == ImportJob.Status.QUEUED:
         since = job.created_at
+        if now - since >= timedelta(minutes=settings.CONCORD_IMPORT_STALL_MINUTES):
+            # Behind a backlog, the queue still moves: waiting counts from its last move.
+            since = max(since, _last_import_taken_or_finished() or since)
     elif job.status == ImportJob.Status.RUNNING:
         reported = (progress or {}).get("updated_at")
         since = max(
@@ -178,8 +182,9 @@ def import_job_stalled(*, job: ImportJob, progress: dict | None = None) -> dict 
         return None
     if job.status == ImportJob.Status.QUEUED:
         message = (
-            f"Waiting {_minutes(minutes)} for a worker: is a Celery worker running "
-            "(celery -A config worker)?"
+            f"Waiting {_minutes(minutes)} for a worker, and no import has started or finished "
+            "meanwhile: the workers may all be busy with other tasks, or none is running "
+            "(celery -A config worker)."
         )
     else:
         redelivery = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600)
@@ -189,6 +194,12 @@ def import_job_stalled(*, job: ImportJob, progress: dict | None = None) -> dict 
             f"broker gives it to another worker {_minutes(redelivery // 60)} after handing it out."
         )
     return {"since": since.isoformat(), "minutes": minutes, "message": message}
+
+
+def _last_import_taken_or_finished() -> datetime | None:
+    """When a worker last took or finished any import job (all projects share the queue)."""
+    moved = ImportJob.objects.aggregate(taken=Max("started_at"), finished=Max("finished_at"))
+    return max(filter(None, moved.values()), default=None)
 
 
 def _minutes(count: int) -> str:

@@ -164,6 +164,35 @@ def test_a_job_queued_too_long_is_flagged_as_waiting_for_a_worker(
     )
 
 
+def test_a_job_waiting_behind_a_moving_queue_is_not_flagged(project, settings):
+    settings.CONCORD_IMPORT_STALL_MINUTES = 10
+    waiting = _aged(factories.import_job(project=project, content=b"{}\n"), created_at=30)
+    other = factories.import_job(project=project, content=b"{}\n", status="running")
+    _aged(other, started_at=40)
+    assert import_jobs.import_job_stalled(job=waiting)["minutes"] == 30
+    _aged(other, started_at=3)  # a worker took another import 3 minutes ago: the queue moves
+    assert import_jobs.import_job_stalled(job=waiting) is None
+    _aged(other, started_at=40, finished_at=12)  # ... and finished it 12 minutes ago
+    stalled = import_jobs.import_job_stalled(job=waiting)
+    assert stalled["minutes"] == 12 and "no import has started or finished" in stalled["message"]
+
+
+def test_polling_a_failed_job_is_a_200_with_its_status_and_an_unknown_one_a_404(
+    researcher_client, project
+):
+    job = import_job_run(job_id=factories.import_job(project=project, content=b"{oops\n").id)
+    polled = researcher_client.get(f"/api/projects/{project.slug}/imports/{job.id}/")
+    assert polled.status_code == 200
+    assert polled.json()["status"] == "failed" and "line 1" in polled.json()["message"]
+    for missing in (job.id + 1000, "abc"):
+        response = researcher_client.get(f"/api/projects/{project.slug}/imports/{missing}/")
+        assert response.status_code == 404 and response.json()["code"] == "not_found"
+    other = factories.ProjectFactory()
+    foreign = factories.import_job(project=other, content=b"{}\n")
+    response = researcher_client.get(f"/api/projects/{project.slug}/imports/{foreign.id}/")
+    assert response.status_code == 404 and response.json()["code"] == "not_found"
+
+
 def test_a_running_job_without_progress_is_flagged_and_progress_clears_the_flag(
     researcher_client, researcher, project, settings
 ):
