@@ -157,6 +157,11 @@ def _project_page(request, project, task_type, form, *, status: int, annotation_
     for job in jobs:
         job.progress = import_job_progress(job=job)
         job.stalled = import_job_stalled(job=job, progress=job.progress)
+    # One notice per stalled running job; one for the queue (its jobs wait for the same reason).
+    stalled = [job for job in jobs if job.stalled and job.status == "running"]
+    waiting = [job for job in jobs if job.stalled and job.status == "queued"]
+    if waiting:
+        stalled.append(max(waiting, key=lambda job: job.stalled["minutes"]))
     return render(
         request,
         "projects/detail.html",
@@ -175,6 +180,8 @@ def _project_page(request, project, task_type, form, *, status: int, annotation_
             "export_formats": FORMATS,
             "export_coders": CODERS,
             "import_jobs": jobs,
+            "stalled_jobs": stalled,
+            "waiting_jobs": len(waiting),
             "refresh_seconds": 3 if any(j.status in ("queued", "running") for j in jobs) else 0,
         },
         status=status,

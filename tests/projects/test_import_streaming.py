@@ -164,6 +164,18 @@ def test_a_job_queued_too_long_is_flagged_as_waiting_for_a_worker(
     )
 
 
+def test_the_project_page_says_once_that_the_queue_waits(researcher, project, settings):
+    settings.CONCORD_IMPORT_STALL_MINUTES = 10
+    for minutes in (12, 15, 11):
+        _aged(factories.import_job(project=project, content=b"{}\n"), created_at=minutes)
+    browser = Client()
+    browser.force_login(researcher)
+    page = browser.get(f"/p/{project.slug}/").content.decode()
+    assert page.count('class="message error"') == 1
+    assert "<strong>3 imports</strong>: Waiting 15 minutes for a worker" in page
+    assert page.count("(stalled)") == 3
+
+
 def test_a_job_waiting_behind_a_moving_queue_is_not_flagged(project, settings):
     settings.CONCORD_IMPORT_STALL_MINUTES = 10
     waiting = _aged(factories.import_job(project=project, content=b"{}\n"), created_at=30)
