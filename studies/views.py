@@ -30,11 +30,7 @@ from studies.services.external_annotations import (
     import_annotations_upload,
     import_summary,
 )
-from studies.services.import_jobs import (
-    import_job_create,
-    import_job_progress,
-    import_job_stalled,
-)
+from studies.services.import_jobs import import_job_create, import_jobs_recent
 from studies.services.imports import available_formats, formats_taking
 
 
@@ -153,15 +149,8 @@ def project_import_annotations(request, slug):
 
 
 def _project_page(request, project, task_type, form, *, status: int, annotation_form=None):
-    jobs = list(project.import_jobs.all()[:5])
-    for job in jobs:
-        job.progress = import_job_progress(job=job)
-        job.stalled = import_job_stalled(job=job, progress=job.progress)
-    # One notice per stalled running job; one for the queue (its jobs wait for the same reason).
-    stalled = [job for job in jobs if job.stalled and job.status == "running"]
-    waiting = [job for job in jobs if job.stalled and job.status == "queued"]
-    if waiting:
-        stalled.append(max(waiting, key=lambda job: job.stalled["minutes"]))
+    imports = import_jobs_recent(project=project)
+    jobs = imports["jobs"]
     return render(
         request,
         "projects/detail.html",
@@ -180,8 +169,7 @@ def _project_page(request, project, task_type, form, *, status: int, annotation_
             "export_formats": FORMATS,
             "export_coders": CODERS,
             "import_jobs": jobs,
-            "stalled_jobs": stalled,
-            "waiting_jobs": len(waiting),
+            "import_notices": imports["notices"],
             "refresh_seconds": 3 if any(j.status in ("queued", "running") for j in jobs) else 0,
         },
         status=status,

@@ -6,9 +6,10 @@ sees the finished job at once.
 
 from __future__ import annotations
 
+import functools
 import io
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -156,6 +157,26 @@ def import_job_progress(*, job: ImportJob) -> dict | None:
     return cache.get(_progress_key(job.id))
 
 
+def import_jobs_recent(*, project: Project, count: int = 5) -> dict:
+    """The project's latest import jobs for its page, each with its ``progress`` and ``stalled``
+    (``import_job_stalled``), and the ``notices`` above them: one per stalled running job, one
+    for the queue however many of its jobs wait (they wait for the same reason), each
+    ``{"label", "message"}``."""
+    jobs = list(project.import_jobs.all()[:count])
+    queue_moved = functools.cache(_last_import_taken_or_finished)  # one query, when needed
+    for job in jobs:
+        job.progress = import_job_progress(job=job)
+        job.stalled = _stalled(job, job.progress, queue_moved=queue_moved)
+    running = [job for job in jobs if job.stalled and job.status == ImportJob.Status.RUNNING]
+    waiting = [job for job in jobs if job.stalled and job.status == ImportJob.Status.QUEUED]
+    notices = [{"label": job.filename, "message": job.stalled["message"]} for job in running]
+    if waiting:
+        longest = max(waiting, key=lambda job: job.stalled["minutes"])
+        label = f"{len(waiting)} imports" if len(waiting) > 1 else longest.filename
+        notices.append({"label": label, "message": longest.stalled["message"]})
+    return {"jobs": jobs, "notices": notices}
+
+
 def import_job_stalled(*, job: ImportJob, progress: dict | None = None) -> dict | None:
     """Whether ``job`` looks stuck, for its page and the API: queued while no worker took or
     finished any import, or running without progress (``progress``: ``import_job_progress``'s),
@@ -164,12 +185,18 @@ def import_job_stalled(*, job: ImportJob, progress: dict | None = None) -> dict 
     A worker that is killed mid-import leaves its job "running": nothing of the import is saved
     (one transaction), and the broker hands the job to another worker only after its visibility
     timeout, which must outlast the longest task, so the flag says what is going on meanwhile."""
+    return _stalled(job, progress, queue_moved=_last_import_taken_or_finished)
+
+
+def _stalled(
+    job: ImportJob, progress: dict | None, *, queue_moved: Callable[[], datetime | None]
+) -> dict | None:
     now = timezone.now()
     if job.status == ImportJob.Status.QUEUED:
         since = job.created_at
         if now - since >= timedelta(minutes=settings.CONCORD_IMPORT_STALL_MINUTES):
             # Behind a backlog, the queue still moves: waiting counts from its last move.
-            since = max(since, _last_import_taken_or_finished() or since)
+            since = max(since, queue_moved() or since)
     elif job.status == ImportJob.Status.RUNNING:
         reported = (progress or {}).get("updated_at")
         since = max(

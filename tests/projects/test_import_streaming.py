@@ -7,7 +7,9 @@ from datetime import datetime, timedelta
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Item
@@ -170,7 +172,10 @@ def test_the_project_page_says_once_that_the_queue_waits(researcher, project, se
         _aged(factories.import_job(project=project, content=b"{}\n"), created_at=minutes)
     browser = Client()
     browser.force_login(researcher)
-    page = browser.get(f"/p/{project.slug}/").content.decode()
+    with CaptureQueriesContext(connection) as queries:
+        page = browser.get(f"/p/{project.slug}/").content.decode()
+    # When the queue last moved is asked once for the page, not once per waiting job.
+    assert sum('MAX("projects_importjob"."started_at")' in q["sql"] for q in queries) == 1
     assert page.count('class="message error"') == 1
     assert "<strong>3 imports</strong>: Waiting 15 minutes for a worker" in page
     assert page.count("(stalled)") == 3
