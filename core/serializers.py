@@ -13,11 +13,16 @@ class KnownKeysOnly(serializers.Serializer):
     keys as ``{known}``): a misspelt or misplaced key would otherwise be dropped without a word."""
 
     unknown_message = "Unknown key; known ones: {known}."
+    # Keys people write that the object does not have, with what to write instead.
+    key_hints: dict[str, str] = {}
 
     def to_internal_value(self, data: Any) -> dict:
         if isinstance(data, Mapping):
-            unknown = sorted(set(data) - set(self.fields))
+            unknown = sorted(set(data) - set(self.fields), key=str)
             if unknown:
+                hinted = [key for key in unknown if key in self.key_hints]
+                if hinted:
+                    raise serializers.ValidationError({hinted[0]: self.key_hints[hinted[0]]})
                 raise serializers.ValidationError(
                     {unknown[0]: self.unknown_message.format(known=", ".join(self.fields))}
                 )

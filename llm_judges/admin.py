@@ -1,5 +1,11 @@
-"""Admin for judges (configuration), prompt templates (edit, preview), runs (watch, cancel),
-results and calls (read-only).
+"""Admin for model endpoints (superusers only), judges (configuration, scoped to the projects a
+staff member researches), prompt templates (edit, preview), runs (watch, cancel), results and
+calls (read-only).
+
+A model endpoint is the only address a worker calls for LLM judges: its URL, the environment
+variable holding its key, the projects that may use it, and whether it may reach private
+addresses. Only superusers see or change endpoints; researchers choose among those open to
+their projects.
 
 A judge's kind, model, parameters and prompt version become read-only once it has runs:
 results are keyed by judge and prompt version only, so changing what produced them would mix
@@ -26,6 +32,7 @@ from llm_judges.models import (
     JudgeCall,
     JudgeResult,
     JudgeRun,
+    ModelEndpoint,
     Preselection,
     PreselectionShown,
     PromptTemplate,
@@ -37,6 +44,7 @@ from llm_judges.services.prompt_templates import (
     prompt_template_save,
 )
 from projects.admin import ProjectScopedAdmin, scoped
+from projects.selectors import researched_projects
 
 FROZEN = ["kind", "model", "parameters", "prompt_version"]
 
@@ -44,13 +52,30 @@ FROZEN = ["kind", "model", "parameters", "prompt_version"]
 class JudgeForm(forms.ModelForm):
     class Meta:
         model = Judge
-        fields = ["name", "kind", "model", "parameters", "prompt", "prompt_version", "description"]
+        fields = [
+            "project",
+            "name",
+            "kind",
+            "model",
+            "endpoint",
+            "parameters",
+            "prompt",
+            "prompt_version",
+            "description",
+        ]
 
     def clean(self):
         cleaned = super().clean()
         kind = cleaned.get("kind") or (self.instance.kind if self.instance.pk else None)
         if not kind:
             return cleaned
+        endpoint = cleaned.get("endpoint")
+        if endpoint is not None:
+            project = cleaned.get("project") or getattr(self.instance, "project", None)
+            try:
+                services.endpoint_check(endpoint=endpoint, kind=kind, project=project)
+            except services.JudgeError as exc:
+                self.add_error("endpoint", exc.message)
         if "parameters" in self.fields:
             try:
                 cleaned["parameters"] = clean_parameters(kind, cleaned.get("parameters"))
@@ -164,7 +189,13 @@ class PromptTemplateAdmin(admin.ModelAdmin):
             if change:
                 stored = PromptTemplate.objects.get(pk=obj.pk)
                 content["task_type"] = stored.task_type
-                saved, what = prompt_template_revise(template=stored, changes=content)
+                saved, what = prompt_template_revise(
+                    template=stored,
+                    changes=content,
+                    projects=None
+                    if request.user.is_superuser
+                    else researched_projects(user=request.user),
+                )
             else:
                 saved, what = prompt_template_save(name=form.cleaned_data["name"], **content)
         except services.JudgeError as exc:  # form.clean checked the same: a race
@@ -231,19 +262,66 @@ class PromptTemplateAdmin(admin.ModelAdmin):
         )
 
 
+class ModelEndpointForm(forms.ModelForm):
+    class Meta:
+        model = ModelEndpoint
+        fields = [
+            "name",
+            "base_url",
+            "api_key_env",
+            "all_projects",
+            "projects",
+            "allow_private_network",
+            "description",
+        ]
+
+
+@admin.register(ModelEndpoint)
+class ModelEndpointAdmin(admin.ModelAdmin):
+    """Staff's model servers: superusers only (a staff researcher sees none)."""
+
+    form = ModelEndpointForm
+    list_display = ["name", "base_url", "api_key_env", "all_projects", "allow_private_network"]
+    search_fields = ["name", "base_url"]
+    filter_horizontal = ["projects"]
+
+    def has_module_permission(self, request):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+    has_add_permission = has_module_permission
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+    has_delete_permission = has_change_permission
+
+
 @admin.register(Judge)
-class JudgeAdmin(admin.ModelAdmin):
-    """Judges are shared by every project (no project of their own): not scoped."""
+class JudgeAdmin(ProjectScopedAdmin, admin.ModelAdmin):
+    """A project's judges (scoped to the projects a staff member researches); judges without a
+    project are the catalogue, which only superusers see and change."""
 
     form = JudgeForm
-    list_display = ["name", "kind", "model", "prompt_version", "updated_at"]
+    list_display = ["name", "project", "kind", "model", "endpoint", "prompt_version", "updated_at"]
     list_filter = ["kind"]
-    list_select_related = ["prompt"]
-    search_fields = ["name", "model"]
+    list_select_related = ["prompt", "project", "endpoint"]
+    search_fields = ["name", "model", "project__slug"]
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "endpoint" and not request.user.is_superuser:
+            from django.db.models import Q
+
+            kwargs["queryset"] = ModelEndpoint.objects.filter(
+                Q(all_projects=True) | Q(projects__in=researched_projects(user=request.user))
+            ).distinct()
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.runs.exists():
-            return FROZEN
+            return [*FROZEN, "project", "endpoint"]
         return []
 
 

@@ -38,10 +38,11 @@ class StartRunSerializer(EstimateSerializer):
     )
 
 
-def _judge_named(name: str) -> Judge:
-    judge = Judge.objects.filter(name=name).first()
+def _judge_named(project, name: str) -> Judge:
+    """The project's own judge of that name (judges belong to projects)."""
+    judge = selectors.judge_named(project=project, name=name)
     if judge is None:
-        raise services.JudgeError("No such judge.", field="judge")
+        raise services.JudgeError("The project has no judge of that name.", field="judge")
     return judge
 
 
@@ -67,7 +68,7 @@ class RunListView(APIView):
         body = StartRunSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        judge = _judge_named(data["judge"])
+        judge = _judge_named(self.project, data["judge"])
         # A refusal (JudgeError) becomes {"detail", "code", "field"} with its code's status
         # (409 while the judge is running, 400 for a judge or filters that cannot work).
         options = {
@@ -108,7 +109,7 @@ class RunEstimateView(APIView):
         data = body.validated_data
         return Response(
             selectors.run_estimate(
-                judge=_judge_named(data["judge"]),
+                judge=_judge_named(self.project, data["judge"]),
                 project=self.project,
                 filters=data["filters"],
                 both_orders=data["both_orders"],

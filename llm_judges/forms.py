@@ -1,3 +1,5 @@
+import json
+
 from django import forms
 
 from annotation.models import Item
@@ -79,3 +81,88 @@ class PreselectionForm(forms.Form):
         from llm_judges.models import Judge
 
         self.fields["judge"].queryset = Judge.objects.filter(pk__in=[j.pk for j in judges])
+
+
+class JudgeAddForm(forms.Form):
+    """A new judge of the project: an LLM judge calls one of the endpoints staff opened to it."""
+
+    name = forms.CharField(max_length=100)
+    kind = forms.ChoiceField(choices=())
+    model = forms.CharField(
+        max_length=500,
+        help_text="LLM: the model name the endpoint serves; NLI: a model directory on the "
+        "workers; embedding: all-MiniLM-L6-v2.",
+    )
+    endpoint = forms.ModelChoiceField(
+        queryset=None, required=False, empty_label="(none: NLI and embedding judges)"
+    )
+    parameters = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": '{"temperature": 0}'}),
+        help_text="JSON, optional: the kind's settings (defaults filled in).",
+    )
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, endpoints, **kwargs):
+        super().__init__(*args, **kwargs)
+        from llm_judges.models import Judge, ModelEndpoint
+
+        self.fields["kind"].choices = Judge.Kind.choices
+        self.fields["endpoint"].queryset = ModelEndpoint.objects.filter(
+            pk__in=[e.pk for e in endpoints]
+        )
+
+    def clean_parameters(self) -> dict:
+        text = (self.cleaned_data.get("parameters") or "").strip()
+        if not text:
+            return {}
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc.msg}.") from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("A JSON object, e.g. {\"temperature\": 0}.")
+        return value
+
+
+class JudgeCopyForm(forms.Form):
+    """Copy a catalogue judge, or one of another project the user researches, into this one."""
+
+    source = forms.ModelChoiceField(queryset=None, empty_label=None, label="Judge to copy")
+    name = forms.CharField(max_length=100, required=False, help_text="Blank: the same name.")
+    endpoint = forms.ModelChoiceField(
+        queryset=None,
+        required=False,
+        empty_label="(keep its own if open to this project)",
+        help_text="LLM judges: the endpoint the copy calls.",
+    )
+
+    def __init__(self, *args, sources, endpoints, **kwargs):
+        super().__init__(*args, **kwargs)
+        from llm_judges.models import Judge, ModelEndpoint
+
+        self.fields["source"].queryset = Judge.objects.filter(pk__in=[j.pk for j in sources])
+        self.fields["source"].label_from_instance = lambda judge: (
+            f"{judge.project.name}: {judge.name}" if judge.project else f"catalogue: {judge.name}"
+        )
+        self.fields["endpoint"].queryset = ModelEndpoint.objects.filter(
+            pk__in=[e.pk for e in endpoints]
+        )
+
+
+class JudgeEndpointForm(forms.Form):
+    """Choose the endpoint of an LLM judge that has not run (a copied or bundled judge)."""
+
+    judge = forms.ModelChoiceField(queryset=None, empty_label=None)
+    endpoint = forms.ModelChoiceField(queryset=None, empty_label=None)
+
+    def __init__(self, *args, judges, endpoints, **kwargs):
+        super().__init__(*args, **kwargs)
+        from llm_judges.models import Judge, ModelEndpoint
+
+        self.fields["judge"].queryset = Judge.objects.filter(
+            pk__in=[j.pk for j in judges if j.kind == Judge.Kind.LLM]
+        )
+        self.fields["endpoint"].queryset = ModelEndpoint.objects.filter(
+            pk__in=[e.pk for e in endpoints]
+        )

@@ -15,6 +15,11 @@ Rules the services rely on:
   new version instead), and every run records the template it used and its fingerprint.
 - ``prompt_version`` on judges, runs and results is the template's key: the built-in version
   ("v1") for the shipped records, ``name@version`` for the others.
+- Ownership: a ``ModelEndpoint`` (base URL, the environment variable holding its key, the
+  projects that may use it) is staff's, set up in the admin; no other address is ever called. A
+  ``Judge`` belongs to one project (its settings are the project's: changing them never changes
+  another project's judge); a judge without a project is a staff catalogue entry (the built-in
+  ``minilm-similarity``) that projects copy, never run as it is.
 """
 
 import json
@@ -137,14 +142,99 @@ class PromptTemplate(models.Model):
         return json.dumps([getattr(self, name) for name in self.CONTENT], sort_keys=True)
 
 
+class ModelEndpoint(models.Model):
+    """A model server staff approved for judges (like a Label Studio ML-backend connection): the
+    only addresses workers call. Researchers choose among the endpoints their projects may use;
+    the key stays in the workers' environment and is sent only here."""
+
+    name = models.CharField(max_length=100, unique=True)
+    base_url = models.CharField(
+        max_length=500,
+        help_text="OpenAI-compatible API root, e.g. https://api.openai.com/v1 or http://vllm:8000/v1.",
+    )
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Environment variable of the workers holding the key (…_API_KEY); blank for a "
+        "server without keys.",
+    )
+    all_projects = models.BooleanField(
+        default=False, help_text="Every project may use it (otherwise only the projects below)."
+    )
+    projects = models.ManyToManyField(
+        "projects.Project",
+        blank=True,
+        related_name="model_endpoints",
+        help_text="The projects that may use it.",
+    )
+    allow_private_network = models.BooleanField(
+        default=False,
+        help_text="Allow loopback, private and link-local addresses (a model server on this "
+        "network). Off: such addresses are refused, whatever the host name resolves to.",
+    )
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self):
+        from django.core.exceptions import ValidationError
+
+        from llm_judges.parameters import clean_endpoint
+
+        try:
+            self.base_url, self.api_key_env = clean_endpoint(
+                base_url=self.base_url, api_key_env=self.api_key_env
+            )
+        except ValueError as exc:
+            field, message = exc.args
+            raise ValidationError({field: message}) from None
+
+    def allows(self, project_id: int | None) -> bool:
+        """Whether the project may use this endpoint."""
+        if self.all_projects:
+            return True
+        return project_id is not None and self.projects.filter(pk=project_id).exists()
+
+    def connection(self) -> dict:
+        """What the LLM backend needs of the endpoint (merged into a judge's parameters)."""
+        return {
+            "base_url": self.base_url,
+            "api_key_env": self.api_key_env,
+            "allow_private_network": self.allow_private_network,
+        }
+
+
 class Judge(models.Model):
     class Kind(models.TextChoices):
         LLM = "llm", "LLM (OpenAI-compatible endpoint)"
         NLI = "nli", "NLI model"
         EMBEDDING = "embedding", "Embedding similarity"
 
-    name = models.CharField(max_length=100, unique=True)
+    project = models.ForeignKey(
+        "projects.Project",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="judges",
+        help_text="The project the judge belongs to; blank: a staff catalogue judge that "
+        "projects copy.",
+    )
+    name = models.CharField(max_length=100)
     kind = models.CharField(max_length=10, choices=Kind.choices)
+    endpoint = models.ForeignKey(
+        ModelEndpoint,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="judges",
+        help_text="LLM judges: the staff-approved model server it calls.",
+    )
     model = models.CharField(
         max_length=500,
         help_text="LLM: the model name the endpoint serves. NLI: path of a local model directory "
@@ -153,8 +243,9 @@ class Judge(models.Model):
     parameters = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Kind-specific settings (base_url, api_key_env, temperature, max_tokens, "
-        "timeout, concurrency…; threshold; batch_size…). Defaults are filled in on save.",
+        help_text="Kind-specific settings (temperature, max_tokens, timeout, concurrency…; "
+        "threshold; batch_size…). Defaults are filled in on save. The server comes from the "
+        "endpoint.",
     )
     prompt_version = models.CharField(
         max_length=PROMPT_KEY_LENGTH,
@@ -177,6 +268,16 @@ class Judge(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "name"],
+                condition=Q(project__isnull=False),
+                name="judge_name_per_project",
+            ),
+            models.UniqueConstraint(
+                fields=["name"], condition=Q(project__isnull=True), name="judge_catalogue_name"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -199,7 +300,7 @@ class JudgeRun(models.Model):
 
     ACTIVE = (Status.PENDING, Status.RUNNING)
 
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
+    judge = models.ForeignKey(Judge, on_delete=models.RESTRICT, related_name="runs")
     project = models.ForeignKey(
         "projects.Project", on_delete=models.CASCADE, related_name="judge_runs"
     )
@@ -303,7 +404,7 @@ class JudgeResult(models.Model):
     item = models.ForeignKey(
         "annotation.Item", on_delete=models.CASCADE, related_name="judge_results"
     )
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="results")
+    judge = models.ForeignKey(Judge, on_delete=models.RESTRICT, related_name="results")
     prompt_version = models.CharField(max_length=PROMPT_KEY_LENGTH)
     setting = models.CharField(max_length=40, blank=True, default="")
     presentation = models.CharField(
@@ -392,7 +493,7 @@ class Preselection(models.Model):
     project = models.OneToOneField(
         "projects.Project", on_delete=models.CASCADE, related_name="judge_preselection"
     )
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="+")
+    judge = models.ForeignKey(Judge, on_delete=models.RESTRICT, related_name="+")
     prompt_version = models.CharField(max_length=PROMPT_KEY_LENGTH)
     enabled_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -409,7 +510,7 @@ class PreselectionShown(models.Model):
     assignment = models.OneToOneField(
         "annotation.Assignment", on_delete=models.CASCADE, related_name="judge_preselection_shown"
     )
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="+")
+    judge = models.ForeignKey(Judge, on_delete=models.RESTRICT, related_name="+")
     result = models.ForeignKey(
         JudgeResult, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -1,8 +1,10 @@
 """Judge parameters per kind: one serializer each validates the admin form and the services.
 
-Security: the API key is never stored; a judge names the environment variable that holds it, and
-only names ending in ``_API_KEY`` are accepted, so a judge configuration cannot make a worker send
-another secret (``DJANGO_SECRET_KEY``, ``DATABASE_URL``…) to an endpoint it names.
+Security: where an LLM judge's calls go is not a parameter. The base URL and the environment
+variable holding its key belong to a staff-approved ``ModelEndpoint`` (:func:`clean_endpoint`
+checks them: only names ending in ``_API_KEY``, so not even staff can make a worker send another
+secret such as ``DJANGO_SECRET_KEY``); a judge's parameters are its sampling settings only, and
+``base_url`` or ``api_key_env`` among them is refused with a pointer to the endpoints.
 """
 
 from __future__ import annotations
@@ -34,15 +36,27 @@ class _Common(serializers.Serializer):
     )
 
 
+ENDPOINT_KEYS = ("base_url", "api_key_env")
+ENDPOINT_MESSAGE = (
+    "Not a judge parameter: a judge calls the model endpoint staff set up for the project "
+    "(choose it as the judge's endpoint)."
+)
+
+
+def clean_endpoint(*, base_url: str, api_key_env: str) -> tuple[str, str]:
+    """A model endpoint's URL and key variable, checked; ``ValueError(field, message)``."""
+    parsed = urlparse(base_url or "")
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ValueError("base_url", "Must be an http(s) URL such as http://host:8000/v1.")
+    if api_key_env and not API_KEY_ENV.match(api_key_env):
+        raise ValueError(
+            "api_key_env",
+            "Must be the name of an environment variable ending in _API_KEY (e.g. OPENAI_API_KEY).",
+        )
+    return base_url.rstrip("/"), api_key_env
+
+
 class LLMParameters(_Common):
-    base_url = serializers.CharField(
-        help_text="OpenAI-compatible API root, e.g. https://api.openai.com/v1 or http://vllm:8000/v1"
-    )
-    api_key_env = serializers.CharField(
-        default="OPENAI_API_KEY",
-        allow_blank=True,
-        help_text="Environment variable holding the key (…_API_KEY); blank for servers without keys.",
-    )
     temperature = serializers.FloatField(min_value=0.0, max_value=2.0, default=0.0)
     max_tokens = serializers.IntegerField(min_value=1, max_value=32768, default=256)
     timeout = serializers.FloatField(
@@ -73,19 +87,6 @@ class LLMParameters(_Common):
         help_text="Sampling seed sent to the server (OpenAI-compatible servers take it); recorded "
         "with the run and each result. Blank: none sent.",
     )
-
-    def validate_base_url(self, value: str) -> str:
-        parsed = urlparse(value)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise serializers.ValidationError("Must be an http(s) URL such as http://host:8000/v1.")
-        return value.rstrip("/")
-
-    def validate_api_key_env(self, value: str) -> str:
-        if value and not API_KEY_ENV.match(value):
-            raise serializers.ValidationError(
-                "Must be the name of an environment variable ending in _API_KEY (e.g. OPENAI_API_KEY)."
-            )
-        return value
 
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -213,6 +214,9 @@ def clean_parameters(kind: str, data: dict | None) -> dict:
         raise serializers.ValidationError({"kind": f"Unknown judge kind {kind!r}."})
     if data is not None and not isinstance(data, dict):
         raise serializers.ValidationError({"parameters": "Must be a JSON object."})
+    for key in ENDPOINT_KEYS:
+        if key in (data or {}):
+            raise serializers.ValidationError({key: ENDPOINT_MESSAGE})
     serializer = SERIALIZERS[kind](data=data or {})
     serializer.is_valid(raise_exception=True)
     unknown = sorted(set(data or {}) - set(serializer.fields))

@@ -18,6 +18,7 @@ from llm_judges.models import (
     Judge,
     JudgeResult,
     JudgeRun,
+    ModelEndpoint,
     Preselection,
     PreselectionShown,
     PromptTemplate,
@@ -137,15 +138,41 @@ def _results_for_export(project: Project) -> QuerySet[JudgeResult]:
     )
 
 
-def judges_for_project(*, project: Project) -> list[Judge]:
-    """Judges that can run on the project's task type (kind supported, prompt version known)."""
+def endpoints_for_project(*, project: Project | None) -> list[ModelEndpoint]:
+    """The model endpoints staff allowed the project to use (for a project not yet created:
+    those open to every project)."""
+    allowed = Q(all_projects=True)
+    if project is not None:
+        allowed |= Q(projects=project)
+    return list(ModelEndpoint.objects.filter(allowed).distinct().order_by("name"))
+
+
+def judge_named(*, project: Project, name: str) -> Judge | None:
+    """The project's own judge of that name."""
+    return Judge.objects.filter(project=project, name=name).select_related("endpoint").first()
+
+
+def judges_to_copy(*, project: Project, user) -> list[Judge]:
+    """Judges a researcher may copy into ``project``: the staff catalogue's and those of the
+    other projects they are a researcher of, for the project's task type."""
+    from projects.selectors import researched_projects
+
+    others = researched_projects(user=user).exclude(pk=project.pk)
+    candidates = Judge.objects.filter(
+        Q(project__isnull=True) | Q(project__in=others)
+    ).select_related("prompt", "project", "endpoint")
+    runnable = _runnable_on(project, candidates)
+    return sorted(runnable, key=lambda j: (j.project is not None, str(j.project or ""), j.name))
+
+
+def _runnable_on(project: Project, judges) -> list[Judge]:
     try:
         prompt = prompts.get(project.task_type)
     except prompts.PromptNotFound:
         return []
     return [
         judge
-        for judge in Judge.objects.select_related("prompt").order_by("name")
+        for judge in judges
         if judge.kind in prompt.kinds
         and (
             judge.prompt.task_type == project.task_type
@@ -153,6 +180,15 @@ def judges_for_project(*, project: Project) -> list[Judge]:
             else judge.prompt_version in prompt.versions
         )
     ]
+
+
+def judges_for_project(*, project: Project) -> list[Judge]:
+    """The project's own judges that can run on its task type (kind supported, prompt version
+    known)."""
+    return _runnable_on(
+        project,
+        Judge.objects.filter(project=project).select_related("prompt", "endpoint").order_by("name"),
+    )
 
 
 def _with_usage(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:

@@ -2,9 +2,11 @@
 
 Security: every view requires login and the researcher role in the project (``project_for``:
 404 to anyone else, so slugs do not leak). Pages show judge replies and errors, never gold; run
-ids are looked up inside the project, so a researcher cannot open another project's run. Judges
-themselves are configured in the admin (staff only), because a judge names an endpoint that
-workers call and the environment variable holding its key.
+ids are looked up inside the project, so a researcher cannot open another project's run.
+A project's judges are its own: researchers add one (an LLM judge calls one of the model
+endpoints staff opened to the project, never an address a researcher types), copy one from the
+catalogue or from another project they research, or choose the endpoint of one that has not run.
+Model endpoints themselves (URL, key variable) are configured by staff in the admin.
 """
 
 from django.contrib import messages
@@ -12,10 +14,18 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
+from rest_framework import serializers
 
 from annotation.models import Item
 from llm_judges import selectors, services
-from llm_judges.forms import PreselectionForm, PreviewForm, StartRunForm
+from llm_judges.forms import (
+    JudgeAddForm,
+    JudgeCopyForm,
+    JudgeEndpointForm,
+    PreselectionForm,
+    PreviewForm,
+    StartRunForm,
+)
 from projects.permissions import RESEARCH_ROLES, project_for
 
 
@@ -35,6 +45,8 @@ def project_judges(request, slug):
     """Start a run, cancel one, switch the pre-selection; list runs with progress bars."""
     project = project_for(request.user, slug, RESEARCH_ROLES)
     judges = selectors.judges_for_project(project=project)
+    endpoints = selectors.endpoints_for_project(project=project)
+    setup = _JudgeSetup(request, project, judges, endpoints)
     groups = _groups(project)
     start_form = StartRunForm(judges=judges, groups=groups)
     preview_form = PreviewForm(judges=judges)
@@ -63,6 +75,9 @@ def project_judges(request, slug):
             if services.judge_run_cancel(run=run):
                 messages.success(request, f"Run {run.pk} cancelled.")
             return redirect("project-judges", slug=slug)
+        elif action in _JudgeSetup.ACTIONS:
+            if setup.handle(action):
+                return redirect("project-judges", slug=slug)
         elif action == "preselection":
             pre_form = PreselectionForm(request.POST, judges=judges)
             if pre_form.is_valid():
@@ -84,8 +99,70 @@ def project_judges(request, slug):
             "preselection": preselection,
             "preselection_reason": status["reason"],
             "runs": [selectors.progress_of(run=run) for run in runs],
+            "endpoints": endpoints,
+            **setup.forms(),
         },
     )
+
+
+class _JudgeSetup:
+    """The page's judge set-up forms: add a judge, copy one in, choose an endpoint."""
+
+    ACTIONS = ("add", "copy", "endpoint")
+
+    def __init__(self, request, project, judges, endpoints) -> None:
+        self.request, self.project = request, project
+        self.judges, self.endpoints = judges, endpoints
+        self.sources = selectors.judges_to_copy(project=project, user=request.user)
+        self.add_form = JudgeAddForm(endpoints=endpoints, prefix="add")
+        self.copy_form = JudgeCopyForm(sources=self.sources, endpoints=endpoints, prefix="copy")
+        self.endpoint_form = JudgeEndpointForm(judges=judges, endpoints=endpoints, prefix="ep")
+
+    def forms(self) -> dict:
+        return {
+            "add_form": self.add_form,
+            "copy_form": self.copy_form,
+            "endpoint_form": self.endpoint_form,
+        }
+
+    def handle(self, action: str) -> bool:
+        """Whether the action succeeded (else its form shows the errors)."""
+        post = self.request.POST
+        try:
+            if action == "add":
+                self.add_form = form = JudgeAddForm(post, endpoints=self.endpoints, prefix="add")
+                if not form.is_valid():
+                    return False
+                judge = services.judge_create(project=self.project, **form.cleaned_data)
+            elif action == "copy":
+                self.copy_form = form = JudgeCopyForm(
+                    post, sources=self.sources, endpoints=self.endpoints, prefix="copy"
+                )
+                if not form.is_valid():
+                    return False
+                data = form.cleaned_data
+                judge = services.judge_copy(
+                    judge=data["source"], project=self.project, name=data["name"]
+                )
+                if data["endpoint"] is not None:
+                    services.judge_endpoint_set(judge=judge, endpoint=data["endpoint"])
+            else:
+                self.endpoint_form = form = JudgeEndpointForm(
+                    post, judges=self.judges, endpoints=self.endpoints, prefix="ep"
+                )
+                if not form.is_valid():
+                    return False
+                judge = services.judge_endpoint_set(**form.cleaned_data)
+        except services.JudgeError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+            return False
+        except serializers.ValidationError as exc:  # the kind's parameters or model
+            for name, problem in exc.detail.items():
+                text = " ".join(map(str, problem)) if isinstance(problem, list) else str(problem)
+                form.add_error(name if name in form.fields else "parameters", text)
+            return False
+        messages.success(self.request, f"{judge.name} is ready.")
+        return True
 
 
 def _start_or_estimate(request, project, start_form, action: str):

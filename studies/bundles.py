@@ -19,8 +19,16 @@
 ``bundle_load(directory=…)`` loads a bundle into an instance that does not have the project:
 the project, items, annotator accounts named after the pseudonyms (no usable password),
 submitted assignments and annotations, external coders and their answers (a bundle written
-before they were bundled loads without them), judges (by name) and their results; the dashboard
-then gives the same figures.
+before they were bundled loads without them), the project's own judges and their results; the
+dashboard then gives the same figures.
+
+A bundle is untrusted input (:mod:`studies.bundle_loading` checks it): it is loaded only if its
+manifest's checksums match, every row passes the checks an import makes, and it touches nothing
+that exists. It grants no role to any existing account (the study's ``members`` are ignored;
+the pseudonyms get new accounts, and a bundle whose pseudonym names an existing account is
+refused), creates no model endpoint (its LLM judges arrive without one: their results load, and
+a researcher chooses an endpoint before running them again) and matches no prompt template by
+name (a judge keeps its results' prompt version).
 """
 
 from __future__ import annotations
@@ -31,20 +39,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.db import transaction
 from django.utils import timezone
 
 from agreement.reports import AnnotatorFilter, ReportOptions, build_report
 from agreement.reports.gather import gather
-from annotation.models import Annotation, Assignment, ExternalAnnotation, ExternalCoder, Item
+from annotation.models import Annotation, ExternalAnnotation, Item
 from core.errors import Refusal
-from llm_judges.models import Judge, JudgeResult
+from llm_judges.models import JudgeResult
 from projects.models import Membership, Project
-from studies.study_files import study_apply, study_export
+from studies.bundle_loading import bundle_load
+from studies.study_files import study_export
 
 TABLES = ("items", "annotations", "annotators", "judge_results", "external_annotations")
-OPTIONAL = ("external_annotations",)  # absent from bundles written before it existed
 NESTED = {"payload", "prepared", "gold", "answer", "detail"}
 
 
@@ -271,152 +277,4 @@ dashboard then gives the same figures.
 """
 
 
-def _read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-
-
-@transaction.atomic
-def bundle_load(*, directory: Path, user=None) -> Project:
-    """Load a bundle written by :func:`bundle_write` into this instance (see the module doc)."""
-    required = ("study.json", *(f"{t}.jsonl" for t in TABLES if t not in OPTIONAL))
-    missing = [n for n in required if not (directory / n).is_file()]
-    if missing:
-        raise Refusal(
-            f"{directory} is not a Concord bundle: {missing[0]} is missing.", field="directory"
-        )
-    study = json.loads((directory / "study.json").read_text(encoding="utf-8"))
-    if Project.objects.filter(slug=study.get("slug")).exists():
-        raise Refusal(f"slug: a project {study.get('slug')!r} exists here already.", field="slug")
-    project = study_apply(data=study, user=user, create_only=True)["project"]
-    items = Item.objects.bulk_create(
-        [
-            Item(project=project, **{k: row[k] for k in ITEM_FIELDS})
-            for row in _read_jsonl(directory / "items.jsonl")
-        ]
-    )
-    by_external = {i.external_id: i for i in items}
-    annotators = _load_annotators(project, _read_jsonl(directory / "annotators.jsonl"))
-    _load_annotations(
-        project, by_external, annotators, _read_jsonl(directory / "annotations.jsonl")
-    )
-    _load_judge_results(by_external, _read_jsonl(directory / "judge_results.jsonl"))
-    if (directory / "external_annotations.jsonl").is_file():
-        _load_external(project, by_external, _read_jsonl(directory / "external_annotations.jsonl"))
-    return project
-
-
-def _load_external(project: Project, by_external: dict[str, Item], rows: list[dict]) -> None:
-    """The external coders and their answers, as stored (answers in the stored shape)."""
-    sources = {}
-    for row in rows:
-        sources.setdefault(row["coder"], row.get("coder_source") or "")
-    coders = {
-        c.name: c
-        for c in ExternalCoder.objects.bulk_create(
-            [ExternalCoder(project=project, name=n, source=s) for n, s in sources.items()]
-        )
-    }
-    ExternalAnnotation.objects.bulk_create(
-        [
-            ExternalAnnotation(
-                coder=coders[row["coder"]],
-                item=by_external[row["item"]],
-                answer=row["answer"],
-                time_spent_ms=row.get("time_spent_ms"),
-                annotated_at=datetime.fromisoformat(row["annotated_at"])
-                if row.get("annotated_at")
-                else None,
-                source=row.get("source") or "",
-            )
-            for row in rows
-        ],
-        batch_size=2000,
-    )
-
-
-ITEM_FIELDS = ("external_id", "kind", "group", "position", "payload", "prepared", "gold")
-
-
-def _account(project: Project, pseudonym: str):
-    """A placeholder account for a bundle's annotator (no usable password: cannot log in)."""
-    account, created = get_user_model().objects.get_or_create(
-        username=f"{project.slug}-{pseudonym}"
-    )
-    if created:
-        account.set_unusable_password()
-        account.save(update_fields=["password"])
-    return account
-
-
-def _load_annotators(project: Project, rows: list[dict]) -> dict[str, Any]:
-    annotators = {}
-    for row in rows:
-        account = _account(project, row["annotator"])
-        Membership.objects.create(
-            project=project,
-            user=account,
-            role=Membership.Role.ANNOTATOR,
-            qualification=row["qualification"],
-            pseudonym=row["annotator"],
-        )
-        annotators[row["annotator"]] = account
-    return annotators
-
-
-def _load_annotations(
-    project: Project, by_external: dict[str, Item], annotators: dict[str, Any], rows: list[dict]
-) -> None:
-    """Submitted assignments and their annotations; an answer of a removed member is kept under
-    a placeholder account."""
-    now = timezone.now()
-    counts: dict[int, int] = {}
-    for sequence, row in enumerate(rows, start=1):
-        item = by_external[row["item"]]
-        account = annotators.get(row["annotator"]) or _account(project, row["annotator"])
-        assignment = Assignment.objects.create(
-            project=project,
-            item=item,
-            annotator=account,
-            state=Assignment.State.SUBMITTED,
-            reserved_at=now,
-            expires_at=now,
-            submitted_at=now,
-            sequence=sequence,
-        )
-        Annotation.objects.create(
-            assignment=assignment,
-            item=item,
-            annotator=account,
-            answer=row["answer"],
-            version=row["version"],
-            time_spent_ms=row["time_spent_ms"],
-        )
-        if item.kind == Item.Kind.REGULAR:
-            counts[item.id] = counts.get(item.id, 0) + 1
-    for item_id, count in counts.items():
-        Item.objects.filter(id=item_id).update(assigned_count=count)
-
-
-def _load_judge_results(by_external: dict[str, Item], rows: list[dict]) -> None:
-    for row in rows:
-        judge, _ = Judge.objects.get_or_create(
-            name=row["judge"],
-            defaults={
-                "kind": row["kind"],
-                "model": row["model"],
-                "prompt_version": row["prompt_version"],
-            },
-        )
-        JudgeResult.objects.create(
-            item=by_external[row["item"]],
-            judge=judge,
-            prompt_version=row["prompt_version"],
-            setting=row["setting"],
-            presentation=row.get("presentation") or "",
-            status=row["outcome"],
-            answer=row["answer"],
-            error=row["message"],
-            prompt_tokens=row["prompt_tokens"],
-            completion_tokens=row["completion_tokens"],
-            latency_ms=row["latency_ms"],
-        )
+__all__ = ["TABLES", "bundle_load", "bundle_write", "project_report"]

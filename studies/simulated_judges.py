@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from llm_judges.models import Judge, JudgeRun
+from llm_judges.models import Judge, JudgeRun, ModelEndpoint
 from llm_judges.parameters import clean_parameters
 from llm_judges.services.batch_engine import judge_batch_process
 from llm_judges.services.configuration import judge_create
@@ -93,21 +93,40 @@ def chat_server(*, reply: Callable[[str], str]) -> Iterator[str]:
         server.server_close()
 
 
-def _judge(name: str, base_url: str, description: str) -> Judge:
-    parameters = {"base_url": base_url, "api_key_env": "", "structured_output": "none"}
-    judge = Judge.objects.filter(name=name).first()
+def _endpoint(project: Project, base_url: str) -> ModelEndpoint:
+    """The replay's simulated server as a model endpoint of this project alone (the replay runs
+    as staff would set one up: a server on this machine, so private addresses allowed)."""
+    endpoint, _ = ModelEndpoint.objects.update_or_create(
+        name=f"simulated:{project.slug}"[:100],
+        defaults={
+            "base_url": base_url,
+            "api_key_env": "",
+            "allow_private_network": True,
+            "description": "The replay's simulated model server (127.0.0.1, while it runs).",
+        },
+    )
+    endpoint.projects.add(project)
+    return endpoint
+
+
+def _judge(project: Project, name: str, base_url: str, description: str) -> Judge:
+    parameters = {"structured_output": "none"}
+    endpoint = _endpoint(project, base_url)
+    judge = Judge.objects.filter(project=project, name=name).first()
     if judge is None:
         return judge_create(
+            project=project,
             name=name,
             kind=Judge.Kind.LLM,
             model=SIMULATED_MODEL,
+            endpoint=endpoint,
             parameters=parameters,
             description=description,
         )
     # The server's port changes from replay to replay; the judge keeps its name and history.
     judge.parameters = clean_parameters(Judge.Kind.LLM, {**judge.parameters, **parameters})
-    judge.model, judge.description = SIMULATED_MODEL, description
-    judge.save(update_fields=["parameters", "model", "description", "updated_at"])
+    judge.model, judge.description, judge.endpoint = SIMULATED_MODEL, description, endpoint
+    judge.save(update_fields=["parameters", "model", "description", "endpoint", "updated_at"])
     return judge
 
 
@@ -118,7 +137,7 @@ def simulated_judge_run(
     replay's server) whose model answers ``reply(prompt)``; returns the finished run. The
     batches run here, one after the other, through the workers' own code."""
     with chat_server(reply=reply) as base_url:
-        judge = _judge(name, base_url, description)
+        judge = _judge(project, name, base_url, description)
         run = judge_run_start(judge=judge, project=project, enqueue=False)
         for chunk in batches(item_ids=run.pending_item_ids, size=run.items_per_task):
             judge_batch_process(run_id=run.pk, item_ids=chunk)

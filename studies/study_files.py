@@ -5,9 +5,9 @@ Keys: ``slug``, ``name``, ``task_type``, ``config`` (the task type's settings), 
 (Markdown; or ``guidelines_file``, a path relative to the study file, on the command line),
 ``annotators_per_item``, ``status``, ``crowd`` (crowd and quality settings, see
 :mod:`projects.crowd`), ``members`` (``[{username, role}]``) and ``judges`` (``[{name, kind,
-model, base_url, parameters, description, prompt: {name, version}}]``: ``llm_judges.Judge``'s
-fields, the prompt template by name and version, ``base_url`` — an
-LLM judge's endpoint — taken out of its parameters). They are validated by the same
+model, endpoint, parameters, description, prompt: {name, version}}]``: ``llm_judges.Judge``'s
+fields, an LLM judge's model endpoint by name, the prompt template by name and version). They
+are validated by the same
 serializers the admin and the task types use; every problem is reported with its path in the file
 (``crowd.controls_per_batch: …``) and nothing is changed. :func:`study_apply` creates or updates
 the project and returns the changes (``dry_run`` only reports them); :func:`study_export` writes
@@ -17,14 +17,17 @@ Members: listed accounts are added or given the listed role; members the file do
 kept (work is never dropped), and crowd-platform accounts are never listed. The task type of a
 project that has items cannot change.
 
-Judges are shared by every project: a listed judge is created when no judge has its name, and
-linked to the project (``studies.StudyJudge``); an existing judge with the same settings is
-linked as it is. One that differs is changed only when it is this study's alone (linked to
-this project and no other), and a judge that has run keeps its kind, model and parameters
-(results are keyed by judge; its description may change): otherwise the file must name a new
-judge.
-Judges the file does not list stay linked. The export lists the linked judges and every judge
-that has run on the project, with parameters as stored (defaults filled in).
+Judges are the project's own (``llm_judges.Judge.project``): a listed judge is created in the
+project when it has none of that name, or changed; a file never reaches another project's judge.
+A judge that has run keeps its kind, model, endpoint and parameters (results are keyed by judge;
+its description and prompt may change): new settings need a new name. An LLM judge calls a
+model endpoint staff set up (``llm_judges.ModelEndpoint``), named by ``endpoint``; the file may
+name only the endpoints the project may use, and never a URL or an API key. Judges the file does
+not list stay. The export lists the project's judges, parameters as stored (defaults filled in).
+
+A study file is untrusted input, applied with the rights of the user who sends it; a
+``guidelines_file`` is read only from the study file's own folder (or below), and YAML is read
+without aliases (:mod:`core.yaml_safety`).
 """
 
 from __future__ import annotations
@@ -35,20 +38,21 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import models, transaction
+from django.db import transaction
 from rest_framework import serializers
 
 from annotation import task_types
 from core.errors import Refusal
 from core.serializers import KnownKeysOnly
-from llm_judges.models import Judge, JudgeRun, PromptTemplate
-from llm_judges.parameters import clean_model, clean_parameters
+from core.yaml_safety import UnsafeYAML, yaml_load
+from llm_judges.models import Judge, JudgeRun, ModelEndpoint, PromptTemplate
+from llm_judges.parameters import ENDPOINT_KEYS, clean_model, clean_parameters
+from llm_judges.selectors import endpoints_for_project
 from llm_judges.services.configuration import judge_create
 from llm_judges.services.prompt_templates import shipped_template
 from projects.crowd import CrowdSettingsSerializer
 from projects.members import member_add, member_role_set
 from projects.models import Membership, Project
-from studies.models import StudyJudge
 
 KEYS = (
     "slug",
@@ -83,12 +87,22 @@ class PromptRefSerializer(KnownKeysOnly):
 
 class JudgeEntrySerializer(KnownKeysOnly):
     unknown_message = "Unknown key; a judge has: {known}."
+    key_hints = {
+        key: "A study file never names a server or a key: an LLM judge names the model endpoint "
+        "staff set up for the project (endpoint: NAME)."
+        for key in ENDPOINT_KEYS
+    }
 
     name = serializers.CharField(max_length=100)
     kind = serializers.ChoiceField(choices=Judge.Kind.values)
     model = serializers.CharField(max_length=500)
-    base_url = serializers.CharField(
-        required=False, allow_blank=True, help_text="An LLM judge's OpenAI-compatible API root."
+    endpoint = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=100,
+        help_text="LLM judges: the name of the model endpoint it calls, one staff set up for "
+        "this project (the admin's model endpoints).",
     )
     parameters = serializers.DictField(default=dict)
     description = serializers.CharField(allow_blank=True, default="", trim_whitespace=False)
@@ -101,21 +115,19 @@ class JudgeEntrySerializer(KnownKeysOnly):
     )
 
 
-JUDGE_FROZEN = ("kind", "model", "parameters")
+JUDGE_FROZEN = ("kind", "model", "endpoint", "parameters")
 # A judge's prompt may change after it has run (results record their prompt version).
 JUDGE_CHANGEABLE = (*JUDGE_FROZEN, "description", "prompt")
 
 
 def _judge_stored(entry: Mapping) -> dict:
-    """A study file's judge entry as ``Judge`` stores it (``base_url`` into the parameters)."""
-    parameters = dict(entry.get("parameters") or {})
-    if entry.get("base_url"):
-        parameters["base_url"] = entry["base_url"]
+    """A study file's judge entry as ``Judge`` stores it (the endpoint by name, None if none)."""
     return {
         "name": entry["name"],
         "kind": entry["kind"],
         "model": entry["model"],
-        "parameters": parameters,
+        "endpoint": entry.get("endpoint") or None,
+        "parameters": dict(entry.get("parameters") or {}),
         "description": entry.get("description", ""),
         "prompt": dict(entry["prompt"]) if entry.get("prompt") else None,
     }
@@ -123,12 +135,11 @@ def _judge_stored(entry: Mapping) -> dict:
 
 def _judge_entry(judge: Judge) -> dict:
     """A judge as a study file's entry."""
-    parameters = dict(_judge_value(judge, "parameters") or {})
-    base_url = parameters.pop("base_url", None)
-    entry = {"name": judge.name, "kind": judge.kind, "model": judge.model}
-    if base_url is not None:
-        entry["base_url"] = base_url
-    entry = {**entry, "parameters": parameters, "description": judge.description}
+    entry: dict[str, Any] = {"name": judge.name, "kind": judge.kind, "model": judge.model}
+    if judge.endpoint_id is not None:
+        entry["endpoint"] = judge.endpoint.name
+    entry["parameters"] = dict(_judge_value(judge, "parameters") or {})
+    entry["description"] = judge.description
     if judge.prompt_id is not None:
         entry["prompt"] = _judge_value(judge, "prompt")
     return entry
@@ -152,12 +163,18 @@ def _prompt_template(ref: Mapping, task_type: str) -> PromptTemplate:
 
 
 def _judge_errors(
-    entries: list[dict], project_slug: str, task_type: str
+    entries: list[dict], project: Project | None, task_type: str
 ) -> tuple[list[dict], dict]:
-    """The entries cleaned as ``Judge`` stores them, and the errors by entry index."""
+    """The entries cleaned as ``Judge`` stores them, and the errors by entry index. Only the
+    project's own judges are looked at, and only the endpoints the project may use offered."""
     cleaned, errors = [], {}
     names = [e["name"] for e in entries]
-    existing = {j.name: j for j in Judge.objects.filter(name__in=names)}
+    existing = (
+        {j.name: j for j in Judge.objects.filter(project=project, name__in=names)}
+        if project is not None
+        else {}
+    )
+    endpoints = {e.name: e for e in endpoints_for_project(project=project)}
     for index, entry in enumerate(entries):
         stored = _judge_stored(entry)
         try:
@@ -166,32 +183,24 @@ def _judge_errors(
         except serializers.ValidationError as exc:
             key, message = next(iter(exc.detail.items()))
             message = " ".join(str(m) for m in message) if isinstance(message, list) else message
-            if key not in ("model", "kind", "base_url", "parameters"):
+            if key not in ("model", "kind", "parameters"):
                 key = f"parameters.{key}"
             errors[index] = {key: str(message)}
             continue
         if names.index(entry["name"]) != index:
             errors[index] = {"name": f"{entry['name']!r} is listed twice."}
             continue
-        if stored["prompt"] is not None:
-            if stored["kind"] != Judge.Kind.LLM:
-                errors[index] = {"prompt": "prompt templates are for LLM judges"}
-                continue
-            try:
-                _prompt_template(stored["prompt"], task_type)
-            except ValueError as exc:
-                errors[index] = {"prompt": str(exc)}
-                continue
+        problem = _endpoint_problem(stored, endpoints) or _prompt_problem(stored, task_type)
+        if problem:
+            errors[index] = problem
+            continue
         judge = existing.get(entry["name"])
         if judge is not None:
-            differs = [f for f in JUDGE_CHANGEABLE if _judge_value(judge, f) != stored[f]]
-            reason = _judge_locked(judge, project_slug) if differs else ""
-            if not reason and any(f in JUDGE_FROZEN for f in differs):
-                reason = "has run" if JudgeRun.objects.filter(judge=judge).exists() else ""
-            if reason:
+            differs = [f for f in JUDGE_FROZEN if _judge_value(judge, f) != stored[f]]
+            if differs and JudgeRun.objects.filter(judge=judge).exists():
                 errors[index] = {
-                    differs[0]: f"The judge {judge.name!r} {reason}, so its "
-                    f"{', '.join(differs)} cannot change here (results are kept by judge); "
+                    differs[0]: f"The judge {judge.name!r} has run, so its "
+                    f"{', '.join(differs)} cannot change (results are kept by judge); "
                     "give the new settings a new name."
                 }
                 continue
@@ -199,28 +208,45 @@ def _judge_errors(
     return cleaned, errors
 
 
+def _endpoint_problem(stored: dict, endpoints: Mapping[str, ModelEndpoint]) -> dict:
+    """Why an entry's endpoint cannot be used ({} when it can): LLM judges name one of the
+    endpoints the project may use; other judges name none."""
+    name = stored["endpoint"]
+    if stored["kind"] != Judge.Kind.LLM:
+        return {"endpoint": "Only LLM judges call an endpoint."} if name else {}
+    offered = ", ".join(endpoints) or "none: ask staff to set one up for this project"
+    if not name:
+        return {"endpoint": f"An LLM judge needs a model endpoint (available: {offered})."}
+    if name not in endpoints:
+        return {"endpoint": f"No model endpoint {name!r} for this project (available: {offered})."}
+    return {}
+
+
+def _prompt_problem(stored: dict, task_type: str) -> dict:
+    if stored["prompt"] is None:
+        return {}
+    if stored["kind"] != Judge.Kind.LLM:
+        return {"prompt": "prompt templates are for LLM judges"}
+    try:
+        _prompt_template(stored["prompt"], task_type)
+    except ValueError as exc:
+        return {"prompt": str(exc)}
+    return {}
+
+
 def _judge_value(judge: Judge, field: str):
     """A judge's stored field, parameters with their defaults filled (as a study file's are)."""
     if field == "prompt":
         template = judge.prompt
         return None if template is None else {"name": template.name, "version": template.version}
+    if field == "endpoint":
+        return judge.endpoint.name if judge.endpoint_id is not None else None
     if field != "parameters":
         return getattr(judge, field)
     try:
         return clean_parameters(judge.kind, judge.parameters)
     except serializers.ValidationError:
         return judge.parameters
-
-
-def _judge_locked(judge: Judge, project_slug: str) -> str:
-    """Why this study may not change a judge at all ("" when it is this study's alone): judges
-    are shared, so only the study that linked it, and no other, changes it."""
-    links = set(StudyJudge.objects.filter(judge=judge).values_list("project__slug", flat=True))
-    if links - {project_slug}:
-        return "is used by another project"
-    if project_slug not in links:
-        return "exists already and is not this study's"
-    return ""
 
 
 class StudySerializer(KnownKeysOnly):
@@ -267,7 +293,9 @@ class StudySerializer(KnownKeysOnly):
         if member_errors:
             errors["members"] = member_errors
         attrs["judges"], judge_errors = _judge_errors(
-            [dict(j) for j in attrs["judges"]], attrs["slug"], attrs["task_type"]
+            [dict(j) for j in attrs["judges"]],
+            Project.objects.filter(slug=attrs["slug"]).first(),
+            attrs["task_type"],
         )
         if judge_errors:
             errors["judges"] = judge_errors
@@ -304,12 +332,10 @@ def read_study_file(path: Path) -> dict:
     """The file's data (YAML or JSON by its suffix); ``guidelines_file`` is read relative to it."""
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise Refusal(f"{path.name} is not valid YAML: {exc}", field="file") from None
+            data = yaml_load(text)
+        except UnsafeYAML as exc:
+            raise Refusal(f"{path.name}: {exc}", field="file") from None
     else:
         try:
             data = json.loads(text)
@@ -323,11 +349,29 @@ def read_study_file(path: Path) -> dict:
     if "guidelines_file" in data:
         if "guidelines" in data:
             raise Refusal("Give guidelines or guidelines_file, not both.", field="guidelines_file")
-        target = (path.parent / str(data.pop("guidelines_file"))).resolve()
-        if not target.is_file():
-            raise Refusal(f"guidelines_file: {target} does not exist.", field="guidelines_file")
-        data["guidelines"] = target.read_text(encoding="utf-8")
+        data["guidelines"] = _guidelines_file(path, data.pop("guidelines_file"))
     return data
+
+
+GUIDELINES_MAX_BYTES = 1024 * 1024
+
+
+def _guidelines_file(study_file: Path, name: Any) -> str:
+    """The Markdown a study file's ``guidelines_file`` names: a file in the study file's folder
+    or below it (never ``../`` out of it, nor a link leading out), at most 1 MiB."""
+    folder = study_file.resolve().parent
+    target = (folder / str(name)).resolve()
+    if not target.is_relative_to(folder):
+        raise Refusal(
+            f"guidelines_file: {name} is outside the study file's folder; put the guidelines "
+            "beside the study file.",
+            field="guidelines_file",
+        )
+    if not target.is_file():
+        raise Refusal(f"guidelines_file: {name} does not exist.", field="guidelines_file")
+    if target.stat().st_size > GUIDELINES_MAX_BYTES:
+        raise Refusal(f"guidelines_file: {name} is larger than 1 MiB.", field="guidelines_file")
+    return target.read_text(encoding="utf-8")
 
 
 def _validated(data: Any) -> dict:
@@ -367,13 +411,9 @@ def study_export(*, project: Project) -> dict:
 
 
 def project_judges(*, project: Project) -> list[Judge]:
-    """The judges a project's study names (linked) and every judge that has run on it."""
+    """The project's own judges."""
     return list(
-        Judge.objects.filter(
-            models.Q(study_links__project=project) | models.Q(runs__project=project)
-        )
-        .distinct()
-        .order_by("name")
+        Judge.objects.filter(project=project).select_related("endpoint", "prompt").order_by("name")
     )
 
 
@@ -412,49 +452,33 @@ def _changes(before: Mapping, after: Mapping) -> list[str]:
 
 
 def _judges_apply(*, project: Project, judges: list[dict]) -> None:
-    """Create, update (where nothing depends on it, see ``_judge_errors``) and link the judges."""
-    existing = {j.name: j for j in Judge.objects.filter(name__in=[j["name"] for j in judges])}
+    """Create or update (where nothing depends on it, see ``_judge_errors``) the project's own
+    judges."""
+    existing = {
+        j.name: j
+        for j in Judge.objects.filter(project=project, name__in=[j["name"] for j in judges])
+    }
+    endpoints = {e.name: e for e in endpoints_for_project(project=project)}
     for entry in judges:
         judge = existing.get(entry["name"])
         prompt = _prompt_template(entry["prompt"], project.task_type) if entry["prompt"] else None
+        endpoint = endpoints.get(entry["endpoint"]) if entry["endpoint"] else None
+        if entry["endpoint"] and endpoint is None:  # withdrawn by staff since the check
+            raise Refusal(
+                f"judges.{entry['name']}.endpoint: no model endpoint {entry['endpoint']!r} for "
+                "this project. Nothing changed.",
+                field="judges",
+            )
         if judge is None:
-            judge = judge_create(**{**entry, "prompt": prompt})
+            judge_create(project=project, **{**entry, "prompt": prompt, "endpoint": endpoint})
         elif any(_judge_value(judge, f) != entry[f] for f in JUDGE_CHANGEABLE):
-            for field in (*JUDGE_FROZEN, "description"):
+            for field in ("kind", "model", "parameters", "description"):
                 setattr(judge, field, entry[field])
+            judge.endpoint = endpoint
             judge.prompt = prompt
             if prompt is not None:
                 judge.prompt_version = prompt.key
             judge.save()
-        StudyJudge.objects.get_or_create(project=project, judge=judge)
-
-
-def _keyed_judges_check(entries: list[dict]) -> None:
-    """Refuse a judge entry that would make the server send an API key from its environment to
-    a base URL staff did not choose: a new judge with ``api_key_env``, or a change of a keyed
-    judge's ``base_url`` or ``api_key_env``. Otherwise a researcher's study file could send the
-    organisation's key to a server of their own. Keyless judges (a local server) and existing
-    judges named unchanged are fine; staff, the admin and ``manage.py study`` are not checked."""
-    existing = {j.name: j for j in Judge.objects.filter(name__in=[e["name"] for e in entries])}
-    for index, entry in enumerate(entries):
-        parameters = entry.get("parameters") or {}
-        key_env = parameters.get("api_key_env")
-        if not key_env:
-            continue
-        judge = existing.get(entry["name"])
-        stored = (_judge_value(judge, "parameters") or {}) if judge is not None else {}
-        if judge is not None and (stored.get("api_key_env"), stored.get("base_url")) == (
-            key_env,
-            parameters.get("base_url"),
-        ):
-            continue
-        field = f"judges[{index}].parameters.api_key_env"
-        raise Refusal(
-            f"{field}: only staff can set up a judge that sends the server's API key ({key_env}) "
-            f'to {parameters.get("base_url")}; ask an administrator, or set api_key_env to "" '
-            "for a server without a key. Nothing changed.",
-            field=field,
-        )
 
 
 def study_apply(
@@ -470,8 +494,6 @@ def study_apply(
     caller means (the API's URL); the file's slug must match it. ``create_only``: refuse a slug
     that is taken."""
     attrs = _validated(data)
-    if user is not None and not user.is_staff:
-        _keyed_judges_check(attrs["judges"])
     if slug is not None and attrs["slug"] != slug:
         raise Refusal(f"slug: the file is for {attrs['slug']!r}, not {slug!r}.", field="slug")
     with transaction.atomic():

@@ -65,7 +65,7 @@ def judge_answers(project: Project, keys: tuple[str, ...]) -> dict[str, dict[str
 
     return {
         judge.name: answers_of(project=project, judge=judge)
-        for judge in Judge.objects.filter(name__in=keys)
+        for judge in Judge.objects.filter(project=project, name__in=keys)
     }
 
 
@@ -79,7 +79,7 @@ def judge_presented_answers(
 
     return {
         judge.name: presented_of(project=project, judge=judge)
-        for judge in Judge.objects.filter(name__in=keys)
+        for judge in Judge.objects.filter(project=project, name__in=keys)
     }
 
 

@@ -18,7 +18,9 @@ _lock = threading.Lock()
 
 def llm_backend(*, model: str, parameters: dict):
     """A shared ``LLMBackend`` per (model, parameters) in this process: the HTTP connection pool
-    is reused across tasks."""
+    is reused across tasks. ``parameters`` carry the staff-approved endpoint's ``base_url``,
+    ``api_key_env`` and ``allow_private_network`` (``ModelEndpoint.connection()``) beside the
+    judge's sampling settings."""
     from .llm import LLMBackend
 
     key = json.dumps([model, parameters], sort_keys=True)
@@ -35,6 +37,7 @@ def llm_backend(*, model: str, parameters: dict):
                 structured_output=parameters.get("structured_output", "json_schema"),
                 seed=parameters.get("seed"),
                 top_p=parameters.get("top_p"),
+                allow_private_network=parameters.get("allow_private_network", False),
             )
         return backend
 

@@ -32,6 +32,7 @@ import re
 import time
 from dataclasses import dataclass
 
+from llm_judges.backends.destinations import REFUSED as REFUSED_DESTINATION
 from llm_judges.backends.errors import ConfigError
 
 TRANSIENT = "transient"
@@ -169,8 +170,11 @@ class LLMBackend:
         structured_output: str = "json_schema",
         seed: int | None = None,
         top_p: float | None = None,
+        allow_private_network: bool = False,
     ) -> None:
         import openai
+
+        from llm_judges.backends.destinations import checked_http_client, url_check
 
         api_key = "not-needed"  # local servers (vLLM, Ollama) accept anything
         if api_key_env:
@@ -187,8 +191,15 @@ class LLMBackend:
         self.structured_output = structured_output
         self.seed = seed
         self.top_p = top_p  # sent only when set (a prompt template's parameters)
+        # Only where the endpoint may reach (llm_judges.backends.destinations): checked now, so a
+        # refused host fails the run at once, and again on every connection the client opens.
+        url_check(base_url, allow_private=allow_private_network)
         self.client = openai.OpenAI(
-            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=0,
+            http_client=checked_http_client(allow_private=allow_private_network, timeout=timeout),
         )
 
     def call(self, messages: list[dict], response_format: dict | None = None) -> CallOutcome:
@@ -224,8 +235,12 @@ class LLMBackend:
             )
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
+            # The host now resolves to an address the endpoint may not reach: every call would.
+            refused = REFUSED_DESTINATION in str(cause)
             return CallOutcome(
-                error_kind=TRANSIENT, error=f"connection error: {cause}", latency_ms=elapsed()
+                error_kind=FATAL if refused else TRANSIENT,
+                error=f"connection error: {cause}",
+                latency_ms=elapsed(),
             )
         except openai.APIStatusError as exc:
             status = exc.status_code

@@ -3,7 +3,9 @@
 One module per concern; this package re-exports their public names, so callers write
 ``from llm_judges import services`` and ``services.judge_run_start(...)``:
 
-- :mod:`.configuration`: ``judge_create`` and the prompt a judge uses on a project.
+- :mod:`.configuration`: a project's judges (``judge_create``, ``judge_copy``), where an LLM
+  judge's calls go (``judge_connection``: its staff-approved endpoint), and the prompt a judge
+  uses on a project.
 - :mod:`.prompt_templates`: prompts as data (saving versions, the shipped records, rendering).
 - :mod:`.budget`: a run's budget of calls and tokens, reserved before each call.
 - :mod:`.runs`: starting, cancelling and finishing runs (filters, enqueueing, counts).
@@ -38,7 +40,12 @@ from llm_judges.services.batch_engine import (
     judge_batch_give_up,
     judge_batch_process,
 )
-from llm_judges.services.configuration import judge_create
+from llm_judges.services.configuration import (
+    endpoint_check,
+    judge_copy,
+    judge_create,
+    judge_endpoint_set,
+)
 from llm_judges.services.errors import JudgeError
 from llm_judges.services.preselection import (
     preselection_disable,
@@ -74,7 +81,10 @@ __all__ = [
     "clean_filters",
     "judge_batch_give_up",
     "judge_batch_process",
+    "endpoint_check",
+    "judge_copy",
     "judge_create",
+    "judge_endpoint_set",
     "judge_run_cancel",
     "judge_run_heartbeat",
     "judge_run_start",

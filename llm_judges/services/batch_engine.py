@@ -43,7 +43,7 @@ from llm_judges.backends import llm as llm_module
 from llm_judges.models import JudgeCall, JudgeResult, JudgeRun, PromptTemplate
 from llm_judges.parameters import clean_parameters
 from llm_judges.services import budget as budgets
-from llm_judges.services.configuration import _prompt_for
+from llm_judges.services.configuration import _prompt_for, judge_connection
 from llm_judges.services.errors import JudgeError
 from llm_judges.services.prompt_templates import (
     shipped_template,
@@ -332,7 +332,9 @@ def _process_batch(run: JudgeRun, item_ids: Sequence[int], attempt: int) -> Batc
         )
         parameters = clean_parameters(judge.kind, judge.parameters)
         if judge.kind == "llm":
-            parameters = {**parameters, **(template.parameters or {})}
+            # Where the calls go is the endpoint's (staff's), checked again for every batch.
+            connection = judge_connection(judge=judge, project=run.project)
+            parameters = {**parameters, **(template.parameters or {}), **connection}
         batch = _Batch(run, prompt, parameters, attempt, template)
         if items:
             PROCESSORS[judge.kind](batch, items)

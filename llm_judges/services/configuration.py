@@ -1,11 +1,15 @@
-"""Judge configuration: creating a judge, and the prompt a judge uses on a project."""
+"""Judge configuration: creating and copying a project's judges, where an LLM judge's calls go
+(its staff-approved endpoint), and the prompt a judge uses on a project."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.db import IntegrityError, transaction
+
 from llm_judges import prompts
-from llm_judges.models import Judge, PromptTemplate
+from llm_judges.backends.errors import ConfigError
+from llm_judges.models import Judge, ModelEndpoint, PromptTemplate
 from llm_judges.parameters import clean_model, clean_parameters
 from llm_judges.services.errors import JudgeError
 
@@ -15,33 +19,124 @@ if TYPE_CHECKING:
 
 def judge_create(
     *,
+    project: Project | None,
     name: str,
     kind: str,
     model: str,
+    endpoint: ModelEndpoint | None = None,
     parameters: dict | None = None,
     prompt_version: str = "v1",
     description: str = "",
     prompt: PromptTemplate | None = None,
 ) -> Judge:
-    """Create a judge after validating its model and parameters (defaults filled in). With
+    """Create a judge of ``project`` (None: a staff catalogue judge) after validating its model
+    and parameters (defaults filled in). An LLM judge's ``endpoint`` must be one the project may
+    use (``JudgeError`` otherwise); without one it keeps its results but cannot run. With
     ``prompt`` (LLM judges) it renders that template, on projects of its task type only."""
     cleaned = clean_parameters(kind, parameters)
     if prompt is not None and kind != Judge.Kind.LLM:
         raise JudgeError("Prompt templates are for LLM judges.", field="prompt")
-    return Judge.objects.create(
-        name=name,
-        kind=kind,
-        model=clean_model(kind, model),
-        parameters=cleaned,
-        prompt_version=prompt.key if prompt is not None else prompt_version,
-        prompt=prompt,
-        description=description,
+    endpoint_check(endpoint=endpoint, kind=kind, project=project)
+    try:
+        with transaction.atomic():
+            return Judge.objects.create(
+                project=project,
+                name=name,
+                kind=kind,
+                model=clean_model(kind, model),
+                endpoint=endpoint,
+                parameters=cleaned,
+                prompt_version=prompt.key if prompt is not None else prompt_version,
+                prompt=prompt,
+                description=description,
+            )
+    except IntegrityError:
+        raise JudgeError(
+            f"The project has a judge named {name!r} already.", code="conflict", field="name"
+        ) from None
+
+
+def endpoint_check(*, endpoint: ModelEndpoint | None, kind: str, project: Project | None) -> None:
+    """Refuse an endpoint on a judge that calls none, or one the project may not use."""
+    if endpoint is None:
+        return
+    if kind != Judge.Kind.LLM:
+        raise JudgeError("Only LLM judges call a model endpoint.", field="endpoint")
+    if not endpoint.allows(project.pk if project is not None else None) and project is not None:
+        raise JudgeError(
+            f"The model endpoint {endpoint.name!r} is not open to this project; staff choose "
+            "which projects may use an endpoint.",
+            code="forbidden",
+            field="endpoint",
+        )
+
+
+def judge_copy(*, judge: Judge, project: Project, name: str = "") -> Judge:
+    """A copy of ``judge`` (a catalogue judge, or another project's the caller may read) as
+    ``project``'s own judge: same kind, model, parameters, prompt and description. Changing
+    either never changes the other. The endpoint is kept only if ``project`` may use it (an
+    LLM judge copied without one needs an endpoint chosen before it runs)."""
+    endpoint = judge.endpoint
+    if endpoint is not None and not endpoint.allows(project.pk):
+        endpoint = None
+    return judge_create(
+        project=project,
+        name=name or judge.name,
+        kind=judge.kind,
+        model=judge.model,
+        endpoint=endpoint,
+        parameters=judge.parameters,
+        prompt_version=judge.prompt_version,
+        prompt=judge.prompt,
+        description=judge.description,
     )
+
+
+def judge_endpoint_set(*, judge: Judge, endpoint: ModelEndpoint) -> Judge:
+    """Point a project's LLM judge that has not run at one of the project's endpoints (a copied
+    judge, or one loaded from a bundle). A judge that has run keeps its endpoint: its results
+    are kept by judge."""
+    if judge.runs.exists():
+        raise JudgeError(
+            f"{judge.name} has run, so its endpoint cannot change (results are kept by judge); "
+            "copy it under a new name.",
+            code="conflict",
+            field="endpoint",
+        )
+    endpoint_check(endpoint=endpoint, kind=judge.kind, project=judge.project)
+    judge.endpoint = endpoint
+    judge.save(update_fields=["endpoint", "updated_at"])
+    return judge
+
+
+def judge_connection(*, judge: Judge, project: Project) -> dict:
+    """Where an LLM judge's calls go, checked when a batch starts: its endpoint's URL, key
+    variable and network permission (``ConfigError`` when it has none, or staff withdrew it
+    from the project). Other kinds call nothing: {}."""
+    if judge.kind != Judge.Kind.LLM:
+        return {}
+    endpoint = judge.endpoint
+    if endpoint is None:
+        raise ConfigError(
+            f"The judge {judge.name} has no model endpoint; choose one of the endpoints staff "
+            "set up for the project."
+        )
+    if judge.project_id != project.pk or not endpoint.allows(project.pk):
+        raise ConfigError(
+            f"The model endpoint {endpoint.name} is not open to this project (staff choose which "
+            "projects may use it)."
+        )
+    return endpoint.connection()
 
 
 def _prompt_for(judge: Judge, project: Project) -> prompts.JudgePrompt:
     """The prompt of the project's task type, if ``judge`` can run on it (its prompt version
-    exists, its kind is supported); ``JudgeError`` otherwise."""
+    exists, its kind is supported, it is the project's own); ``JudgeError`` otherwise."""
+    if judge.project_id != project.pk:
+        raise JudgeError(
+            f"{judge.name} is not a judge of this project; copy it into the project first.",
+            field="judge",
+        )
     try:
         prompt = prompts.get(project.task_type)
     except LookupError as exc:

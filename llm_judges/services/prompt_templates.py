@@ -201,16 +201,24 @@ def prompt_template_save(
 
 
 def prompt_template_revise(
-    *, template: PromptTemplate, changes: Mapping[str, Any]
+    *, template: PromptTemplate, changes: Mapping[str, Any], projects: Any = None
 ) -> tuple[PromptTemplate, str]:
     """Edit a record (the admin): in place while no run used it, else saved as the next version
     of its name. Judges that used the edited record now use the new version (their earlier
-    results stay under the old version's key and fingerprint)."""
+    results stay under the old version's key and fingerprint). ``projects`` (a queryset): the
+    projects the editor may change; judges of other projects keep the record as it was (so it
+    is never edited in place under them)."""
     fields = {
         name: changes.get(name, getattr(template, name))
         for name in ("task_type", "system", "template", "variants", "output_schema", "parameters")
     }
-    used = _is_used(template)
+    moved = Judge.objects.filter(prompt=template)
+    if projects is not None:
+        moved = moved.filter(project__in=projects)
+    used = _is_used(template) or (
+        projects is not None
+        and Judge.objects.filter(prompt=template).exclude(pk__in=moved.values("pk")).exists()
+    )
     latest_version = (
         PromptTemplate.objects.filter(name=template.name).aggregate(v=Max("version"))["v"] or 0
     )
@@ -233,7 +241,7 @@ def prompt_template_revise(
         return template, "unchanged"
     with transaction.atomic():
         new.save()
-        for judge in Judge.objects.filter(prompt=template):
+        for judge in moved:
             judge.prompt = new
             judge.save(update_fields=["prompt", "prompt_version", "updated_at"])
     return new, "new version"

@@ -19,9 +19,10 @@ from rest_framework import serializers
 
 from annotation.models import Item
 from core.background import in_background
+from llm_judges.backends.errors import ConfigError
 from llm_judges.models import Judge, JudgeResult, JudgeRun, PromptTemplate
 from llm_judges.parameters import clean_parameters
-from llm_judges.services.configuration import _prompt_for
+from llm_judges.services.configuration import _prompt_for, judge_connection
 from llm_judges.services.errors import JudgeError
 from llm_judges.services.prompt_templates import template_for
 from llm_judges.services.safe_text import db_safe_text
@@ -185,6 +186,10 @@ def judge_run_start(
     """
     prompt = _prompt_for(judge, project)
     parameters = _valid_parameters(judge)
+    try:
+        judge_connection(judge=judge, project=project)
+    except ConfigError as exc:
+        raise JudgeError(str(exc), field="judge") from None
     filters = clean_filters(filters=filters)
     budget = clean_budget(judge=judge, budget_calls=budget_calls, budget_tokens=budget_tokens)
     _check_presentation_and_prompt(judge, project, prompt, presentation)

@@ -30,10 +30,26 @@ def api_key(monkeypatch):
     return API_KEY
 
 
-def make_llm_judge(stub, name="stub-llm", **parameters):
+def stub_endpoint(stub, project, *, api_key_env=API_KEY_ENV, name=None):
+    """A model endpoint staff set up for the stub server (on 127.0.0.1: private addresses
+    allowed), open to ``project``."""
+    from llm_judges.models import ModelEndpoint
+
+    endpoint, _ = ModelEndpoint.objects.update_or_create(
+        name=name or f"stub-{stub.url.rsplit(':', 1)[-1].split('/')[0]}-{api_key_env or 'nokey'}",
+        defaults={
+            "base_url": stub.url,
+            "api_key_env": api_key_env,
+            "allow_private_network": True,
+        },
+    )
+    endpoint.projects.add(project)
+    return endpoint
+
+
+def make_llm_judge(stub, project, name="stub-llm", api_key_env=API_KEY_ENV, **parameters):
+    """An LLM judge of ``project`` calling the stub server through a staff endpoint."""
     defaults = {
-        "base_url": stub.url,
-        "api_key_env": API_KEY_ENV,
         "timeout": 5,
         "concurrency": 1,
         "max_attempts": 3,
@@ -41,7 +57,14 @@ def make_llm_judge(stub, name="stub-llm", **parameters):
         "max_tokens": 64,
     }
     defaults.update(parameters)
-    return services.judge_create(name=name, kind="llm", model="stub-model", parameters=defaults)
+    return services.judge_create(
+        project=project,
+        name=name,
+        kind="llm",
+        model="stub-model",
+        endpoint=stub_endpoint(stub, project, api_key_env=api_key_env),
+        parameters=defaults,
+    )
 
 
 def start(judge, project, capture, **kwargs):

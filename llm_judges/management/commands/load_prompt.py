@@ -30,6 +30,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from core.yaml_safety import UnsafeYAML, yaml_load_all
 from llm_judges.models import Judge
 from llm_judges.services import JudgeError
 from llm_judges.services.prompt_templates import prompt_template_save
@@ -64,15 +65,10 @@ def read_prompt_file(path: Path) -> list[dict]:
             ) from None
         documents = [data]
     else:
-        import yaml
-
         try:
-            documents = [d for d in yaml.safe_load_all(text) if d is not None]
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            problem = getattr(exc, "problem", None) or str(exc)
-            raise CommandError(f"{path}{where}: not valid YAML: {problem}.") from None
+            documents = [d for d in yaml_load_all(text) if d is not None]
+        except UnsafeYAML as exc:
+            raise CommandError(f"{path}: {exc}.") from None
     prompts: list = []
     for document in documents:
         prompts.extend(document if isinstance(document, list) else [document])
@@ -119,16 +115,23 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="A .yaml/.yml or .json file.")
-        parser.add_argument("--judge", help="Point this LLM judge at the (last) prompt loaded.")
+        parser.add_argument(
+            "--judge", help="Point this LLM judge (of --project) at the (last) prompt loaded."
+        )
+        parser.add_argument("--project", help="The project (slug) whose judge --judge names.")
 
     def handle(self, *args, **options):
         path = Path(options["file"])
         entries = [check_entry(i, e) for i, e in enumerate(read_prompt_file(path), 1)]
         judge = None
         if options.get("judge"):
-            judge = Judge.objects.filter(name=options["judge"]).first()
+            if not options.get("project"):
+                raise CommandError("--judge needs --project: judges belong to a project.")
+            judge = Judge.objects.filter(
+                project__slug=options["project"], name=options["judge"]
+            ).first()
             if judge is None:
-                raise CommandError(f"No judge named {options['judge']!r}.")
+                raise CommandError(f"{options['project']} has no judge named {options['judge']!r}.")
             if judge.kind != Judge.Kind.LLM:
                 raise CommandError(f"{judge.name} is a {judge.kind} judge; prompts are for LLMs.")
         saved = []

@@ -86,10 +86,15 @@ class Command(BaseCommand):
         project = Project.objects.filter(slug=options["project"]).first()
         if project is None:
             raise CommandError(f"No project with slug {options['project']!r}.")
-        judge = Judge.objects.filter(name=options["judge"]).first()
+        judge = Judge.objects.filter(project=project, name=options["judge"]).first()
         if judge is None:
-            names = ", ".join(Judge.objects.values_list("name", flat=True)) or "none"
-            raise CommandError(f"No judge named {options['judge']!r} (judges: {names}).")
+            names = (
+                ", ".join(Judge.objects.filter(project=project).values_list("name", flat=True))
+                or "none"
+            )
+            raise CommandError(
+                f"{project.slug} has no judge named {options['judge']!r} (its judges: {names})."
+            )
         filters = {
             "kind": options["kind"],
             "group": options["group"],

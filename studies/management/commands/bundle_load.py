@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import Refusal
@@ -13,10 +14,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("directory")
+        parser.add_argument(
+            "--researcher",
+            help="Username to make the loaded project's researcher (else only superusers see it).",
+        )
 
     def handle(self, *args, directory, **options):
+        user = None
+        if options.get("researcher"):
+            user = get_user_model().objects.filter(username=options["researcher"]).first()
+            if user is None:
+                raise CommandError(f"No account {options['researcher']!r}.")
         try:
-            project = bundle_load(directory=Path(directory))
+            project = bundle_load(directory=Path(directory), user=user)
         except Refusal as exc:
             raise CommandError(exc.message) from None
         self.stdout.write(

@@ -1,0 +1,63 @@
+"""YAML from people (study files, prompt files): plain data, no aliases, bounded size and depth.
+
+``yaml.safe_load`` builds no objects, but it expands aliases: a file of a kilobyte whose anchors
+refer to each other eight levels deep becomes gigabytes in memory ("billion laughs"). Study and
+prompt files have no need for anchors, so an alias is refused with its line, and so is a file
+larger than :data:`MAX_BYTES` or nested deeper than :data:`MAX_DEPTH`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+MAX_BYTES = 5 * 1024 * 1024
+MAX_DEPTH = 64
+
+
+class UnsafeYAML(ValueError):
+    """YAML this server does not read (an alias, too large, too deep) or cannot parse."""
+
+
+class _PlainLoader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases and deep nesting while composing (before any expansion)."""
+
+    def compose_node(self, parent, index):  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise UnsafeYAML(
+                f"line {event.start_mark.line + 1}: aliases (*{event.anchor}) are not allowed; "
+                "write the value out"
+            )
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise UnsafeYAML(f"line {mark.line + 1}: nested deeper than {MAX_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _size_check(text: str) -> None:
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        raise UnsafeYAML(f"larger than {MAX_BYTES // (1024 * 1024)} MB")
+
+
+def yaml_load(text: str) -> Any:
+    """The data of a YAML document from an untrusted source; ``UnsafeYAML`` saying why not."""
+    _size_check(text)
+    try:
+        return yaml.load(text, Loader=_PlainLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise UnsafeYAML(f"not valid YAML: {exc}") from None
+
+
+def yaml_load_all(text: str) -> list[Any]:
+    """The data of every document of a YAML stream (``---`` between documents), as above."""
+    _size_check(text)
+    try:
+        return list(yaml.load_all(text, Loader=_PlainLoader))  # noqa: S506
+    except yaml.YAMLError as exc:
+        raise UnsafeYAML(f"not valid YAML: {exc}") from None

@@ -1,0 +1,431 @@
+"""Loading a replication bundle (``manage.py bundle_load DIR``): untrusted input, checked first.
+
+A bundle comes from elsewhere, so it is read as an import is: nothing is written until every
+file has been checked, and then everything is written in one transaction.
+
+* ``manifest.json`` lists every file with its sha256; a file that is missing, unlisted or
+  different is refused (a bundle edited after it was written is not a replication bundle).
+* ``study.json`` goes through the same serializers as a study file; its ``members`` are ignored
+  (a bundle grants no role), and its judges become the new project's own judges without an
+  endpoint or a prompt template (a bundle creates no endpoint, and matches nothing by name:
+  a judge keeps the prompt version its results were stored under).
+* Items pass the task type's payload check; answers, dates, numbers and texts are checked as
+  an import checks them. A bad row is refused naming its file, line and field.
+* The pseudonyms become new accounts (no usable password); a pseudonym whose account exists is
+  refused, as is a project whose slug exists: a bundle never adds to what is here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from rest_framework import serializers
+
+from annotation import task_types
+from annotation.models import Annotation, Assignment, ExternalAnnotation, ExternalCoder, Item
+from annotation.task_types import PayloadError
+from core.errors import Refusal
+from core.json_safety import first_problem
+from llm_judges.models import Judge, JudgeResult
+from llm_judges.parameters import clean_model, clean_parameters
+from projects.models import Membership, Project
+from studies.study_files import JudgeEntrySerializer, study_apply
+
+REQUIRED = ("study.json", "items.jsonl", "annotations.jsonl", "annotators.jsonl")
+OPTIONAL = ("judge_results.jsonl", "external_annotations.jsonl")
+MAX_COUNT = 10**12  # tokens, milliseconds: beyond any real value, within the columns
+EARLIEST, LATEST = 1970, 2200  # the years a bundle's timestamps may fall in
+PSEUDONYM_LENGTH = 40
+
+
+class BundleRefused(Refusal):
+    """The bundle is refused; nothing was loaded."""
+
+    def __init__(self, message: str, *, field: str = "bundle") -> None:
+        super().__init__(f"{message} Nothing was loaded.", field=field)
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def _checked_files(directory: Path) -> dict[str, Path]:
+    """The bundle's files, each matching the manifest's sha256."""
+    manifest_path = directory / "manifest.json"
+    if not manifest_path.is_file():
+        raise BundleRefused(f"{directory} is not a Concord bundle: manifest.json is missing.")
+    manifest = _json(manifest_path)
+    listed = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(listed, dict):
+        raise BundleRefused("manifest.json: 'files' must map each file to its sha256.")
+    files = {}
+    for name in (*REQUIRED, *OPTIONAL):
+        path = directory / name
+        if not path.is_file():
+            if name in REQUIRED:
+                raise BundleRefused(f"{directory} is not a Concord bundle: {name} is missing.")
+            continue
+        entry = listed.get(name)
+        expected = entry.get("sha256") if isinstance(entry, dict) else None
+        if not isinstance(expected, str):
+            raise BundleRefused(f"manifest.json does not list {name}.")
+        if hashlib.sha256(path.read_bytes()).hexdigest() != expected:
+            raise BundleRefused(
+                f"{name} does not match its sha256 in manifest.json (changed after the bundle "
+                "was written)."
+            )
+        files[name] = path
+    return files
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise BundleRefused(f"{path.name} is not valid JSON ({exc}).") from None
+
+
+def _rows(path: Path | None) -> Iterator[tuple[str, dict]]:
+    """``(location, row)`` of a JSON Lines file; a line that is not a JSON object is refused."""
+    if path is None:
+        return
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            where = f"{path.name} line {number}"
+            try:
+                row = json.loads(line)
+            except (json.JSONDecodeError, RecursionError) as exc:
+                raise BundleRefused(f"{where}: not valid JSON ({exc}).") from None
+            if not isinstance(row, dict):
+                raise BundleRefused(f"{where}: must be a JSON object.")
+            yield where, row
+
+
+# --- checks ----------------------------------------------------------------------------------
+
+
+def _text(row: dict, key: str, where: str, *, limit: int, blank: bool = True) -> str:
+    value = row.get(key, "" if blank else None)
+    if value is None and blank:
+        value = ""
+    if not isinstance(value, str) or (not blank and not value) or len(value) > limit:
+        raise BundleRefused(f"{where}: {key} must be text of at most {limit} characters.")
+    _storable(value, key, where)
+    return value
+
+
+def _count(row: dict, key: str, where: str, *, minimum: int = 0, optional: bool = True):
+    value = row.get(key)
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
+        raise BundleRefused(f"{where}: {key} must be a whole number from {minimum} to {MAX_COUNT}.")
+    return value
+
+
+def _object(row: dict, key: str, where: str, *, optional: bool = False) -> dict | None:
+    value = row.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, dict):
+        raise BundleRefused(f"{where}: {key} must be a JSON object.")
+    _storable(value, key, where)
+    return value
+
+
+def _storable(value: Any, key: str, where: str) -> None:
+    problem = first_problem(value)
+    if problem is not None:
+        path, message = problem
+        raise BundleRefused(f"{where}: {'.'.join([key, *path])}: {message}.")
+
+
+def _moment(row: dict, key: str, where: str) -> datetime | None:
+    value = row.get(key)
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        moment = None
+    if moment is None or not EARLIEST <= moment.year <= LATEST:
+        raise BundleRefused(
+            f"{where}: {key} must be an ISO 8601 date and time between {EARLIEST} and {LATEST}."
+        )
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, timezone.get_current_timezone())
+    return moment
+
+
+# --- the parts of a bundle -------------------------------------------------------------------
+
+
+@dataclass
+class _Loaded:
+    project: Project
+    items: dict[str, Item] = field(default_factory=dict)
+    accounts: dict[str, Any] = field(default_factory=dict)
+    judges: dict[str, Judge] = field(default_factory=dict)
+
+
+def _study(path: Path) -> tuple[dict, list]:
+    """The study file's data with no members, and its judge entries (loaded apart)."""
+    study = _json(path)
+    if not isinstance(study, dict):
+        raise BundleRefused("study.json must hold one object.")
+    judges = study.get("judges", [])
+    if not isinstance(judges, list):
+        raise BundleRefused("study.json: judges must be a list.", field="judges")
+    return {**study, "members": [], "judges": []}, judges
+
+
+def _judges(loaded: _Loaded, entries: list, prompt_versions: dict[str, str]) -> None:
+    """The study's judges as the project's own, without endpoint or prompt template."""
+    for index, entry in enumerate(entries):
+        where = f"study.json judges[{index}]"
+        serializer = JudgeEntrySerializer(data=entry)
+        try:
+            serializer.is_valid(raise_exception=True)
+            data = serializer.validated_data
+            model = clean_model(data["kind"], data["model"])
+            parameters = clean_parameters(data["kind"], data["parameters"])
+        except serializers.ValidationError as exc:
+            raise BundleRefused(f"{where}: {_first(exc.detail)}") from None
+        if data["name"] in loaded.judges:
+            raise BundleRefused(f"{where}: the judge {data['name']!r} is listed twice.")
+        loaded.judges[data["name"]] = Judge.objects.create(
+            project=loaded.project,
+            name=data["name"],
+            kind=data["kind"],
+            model=model,
+            parameters=parameters,
+            prompt_version=prompt_versions.get(data["name"], "v1"),
+            description=data["description"],
+        )
+
+
+def _first(detail: Any) -> str:
+    if isinstance(detail, dict):
+        key, value = next(iter(detail.items()))
+        return f"{key}: {_first(value)}"
+    if isinstance(detail, list) and detail:
+        return _first(detail[0])
+    return str(detail)
+
+
+def _items(loaded: _Loaded, path: Path) -> None:
+    task_type = task_types.get(loaded.project.task_type)
+    kinds = set(Item.Kind.values)
+    rows = []
+    for where, row in _rows(path):
+        external_id = _text(row, "external_id", where, limit=255, blank=False)
+        if external_id in loaded.items:
+            raise BundleRefused(f"{where}: the item {external_id!r} is listed twice.")
+        if row.get("kind") not in kinds:
+            raise BundleRefused(f"{where}: kind must be one of {', '.join(sorted(kinds))}.")
+        payload = _object(row, "payload", where)
+        try:
+            task_type.validate_payload(payload)
+        except PayloadError as exc:
+            raise BundleRefused(f"{where}: payload: {exc}") from None
+        item = Item(
+            project=loaded.project,
+            external_id=external_id,
+            kind=row["kind"],
+            group=_text(row, "group", where, limit=200),
+            position=_count(row, "position", where, optional=False),
+            payload=payload,
+            prepared=_object(row, "prepared", where),
+            gold=_object(row, "gold", where, optional=True),
+        )
+        loaded.items[external_id] = item
+        rows.append(item)
+    Item.objects.bulk_create(rows, batch_size=1000)
+
+
+def _item(loaded: _Loaded, row: dict, where: str) -> Item:
+    item = loaded.items.get(row.get("item")) if isinstance(row.get("item"), str) else None
+    if item is None:
+        raise BundleRefused(f"{where}: item {row.get('item')!r} is not in items.jsonl.")
+    return item
+
+
+def _account(loaded: _Loaded, pseudonym: Any, where: str):
+    """A new account for a pseudonym (no usable password: it cannot log in)."""
+    if pseudonym in loaded.accounts:
+        return loaded.accounts[pseudonym]
+    if (
+        not isinstance(pseudonym, str)
+        or not pseudonym
+        or len(pseudonym) > PSEUDONYM_LENGTH
+        or not all(c.isalnum() or c in "-_" for c in pseudonym)
+    ):
+        raise BundleRefused(f"{where}: a pseudonym is letters, digits, - and _ (at most 40).")
+    username = f"{loaded.project.slug}-{pseudonym}"
+    users = get_user_model()
+    if users.objects.filter(username=username).exists():
+        raise BundleRefused(
+            f"{where}: an account {username!r} exists here already; a bundle gives its "
+            "annotators new accounts and never adds answers to an existing one."
+        )
+    account = users(username=username)
+    account.set_unusable_password()
+    account.save()
+    loaded.accounts[pseudonym] = account
+    return account
+
+
+def _annotators(loaded: _Loaded, path: Path) -> None:
+    qualifications = set(Membership.Qualification.values)
+    for where, row in _rows(path):
+        if row.get("annotator") in loaded.accounts:
+            raise BundleRefused(f"{where}: the annotator {row['annotator']!r} is listed twice.")
+        if row.get("qualification") not in qualifications:
+            raise BundleRefused(
+                f"{where}: qualification must be one of {', '.join(sorted(qualifications))}."
+            )
+        Membership.objects.create(
+            project=loaded.project,
+            user=_account(loaded, row.get("annotator"), where),
+            role=Membership.Role.ANNOTATOR,
+            qualification=row["qualification"],
+            pseudonym=row["annotator"],
+        )
+
+
+def _annotations(loaded: _Loaded, path: Path) -> None:
+    """Submitted assignments and their annotations; an answer of a removed member is kept under
+    an account of its own (not a member)."""
+    now = timezone.now()
+    counts: Counter[int] = Counter()
+    seen: set[tuple[int, str]] = set()
+    for sequence, (where, row) in enumerate(_rows(path), start=1):
+        item = _item(loaded, row, where)
+        account = _account(loaded, row.get("annotator"), where)
+        if (item.pk, row["annotator"]) in seen:
+            raise BundleRefused(f"{where}: a second answer of {row['annotator']} to this item.")
+        seen.add((item.pk, row["annotator"]))
+        answer = _object(row, "answer", where)
+        version = _count(row, "version", where, minimum=1, optional=False)
+        time_spent = _count(row, "time_spent_ms", where)
+        assignment = Assignment.objects.create(
+            project=loaded.project,
+            item=item,
+            annotator=account,
+            state=Assignment.State.SUBMITTED,
+            reserved_at=now,
+            expires_at=now,
+            submitted_at=now,
+            sequence=sequence,
+        )
+        Annotation.objects.create(
+            assignment=assignment,
+            item=item,
+            annotator=account,
+            answer=answer,
+            version=version,
+            time_spent_ms=time_spent,
+        )
+        if item.kind == Item.Kind.REGULAR:
+            counts[item.pk] += 1
+    for item_id, count in counts.items():
+        Item.objects.filter(id=item_id).update(assigned_count=count)
+
+
+def _judge_prompt_versions(path: Path | None) -> dict[str, str]:
+    """Each judge's prompt version: the one most of its results (as annotators see the items)
+    were stored under."""
+    versions: dict[str, Counter[str]] = {}
+    for _, row in _rows(path):
+        if isinstance(row.get("judge"), str) and isinstance(row.get("prompt_version"), str):
+            if not row.get("presentation"):
+                versions.setdefault(row["judge"], Counter())[row["prompt_version"][:120]] += 1
+    return {name: counter.most_common(1)[0][0] for name, counter in versions.items()}
+
+
+def _judge_results(loaded: _Loaded, path: Path | None) -> None:
+    statuses = set(JudgeResult.Status.values)
+    results = []
+    for where, row in _rows(path):
+        judge = loaded.judges.get(row.get("judge")) if isinstance(row.get("judge"), str) else None
+        if judge is None:
+            raise BundleRefused(f"{where}: judge {row.get('judge')!r} is not in study.json.")
+        if row.get("outcome") not in statuses:
+            raise BundleRefused(f"{where}: outcome must be one of {', '.join(sorted(statuses))}.")
+        results.append(
+            JudgeResult(
+                item=_item(loaded, row, where),
+                judge=judge,
+                prompt_version=_text(row, "prompt_version", where, limit=120, blank=False),
+                setting=_text(row, "setting", where, limit=40),
+                presentation=_text(row, "presentation", where, limit=20),
+                status=row["outcome"],
+                answer=_object(row, "answer", where, optional=True),
+                error=_text(row, "message", where, limit=10_000),
+                prompt_tokens=_count(row, "prompt_tokens", where),
+                completion_tokens=_count(row, "completion_tokens", where),
+                latency_ms=_count(row, "latency_ms", where),
+            )
+        )
+    JudgeResult.objects.bulk_create(results, batch_size=2000)
+
+
+def _external(loaded: _Loaded, path: Path | None) -> None:
+    """The external coders and their answers, as stored (answers in the stored shape)."""
+    coders: dict[str, ExternalCoder] = {}
+    answers = []
+    for where, row in _rows(path):
+        name = _text(row, "coder", where, limit=100, blank=False)
+        coder = coders.get(name)
+        if coder is None:
+            coder = coders[name] = ExternalCoder.objects.create(
+                project=loaded.project,
+                name=name,
+                source=_text(row, "coder_source", where, limit=200),
+            )
+        answers.append(
+            ExternalAnnotation(
+                coder=coder,
+                item=_item(loaded, row, where),
+                answer=_object(row, "answer", where),
+                time_spent_ms=_count(row, "time_spent_ms", where),
+                annotated_at=_moment(row, "annotated_at", where),
+                source=_text(row, "source", where, limit=200),
+            )
+        )
+    ExternalAnnotation.objects.bulk_create(answers, batch_size=2000)
+
+
+def bundle_load(*, directory: Path, user=None) -> Project:
+    """Load a bundle written by :func:`studies.bundles.bundle_write` as a new project (see the
+    module doc); ``user`` becomes its researcher. ``BundleRefused`` (nothing loaded) when the
+    bundle fails a check or would touch anything that exists here."""
+    files = _checked_files(directory)
+    study, judge_entries = _study(files["study.json"])
+    if Project.objects.filter(slug=study.get("slug")).exists():
+        raise BundleRefused(f"slug: a project {study.get('slug')!r} exists here already.")
+    try:
+        with transaction.atomic():
+            project = study_apply(data=study, user=user, create_only=True)["project"]
+            loaded = _Loaded(project=project)
+            versions = _judge_prompt_versions(files.get("judge_results.jsonl"))
+            _judges(loaded, judge_entries, versions)
+            _items(loaded, files["items.jsonl"])
+            _annotators(loaded, files["annotators.jsonl"])
+            _annotations(loaded, files["annotations.jsonl"])
+            _judge_results(loaded, files.get("judge_results.jsonl"))
+            _external(loaded, files.get("external_annotations.jsonl"))
+    except IntegrityError as exc:  # a concurrent load of the same bundle, or a row we missed
+        raise BundleRefused(f"The bundle conflicts with what is here ({exc}).") from None
+    return project
