@@ -90,7 +90,7 @@ def _checked_files(directory: Path) -> dict[str, Path]:
 def _json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError, JSONDecodeError too
         raise BundleRefused(f"{path.name} is not valid JSON ({exc}).") from None
 
 
@@ -105,7 +105,7 @@ def _rows(path: Path | None) -> Iterator[tuple[str, dict]]:
             where = f"{path.name} line {number}"
             try:
                 row = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as exc:
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError, 5,000-digit numbers
                 raise BundleRefused(f"{where}: not valid JSON ({exc}).") from None
             if not isinstance(row, dict):
                 raise BundleRefused(f"{where}: must be a JSON object.")

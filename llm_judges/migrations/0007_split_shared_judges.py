@@ -138,5 +138,5 @@ class Migration(migrations.Migration):
         ("annotation", "0009_dashboard_counter_triggers"),
     ]
 
-    # Irreversible: per-project copies cannot be merged back into one shared judge.
-    operations = [migrations.RunPython(split)]
+    # Going back keeps the per-project copies (they cannot be merged into one shared judge).
+    operations = [migrations.RunPython(split, migrations.RunPython.noop)]

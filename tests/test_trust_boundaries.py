@@ -1,0 +1,480 @@
+"""A malicious researcher and a crafted bundle against the trust boundaries (issue 24).
+
+The researcher has a project of their own, its study file and the API. They cannot change,
+re-point or run a judge another project uses, nor make the worker call an address that is not a
+staff-approved model endpoint; a bundle loaded by staff grants nothing and exfiltrates nothing.
+A local receiver (the attacker's own OpenAI-compatible server) asserts it got no request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from llm_judges import services
+from llm_judges.backends import destinations
+from llm_judges.models import Judge, JudgeResult, ModelEndpoint
+from projects.models import Membership
+from studies.study_files import read_study_file, study_export
+from tests import factories
+from tests.conftest import client_for
+from tests.llm_judges.conftest import API_KEY_ENV, api_key, make_llm_judge, start  # noqa: F401
+from tests.llm_judges.stub_llm import StubLLM
+
+
+@pytest.fixture
+def receiver():
+    """The attacker's server: every request it gets is recorded."""
+    with StubLLM() as server:
+        yield server
+
+
+@pytest.fixture
+def victim_stub():
+    with StubLLM() as server:
+        yield server
+
+
+@pytest.fixture
+def victim(db, victim_stub):
+    """Another team's project with a keyed LLM judge and a copy of the catalogue's MiniLM."""
+    project = factories.ProjectFactory(slug=factories.unique("victim"))
+    factories.make_items(project, 3)
+    keyed = make_llm_judge(victim_stub, project, name="keyed-gpt")
+    minilm = services.judge_copy(
+        judge=Judge.objects.get(project=None, name="minilm-similarity"), project=project
+    )
+    return project, keyed, minilm
+
+
+@pytest.fixture
+def attacker(db):
+    user = factories.UserFactory(username=factories.unique("mallory"), is_staff=False)
+    project = factories.ProjectFactory(slug=factories.unique("mallory-study"))
+    factories.MembershipFactory(project=project, user=user, role="researcher")
+    factories.make_items(project, 2)
+    return user, project
+
+
+def snapshot(judge: Judge) -> dict:
+    judge.refresh_from_db()
+    return {
+        "project": judge.project_id,
+        "kind": judge.kind,
+        "model": judge.model,
+        "endpoint": judge.endpoint_id,
+        "parameters": judge.parameters,
+        "description": judge.description,
+    }
+
+
+def put_study(user, project, judges):
+    study = {**study_export(project=project), "judges": judges}
+    return client_for(user).put(f"/api/projects/{project.slug}/", study, format="json")
+
+
+def test_a_study_file_never_reaches_another_projects_judge(victim, attacker, receiver):
+    project, keyed, minilm = victim
+    user, own = attacker
+    before = {judge.pk: snapshot(judge) for judge in (keyed, minilm)}
+    # The two steps of the finding: "link" the built-in judge with its exact settings, then
+    # re-point it at the attacker's server. Both only ever touch the attacker's own project.
+    entry = {
+        "name": "minilm-similarity",
+        "kind": "embedding",
+        "model": "all-MiniLM-L6-v2",
+        "parameters": {"items_per_task": 200, "threshold": 0.6, "batch_size": 64},
+    }
+    assert put_study(user, own, [entry]).status_code == 200
+    retarget = {"name": "minilm-similarity", "kind": "llm", "model": "x", "base_url": receiver.url}
+    response = put_study(user, own, [retarget])
+    assert response.status_code == 400
+    assert "endpoint" in response.json()["detail"] and "never names a server" in str(
+        response.json()
+    )
+    response = put_study(
+        user, own, [{"name": "keyed-gpt", "kind": "llm", "model": "x", "endpoint": "anything"}]
+    )
+    assert response.status_code == 400
+    assert {judge.pk: snapshot(judge) for judge in (keyed, minilm)} == before
+    # The attacker's judge is their own copy; the victim's are untouched and theirs alone.
+    assert Judge.objects.get(project=own, name="minilm-similarity").pk not in before
+    assert Judge.objects.filter(project=project).count() == 2
+
+
+def test_a_study_file_cannot_name_a_url_a_key_or_another_projects_endpoint(victim, attacker):
+    project, keyed, _ = victim
+    user, own = attacker
+    endpoint = keyed.endpoint  # open to the victim's project only
+    cases = [
+        ({"name": "j", "kind": "llm", "model": "m", "base_url": "http://evil/v1"}, "base_url"),
+        (
+            {
+                "name": "j",
+                "kind": "llm",
+                "model": "m",
+                "endpoint": endpoint.name,
+                "parameters": {"api_key_env": "OPENAI_API_KEY"},
+            },
+            "api_key_env",
+        ),
+        ({"name": "j", "kind": "llm", "model": "m", "endpoint": endpoint.name}, "endpoint"),
+    ]
+    for entry, field in cases:
+        response = put_study(user, own, [entry])
+        assert response.status_code == 400, entry
+        body = response.json()
+        assert field in body["field"], body
+        # Endpoints the project may not use are never named to it.
+        assert endpoint.name not in body["detail"].split("available:")[-1], body
+    assert not Judge.objects.filter(project=own, name="j").exists()
+
+
+def test_the_api_runs_only_the_projects_own_judges(victim, attacker, victim_stub):
+    _, keyed, _ = victim
+    user, own = attacker
+    client = client_for(user)
+    for path in ("judge-runs/", "judge-runs/estimate/"):
+        response = client.post(f"/api/projects/{own.slug}/{path}", {"judge": keyed.name})
+        assert response.status_code == 400 and response.json()["field"] == "judge", path
+    with pytest.raises(services.JudgeError, match="not a judge of this project"):
+        services.judge_run_start(judge=keyed, project=own, enqueue=False)
+    assert victim_stub.requests == []
+
+
+def test_the_judges_page_offers_only_the_catalogue_and_the_users_own_projects(victim, attacker):
+    from llm_judges.selectors import judges_to_copy
+
+    _, keyed, minilm = victim
+    user, own = attacker
+    offered = judges_to_copy(project=own, user=user)
+    assert keyed not in offered and minilm not in offered
+    assert [(j.project, j.name) for j in offered] == [(None, "minilm-similarity")]
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    page = client.get(f"/p/{own.slug}/judges/").content.decode()
+    assert keyed.name not in page and keyed.endpoint.name not in page
+    response = client.post(
+        f"/p/{own.slug}/judges/",
+        {"action": "copy", "copy-source": keyed.pk, "copy-name": "stolen"},
+    )
+    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+    assert not Judge.objects.filter(project=own, name="stolen").exists()
+
+
+def test_changing_a_copy_never_changes_its_source(victim, attacker):
+    project, _, minilm = victim
+    user, own = attacker
+    copy = services.judge_copy(judge=minilm, project=own)
+    copy.parameters = {**copy.parameters, "threshold": 0.1}
+    copy.save()
+    minilm.refresh_from_db()
+    catalogue = Judge.objects.get(project=None, name="minilm-similarity")
+    assert minilm.parameters["threshold"] == catalogue.parameters["threshold"] == 0.6
+
+
+def test_an_endpoint_may_not_reach_private_addresses_unless_staff_allow_it(
+    attacker, receiver, celery_eager
+):
+    _, own = attacker
+    endpoint = ModelEndpoint.objects.create(name="looks-public", base_url=receiver.url)
+    endpoint.projects.add(own)
+    judge = services.judge_create(
+        project=own, name="j", kind="llm", model="m", endpoint=endpoint, parameters={}
+    )
+    run = services.judge_run_start(judge=judge, project=own, enqueue=False)
+    from llm_judges.services.batch_engine import judge_batch_process
+
+    judge_batch_process(run_id=run.pk, item_ids=run.pending_item_ids)
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert "127.0.0.1" in run.error and "loopback" in run.error
+    assert receiver.requests == []
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "10.1.2.3",
+        "172.16.0.1",
+        "192.168.1.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "0.0.0.0",
+        "::1",
+        "fe80::1",
+        "fd00::1",
+        "::ffff:127.0.0.1",
+        "224.0.0.1",
+    ],
+)
+def test_private_loopback_link_local_and_reserved_addresses_are_refused(address):
+    assert destinations.address_refusal(address) != ""
+
+
+@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"])
+def test_public_addresses_are_allowed(address):
+    assert destinations.address_refusal(address) == ""
+
+
+def test_a_name_that_resolves_elsewhere_at_connection_time_is_refused(monkeypatch):
+    """DNS rebinding: the name was public when checked, private when connecting."""
+    answers = iter(["93.184.215.14", "127.0.0.1"])
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (next(answers), port))]
+
+    monkeypatch.setattr(destinations.socket, "getaddrinfo", getaddrinfo)
+    destinations.url_check("http://rebind.example/v1", allow_private=False)
+    backend = destinations.CheckedNetworkBackend(allow_private=False)
+    import httpcore
+
+    with pytest.raises(httpcore.ConnectError, match="loopback"):
+        backend.connect_tcp("rebind.example", 80, timeout=1)
+
+
+# --- bundles ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def bundle(tmp_path, db):
+    project = factories.ProjectFactory(slug=factories.unique("bundled"))
+    items = factories.make_items(project, 3)
+    annotator = factories.UserFactory(username=factories.unique("ann"))
+    member = factories.MembershipFactory(project=project, user=annotator, role="annotator")
+    from django.utils import timezone
+
+    from annotation.models import Annotation, Assignment
+
+    now = timezone.now()
+    for n, item in enumerate(items):
+        assignment = Assignment.objects.create(
+            project=project,
+            item=item,
+            annotator=annotator,
+            state="submitted",
+            sequence=n + 1,
+            reserved_at=now,
+            expires_at=now,
+            submitted_at=now,
+        )
+        Annotation.objects.create(
+            assignment=assignment,
+            item=item,
+            annotator=annotator,
+            answer={"sentences": [0], "none": False},
+        )
+    out = tmp_path / "bundle"
+    call_command("bundle", project.slug, str(out))
+    slug, pseudonym = project.slug, member.pseudonym
+    project.delete()
+    return out, slug, pseudonym
+
+
+def rewrite(directory, name, change):
+    """Change one file of a bundle and re-sign the manifest (as an attacker can)."""
+    path = directory / name
+    if name.endswith(".jsonl"):
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line]
+        rows = change(rows)
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        path.write_text(json.dumps(change(json.loads(path.read_text()))))
+    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest["files"][name]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_bundle_grants_no_role_and_creates_no_endpoint_or_keyed_judge(bundle, receiver):
+    directory, slug, _ = bundle
+    carol = factories.UserFactory(username="carol")
+    endpoints = ModelEndpoint.objects.count()
+
+    def crafted(study):
+        study["members"] = [{"username": "carol", "role": "researcher"}]
+        study["judges"] = [
+            {
+                "name": "exfil",
+                "kind": "llm",
+                "model": "m",
+                "parameters": {"api_key_env": "OPENAI_API_KEY"},
+            }
+        ]
+        return study
+
+    rewrite(directory, "study.json", crafted)
+    with pytest.raises(CommandError, match="api_key_env"):
+        call_command("bundle_load", str(directory))
+    assert not Membership.objects.filter(user=carol).exists()
+
+    rewrite(
+        directory, "study.json", lambda s: {**s, "judges": [{**s["judges"][0], "parameters": {}}]}
+    )
+    call_command("bundle_load", str(directory))
+    assert not Membership.objects.filter(user=carol).exists()  # members are ignored
+    judge = Judge.objects.get(project__slug=slug, name="exfil")
+    assert judge.endpoint is None and ModelEndpoint.objects.count() == endpoints
+    with pytest.raises(services.JudgeError, match="no model endpoint"):
+        services.judge_run_start(judge=judge, project=judge.project, enqueue=False)
+    assert receiver.requests == []
+
+
+def test_a_bundle_never_adds_answers_to_an_existing_account(bundle):
+    directory, slug, pseudonym = bundle
+    existing = factories.UserFactory(username=f"{slug}-{pseudonym}")
+    with pytest.raises(CommandError, match="exists here already") as refused:
+        call_command("bundle_load", str(directory))
+    assert "Nothing was loaded" in str(refused.value)
+    from annotation.models import Annotation
+    from projects.models import Project
+
+    assert not Annotation.objects.filter(annotator=existing).exists()
+    assert not Project.objects.filter(slug=slug).exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "message"),
+    [
+        ("items.jsonl", lambda rows: [{**rows[0], "payload": "a string"}, *rows[1:]], "line 1"),
+        ("items.jsonl", lambda rows: [{**rows[0], "kind": "evil"}, *rows[1:]], "kind"),
+        (
+            "annotations.jsonl",
+            lambda rows: [{**rows[0], "time_spent_ms": "9" * 5000}],
+            "time_spent_ms",
+        ),
+        ("annotations.jsonl", lambda rows: [{**rows[0], "version": 10**30}], "version"),
+        ("annotations.jsonl", lambda rows: [{**rows[0], "item": "nope"}], "not in items"),
+    ],
+)
+def test_a_crafted_bundle_is_refused_naming_file_line_and_field(bundle, name, change, message):
+    from projects.models import Project
+
+    directory, slug, _ = bundle
+    rewrite(directory, name, change)
+    with pytest.raises(CommandError, match=message) as refused:
+        call_command("bundle_load", str(directory))
+    assert name in str(refused.value) and "Nothing was loaded" in str(refused.value)
+    assert not Project.objects.filter(slug=slug).exists()
+
+
+def test_a_bundle_with_a_5000_digit_number_is_refused_naming_its_line(bundle):
+    directory, _, _ = bundle
+    path = directory / "annotations.jsonl"
+    first, *rest = path.read_text().splitlines()
+    path.write_text(first.replace('"version": 1', '"version": ' + "9" * 5000) + "\n")
+    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest["files"]["annotations.jsonl"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(CommandError, match="annotations.jsonl line 1"):
+        call_command("bundle_load", str(directory))
+
+
+def test_a_bundle_whose_file_does_not_match_its_manifest_is_refused(bundle):
+    directory, slug, _ = bundle
+    path = directory / "items.jsonl"
+    path.write_text(path.read_text().replace("claim", "clam", 1))
+    with pytest.raises(CommandError, match="sha256"):
+        call_command("bundle_load", str(directory))
+
+
+# --- study files from disk ----------------------------------------------------------------
+
+
+def test_guidelines_file_reads_only_below_the_study_files_folder(tmp_path):
+    secret = tmp_path / "env.sh"
+    secret.write_text("DJANGO_SECRET_KEY=hunter2\n")
+    folder = tmp_path / "study"
+    folder.mkdir()
+    (folder / "study.json").write_text(json.dumps({"guidelines_file": "../env.sh"}))
+    from core.errors import Refusal
+
+    with pytest.raises(Refusal, match="outside the study file's folder"):
+        read_study_file(folder / "study.json")
+    with pytest.raises(CommandError, match="outside the study file's folder"):
+        call_command("study", "apply", str(folder / "study.json"), "--dry-run")
+    (folder / "link.md").symlink_to(secret)
+    (folder / "study.json").write_text(json.dumps({"guidelines_file": "link.md"}))
+    with pytest.raises(Refusal, match="outside the study file's folder"):
+        read_study_file(folder / "study.json")
+    (folder / "guide.md").write_text("# Read me\n")
+    (folder / "study.json").write_text(json.dumps({"guidelines_file": "guide.md"}))
+    assert read_study_file(folder / "study.json")["guidelines"] == "# Read me\n"
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path):
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for n in range(1, 9):
+        refs = ",".join([f"*a{n - 1}"] * 9)
+        lines.append(f"a{n}: &a{n} [{refs}]")
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    from core.errors import Refusal
+
+    with pytest.raises(Refusal, match="aliases"):
+        read_study_file(path)
+    with pytest.raises(CommandError, match="aliases"):
+        call_command("study", "apply", str(path), "--dry-run")
+    prompt = tmp_path / "prompt.yaml"
+    prompt.write_text(path.read_text())
+    with pytest.raises(CommandError, match="aliases"):
+        call_command("load_prompt", str(prompt))
+
+
+def test_editing_a_prompt_template_moves_only_the_editors_projects_judges(victim, attacker):
+    from llm_judges.services.prompt_templates import prompt_template_revise, shipped_template
+    from projects.selectors import researched_projects
+
+    project, keyed, _ = victim
+    user, own = attacker
+    template = shipped_template(task_type=own.task_type)
+    for judge in (keyed,):
+        judge.prompt = template
+        judge.save()
+    mine = make_llm_judge_for(own, template)
+    new, what = prompt_template_revise(
+        template=template,
+        changes={"template": template.template + "\nBe brief."},
+        projects=researched_projects(user=user),
+    )
+    assert what == "new version"
+    keyed.refresh_from_db()
+    mine.refresh_from_db()
+    assert keyed.prompt_id == template.pk and mine.prompt_id == new.pk
+
+
+def make_llm_judge_for(project, template):
+    endpoint = ModelEndpoint.objects.create(
+        name=f"e-{project.slug}", base_url="https://x.example/v1"
+    )
+    endpoint.projects.add(project)
+    return services.judge_create(
+        project=project,
+        name="mine",
+        kind="llm",
+        model="m",
+        endpoint=endpoint,
+        parameters={},
+        prompt=template,
+    )
+
+
+def test_a_keyed_endpoints_key_goes_only_to_its_own_url(
+    victim, victim_stub, receiver, api_key, celery_eager, django_capture_on_commit_callbacks
+):
+    """The victim's run sends the key to the victim's endpoint; the attacker's server sees none."""
+    project, keyed, _ = victim
+    run = start(keyed, project, django_capture_on_commit_callbacks)
+    assert run.status == "done"
+    assert victim_stub.requests and all(
+        r["headers"].get("authorization") == f"Bearer {api_key}" for r in victim_stub.requests
+    )
+    assert receiver.requests == []
+    assert JudgeResult.objects.filter(judge=keyed).count() == 3
+    assert API_KEY_ENV == keyed.endpoint.api_key_env
