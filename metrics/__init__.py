@@ -15,7 +15,10 @@ The core modules never import Django (the reports layer in :mod:`metrics.reports
 * the Bayesian utility calibration of crowd ratings — :mod:`metrics.calibration`;
 * factual accuracy and consistency of stances under presupposition — :mod:`metrics.stance`;
 * confusion matrix, per-class precision / recall / F1, macro and weighted F1 with bootstrap
-  intervals, plurality label (judge validation on label tasks) — :mod:`metrics.classification`.
+  intervals, plurality label (judge validation on label tasks) — :mod:`metrics.classification`;
+* means over items from humans on some items and a judge on all: humans alone, the judge alone
+  (biased), prediction-powered (PPI++) and active-sampling estimates with intervals, and the
+  human labels a target width needs — :mod:`metrics.prediction_powered`.
 
 Two functions called ``jaccard_distance`` would be confusing: the one exported here is the set
 distance of :mod:`metrics.distances` (``1 - |A ∩ B| / |A ∪ B|``, 0 for two empty sets);
