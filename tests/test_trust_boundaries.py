@@ -22,7 +22,7 @@ from projects.models import Membership
 from studies.study_files import read_study_file, study_export
 from tests import factories
 from tests.conftest import client_for
-from tests.llm_judges.conftest import API_KEY_ENV, api_key, make_llm_judge, start  # noqa: F401
+from tests.llm_judges.conftest import API_KEY, API_KEY_ENV, make_llm_judge, start
 from tests.llm_judges.stub_llm import StubLLM
 
 
@@ -466,14 +466,15 @@ def make_llm_judge_for(project, template):
 
 
 def test_a_keyed_endpoints_key_goes_only_to_its_own_url(
-    victim, victim_stub, receiver, api_key, celery_eager, django_capture_on_commit_callbacks
+    victim, victim_stub, receiver, monkeypatch, celery_eager, django_capture_on_commit_callbacks
 ):
     """The victim's run sends the key to the victim's endpoint; the attacker's server sees none."""
+    monkeypatch.setenv(API_KEY_ENV, API_KEY)
     project, keyed, _ = victim
     run = start(keyed, project, django_capture_on_commit_callbacks)
     assert run.status == "done"
     assert victim_stub.requests and all(
-        r["headers"].get("authorization") == f"Bearer {api_key}" for r in victim_stub.requests
+        r["headers"].get("authorization") == f"Bearer {API_KEY}" for r in victim_stub.requests
     )
     assert receiver.requests == []
     assert JudgeResult.objects.filter(judge=keyed).count() == 3
