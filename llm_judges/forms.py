@@ -161,7 +161,7 @@ class JudgeEndpointForm(forms.Form):
         from llm_judges.models import Judge, ModelEndpoint
 
         self.fields["judge"].queryset = Judge.objects.filter(
-            pk__in=[j.pk for j in judges if j.kind == Judge.Kind.LLM]
+            pk__in=[j.pk for j in judges if j.kind == Judge.Kind.LLM], runs__isnull=True
         )
         self.fields["endpoint"].queryset = ModelEndpoint.objects.filter(
             pk__in=[e.pk for e in endpoints]

@@ -110,7 +110,10 @@ def test_an_llm_judge_without_an_endpoint_gets_one_until_it_has_run(page_client,
         project,
         **{"action": "endpoint", "ep-judge": judge.pk, "ep-endpoint": other.pk},
     )
-    assert refused.status_code == 200 and "has run" in refused.content.decode()
+    # A judge that has run is no longer offered, and the service refuses it too.
+    assert refused.status_code == 200 and "Select a valid choice" in refused.content.decode()
+    with pytest.raises(services.JudgeError, match="has run"):
+        services.judge_endpoint_set(judge=judge, endpoint=other)
     judge.refresh_from_db()
     assert judge.endpoint == endpoint
 
