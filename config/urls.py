@@ -9,6 +9,7 @@ from projects import api as members_api
 from projects import views as members_views
 from projects.auth import LoginView, LogoutAllView, LogoutView, PasswordResetView, TokenView
 from studies import api as projects_api
+from studies import study_pages
 from studies import views as projects_views
 
 api = [
@@ -105,7 +106,15 @@ pages = [
         name="password_reset_complete",
     ),
     path("invite/<str:token>/", members_views.invitation, name="invitation"),
+    path("p/new/", study_pages.study_new, name="study-new"),
+    path("p/new/<slug:task_type>/", study_pages.study_new_form, name="study-new-form"),
     path("p/<slug:slug>/", projects_views.project_detail, name="project-detail"),
+    path("p/<slug:slug>/settings/", study_pages.study_settings, name="study-settings"),
+    path(
+        "p/<slug:slug>/study.<str:fmt>",
+        study_pages.study_download,
+        name="study-download",
+    ),
     path("p/<slug:slug>/members/", members_views.project_members, name="project-members"),
     path(
         "p/<slug:slug>/members/<int:membership_id>/role/",

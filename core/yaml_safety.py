@@ -61,3 +61,15 @@ def yaml_load_all(text: str) -> list[Any]:
         return list(yaml.load_all(text, Loader=_PlainLoader))  # noqa: S506
     except yaml.YAMLError as exc:
         raise UnsafeYAML(f"not valid YAML: {exc}") from None
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """SafeDumper that writes every value out (no anchors), so what it writes reads back here."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def yaml_dump(data: Any) -> str:
+    """YAML of plain data that :func:`yaml_load` reads back (keys in order, Unicode as is)."""
+    return yaml.dump(data, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True)

@@ -32,6 +32,11 @@ def has_role(user, project: Project, roles: tuple[str, ...]) -> bool:
     return Membership.objects.current().filter(project=project, user=user, role__in=roles).exists()
 
 
+def can_create_projects(user) -> bool:
+    """Staff, and users given the ``projects.add_project`` permission, create studies."""
+    return bool(user.is_authenticated and (user.is_staff or user.has_perm("projects.add_project")))
+
+
 NOT_A_MEMBER = (
     "You are not a member of this project, or this page is not open to your role in it (or "
     "there is no such project). Ask its researchers for access, or go back to your projects."

@@ -16,13 +16,13 @@ from projects.models import Membership, Project
 from projects.services import researcher_add
 from studies.schema_forms import (
     SEP,
-    non_default,
     schema_errors,
     schema_fields,
     schema_initial,
     schema_values,
 )
 from studies.study_files import config_json_schema, crowd_json_schema
+from studies.study_forms import kept_values, newline_normalised
 
 CONFIG, CROWD = "config", "crowd"
 
@@ -43,6 +43,9 @@ class ProjectForm(forms.ModelForm):
 
     task_type = forms.ChoiceField(choices=task_types.choices)
     config_for = forms.CharField(widget=forms.HiddenInput, required=False)
+    guidelines = forms.CharField(
+        required=False, strip=False, widget=forms.Textarea, help_text="Markdown."
+    )
     config_task_type = ""  # the task type whose config fields the form has
 
     class Meta:
@@ -103,6 +106,9 @@ class ProjectForm(forms.ModelForm):
                     ]
                 )
 
+    def clean_guidelines(self) -> str:
+        return newline_normalised(self.cleaned_data.get("guidelines") or "")
+
     def clean(self):
         cleaned = super().clean()
         slug = self.config_task_type
@@ -114,13 +120,19 @@ class ProjectForm(forms.ModelForm):
         if cleaned.get("task_type") == slug:
             config_schema = config_json_schema(slug)
             values = schema_values(config_schema, prefix=CONFIG, cleaned=cleaned)
-            self._config = self._checked(
-                task_types.get(slug).config_serializer(data=values), CONFIG, config_schema
-            )
+            if (
+                self._checked(
+                    task_types.get(slug).config_serializer(data=values), CONFIG, config_schema
+                )
+                is not None
+            ):
+                # As a study file would hold it: the keys set, not the defaults the form showed.
+                stored = self.instance.config if self.instance.task_type == slug else {}
+                self._config = kept_values(config_schema, values, stored or {})
         crowd_schema = crowd_json_schema()
         values = schema_values(crowd_schema, prefix=CROWD, cleaned=cleaned)
         if self._checked(CrowdSettingsSerializer(data=values), CROWD, crowd_schema) is not None:
-            self._crowd = non_default(crowd_schema, values)
+            self._crowd = kept_values(crowd_schema, values, self.instance.crowd or {})
         return cleaned
 
     def _checked(self, serializer, prefix: str, schema: dict) -> dict | None:

@@ -119,9 +119,16 @@ def schema_field(prop: Mapping[str, Any], *, label: str) -> forms.Field:
     elif kind == LINES:
         field = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), **common)
     else:
-        field = forms.JSONField(widget=forms.Textarea(attrs={"rows": 6}), **common)
+        field = _JSONField(widget=forms.Textarea(attrs={"rows": 6}), **common)
     field.initial = _to_text(kind, prop.get("default"))
     return field
+
+
+class _JSONField(forms.JSONField):
+    """A JSON text area that shows nothing, not ``null``, for a key that is not set."""
+
+    def prepare_value(self, value: Any) -> Any:
+        return "" if value is None else super().prepare_value(value)
 
 
 def schema_fields(schema: Mapping[str, Any], *, prefix: str) -> dict[str, forms.Field]:
@@ -175,14 +182,3 @@ def schema_errors(detail: Any, *, prefix: str, keys: set[str]) -> list[tuple[str
         top = path[len(prefix) + 1 :].split(".", 1)[0].split("[", 1)[0] if path != prefix else ""
         placed.append((field_name(prefix, top) if top in keys else None, problem))
     return placed
-
-
-def non_default(schema: Mapping[str, Any], values: Mapping[str, Any]) -> dict:
-    """``values`` without the keys that equal their schema default (stored settings stay as
-    short as a study file would write them)."""
-    props = schema.get("properties") or {}
-    return {
-        k: v
-        for k, v in values.items()
-        if not (k in props and "default" in props[k] and props[k]["default"] == v)
-    }

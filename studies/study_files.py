@@ -42,9 +42,10 @@ from django.db import transaction
 from rest_framework import serializers
 
 from annotation import task_types
+from annotation.models import Annotation, ExternalAnnotation
 from core.errors import Refusal
 from core.serializers import KnownKeysOnly
-from core.yaml_safety import UnsafeYAML, yaml_load
+from core.yaml_safety import UnsafeYAML, yaml_dump, yaml_load
 from llm_judges.models import Judge, JudgeRun, ModelEndpoint, PromptTemplate
 from llm_judges.parameters import ENDPOINT_KEYS, clean_model, clean_parameters
 from llm_judges.selectors import endpoints_for_project
@@ -67,6 +68,7 @@ KEYS = (
     "judges",
 )
 CROWD_ACCOUNT_PREFIXES = ("prolific-", "mturk-")
+RESERVED_SLUGS = frozenset({"new"})  # /p/new/ creates a study
 
 
 class MemberSerializer(KnownKeysOnly):
@@ -267,6 +269,11 @@ class StudySerializer(KnownKeysOnly):
         super().__init__(*args, **kwargs)
         self.fields["task_type"].choices = [t.slug for t in task_types.all_task_types()]
 
+    def validate_slug(self, value: str) -> str:
+        if value in RESERVED_SLUGS:
+            raise serializers.ValidationError(f"{value!r} is a page of its own (/p/{value}/).")
+        return value
+
     def validate(self, attrs: dict) -> dict:
         errors: dict[str, Any] = {}
         config = task_types.get(attrs["task_type"]).config_serializer(data=attrs["config"])
@@ -410,6 +417,14 @@ def study_export(*, project: Project) -> dict:
     }
 
 
+def study_file_text(*, project: Project, fmt: str = "yaml") -> str:
+    """The project's study file as YAML (no anchors: it reads back) or JSON."""
+    data = study_export(project=project)
+    if fmt == "yaml":
+        return yaml_dump(data)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
 def project_judges(*, project: Project) -> list[Judge]:
     """The project's own judges."""
     return list(
@@ -481,6 +496,27 @@ def _judges_apply(*, project: Project, judges: list[dict]) -> None:
             judge.save()
 
 
+def _config_change_check(project: Project, config: dict) -> None:
+    """Refuse a config change that would make the project's existing answers wrong (the task
+    type says which: a questionnaire question's kind), once it has answers."""
+    task_type = task_types.get(project.task_type)
+    has_answers = (
+        Annotation.objects.filter(item__project=project).exists()
+        or ExternalAnnotation.objects.filter(item__project=project).exists()
+    )
+    if not has_answers:
+        return
+    try:
+        before = task_type.validate_config(project.config)
+    except serializers.ValidationError:
+        return  # the stored config no longer validates: nothing to compare with
+    problem = task_type.config_change_problem(
+        before=before, after=task_type.validate_config(config)
+    )
+    if problem:
+        raise Refusal(f"{problem} Nothing changed.", code="conflict", field="config")
+
+
 def study_apply(
     *,
     data: Any,
@@ -515,6 +551,8 @@ def study_apply(
                 "its task type cannot change.",
                 field="task_type",
             )
+        if project is not None and project.task_type == attrs["task_type"]:
+            _config_change_check(project, attrs["config"])
         after = {
             **attrs,
             "members": [dict(m) for m in attrs["members"]],

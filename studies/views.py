@@ -20,7 +20,7 @@ from annotation.selectors import project_progress
 from core.errors import Refusal
 from projects import selectors
 from projects.models import ImportJob
-from projects.permissions import RESEARCH_ROLES, project_for
+from projects.permissions import RESEARCH_ROLES, can_create_projects, project_for
 from studies.api import export_response
 from studies.forms import AnnotationImportForm, ImportForm
 from studies.services.exports import CODERS, FORMATS
@@ -64,7 +64,11 @@ def home(request):
             ),
         ),
     )
-    return render(request, "home.html", {"memberships": memberships})
+    return render(
+        request,
+        "home.html",
+        {"memberships": memberships, "can_create": can_create_projects(request.user)},
+    )
 
 
 @login_required

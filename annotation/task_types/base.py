@@ -9,6 +9,7 @@ on the slug.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -100,6 +101,23 @@ class TaskType:
     def script(self) -> str:
         """Static path of the task's JS module."""
         return f"{self.slug}/task.js"
+
+    @property
+    def preview(self) -> str:
+        """Static path of the picture of its annotation page (``tools/task_type_previews.py``)."""
+        return f"{self.slug}/preview.png"
+
+    @property
+    def description(self) -> str:
+        """What the task type is, in one sentence: the first of its package's docstring."""
+        package = sys.modules.get(type(self).__module__.rpartition(".")[0])
+        text = " ".join((getattr(package, "__doc__", None) or "").split())
+        return text.split(". ")[0].rstrip(".") + "." if text else self.name
+
+    def config_change_problem(self, *, before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+        """Why changing a project's (validated) config from ``before`` to ``after`` would make
+        its existing answers wrong ("" when it would not); asked only once answers exist."""
+        return ""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.slug!r}>"

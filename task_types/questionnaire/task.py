@@ -116,6 +116,19 @@ class Questionnaire(TaskType):
         """One agreement figure per question that declares a distance."""
         return measured_questions(config)
 
+    def config_change_problem(self, *, before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+        """A question that has answers keeps its kind (a Likert answer is not a choice)."""
+        kinds = {q["id"]: q["kind"] for q in before.get("questions", [])}
+        for question in after.get("questions", []):
+            was = kinds.get(question["id"])
+            if was is not None and was != question["kind"]:
+                return (
+                    f"config.questions: the question {question['id']!r} is a {was} question "
+                    f"and has answers, so it cannot become a {question['kind']} question; add "
+                    "a new question instead."
+                )
+        return ""
+
     def answer_text(self, answer: dict) -> str:
         """Each question's answer under its id (the page shows the questions themselves)."""
 

@@ -87,13 +87,29 @@ def test_every_key_of_every_schema_has_a_field_and_every_kind_is_covered():
     assert kinds == {BOOLEAN, INTEGER, NUMBER, DECIMAL, ENUM, STRING, LINES, JSON}
 
 
-def test_an_untouched_form_saves_the_defaults(db):
+def test_guidelines_keep_their_newlines_and_an_unset_json_key_shows_empty(db):
+    """A browser posts CRLF; the guidelines are stored as typed (LF, trailing newline kept), and
+    a JSON key that is not set (citation recovery's control_quota) shows an empty box, not
+    ``null``."""
+    form = bound("citation_recovery", guidelines="# Title\r\n\r\nText.\r\n")
+    assert form.is_valid(), form.errors
+    project = form.save()
+    assert project.guidelines == "# Title\n\nText.\n"
+    assert project.config == {}
+    page = project_form_for("citation_recovery")(instance=project)
+    rendered = str(page["config__control_quota"])
+    assert rendered.split(">", 1)[1].strip() == "</textarea>"  # empty, not "null"
+
+
+def test_an_untouched_form_writes_no_default(db):
+    """As a study file would: the keys set, not the defaults the form showed (issue 26: the
+    admin wrote the default helpfulness question into every config it saved)."""
     form = bound("ranking")
     assert form.is_valid(), form.errors
     project = form.save()
+    assert project.config == {} and project.crowd == {}
     expected = dict(task_types.get("ranking").validate_config({}))
-    assert project.config == json.loads(json.dumps(expected))
-    assert project.crowd == {}  # every crowd key at its default: nothing written
+    assert task_types.get("ranking").validate_config(project.config) == expected
 
 
 @pytest.mark.parametrize(
@@ -126,7 +142,7 @@ def test_an_untouched_form_saves_the_defaults(db):
             (
                 "config",
                 "criteria",
-                [{"name": "Overall", "definition": "All in all.", "examples": []}],
+                [{"name": "Overall", "definition": "All in all."}],
             ),
         ),
         ("ranking", {"crowd__batch_minutes": "45"}, ("crowd", "batch_minutes", 45)),

@@ -8,7 +8,12 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import Refusal
 from projects.models import Project
-from studies.study_files import read_study_file, study_apply, study_export, study_json_schema
+from studies.study_files import (
+    read_study_file,
+    study_apply,
+    study_file_text,
+    study_json_schema,
+)
 
 
 class Command(BaseCommand):
@@ -52,13 +57,8 @@ class Command(BaseCommand):
         project = Project.objects.filter(slug=slug).first()
         if project is None:
             raise CommandError(f"No project {slug!r}.")
-        data = study_export(project=project)
-        if out and Path(out).suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-        else:
-            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        fmt = "yaml" if out and Path(out).suffix.lower() in (".yaml", ".yml") else "json"
+        text = study_file_text(project=project, fmt=fmt)
         if out:
             Path(out).write_text(text, encoding="utf-8")
             self.stdout.write(f"wrote {out}")
