@@ -3,7 +3,8 @@ another tool), imported as the answers of *external coders*: not accounts, never
 counted on every dashboard beside the annotators as ``ext:<name>`` (``agreement.reports.gather``).
 
 Formats: ``jsonl`` — one object per line, ``{"item": external id, "coder": name, "answer": {…}
-[, "time_spent_ms", "annotated_at" (ISO 8601), "source"]}``; ``csv`` — columns ``item``,
+[, "time_spent_ms", "annotated_at" (ISO 8601, from 1990 to tomorrow), "source"]}``;
+``csv`` — columns ``item``,
 ``coder``, optional ``time_spent_ms``, ``annotated_at``, ``source``, and one column per answer
 field (a cell that reads as JSON — a number, a list — is taken as such; an empty cell leaves the
 field out); and each task type's ``annotation_readers`` (e.g. citation recovery's
