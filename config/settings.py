@@ -56,6 +56,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "core.middleware.RefuseTraceMiddleware",  # TRACE/CONNECT: 405 before any view or login
     "core.middleware.ApiErrorsAsJsonMiddleware",  # /api/ errors are JSON, debug pages included
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -65,6 +66,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A Refusal raised in a page view: its code's status, plain text (JSON under /api/).
+    "core.middleware.RefusalMiddleware",
     # Last: turns a login refused by the lock (projects/auth.py) into a 429.
     "axes.middleware.AxesMiddleware",
 ]

@@ -45,6 +45,8 @@ def _number(digits: str, column: str) -> int:
             location="line 1",
         )
     return int(digits)
+
+
 REQUIRED = ("id", "annotator")
 
 
@@ -69,6 +71,16 @@ def _rank_columns(header: list[str]) -> dict[str, dict[int, str]]:
         if match:
             criteria.setdefault(match["criterion"], {})[_number(match["n"], column)] = column
     return criteria
+
+
+def _rank(cell: str, *, field: str, location: str) -> int:
+    if not cell.isascii() or not cell.isdigit() or len(cell) > _MAX_RANK_DIGITS:
+        raise PayloadError(
+            f"a rank is a whole number of at most {_MAX_RANK_DIGITS} digits, not {cell[:20]!r}",
+            field=field,
+            location=location,
+        )
+    return int(cell)
 
 
 def read_reprohum_ranks(stream: IO[str], mapping: str | None = None) -> Iterator[tuple[str, dict]]:
@@ -126,14 +138,7 @@ def read_reprohum_ranks(stream: IO[str], mapping: str | None = None) -> Iterator
                         field=column,
                         location=location,
                     )
-                if not cell.isascii() or not cell.isdigit() or len(cell) > _MAX_RANK_DIGITS:
-                    raise PayloadError(
-                        f"a rank is a whole number of at most {_MAX_RANK_DIGITS} digits, "
-                        f"not {cell[:20]!r}",
-                        field=column,
-                        location=location,
-                    )
-                given[systems[n]] = int(cell)
+                given[systems[n]] = _rank(cell, field=column, location=location)
             unranked = sorted(n for n in systems if n not in cells)
             if unranked:
                 raise PayloadError(
