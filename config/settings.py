@@ -125,6 +125,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    # A new password revokes the account's API tokens (sessions are logged out by Django).
+    {"NAME": "projects.tokens.TokensEndWithThePassword"},
 ]
 LOGIN_URL = "login"
 # Invitation links (projects/members.py) expire after this many days unless the researcher
