@@ -205,12 +205,22 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Request rates (projects/throttles.py): per account and per anonymous address; over them
+    # a JSON 429 with code too_many_requests.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "projects.throttles.AccountRate",
+        "projects.throttles.AddressRate",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # "format" is a domain word here (import/export formats), not DRF's renderer override.
     "URL_FORMAT_OVERRIDE": None,
 }
+# API requests allowed per signed-in account and per anonymous client address ("number/period",
+# period one of s, min, h, day; empty: no limit). Generous: a script or the bench stays below.
+CONCORD_API_RATE_USER = env.str("CONCORD_API_RATE_USER", default="6000/min")
+CONCORD_API_RATE_ANONYMOUS = env.str("CONCORD_API_RATE_ANONYMOUS", default="600/min")
 # API tokens (``POST /api/auth/token/``): only a hash is stored; each expires after this many hours.
 REST_KNOX = {
     "TOKEN_TTL": timedelta(hours=env.int("CONCORD_API_TOKEN_TTL_HOURS", default=24)),

@@ -71,14 +71,27 @@ def exception_handler(exc: Exception, context: dict) -> Any:
     from rest_framework.response import Response
     from rest_framework.views import exception_handler as drf_handler
 
-    if isinstance(exc, Refusal):
-        return Response(exc.as_json(), status=exc.status)
     if isinstance(exc, DjangoValidationError):
         exc = serializers.ValidationError(serializers.as_serializer_error(exc))
-    response = drf_handler(exc, context)
+    if isinstance(exc, Refusal):
+        response = Response(exc.as_json(), status=exc.status)
+    else:
+        response = drf_handler(exc, context)
     if response is not None and isinstance(response.data, dict):
         _add_detail_and_code(response, exc)
+    if response is not None:
+        _as_json(context.get("request"))
     return response
+
+
+def _as_json(request: Any) -> None:
+    """An error is JSON whatever the view renders when it succeeds (the schema's YAML, a CSV
+    export): DRF renders the response with the request's accepted renderer."""
+    from rest_framework.renderers import JSONRenderer
+
+    if request is not None:
+        request.accepted_renderer = JSONRenderer()
+        request.accepted_media_type = JSONRenderer.media_type
 
 
 CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}
