@@ -268,7 +268,18 @@ CELERY_TASK_SOFT_TIME_LIMIT = 14 * 60
 # Seconds before Redis hands an unacknowledged task (its worker died) to another worker; tests use
 # a few seconds to see redelivery quickly. Must exceed the longest task (judge tasks: soft limit).
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CONCORD_CELERY_VISIBILITY_TIMEOUT", default=3600)
+    "visibility_timeout": env.int("CONCORD_CELERY_VISIBILITY_TIMEOUT", default=3600),
+    # A broker that does not answer is given up on in seconds: a request that queues a task
+    # (an import) answers 503 instead of hanging (issue 24: a 500 after 19 s).
+    "socket_connect_timeout": 2,
+    "socket_timeout": 5,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
 }
 
 # Annotation workflow
