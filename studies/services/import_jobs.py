@@ -300,7 +300,9 @@ def _enqueue(job_id: int) -> None:
             status=ImportJob.Status.FAILED, message=QUEUE_UNAVAILABLE, finished_at=timezone.now()
         )
         job = ImportJob.objects.get(pk=job_id)
-        raise ImportFailed(QUEUE_UNAVAILABLE, code="unavailable", about=import_job_view(job=job))
+        raise ImportFailed(
+            QUEUE_UNAVAILABLE, code="unavailable", about=import_job_view(job=job)
+        ) from None
 
 
 def _upload_chunks(uploaded_file) -> Iterable[bytes]:
