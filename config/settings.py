@@ -213,7 +213,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.schema.AutoSchema",  # documents every error answer
     # "format" is a domain word here (import/export formats), not DRF's renderer override.
     "URL_FORMAT_OVERRIDE": None,
 }

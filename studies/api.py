@@ -113,7 +113,13 @@ class ImportView(APIView):
     permission_classes = [IsProjectResearcher]
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(request={"multipart/form-data": ImportSerializer}, responses=dict)
+    @extend_schema(
+        request={"multipart/form-data": ImportSerializer},
+        responses={
+            201: OpenApiResponse(dict, description="Imported already (no broker): the report."),
+            202: OpenApiResponse(dict, description="Queued or running: poll the job."),
+        },
+    )
     def post(self, request, slug):
         body = ImportSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -165,7 +171,12 @@ class ImportJobView(APIView):
 
     permission_classes = [IsProjectResearcher]
 
-    @extend_schema(responses=dict)
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(dict, description="Done or failed (see status and message)."),
+            202: OpenApiResponse(dict, description="Queued or running."),
+        }
+    )
     def get(self, request, slug, job_id):
         job = ImportJob.objects.filter(project=self.project, id=job_id).first()
         if job is None:

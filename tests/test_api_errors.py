@@ -227,3 +227,21 @@ def study_with_a_waiting_report(researcher, project, items, monkeypatch):
     client = Client()
     client.force_login(researcher)
     return client, f"/p/{project.slug}/agreement/"
+
+
+def test_every_operation_documents_its_error_answers_with_the_error_body():
+    """schemathesis (tests/test_api_schema_fuzz.py) holds the live answers to this schema."""
+    from tests.test_api_schema_fuzz import published_schema
+
+    schema = published_schema()
+    error = {"$ref": "#/components/schemas/Error"}
+    for path, methods in schema["paths"].items():
+        for method, operation in methods.items():
+            responses = operation["responses"]
+            for status in ("400", "401", "403", "404", "429"):
+                assert status in responses, (method, path, status)
+            if method in ("post", "put", "patch", "delete"):
+                assert {"409", "413", "503"} <= set(responses), (method, path)
+    upload = schema["paths"]["/api/projects/{slug}/import/"]["post"]["responses"]
+    assert upload["503"]["content"]["application/json"]["schema"] == error
+    assert {"201", "202"} <= set(upload)
