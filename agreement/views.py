@@ -165,12 +165,7 @@ def dashboard(request, slug):
     project = project_for(request.user, slug, RESEARCH_ROLES)
     task_type = task_types.get(project.task_type)
     parameters = parameters_for(project.task_type)
-    try:
-        choice = parse_choice(request.GET, parameters=parameters)
-    except BadQuery as exc:
-        return HttpResponse(
-            exc.message, status=exc.status, content_type="text/plain; charset=utf-8"
-        )
+    choice = parse_choice(request.GET, parameters=parameters)  # BadQuery: a 400 as text
     base_query = _query_without(request.GET, "download")
 
     if request.method == "POST":
@@ -197,18 +192,12 @@ def dashboard(request, slug):
     )
     if download:
         if state.snapshot is None:
-            return HttpResponse(
-                "The report is still being computed; try again in a moment.",
-                status=409,
-                content_type="text/plain; charset=utf-8",
+            raise Refusal(
+                "The report is still being computed; try again in a moment.", code="conflict"
             )
         tbl = selectors.snapshot_table(snapshot_id=state.snapshot.pk, name=download)
         if tbl is None:
-            return HttpResponse(
-                f"No table {download!r} in this report.",
-                status=404,
-                content_type="text/plain; charset=utf-8",
-            )
+            raise Refusal(f"No table {download!r} in this report.", code="not_found")
         return _csv_response(tbl, f"{project.slug}-{download}.csv")
     page = state.page
 
@@ -288,12 +277,7 @@ def compare_published(request, slug):
     Security: researcher role in the project (404 otherwise).
     """
     project = project_for(request.user, slug, RESEARCH_ROLES)
-    try:
-        choice = parse_choice(request.GET, parameters=parameters_for(project.task_type))
-    except BadQuery as exc:
-        return HttpResponse(
-            exc.message, status=exc.status, content_type="text/plain; charset=utf-8"
-        )
+    choice = parse_choice(request.GET, parameters=parameters_for(project.task_type))
     state = services.snapshot_request(
         project=project, annotator_filter=choice.annotator_filter, options=choice.options
     )
@@ -419,19 +403,12 @@ def judge_validation(request, slug):
     try:
         result = selectors.judge_validation(project=project, subset=subset)
     except ValueError as exc:
-        refusal = BadQuery(str(exc), field="subset")
-        return HttpResponse(
-            refusal.message, status=refusal.status, content_type="text/plain; charset=utf-8"
-        )
+        raise BadQuery(str(exc), field="subset") from None
     base_query = _query_without(request.GET, "download")
     download = request.GET.get("download")
     if download:
         if download not in result["tables"]:
-            return HttpResponse(
-                f"No table {download!r} on this page.",
-                status=404,
-                content_type="text/plain; charset=utf-8",
-            )
+            raise Refusal(f"No table {download!r} on this page.", code="not_found")
         return _csv_response(
             result["tables"][download], f"{project.slug}-judges-{subset}-{download}.csv"
         )

@@ -24,10 +24,14 @@ Rules the services rely on:
 
 import secrets
 import uuid
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Cast
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 
 class Item(models.Model):
@@ -400,6 +404,35 @@ class ExternalCoder(models.Model):
         return f"ext:{self.name}"
 
 
+class ExternalAnnotationQuerySet(models.QuerySet):
+    def with_readable_time(self) -> "ExternalAnnotationQuerySet":
+        """``annotated_at`` read as text (``annotated_at_text``; :func:`readable_time` turns it
+        into a datetime), never as a datetime: a stored value Python cannot hold (year 10000 in
+        UTC, accepted before imports bounded dates, or PostgreSQL's ``infinity``) would fail
+        the whole export when its row is read."""
+        return self.defer("annotated_at").annotate(
+            annotated_at_text=Cast("annotated_at", output_field=models.TextField())
+        )
+
+
+def readable_time(text: str | None) -> datetime | None:
+    """The datetime of a timestamp read as text (PostgreSQL: ``2024-05-01 12:00:00+00``;
+    SQLite: UTC without an offset); None for one Python cannot hold."""
+    try:
+        value = parse_datetime(text or "")
+    except ValueError:  # matches the pattern but is no date (a month 13, a year 0)
+        return None
+    if value is None:
+        return None
+    return value if timezone.is_aware(value) else value.replace(tzinfo=UTC)
+
+
+def readable_isoformat(text: str | None) -> str | None:
+    """:func:`readable_time` in ISO 8601, as exports write it (None where it is None)."""
+    value = readable_time(text)
+    return value.isoformat() if value is not None else None
+
+
 class ExternalAnnotation(models.Model):
     """An answer an external coder gave an item, in the task type's answer shape (fields the
     source did not record are absent)."""
@@ -414,6 +447,8 @@ class ExternalAnnotation(models.Model):
     updated_at = models.DateTimeField(
         auto_now=True, help_text="Set on every import, so dashboards see a replaced answer."
     )
+
+    objects = ExternalAnnotationQuerySet.as_manager()
 
     class Meta:
         constraints = [

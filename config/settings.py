@@ -56,6 +56,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "core.middleware.RefuseTraceMiddleware",  # TRACE/CONNECT: 405 before any view or login
     "core.middleware.ApiErrorsAsJsonMiddleware",  # /api/ errors are JSON, debug pages included
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -65,6 +66,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A Refusal raised in a page view: its code's status, plain text (JSON under /api/).
+    "core.middleware.RefusalMiddleware",
     # Last: turns a login refused by the lock (projects/auth.py) into a 429.
     "axes.middleware.AxesMiddleware",
 ]
@@ -122,6 +125,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    # A new password revokes the account's API tokens (sessions are logged out by Django).
+    {"NAME": "projects.tokens.TokensEndWithThePassword"},
 ]
 LOGIN_URL = "login"
 # Invitation links (projects/members.py) expire after this many days unless the researcher
@@ -200,12 +205,22 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Request rates (projects/throttles.py): per account and per anonymous address; over them
+    # a JSON 429 with code too_many_requests.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "projects.throttles.AccountRate",
+        "projects.throttles.AddressRate",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.schema.AutoSchema",  # documents every error answer
     # "format" is a domain word here (import/export formats), not DRF's renderer override.
     "URL_FORMAT_OVERRIDE": None,
 }
+# API requests allowed per signed-in account and per anonymous client address ("number/period",
+# period one of s, min, h, day; empty: no limit). Generous: a script or the bench stays below.
+CONCORD_API_RATE_USER = env.str("CONCORD_API_RATE_USER", default="6000/min")
+CONCORD_API_RATE_ANONYMOUS = env.str("CONCORD_API_RATE_ANONYMOUS", default="600/min")
 # API tokens (``POST /api/auth/token/``): only a hash is stored; each expires after this many hours.
 REST_KNOX = {
     "TOKEN_TTL": timedelta(hours=env.int("CONCORD_API_TOKEN_TTL_HOURS", default=24)),
@@ -253,7 +268,18 @@ CELERY_TASK_SOFT_TIME_LIMIT = 14 * 60
 # Seconds before Redis hands an unacknowledged task (its worker died) to another worker; tests use
 # a few seconds to see redelivery quickly. Must exceed the longest task (judge tasks: soft limit).
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CONCORD_CELERY_VISIBILITY_TIMEOUT", default=3600)
+    "visibility_timeout": env.int("CONCORD_CELERY_VISIBILITY_TIMEOUT", default=3600),
+    # A broker that does not answer is given up on in seconds: a request that queues a task
+    # (an import) answers 503 instead of hanging (issue 24: a 500 after 19 s).
+    "socket_connect_timeout": 2,
+    "socket_timeout": 5,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
 }
 
 # Annotation workflow

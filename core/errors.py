@@ -30,7 +30,13 @@ class Refusal(Exception):
     default_code = "invalid"
 
     def __init__(
-        self, message: str, *, code: str | None = None, field: str = "", errors: Any = None
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        field: str = "",
+        errors: Any = None,
+        about: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -39,13 +45,16 @@ class Refusal(Exception):
             raise ValueError(f"unknown refusal code {self.code!r}")
         self.field = field
         self.errors = errors  # per-field detail (a DRF errors structure), when there is one
+        # What the refusal is about, sent beside detail and code (a failed import job's id,
+        # status and report); its keys never replace detail, code or field.
+        self.about = about or {}
 
     @property
     def status(self) -> int:
         return STATUS_BY_CODE[self.code]
 
     def as_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"detail": self.message, "code": self.code}
+        body: dict[str, Any] = {**self.about, "detail": self.message, "code": self.code}
         if self.field:
             body["field"] = self.field
         if self.errors is not None:
@@ -54,16 +63,35 @@ class Refusal(Exception):
 
 
 def exception_handler(exc: Exception, context: dict) -> Any:
-    """DRF's handler, plus refusals (JSON with the code's status)."""
+    """DRF's handler, plus refusals (JSON with the code's status) and Django's own
+    ``ValidationError`` (a model's ``clean()``, a validator), read as DRF's: a 400 with its
+    messages per field."""
+    from django.core.exceptions import ValidationError as DjangoValidationError
+    from rest_framework import serializers
     from rest_framework.response import Response
     from rest_framework.views import exception_handler as drf_handler
 
+    if isinstance(exc, DjangoValidationError):
+        exc = serializers.ValidationError(serializers.as_serializer_error(exc))
     if isinstance(exc, Refusal):
-        return Response(exc.as_json(), status=exc.status)
-    response = drf_handler(exc, context)
+        response = Response(exc.as_json(), status=exc.status)
+    else:
+        response = drf_handler(exc, context)
     if response is not None and isinstance(response.data, dict):
         _add_detail_and_code(response, exc)
+    if response is not None:
+        _as_json(context.get("request"))
     return response
+
+
+def _as_json(request: Any) -> None:
+    """An error is JSON whatever the view renders when it succeeds (the schema's YAML, a CSV
+    export): DRF renders the response with the request's accepted renderer."""
+    from rest_framework.renderers import JSONRenderer
+
+    if request is not None:
+        request.accepted_renderer = JSONRenderer()
+        request.accepted_media_type = JSONRenderer.media_type
 
 
 CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}

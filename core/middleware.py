@@ -6,9 +6,11 @@ PostgreSQL cannot store or compare text containing NUL, so a `?exclude=%00` used
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.urls import Resolver404, resolve
 
 from core.error_views import is_api, json_error
+from core.errors import Refusal
 
 
 def _has_nul(query) -> str | None:
@@ -65,3 +67,65 @@ class ApiErrorsAsJsonMiddleware:
             code=CODE_BY_STATUS.get(response.status_code, "error"),
             status=response.status_code,
         )
+
+
+class RefusalMiddleware:
+    """A :class:`core.errors.Refusal` raised by a view that is not DRF's (the server-rendered
+    pages and their CSV downloads) answers with its code's status: JSON ``{"detail", "code",
+    "field"}`` under /api/, its message as plain text elsewhere. DRF's views map refusals in
+    :func:`core.errors.exception_handler`; no view builds an error response by hand
+    (tests/test_house.py)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, Refusal):
+            return None
+        if is_api(request):
+            return JsonResponse(exception.as_json(), status=exception.status)
+        return HttpResponse(
+            exception.message, status=exception.status, content_type="text/plain; charset=utf-8"
+        )
+
+
+REFUSED_METHODS = ("TRACE", "CONNECT")
+
+
+class RefuseTraceMiddleware:
+    """TRACE (and CONNECT) is served nowhere: a 405 before any view runs, so the answer does not
+    depend on who asks or whether the project exists (a view checks permissions before the
+    method, which made TRACE on another project's URL a 404). ``Allow`` names the methods the
+    URL's view serves where it says (class-based views), else GET and HEAD."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method not in REFUSED_METHODS:
+            return self.get_response(request)
+        message = f'Method "{request.method}" not allowed.'
+        if is_api(request):
+            response: HttpResponse = json_error(message, code="method_not_allowed", status=405)
+        else:
+            response = HttpResponse(message, status=405, content_type="text/plain; charset=utf-8")
+        response["Allow"] = ", ".join(_allowed_methods(request.path_info))
+        return response
+
+
+def _allowed_methods(path: str) -> list[str]:
+    try:
+        view = resolve(path).func
+    except Resolver404:
+        return ["GET", "HEAD"]
+    view_class = getattr(view, "view_class", None) or getattr(view, "cls", None)
+    if view_class is None:
+        return ["GET", "HEAD"]
+    return [
+        method.upper()
+        for method in view_class.http_method_names
+        if method.upper() not in REFUSED_METHODS and hasattr(view_class, method)
+    ]

@@ -15,7 +15,7 @@ import io
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -29,7 +29,6 @@ from annotation import quality, review, task_types
 from annotation.crowd_session import crowd_context, set_crowd_context
 from annotation.models import Batch, Item
 from annotation.references import item_reference
-from core.errors import Refusal
 from crowd import selectors, services
 from crowd.models import CrowdEntry
 from projects.crowd import PROLIFIC_SUBMISSIONS_URL, crowd_settings
@@ -231,12 +230,8 @@ def quality_page(request, slug):
         )
         action = request.POST.get("action")
         if action == "feedback":
-            try:
-                quality.feedback_set(
-                    membership=membership, feedback=request.POST.get("feedback", "")
-                )
-            except Refusal as exc:
-                return HttpResponseBadRequest(exc.message, content_type="text/plain; charset=utf-8")
+            # A Refusal (feedback too long) is a 400 as text (core.middleware.RefusalMiddleware).
+            quality.feedback_set(membership=membership, feedback=request.POST.get("feedback", ""))
             messages.success(request, f"Feedback for {membership.user.username} saved.")
         elif action in quality.DECISIONS:
             membership.project = project

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.selectors import own_assignment
+from core.errors import Refusal
 from llm_judges import selectors, services
 from llm_judges.models import Judge
 from projects.permissions import IsProjectResearcher
@@ -124,7 +125,7 @@ class RunDetailView(APIView):
     def get(self, request, slug, run_id):
         run = selectors.run_for_project(project=self.project, run_id=run_id)
         if run is None:
-            return Response({"detail": "No such run."}, status=status.HTTP_404_NOT_FOUND)
+            raise Refusal("No such run.", code="not_found")
         data = selectors.progress_of(run=run)
         data["usage"] = selectors.run_usage(run=run)
         return Response(data)
@@ -137,7 +138,7 @@ class RunCancelView(APIView):
     def post(self, request, slug, run_id):
         run = selectors.run_for_project(project=self.project, run_id=run_id)
         if run is None:
-            return Response({"detail": "No such run."}, status=status.HTTP_404_NOT_FOUND)
+            raise Refusal("No such run.", code="not_found")
         cancelled = services.judge_run_cancel(run=run)
         run = selectors.run_for_project(project=self.project, run_id=run_id)
         return Response({"cancelled": cancelled, **selectors.progress_of(run=run)})

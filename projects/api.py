@@ -12,6 +12,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.errors import Refusal
 from projects import members
 from projects.models import Invitation, Membership
 from projects.permissions import IsProjectResearcher
@@ -128,6 +129,6 @@ class InvitationView(APIView):
     def delete(self, request, slug, invitation_id):
         invitation = Invitation.objects.filter(project=self.project, pk=invitation_id).first()
         if invitation is None:
-            return Response({"detail": "No such invitation.", "code": "not_found"}, status=404)
+            raise Refusal("No such invitation.", code="not_found")
         members.invitation_revoke(invitation=invitation)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -38,6 +38,7 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.errors import Refusal
 from projects.members import is_crowd_username
 from projects.tokens import TokenAuthentication
 
@@ -124,8 +125,11 @@ class LoginAttempts(AxesDatabaseHandler):
 def lockout_response(request, original_response=None, credentials=None) -> HttpResponse:
     """429 for a locked client (``AXES_LOCKOUT_CALLABLE``): JSON under /api/, else the login form
     it posted to with the reason."""
+    # axes wants a response, not an exception: the refusal is rendered here as the one handler
+    # (core.errors) and core.middleware.RefusalMiddleware would render it.
+    refusal = Refusal(LOCKED_MESSAGE, code=LOCKED_CODE)
     if request.path.startswith("/api/"):
-        response = JsonResponse({"detail": LOCKED_MESSAGE, "code": LOCKED_CODE}, status=429)
+        response = JsonResponse(refusal.as_json(), status=refusal.status)
     else:
         context = getattr(original_response, "context_data", None) or {}
         form = context.get("form")
@@ -133,10 +137,12 @@ def lockout_response(request, original_response=None, credentials=None) -> HttpR
             form.errors.clear()
             form.add_error(None, LOCKED_MESSAGE)
             response = TemplateResponse(
-                request, original_response.template_name, context, status=429
+                request, original_response.template_name, context, status=refusal.status
             ).render()
         else:
-            response = HttpResponse(LOCKED_MESSAGE, status=429, content_type="text/plain")
+            response = HttpResponse(
+                refusal.message, status=refusal.status, content_type="text/plain"
+            )
     response["Retry-After"] = str(settings.LOGIN_RATE_WINDOW_SECONDS)
     return response
 

@@ -22,3 +22,22 @@ class TokenAuthentication(knox_auth.TokenAuthentication):
         except UnicodeError:
             raise exceptions.AuthenticationFailed("Invalid token.") from None
         return super().authenticate_credentials(token)
+
+
+class TokensEndWithThePassword:
+    """Not a rule on passwords (it accepts every one): Django calls each password validator's
+    ``password_changed`` whenever an account's password is set and saved — the change and reset
+    pages, the admin, ``manage.py changepassword`` — and this one revokes the account's API
+    tokens there, as Django logs out its other sessions. Its help text tells the user so."""
+
+    def validate(self, password: str, user=None) -> None:
+        return None
+
+    def password_changed(self, password: str, user=None) -> None:
+        from knox.models import AuthToken
+
+        if user is not None and user.pk is not None:
+            AuthToken.objects.filter(user=user).delete()
+
+    def get_help_text(self) -> str:
+        return "Setting a new password signs out the API tokens of your account."

@@ -31,7 +31,7 @@ from studies.serializers import (
 from studies.services.exports import CODERS, FORMATS, export_chunks, export_options
 from studies.services.external_annotations import import_annotations_upload, import_summary
 from studies.services.import_jobs import import_job_create, import_job_view
-from studies.services.imports import available_formats
+from studies.services.imports import ImportFailed, available_formats
 from studies.study_files import study_apply, study_export
 
 
@@ -46,9 +46,8 @@ class ProjectListView(ListAPIView):
     @extend_schema(request=dict, responses={201: dict})
     def post(self, request):
         if not (request.user.is_staff or request.user.has_perm("projects.add_project")):
-            return Response(
-                {"detail": "Only staff or users allowed to add projects can create them."},
-                status=status.HTTP_403_FORBIDDEN,
+            raise Refusal(
+                "Only staff or users allowed to add projects can create them.", code="forbidden"
             )
         result = study_apply(data=request.data, user=request.user, create_only=True)
         return Response(
@@ -114,16 +113,21 @@ class ImportView(APIView):
     permission_classes = [IsProjectResearcher]
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(request={"multipart/form-data": ImportSerializer}, responses=dict)
+    @extend_schema(
+        request={"multipart/form-data": ImportSerializer},
+        responses={
+            201: OpenApiResponse(dict, description="Imported already (no broker): the report."),
+            202: OpenApiResponse(dict, description="Queued or running: poll the job."),
+        },
+    )
     def post(self, request, slug):
         body = ImportSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         fmt = body.validated_data["format"]
         formats = available_formats(task_type=task_types.get(self.project.task_type))
         if fmt not in formats:
-            return Response(
-                {"detail": f"Unknown format {fmt!r}; choose one of {', '.join(formats)}."},
-                status=400,
+            raise ImportFailed(
+                f"Unknown format {fmt!r}; choose one of {', '.join(formats)}.", field="format"
             )
         job = import_job_create(
             project=self.project,
@@ -167,26 +171,31 @@ class ImportJobView(APIView):
 
     permission_classes = [IsProjectResearcher]
 
-    @extend_schema(responses=dict)
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(dict, description="Done or failed (see status and message)."),
+            202: OpenApiResponse(dict, description="Queued or running."),
+        }
+    )
     def get(self, request, slug, job_id):
         job = ImportJob.objects.filter(project=self.project, id=job_id).first()
         if job is None:
             raise Refusal("No such import in this project.", code="not_found")
         # Reading a job succeeds whatever became of it: a failed one is a 200 with its status
         # and message (a 400 belongs to the upload request whose import failed).
-        return _job_response(
-            job, created_status=status.HTTP_200_OK, failed_status=status.HTTP_200_OK
-        )
+        return _job_response(job, created_status=status.HTTP_200_OK, polled=True)
 
 
 def _job_response(
-    job: ImportJob,
-    created_status: int = status.HTTP_201_CREATED,
-    failed_status: int = status.HTTP_400_BAD_REQUEST,
+    job: ImportJob, created_status: int = status.HTTP_201_CREATED, polled: bool = False
 ) -> Response:
+    """The job: 201 (``created_status``) when done, 202 while queued or running; a failed
+    job is a refusal of the upload (400, with the job) unless it is ``polled`` (200)."""
     data = import_job_view(job=job)
     if job.status == ImportJob.Status.FAILED:
-        return Response({"detail": job.message, **data}, status=failed_status)
+        if not polled:
+            raise ImportFailed(job.message, about=data)
+        return Response({"detail": job.message, **data})
     if job.status == ImportJob.Status.DONE:
         return Response(data, status=created_status)
     return Response(data, status=status.HTTP_202_ACCEPTED)

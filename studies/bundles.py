@@ -43,7 +43,7 @@ from django.utils import timezone
 
 from agreement.reports import AnnotatorFilter, ReportOptions, build_report
 from agreement.reports.gather import gather
-from annotation.models import Annotation, ExternalAnnotation, Item
+from annotation.models import Annotation, ExternalAnnotation, Item, readable_isoformat
 from core.errors import Refusal
 from llm_judges.models import JudgeResult
 from projects.models import Membership, Project
@@ -118,6 +118,7 @@ def _judge_results(project: Project) -> list[dict]:
 def _external_annotations(project: Project) -> list[dict]:
     rows = (
         ExternalAnnotation.objects.filter(item__project=project)
+        .with_readable_time()
         .select_related("item", "coder")
         .order_by("coder__name", "item__position", "item_id")
     )
@@ -128,7 +129,7 @@ def _external_annotations(project: Project) -> list[dict]:
             "coder_source": a.coder.source,
             "answer": a.answer,
             "time_spent_ms": a.time_spent_ms,
-            "annotated_at": a.annotated_at.isoformat() if a.annotated_at else None,
+            "annotated_at": readable_isoformat(a.annotated_at_text),
             "source": a.source,
         }
         for a in rows

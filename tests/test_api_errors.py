@@ -141,3 +141,107 @@ def test_api_404s_are_json_even_with_debug_pages_on(settings, annotator_client, 
     assert response.status_code == 404
     assert response["Content-Type"].startswith("application/json")
     assert response.json()["code"] == "not_found"
+
+
+# --- one error contract (issues 24 and 25) -----------------------------------------------------
+
+
+def test_creating_a_project_without_the_right_is_a_403_with_a_code(researcher):
+    body = assert_json_error(
+        client_for(researcher).post("/api/projects/", {}, format="json"), 403, "forbidden"
+    )
+    assert "staff" in body["detail"]
+
+
+def test_a_missing_judge_run_is_a_404_with_a_code(researcher, project):
+    client = client_for(researcher)
+    for path in ("judge-runs/999999/", "judge-runs/999999/cancel/"):
+        url = f"/api/projects/{project.slug}/{path}"
+        response = client.post(url) if path.endswith("cancel/") else client.get(url)
+        body = assert_json_error(response, 404, "not_found")
+        assert body["detail"] == "No such run."
+
+
+def test_an_unknown_item_format_is_a_400_naming_the_field(researcher, project):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = client_for(researcher).post(
+        f"/api/projects/{project.slug}/import/",
+        {"file": SimpleUploadedFile("a.xyz", b"x"), "format": "xyz"},
+        format="multipart",
+    )
+    body = assert_json_error(response, 400, "invalid")
+    assert body["field"] == "format" and "Unknown format 'xyz'" in body["detail"]
+
+
+def test_a_django_validation_error_is_a_json_400_with_its_fields(researcher, monkeypatch):
+    from django.core.exceptions import ValidationError
+
+    from studies import api
+
+    def refuse(*args, **kwargs):
+        raise ValidationError({"name": ["Too long.", "Odd."], "slug": "Taken."})
+
+    monkeypatch.setattr(api.ProjectListView, "get_queryset", refuse)
+    body = assert_json_error(client_for(researcher).get("/api/projects/"), 400, "invalid")
+    assert body["name"] == ["Too long.", "Odd."] and body["slug"] == ["Taken."]
+    assert body["field"] == "name" and body["detail"] == "name: Too long."
+    monkeypatch.setattr(
+        api.ProjectListView,
+        "get_queryset",
+        lambda self: (_ for _ in ()).throw(ValidationError("Not now.")),
+    )
+    body = assert_json_error(client_for(researcher).get("/api/projects/"), 400, "invalid")
+    assert body["detail"] == "Not now."
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/projects/", "/api/projects/{slug}/progress/", "/api/projects/nope/progress/"]
+)
+def test_trace_is_a_405_wherever_it_is_sent(researcher, project, path):
+    response = client_for(researcher).generic("TRACE", path.format(slug=project.slug))
+    assert_json_error(response, 405, "method_not_allowed")
+    assert "TRACE" not in response["Allow"] and "GET" in response["Allow"]
+    page = Client().generic("TRACE", "/")
+    assert page.status_code == 405 and "TRACE" not in page["Allow"]
+
+
+def test_page_refusals_go_through_the_refusal_type_as_text(study_with_a_waiting_report):
+    """The dashboard's CSV downloads refuse with a Refusal (409 while computing, 404 for an
+    unknown table), shown as plain text with the code's status."""
+    client, url = study_with_a_waiting_report
+    waiting = client.get(url + "?download=agreement")
+    assert waiting.status_code == 409
+    assert waiting["Content-Type"].startswith("text/plain")
+    assert "still being computed" in waiting.content.decode()
+
+
+@pytest.fixture
+def study_with_a_waiting_report(researcher, project, items, monkeypatch):
+    from types import SimpleNamespace
+
+    from agreement import views
+
+    waiting = SimpleNamespace(snapshot=None, page=None, report=None)
+    monkeypatch.setattr(views.services, "snapshot_request", lambda **kwargs: waiting)
+    client = Client()
+    client.force_login(researcher)
+    return client, f"/p/{project.slug}/agreement/"
+
+
+def test_every_operation_documents_its_error_answers_with_the_error_body():
+    """schemathesis (tests/test_api_schema_fuzz.py) holds the live answers to this schema."""
+    from tests.test_api_schema_fuzz import published_schema
+
+    schema = published_schema()
+    error = {"$ref": "#/components/schemas/Error"}
+    for path, methods in schema["paths"].items():
+        for method, operation in methods.items():
+            responses = operation["responses"]
+            for status in ("400", "401", "403", "404", "429"):
+                assert status in responses, (method, path, status)
+            if method in ("post", "put", "patch", "delete"):
+                assert {"409", "413", "503"} <= set(responses), (method, path)
+    upload = schema["paths"]["/api/projects/{slug}/import/"]["post"]["responses"]
+    assert upload["503"]["content"]["application/json"]["schema"] == error
+    assert {"201", "202"} <= set(upload)

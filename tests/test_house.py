@@ -143,3 +143,102 @@ def test_services_and_selectors_take_typed_keyword_only_arguments():
             if problems:
                 bad.append(f"{name}:{node.lineno} {node.name}: {'; '.join(problems)}")
     assert bad == []
+
+
+# --- one error contract (issue 25) ---------------------------------------------------------------
+
+RESPONSE_CLASSES = {"Response", "HttpResponse", "JsonResponse", "StreamingHttpResponse"}
+# Django's error response classes: each is a status by hand.
+ERROR_RESPONSE_CLASSES = {
+    "HttpResponseBadRequest",
+    "HttpResponseForbidden",
+    "HttpResponseNotFound",
+    "HttpResponseNotAllowed",
+    "HttpResponseGone",
+    "HttpResponseServerError",
+}
+# The one place that maps refusals and Django's own errors to HTTP.
+ERROR_MAPPERS = ("core/errors.py", "core/error_views.py", "core/middleware.py")
+
+
+def _error_status(node: ast.expr) -> int | None:
+    """The status a ``status=`` argument names when it is an error: ``400``, ``status=409``,
+    ``status.HTTP_404_NOT_FOUND``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value if node.value >= 400 else None
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+    match = re.match(r"HTTP_(\d{3})_", name or "")
+    if match and int(match[1]) >= 400:
+        return int(match[1])
+    return None
+
+
+def _names_detail(node: ast.expr) -> bool:
+    return isinstance(node, ast.Dict) and any(
+        isinstance(key, ast.Constant) and key.value == "detail" for key in node.keys
+    )
+
+
+def hand_built_errors(source: str, name: str) -> list[str]:
+    """Error responses built by hand in ``source``: a response class called with an error
+    status, Django's error response classes, and ``Response({"detail": …})`` with an error
+    status (a refusal is raised instead, and mapped in one place)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called in ERROR_RESPONSE_CLASSES:
+            found.append(f"{name}:{node.lineno} {called}(…)")
+            continue
+        if called not in RESPONSE_CLASSES:
+            continue
+        statuses = [_error_status(k.value) for k in node.keywords if k.arg == "status"]
+        statuses += [_error_status(arg) for arg in node.args[1:2] if called == "Response"]
+        status = next((s for s in statuses if s), None)
+        if status is not None:
+            detail = " with a detail" if node.args and _names_detail(node.args[0]) else ""
+            found.append(f"{name}:{node.lineno} {called}(…, status={status}){detail}")
+    return found
+
+
+def test_no_view_builds_an_error_response_by_hand():
+    """Every refusal goes through ``core.errors.Refusal`` (issue 25): DRF's views through
+    ``core.errors.exception_handler``, pages through ``core.middleware.RefusalMiddleware``."""
+    found = []
+    for folder in [*CHECKED_APPS, "config", "task_types"]:
+        for path in (REPO / folder).rglob("*.py"):
+            name = path.relative_to(REPO).as_posix()
+            if "migrations" in path.parts or name in ERROR_MAPPERS:
+                continue
+            found += hand_built_errors(path.read_text(encoding="utf-8"), name)
+    assert found == []
+
+
+PLANTED = """
+from django.http import HttpResponse, HttpResponseNotFound
+from rest_framework import status
+from rest_framework.response import Response
+
+
+def view(request):
+    if request.GET.get("a"):
+        return Response({"detail": "No such run."}, status=status.HTTP_404_NOT_FOUND)
+    if request.GET.get("b"):
+        return Response({"detail": "Unknown format."}, 400)
+    if request.GET.get("c"):
+        return HttpResponse("Still computing.", status=409, content_type="text/plain")
+    if request.GET.get("d"):
+        return HttpResponseNotFound("No table.")
+    return Response({"ok": True}, status=status.HTTP_201_CREATED)
+"""
+
+
+def test_the_check_finds_planted_hand_built_errors():
+    assert hand_built_errors(PLANTED, "planted.py") == [
+        "planted.py:9 Response(…, status=404) with a detail",
+        "planted.py:11 Response(…, status=400) with a detail",
+        "planted.py:13 HttpResponse(…, status=409)",
+        "planted.py:15 HttpResponseNotFound(…)",
+    ]

@@ -137,3 +137,63 @@ def test_mail_goes_to_the_console_by_default_and_to_smtp_from_the_environment():
         "False",
         "Study team <team@example.org>",
     ]
+
+
+# --- API tokens end with the password (issue 24) ------------------------------------------------
+
+
+def api_token(user) -> str:
+    from rest_framework.test import APIClient
+
+    response = APIClient().post(
+        "/api/auth/token/", {"username": user.username, "password": factories.PASSWORD}
+    )
+    assert response.status_code == 200, response.content
+    return response.json()["token"]
+
+
+def token_works(token: str) -> bool:
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return client.get("/api/projects/").status_code == 200
+
+
+def test_a_password_change_revokes_the_accounts_api_tokens(expert):
+    tokens = [api_token(expert), api_token(expert)]
+    other = factories.UserFactory()
+    others = api_token(other)
+    assert all(map(token_works, tokens))
+    client = Client()
+    client.force_login(expert)
+    changed = client.post(
+        "/password/change/",
+        {
+            "old_password": factories.PASSWORD,
+            "new_password1": NEW_PASSWORD,
+            "new_password2": NEW_PASSWORD,
+        },
+    )
+    assert changed.status_code == 302
+    assert not any(map(token_works, tokens))
+    assert token_works(others)  # another account's token is left alone
+
+
+def test_a_password_reset_revokes_the_accounts_api_tokens(expert):
+    token = api_token(expert)
+    client = Client()
+    client.post("/password/reset/", {"email": "expert@example.org"})
+    link = re.search(r"http://testserver(/password/reset/\S+/)", mail.outbox[0].body).group(1)
+    form = client.get(link).url
+    done = client.post(form, {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD})
+    assert done.status_code == 302
+    assert not token_works(token)
+
+
+def test_a_password_set_by_staff_revokes_the_accounts_api_tokens(expert):
+    """The admin's "change password" form and ``manage.py changepassword`` call set_password."""
+    token = api_token(expert)
+    expert.set_password(NEW_PASSWORD)
+    expert.save()
+    assert not token_works(token)

@@ -61,7 +61,7 @@ from django.db.models import Exists, FilteredRelation, OuterRef, Q, TextField
 from django.db.models.functions import Cast
 
 from annotation import task_types
-from annotation.models import Annotation, ExternalAnnotation, Item
+from annotation.models import Annotation, ExternalAnnotation, Item, readable_isoformat
 from annotation.review import majority_key
 from annotation.task_types import TaskType
 from core.errors import Refusal
@@ -398,6 +398,7 @@ def _external_rows(
     blank_answer: dict[str, None] | None = None
     answers = (
         ExternalAnnotation.objects.filter(item__project=project)
+        .with_readable_time()
         .select_related("item", "coder")
         .order_by("item__position", "item_id", "coder__name")
     )
@@ -419,7 +420,7 @@ def _external_rows(
             else round(external.time_spent_ms / 1000, 1),
             "reported_time_s": None,
             "reserved_at": None,
-            "submitted_at": external.annotated_at.isoformat() if external.annotated_at else None,
+            "submitted_at": readable_isoformat(external.annotated_at_text),
             "annotator_qualification": None,
             "excluded": False,
             "majority": None,

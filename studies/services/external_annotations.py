@@ -3,7 +3,8 @@ another tool), imported as the answers of *external coders*: not accounts, never
 counted on every dashboard beside the annotators as ``ext:<name>`` (``agreement.reports.gather``).
 
 Formats: ``jsonl`` — one object per line, ``{"item": external id, "coder": name, "answer": {…}
-[, "time_spent_ms", "annotated_at" (ISO 8601), "source"]}``; ``csv`` — columns ``item``,
+[, "time_spent_ms", "annotated_at" (ISO 8601, from 1990 to tomorrow), "source"]}``;
+``csv`` — columns ``item``,
 ``coder``, optional ``time_spent_ms``, ``annotated_at``, ``source``, and one column per answer
 field (a cell that reads as JSON — a number, a list — is taken as such; an empty cell leaves the
 field out); and each task type's ``annotation_readers`` (e.g. citation recovery's
@@ -26,9 +27,8 @@ import codecs
 import csv
 import inspect
 import io
-import json
-from collections.abc import Iterator, Mapping
-from datetime import datetime
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from typing import IO, Any
 
 from django.core.files.uploadedfile import UploadedFile
@@ -39,7 +39,10 @@ from rest_framework import serializers
 from annotation import task_types
 from annotation.models import ExternalAnnotation, ExternalCoder, Item
 from annotation.task_types import PayloadError
+from annotation.task_types.base import jsonl_records
+from core.errors import first_error
 from core.json_safety import json_problem
+from core.json_safety import loads as safe_json_loads
 from projects.models import Project
 from studies.services.import_jobs import upload_size_check
 from studies.services.imports import ImportFailed
@@ -52,26 +55,12 @@ def annotation_formats(*, project: Project) -> list[str]:
     return [*GENERIC, *task_types.get(project.task_type).annotation_readers]
 
 
-def _jsonl(stream: IO[str]) -> Iterator[tuple[str, dict]]:
-    for number, line in enumerate(stream, start=1):
-        if not line.strip():
-            continue
-        location = f"line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PayloadError(f"not valid JSON: {exc.msg}", location=location) from None
-        except RecursionError:
-            raise PayloadError("JSON nested too deeply", location=location) from None
-        if not isinstance(record, dict):
-            raise PayloadError("expected a JSON object", location=location)
-        yield location, record
-
-
 def _cell(value: str) -> Any:
+    """A cell that reads as storable JSON (a number, a list), else its text, which the answer
+    field or the time check then refuses by name (a number of thousands of digits included)."""
     try:
-        return json.loads(value)
-    except (json.JSONDecodeError, RecursionError):
+        return safe_json_loads(value)
+    except ValueError:  # not JSON, or JSON that cannot be stored (UnsafeJSON)
         return value
 
 
@@ -122,8 +111,8 @@ def _checked(
         try:
             clean[key] = field.to_representation(field.run_validation(value))
         except serializers.ValidationError as exc:
-            detail = exc.detail if isinstance(exc.detail, list) else [exc.detail]
-            raise refuse(" ".join(str(d) for d in detail), f"answer.{key}") from None
+            path, message = first_error(exc.detail, f"answer.{key}")
+            raise refuse(message, path) from None
     time_spent = record.get("time_spent_ms")
     if time_spent is not None and (
         isinstance(time_spent, bool)
@@ -133,12 +122,7 @@ def _checked(
         raise refuse("milliseconds as a whole number from 0", "time_spent_ms")
     annotated_at = record.get("annotated_at")
     if annotated_at is not None:
-        try:
-            annotated_at = datetime.fromisoformat(str(annotated_at))
-        except ValueError:
-            raise refuse(
-                "an ISO 8601 date and time, e.g. 2024-05-01T12:00:00Z", "annotated_at"
-            ) from None
+        annotated_at = _annotated_at(annotated_at, refuse)
     source = record.get("source") or ""
     if not isinstance(source, str) or len(source) > 200:
         raise refuse("at most 200 characters of text", "source")
@@ -149,6 +133,33 @@ def _checked(
         "annotated_at": annotated_at,
         "source": source,
     }
+
+
+# When an annotation can have been made: after the first annotation tools and before tomorrow
+# (a clock a few hours ahead is not refused). Anything else is a typo or a placeholder date
+# (9999-12-31), and one past year 9999 in UTC could not even be read back.
+EARLIEST_ANNOTATION = datetime(1990, 1, 1, tzinfo=UTC)
+
+
+def _annotated_at(value: Any, refuse: Callable[[str, str], PayloadError]) -> datetime:
+    example = "an ISO 8601 date and time, e.g. 2024-05-01T12:00:00Z"
+    if not isinstance(value, str) or len(value) > 40:
+        raise refuse(example, "annotated_at")
+    try:
+        when = datetime.fromisoformat(value)
+        if timezone.is_naive(when):
+            when = timezone.make_aware(when, UTC)
+        when = when.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise refuse(example, "annotated_at") from None
+    latest = timezone.now() + timedelta(days=1)
+    if not EARLIEST_ANNOTATION <= when <= latest:
+        raise refuse(
+            f"a date and time between {EARLIEST_ANNOTATION:%Y-%m-%d} and {latest:%Y-%m-%d}, "
+            f"not {value[:40]}",
+            "annotated_at",
+        )
+    return when
 
 
 class UnknownItem(PayloadError):
@@ -165,7 +176,14 @@ def _item_for(
     for candidate in candidates:
         if candidate in items:
             item_id, payload, prepared = items[candidate]
-            for key, value in (record.get("expect") or {}).items():
+            expect = record.get("expect") or {}
+            if not isinstance(expect, dict):
+                raise PayloadError(
+                    "an object of payload fields and the values the item must have",
+                    field="expect",
+                    location=location,
+                )
+            for key, value in expect.items():
                 if payload.get(key) != value:
                     raise PayloadError(
                         f"item {candidate!r} has {key} {payload.get(key)!r}, not {value!r}",
@@ -200,7 +218,7 @@ def import_annotations(
     ``options`` go to a task type's reader as keyword arguments (e.g. ranking's
     ``reprohum-ranks`` takes the ``mapping`` file); a reader that does not take one refuses it."""
     task = task_types.get(project.task_type)
-    readers = {"jsonl": _jsonl, "csv": _csv, **task.annotation_readers}
+    readers = {"jsonl": jsonl_records, "csv": _csv, **task.annotation_readers}
     if fmt not in readers:
         raise ImportFailed(
             f"Unknown format {fmt!r}; use one of {', '.join(readers)}.", field="format"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import io
+import logging
 import struct
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
@@ -23,6 +24,8 @@ from django.utils import timezone
 from core.errors import Refusal
 from projects.models import ImportJob, ImportJobPart, Project
 from studies.services.imports import ImportFailed, ImportReport, import_items
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -271,10 +274,35 @@ def import_job_create(
         options=options,
     )
     import_upload_store(job=job, chunks=_upload_chunks(uploaded_file))
+    transaction.on_commit(functools.partial(_enqueue, job.id))
+    return job
+
+
+QUEUE_UNAVAILABLE = (
+    "Nothing imported: the import could not be queued (the task queue is unavailable). "
+    "Upload the file again once it is back."
+)
+
+
+def _enqueue(job_id: int) -> None:
+    """Queue the job's import. A broker that cannot be reached (bounded by the broker timeouts
+    in settings) fails the job with the reason at once, never leaving it queued for a worker
+    that will not get it, and refuses the upload with a 503 (code ``unavailable``)."""
+    from kombu.exceptions import OperationalError
+
     from studies.celery_tasks import run_import_job
 
-    transaction.on_commit(lambda: run_import_job.delay(job.id))
-    return job
+    try:
+        run_import_job.delay(job_id)
+    except OperationalError as exc:  # connection refused, timed out, unknown host
+        log.warning("import job %s could not be queued: %s", job_id, exc)
+        ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(
+            status=ImportJob.Status.FAILED, message=QUEUE_UNAVAILABLE, finished_at=timezone.now()
+        )
+        job = ImportJob.objects.get(pk=job_id)
+        raise ImportFailed(
+            QUEUE_UNAVAILABLE, code="unavailable", about=import_job_view(job=job)
+        ) from None
 
 
 def _upload_chunks(uploaded_file) -> Iterable[bytes]:

@@ -32,6 +32,21 @@ from .serializers import _rank_problem, project_criteria
 
 _RANK_COLUMN = re.compile(r"^(?P<criterion>.*\S)\s+(?P<n>\d+)$")
 _JUSTIFICATION = re.compile(r"^justification\s*_?(?P<n>\d+)$", re.I)
+# Justification numbers and ranks are small: a column "Coverage 999…" or a cell of thousands of
+# digits is refused naming it, before Python is asked to convert it.
+_MAX_RANK_DIGITS = 6
+
+
+def _number(digits: str, column: str) -> int:
+    if len(digits) > _MAX_RANK_DIGITS:
+        raise PayloadError(
+            f"a justification number has at most {_MAX_RANK_DIGITS} digits",
+            field=column[:40],
+            location="line 1",
+        )
+    return int(digits)
+
+
 REQUIRED = ("id", "annotator")
 
 
@@ -41,7 +56,7 @@ def _systems_by_number(columns: Mapping[str, str]) -> dict[int, str]:
     for column, system in columns.items():
         match = _JUSTIFICATION.match(column.strip())
         if match:
-            found[int(match["n"])] = system
+            found[_number(match["n"], column)] = system
     return found
 
 
@@ -54,8 +69,18 @@ def _rank_columns(header: list[str]) -> dict[str, dict[int, str]]:
             continue
         match = _RANK_COLUMN.match(name)
         if match:
-            criteria.setdefault(match["criterion"], {})[int(match["n"])] = column
+            criteria.setdefault(match["criterion"], {})[_number(match["n"], column)] = column
     return criteria
+
+
+def _rank(cell: str, *, field: str, location: str) -> int:
+    if not cell.isascii() or not cell.isdigit() or len(cell) > _MAX_RANK_DIGITS:
+        raise PayloadError(
+            f"a rank is a whole number of at most {_MAX_RANK_DIGITS} digits, not {cell[:20]!r}",
+            field=field,
+            location=location,
+        )
+    return int(cell)
 
 
 def read_reprohum_ranks(stream: IO[str], mapping: str | None = None) -> Iterator[tuple[str, dict]]:
@@ -113,13 +138,7 @@ def read_reprohum_ranks(stream: IO[str], mapping: str | None = None) -> Iterator
                         field=column,
                         location=location,
                     )
-                if not cell.isascii() or not cell.isdigit():
-                    raise PayloadError(
-                        f"a rank is a whole number, not {cell[:20]!r}",
-                        field=column,
-                        location=location,
-                    )
-                given[systems[n]] = int(cell)
+                given[systems[n]] = _rank(cell, field=column, location=location)
             unranked = sorted(n for n in systems if n not in cells)
             if unranked:
                 raise PayloadError(

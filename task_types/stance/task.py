@@ -3,6 +3,7 @@ the annotator labels the whole response and each of them (see the package docstr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
@@ -161,6 +162,26 @@ class Stance(TaskType):
                 continue
             payload[UPHILL_COLUMNS.get(key, key)] = value
         return payload
+
+    def external_answer(
+        self,
+        answer: dict,
+        *,
+        payload: Mapping[str, Any],
+        prepared: Mapping[str, Any],
+        config: Mapping[str, Any],
+    ) -> dict:
+        """A stance answer collected elsewhere may label any sentence of the response (the
+        original study chose its own), but only one the response has."""
+        count = len(prepared["sentences"])
+        for part in answer.get("sentences") or []:
+            if part["index"] >= count:
+                raise PayloadError(
+                    f"sentence {part['index'] + 1} is not in the response "
+                    f"({count} sentences; indexes start at 0)",
+                    field="answer.sentences",
+                )
+        return answer
 
     # --- annotation ---------------------------------------------------------------------------
 

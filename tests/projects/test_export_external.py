@@ -169,3 +169,36 @@ def test_the_command_api_and_page_take_external(
         "original study",
         "mturk-batch-7.jsonl",
     ]
+
+
+def store_unreadable_date(annotation_id: int) -> None:
+    """Write what an import once accepted (``9999-12-31T23:59:59-14:00`` is in year 10000 in
+    UTC), below the ORM, which cannot even represent it."""
+    value = (
+        "10000-01-01 13:59:59+00" if connection.vendor == "postgresql" else "10000-01-01 13:59:59"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {ExternalAnnotation._meta.db_table} SET annotated_at = %s WHERE id = %s",
+            [value, annotation_id],
+        )
+
+
+def test_exports_and_the_bundle_survive_a_stored_date_python_cannot_read(
+    coded, project, researcher, researcher_client, client
+):
+    stored = ExternalAnnotation.objects.get(coder__name="w2")
+    store_unreadable_date(stored.id)
+    for fmt in ("jsonl", "csv"):
+        for coders in ("external", "all"):
+            response = researcher_client.get(
+                f"/api/projects/{project.slug}/export/?format={fmt}&coders={coders}"
+            )
+            assert response.status_code == 200
+            text = b"".join(response.streaming_content).decode()
+            assert "w2" in text and "10000" not in text
+    rows = jsonl_rows(export(project, coders="external"))
+    assert {r["coder"]: r["submitted_at"] for r in rows}["ext:w2"] is None
+    client.force_login(researcher)
+    response = client.get(f"/p/{project.slug}/bundle.zip")
+    assert response.status_code == 200
