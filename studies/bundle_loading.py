@@ -39,12 +39,12 @@ from core.json_safety import first_problem
 from llm_judges.models import Judge, JudgeResult
 from llm_judges.parameters import clean_model, clean_parameters
 from projects.models import Membership, Project
+from studies.services.external_annotations import annotated_at
 from studies.study_files import JudgeEntrySerializer, study_apply
 
 REQUIRED = ("study.json", "items.jsonl", "annotations.jsonl", "annotators.jsonl")
 OPTIONAL = ("judge_results.jsonl", "external_annotations.jsonl")
 MAX_COUNT = 10**12  # tokens, milliseconds: beyond any real value, within the columns
-EARLIEST, LATEST = 1970, 2200  # the years a bundle's timestamps may fall in
 PSEUDONYM_LENGTH = 40
 
 
@@ -152,20 +152,15 @@ def _storable(value: Any, key: str, where: str) -> None:
 
 
 def _moment(row: dict, key: str, where: str) -> datetime | None:
+    """A timestamp within the bounds an annotation import accepts (1990 to tomorrow)."""
     value = row.get(key)
     if value is None:
         return None
-    try:
-        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        moment = None
-    if moment is None or not EARLIEST <= moment.year <= LATEST:
-        raise BundleRefused(
-            f"{where}: {key} must be an ISO 8601 date and time between {EARLIEST} and {LATEST}."
-        )
-    if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment, timezone.get_current_timezone())
-    return moment
+
+    def refuse(expected: str, field: str) -> BundleRefused:
+        return BundleRefused(f"{where}: {key} must be {expected}.")
+
+    return annotated_at(value, refuse)
 
 
 # --- the parts of a bundle -------------------------------------------------------------------

@@ -120,9 +120,9 @@ def _checked(
         or not 0 <= time_spent < 10**12
     ):
         raise refuse("milliseconds as a whole number from 0", "time_spent_ms")
-    annotated_at = record.get("annotated_at")
-    if annotated_at is not None:
-        annotated_at = _annotated_at(annotated_at, refuse)
+    when = record.get("annotated_at")
+    if when is not None:
+        when = annotated_at(when, refuse)
     source = record.get("source") or ""
     if not isinstance(source, str) or len(source) > 200:
         raise refuse("at most 200 characters of text", "source")
@@ -130,7 +130,7 @@ def _checked(
         "coder": coder.strip(),
         "answer": clean,
         "time_spent_ms": time_spent,
-        "annotated_at": annotated_at,
+        "annotated_at": when,
         "source": source,
     }
 
@@ -141,7 +141,9 @@ def _checked(
 EARLIEST_ANNOTATION = datetime(1990, 1, 1, tzinfo=UTC)
 
 
-def _annotated_at(value: Any, refuse: Callable[[str, str], PayloadError]) -> datetime:
+def annotated_at(value: Any, refuse: Callable[[str, str], Exception]) -> datetime:
+    """``value`` as an aware UTC time within the bounds above; ``refuse(expected, field)``
+    builds the error to raise otherwise (imports and bundle loading share the rule)."""
     example = "an ISO 8601 date and time, e.g. 2024-05-01T12:00:00Z"
     if not isinstance(value, str) or len(value) > 40:
         raise refuse(example, "annotated_at")
