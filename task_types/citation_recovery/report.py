@@ -42,7 +42,7 @@ from agreement.reports.inputs import (
 from agreement.reports.sections import Figure, JudgeValidationHooks, SectionResult
 from agreement.reports.tables import Table, column, table
 from metrics.alpha import ReliabilityColumns, ReliabilityData, krippendorff_alpha
-from metrics.calibration import CalibrationResult, calibrate_utility
+from metrics.calibration import ESTIMATOR_NOTE, CalibrationResult, calibrate_utility
 from metrics.distances import AgreementError
 from metrics.sets import (
     HUMANS,
@@ -560,7 +560,9 @@ def _annotators_table(ctx: _Context) -> Table:
         [_coder_row(ctx, coder, by_coder.get(coder.id, [])) for coder in ctx.inp.coders],
         note=(
             "Rating precision: posterior mean of the annotator's precision τ in the helpfulness "
-            "calibration (higher = more consistent with the others). α without this coder: the "
+            "calibration (higher = more consistent with the others; variational Bayes puts it "
+            "a few per cent below the exact posterior mean, see the calibrated helpfulness "
+            "table). α without this coder: the "
             "humans' sentence agreement when this annotator is left out (higher than the "
             "overall α means this annotator lowers agreement)."
         ),
@@ -597,7 +599,7 @@ def _utility_table(ctx: _Context, calibration: CalibrationResult) -> Table:
         rows,
         note=(
             "Posterior mean ± SD of each item's utility μ (z-scale) under the Bayesian model "
-            "μ ~ N(0, 1), τ ~ Gamma(1.5, rate 0.5), fitted by mean-field variational Bayes."
+            "μ ~ N(0, 1), τ ~ Gamma(1.5, rate 0.5). " + ESTIMATOR_NOTE
         ),
     )
 
