@@ -8,7 +8,8 @@ set-valued agreement (Jaccard alpha).
 
 Items: the real Transparent-FCExp explanations of GPT-4, GPT-3.5 and Llama-2-70B
 (``data/transparent-fcexp``, MIT licence), 4 × ``scale`` claims per generator, one masked
-evidence each ("sample" setting, seeded). Annotators: simulated, through the annotation API: each
+evidence each ("sample" setting, seeded). Annotators: five per item as in the paper, simulated,
+through the annotation API: each
 finds a gold sentence with a personal recall, now and then picks a wrong one, and rates
 helpfulness around a per-generator quality with personal bias and noise.
 
@@ -49,9 +50,15 @@ NAME = "citation-recovery"
 SLUG = "replay-citation-recovery"
 DATA = Path(settings.BASE_DIR) / "data" / "transparent-fcexp"
 GENERATORS = {"gpt4": 75, "gpt35": 60, "llama2-70b": 45}  # simulated helpfulness centre
-ANNOTATORS = 3
+ANNOTATORS = 5  # as in the paper: five annotators per explanation
 # Per annotator: (recall of gold sentences, chance of adding a wrong sentence, rating bias).
-PEOPLE = [(0.85, 0.10, 5.0), (0.7, 0.25, -8.0), (0.6, 0.15, 0.0)]
+PEOPLE = [
+    (0.85, 0.10, 5.0),
+    (0.7, 0.25, -8.0),
+    (0.6, 0.15, 0.0),
+    (0.8, 0.20, 3.0),
+    (0.65, 0.10, -4.0),
+]
 JUDGE = "simulated-llm (citation recovery replay)"
 # The simulated judge: (recall of gold sentences, chance of adding a wrong one, chance of prose).
 JUDGE_READING = (0.8, 0.15, 0.03)
