@@ -303,6 +303,19 @@ class _Context:
         codes = [n for n, key in enumerate(data.coder_keys) if key == coder]
         return data.select(~np.isin(data.coders, codes))
 
+    def helpfulness(self, units: set[str] | None = None) -> dict:
+        """Helpfulness over items (:func:`helpfulness_over_items`) from every rating of the
+        humans, on ``units`` (default: all): rating-only items (explanations that cite no
+        evidence) and ratings collected without a selection count too. ``helpfulness_items``:
+        the rated items."""
+        ratings = self.ratings if units is None else [r for r in self.ratings if r[1] in units]
+        helpful = helpfulness_over_items((unit, h) for _, unit, h in ratings)
+        return {
+            "helpfulness_mean": helpful.mean if helpful.n else None,
+            "helpfulness_sd": helpful.sd if helpful.n else None,
+            "helpfulness_items": helpful.n,
+        }
+
     def alpha(self, data: ReliabilityData) -> dict:
         options = self.inp.options
         return alpha_with_ci(
@@ -406,6 +419,7 @@ def _group_row(
 ) -> dict[str, Any]:
     row: dict[str, Any] = {"group": group}
     row.update(ctx.human_scores.subset(units).summary(ctx.threshold))
+    row.update(ctx.helpfulness(units))
     row.update(ctx.alpha(ctx.units_in(units)))
     values = [entropies[u] for u in units if u in entropies]
     row["entropy"] = fmean(values) if values else None
@@ -435,13 +449,15 @@ def _groups_table(ctx: _Context) -> Table:
             column("f1", "F1", "mean_sd"),
             column("transparency", "Transparency", "pct"),
             column("helpfulness", "Helpfulness", "mean_sd"),
+            column("helpfulness_items", "Rated items", "int"),
             column("utility", "Calibrated utility", "num"),
             column("entropy", "Annotation entropy (bits)", "num"),
             column("alpha", f"α sentences ({ctx.distance})", "ci"),
         ],
-        [row for row in rows if row["answers"]],
-        note="Humans only. Helpfulness: mean ± sample SD over the group's items of each item's "
-        "mean rating. Calibrated utility: mean posterior item utility (z-scale) of the group. "
+        [row for row in rows if row["answers"] or row["helpfulness_items"]],
+        note="Humans only. Helpfulness: mean ± sample SD over the group's rated items of each "
+        "item's mean rating (rating-only items, whose explanation cites no evidence, included). "
+        "Calibrated utility: mean posterior item utility (z-scale) of the group. "
         "Annotation entropy: per item, the entropy of how often each sentence (or none) was "
         "chosen, averaged over the group's items (0 when everyone chose the same).",
     )
@@ -736,7 +752,7 @@ def _plots(ctx: _Context, series: list[str]) -> list[dict]:
 
 def section(inp: ReportInput) -> SectionResult:
     ctx = _Context.of(inp)
-    human_summary = ctx.human_scores.summary(ctx.threshold)
+    human_summary = ctx.human_scores.summary(ctx.threshold) | ctx.helpfulness()
     series = _f1_series(ctx)
     groups = _groups_table(ctx)
     result = SectionResult(
