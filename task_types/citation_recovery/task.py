@@ -183,16 +183,24 @@ class CitationRecovery(TaskType):
     # --- export and demo ----------------------------------------------------------------------
 
     def export_row(self, item: Any, annotation: Any) -> dict:
-        """An answer without a selection (helpfulness ratings collected elsewhere) has empty
-        selection and score columns, as the report counts it: not an empty selection."""
+        """Columns: ``selected_sentences`` and ``gold_sentences`` are sentence indices counted
+        from 0 (the explanation's first sentence is 0), as stored and scored;
+        ``selected_sentence_numbers`` and ``gold_sentence_numbers`` are the same sentences
+        numbered from 1, as annotators see them on the page. An answer without a selection
+        (a rating-only item, or helpfulness ratings collected elsewhere) has empty selection
+        and score columns, as the report counts it: not an empty selection."""
         answer = annotation.answer
         selected = "sentences" in answer or "none" in answer
+        chosen = answer.get("sentences", []) if selected else None
+        gold = (item.gold or {}).get("sentences")
         row = {
-            "selected_sentences": answer.get("sentences", []) if selected else None,
+            "selected_sentences": chosen,
+            "selected_sentence_numbers": [i + 1 for i in chosen] if chosen is not None else None,
             "none": answer.get("none", False) if selected else None,
             "helpfulness": answer.get("helpfulness"),
             "masked_evidence_id": item.prepared.get("target_evidence_id"),
-            "gold_sentences": (item.gold or {}).get("sentences"),
+            "gold_sentences": gold,
+            "gold_sentence_numbers": [i + 1 for i in gold] if gold is not None else None,
         }
         scores = self.score(answer, item.gold) if selected else {}
         row.update({k: scores.get(k) for k in ("precision", "recall", "f1")})
