@@ -154,3 +154,33 @@ def test_the_papers_llm_annotator_runs_through_the_judge_pipeline_beside_the_hum
     (validation,) = result.tables["judge_validation"]["rows"]
     assert validation["judge"] == run.judge.name and validation["units"] == 12
     assert -1 < validation["alpha_lower"] <= validation["alpha"] <= validation["alpha_upper"] <= 1
+
+
+def test_table_7s_full_setting_transparency_matches_an_independent_computation(replayed):
+    """The paper's Table 7: GPT-4's explanations with every cited evidence masked in turn; an
+    explanation is transparent when every masked evidence's mean F1 (over the five annotators)
+    reaches 0.6, in exact fractions."""
+    from projects.models import Project
+    from task_types.citation_recovery.replay import FULL_SLUG
+
+    result, _ = replayed
+    project = Project.objects.get(slug=FULL_SLUG)
+    assert project.config["masking"] == "full"
+    per_item, claim_of, rows = defaultdict(list), {}, defaultdict(list)
+    for a in Annotation.objects.filter(item__project=project).select_related("item"):
+        gold = set(a.item.gold["sentences"])
+        chosen = sorted(a.answer["sentences"]) or ["none"]
+        per_item[a.item_id].append(exact_f1(chosen, gold))
+        claim_of[a.item_id] = a.item.payload["id"]
+        rows[a.item.payload["id"]].append(float(exact_f1(chosen, gold)))
+    assert set(map(len, per_item.values())) == {5}  # five annotators per masked evidence
+    claims = defaultdict(list)
+    for item, f1s in per_item.items():
+        claims[claim_of[item]].append(sum(f1s) / len(f1s))
+    assert len(claims) == 4 and len(per_item) > len(claims)  # several evidences per claim
+    transparent = sum(all(m >= Fraction(3, 5) for m in means) for means in claims.values())
+    humans = by(result.tables["scores_full"], "source")["Humans"]
+    assert humans["n"] == len(claims)  # the full setting counts claims
+    assert humans["transparency"] == pytest.approx(transparent / len(claims))
+    # F1 in the full setting: averaged per claim first, then over claims.
+    assert humans["f1_mean"] == pytest.approx(fmean(fmean(v) for v in rows.values()))
