@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from .distances import (
+    NUMERIC_DISTANCES,
     SET_DISTANCES,
     AgreementError,
     DistanceSpec,
@@ -57,6 +58,7 @@ from .distances import (
     check_distance,
     distance_name,
     is_missing,
+    numeric_key,
 )
 
 __all__ = [
@@ -187,9 +189,15 @@ class AlphaResult:
     at least two non-missing values (the only ones alpha uses); ``n_values``
     is ``n``, the number of pairable values; ``n_distinct_values`` the number
     of distinct values among them. ``observed_disagreement`` and
-    ``expected_disagreement`` are Krippendorff's ``D_o`` and ``D_e``;
-    ``alpha = 1 - D_o / D_e``, except that ``alpha = 1.0`` when ``D_e == 0``
-    (see :func:`krippendorff_alpha`).
+    ``expected_disagreement`` are Krippendorff's ``D_o`` and ``D_e`` in the
+    data's units (for interval values beyond about 1e154 they overflow to inf,
+    below about 1e-162 they underflow to 0; alpha is computed on rescaled
+    values and is right either way); ``alpha = 1 - D_o / D_e``, except that
+    ``alpha = 1.0`` when ``D_e == 0`` (see :func:`krippendorff_alpha`).
+
+    ``no_variation`` is True when the expected disagreement is 0 — every
+    pairable value is the same — so alpha is 0/0, undefined: the 1.0 reported
+    then is a convention, and pages show "undefined: every value is the same".
     """
 
     alpha: float
@@ -200,11 +208,7 @@ class AlphaResult:
     n_distinct_values: int
     observed_disagreement: float
     expected_disagreement: float
-
-    @property
-    def no_variation(self) -> bool:
-        """True when all pairable values are identical (``D_e == 0``); alpha is then 1.0 by convention."""
-        return self.expected_disagreement == 0.0
+    no_variation: bool = False
 
 
 @dataclass
@@ -262,6 +266,7 @@ def alpha_details(data: ReliabilityData, distance: DistanceSpec = "nominal") -> 
     n = prep.n_values
     observed_sum = float(disagreements.sum())
     expected_sum = prep.metric.expected_sum() if prep.metric.n_values > 1 else 0.0
+    unit2 = prep.metric.unit * prep.metric.unit  # sums are in rescaled units; see Metric.unit
     return AlphaResult(
         alpha=alpha_from_sums(observed_sum, expected_sum, n),
         distance=prep.distance,
@@ -269,8 +274,9 @@ def alpha_details(data: ReliabilityData, distance: DistanceSpec = "nominal") -> 
         n_pairable_units=len(prep.unit_sizes),
         n_values=n,
         n_distinct_values=prep.metric.n_values,
-        observed_disagreement=observed_sum / n,
-        expected_disagreement=expected_sum / (n * (n - 1)),
+        observed_disagreement=observed_sum / n * unit2,
+        expected_disagreement=expected_sum / (n * (n - 1)) * unit2,
+        no_variation=expected_sum <= 0.0,
     )
 
 
@@ -302,7 +308,8 @@ def _prepare_columns(
     columns: ReliabilityColumns, distance: DistanceSpec, set_valued: bool
 ) -> _Prepared:
     n_units = columns.n_units
-    unit_of, coder_of, codes, values = _present_values(columns, set_valued)
+    numeric = isinstance(distance, str) and distance in NUMERIC_DISTANCES
+    unit_of, coder_of, codes, values = _present_values(columns, set_valued, numeric)
 
     if coder_of is not None:
         _check_one_value_per_coder(
@@ -345,11 +352,11 @@ def _prepare_columns(
 
 
 def _present_values(
-    columns: ReliabilityColumns, set_valued: bool
+    columns: ReliabilityColumns, set_valued: bool, numeric: bool = False
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, list]:
     """(unit codes, coder codes or None, value codes, distinct values) of the non-missing values;
     equal table entries share one value code."""
-    remap, values, valid = _code_table(columns.table, set_valued)
+    remap, values, valid = _code_table(columns.table, set_valued, numeric)
     raw, unit_of, coder_of = columns.values, columns.units, columns.coders
     present = raw >= 0
     if not present.all():
@@ -371,7 +378,8 @@ def coded_values(
     (:func:`metrics.kappa.coded_agreement_rates`)."""
     check_distance(distance)
     set_valued = isinstance(distance, str) and distance in SET_DISTANCES
-    units, _coders, codes, _values = _present_values(columns, set_valued)
+    numeric = isinstance(distance, str) and distance in NUMERIC_DISTANCES
+    units, _coders, codes, _values = _present_values(columns, set_valued, numeric)
     return units, codes
 
 
@@ -522,12 +530,16 @@ def _raw_codes(flat: list, set_valued: bool) -> tuple[np.ndarray, list]:
     return codes, list(index)
 
 
-def _code_table(table: Sequence[Any], set_valued: bool) -> tuple[np.ndarray, list, np.ndarray]:
+def _code_table(
+    table: Sequence[Any], set_valued: bool, numeric: bool = False
+) -> tuple[np.ndarray, list, np.ndarray]:
     """Merge the entries of a value table that are the same value.
 
     Returns (code of each entry, distinct values, valid) where ``valid[code]`` is False for
     the missing value. Set-valued entries are canonicalised to frozensets, so equal sets given
-    as different types (a list, a tuple and a frozenset) get one code; the cost is per
+    as different types (a list, a tuple and a frozenset) get one code; for ``numeric``
+    distances (ordinal, interval, ratio) a numeric string is the number it spells, so ``"2"``
+    (from a CSV) and ``2`` (from JSON) are one value, not two ranks. The cost is per
     *distinct* entry, never per value.
     """
     canon: dict[Any, int] = {}
@@ -543,7 +555,7 @@ def _code_table(table: Sequence[Any], set_valued: bool) -> tuple[np.ndarray, lis
                 valid.append(False)
             remap[i] = missing_code
             continue
-        key = canonical_set(entry) if set_valued else entry
+        key = canonical_set(entry) if set_valued else numeric_key(entry) if numeric else entry
         try:
             code = canon.get(key)
         except TypeError as exc:

@@ -31,9 +31,16 @@ al. 2016). Hayes & Krippendorff (2007) resample pairable value pairs and keep
 ``D_e`` fixed; ``expected="fixed"`` reproduces the fixed-``D_e`` part of that
 (``D_e`` from the full data, only ``D_o`` varies), which is also what
 ``expected="auto"`` falls back to when recomputing ``D_e*`` per replicate
-would be too expensive (see :func:`alpha_bootstrap`). The distance itself is
-held fixed across replicates; for "ordinal" this means the rank positions
-come from the full data's marginal frequencies.
+would be too expensive (see :func:`alpha_bootstrap`).
+
+"ordinal" is a distance estimated from the data: its rank positions come
+from the marginal frequencies. Each replicate re-estimates them from its own
+``n*_v`` (mid-ranks of the replicate's values), so a replicate is exactly
+alpha recomputed on the drawn units, the same estimator as the point
+estimate: the observed term is then ``sum_u w_u 2 (m_u sum t*^2 - (sum t*)^2)
+/ (m_u - 1)`` over each profile's value counts, a few products per profile
+entry. With ``expected="fixed"`` the positions stay the full data's, like
+``D_e``.
 """
 
 from __future__ import annotations
@@ -175,11 +182,14 @@ def _replicate_alphas(
         if sums.mode == "fixed":
             replicates[lo : lo + b] = _fixed_expected_alphas(obs, n_star, expected_sum, n)
             continue
-        exp_star = sums.of_replicates(weights, n_star, moments, profiles)
-        # Same convention as krippendorff_alpha: no variation -> 1.0. The
-        # tolerance (relative to the full data's E, rescaled to n*) absorbs
-        # rounding in the closed forms when every drawn value is identical.
-        tiny = exp_star <= 1e-10 * expected_sum * (n_star / n) ** 2
+        if sums.mode == "ordinal":
+            obs, exp_star, tiny = sums.ordinal_sums(weights, n_star, profiles)
+        else:
+            exp_star = sums.of_replicates(weights, n_star, moments, profiles)
+            # Same convention as krippendorff_alpha: no variation -> 1.0. The
+            # tolerance (relative to the full data's E, rescaled to n*) absorbs
+            # rounding in the closed forms when every drawn value is identical.
+            tiny = exp_star <= 1e-10 * expected_sum * (n_star / n) ** 2
         safe = np.where(tiny, 1.0, exp_star)
         replicates[lo : lo + b] = np.where(tiny, 1.0, 1.0 - (n_star - 1.0) * obs / safe)
     return replicates
@@ -208,8 +218,10 @@ class _ExpectedSums:
     """How each replicate gets its expected-disagreement sum E* = sum n*_v n*_v' d.
 
     ``mode``: "fixed" (E kept at the full-data value), "nominal" (E* = n*^2 - sum n*_v^2),
-    "moments" (squared differences: E* = 2 (n* S2* - S1*^2), S_k* = sum_v n*_v x_v^k) or
-    "dense" (E* = n*^T D n* with the full distance matrix between distinct values)."""
+    "moments" (squared differences: E* = 2 (n* S2* - S1*^2), S_k* = sum_v n*_v x_v^k),
+    "ordinal" (the same on rank positions re-estimated from each replicate's n*_v, which
+    changes D_o* too: :meth:`ordinal_sums`) or "dense" (E* = n*^T D n* with the full distance
+    matrix between distinct values)."""
 
     def __init__(self, prep: Any, expected: str) -> None:
         metric = prep.metric
@@ -219,6 +231,10 @@ class _ExpectedSums:
             self.mode = "fixed"
         elif isinstance(metric, NominalMetric):
             self.mode = "nominal"
+        elif isinstance(metric, SquaredDifferenceMetric) and metric.name == "ordinal":
+            self.mode = "ordinal"
+            # Positions rise with the values (all counts are positive): the value order.
+            self.order = np.argsort(metric.x, kind="stable")
         elif isinstance(metric, SquaredDifferenceMetric):
             self.mode = "moments"
             unit_of_value = np.repeat(np.arange(n_units), prep.unit_sizes)
@@ -240,7 +256,36 @@ class _ExpectedSums:
 
     @property
     def needs_value_counts(self) -> bool:
-        return self.mode in ("nominal", "dense")
+        return self.mode in ("nominal", "dense", "ordinal")
+
+    def ordinal_sums(
+        self, weights: np.ndarray, n_star: np.ndarray, profiles: _Profiles
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(D_o* sum, E*, no variation) of each replicate of a chunk with ordinal positions
+        re-estimated from the replicate's own value frequencies ``n*_v``:
+        ``t*_v = sum_{g<=v} n*_g - n*_v / 2`` (:func:`metrics.distances.ordinal_positions`),
+        centred on their mean ``n* / 2``. A profile's disagreement is
+        ``2 (m sum c t*^2 - (sum c t*)^2) / (m - 1)`` over its (value, count) entries, with
+        ``t*`` taken relative to the profile's first value, so a unit of identical values
+        gives exactly 0."""
+        n_v = profiles.value_sums(weights)  # (b, V)
+        counts = n_v[:, self.order]
+        t = np.empty_like(n_v)
+        t[:, self.order] = np.cumsum(counts, axis=1) - counts / 2.0
+        t -= (n_star / 2.0)[:, None]
+        s1 = np.einsum("ij,ij->i", n_v, t)
+        s2 = np.einsum("ij,ij->i", n_v, t * t)
+        expected = 2.0 * (n_star * s2 - s1 * s1)
+        rel = t[:, profiles.entry_code] - t[:, profiles.entry_reference]
+        weighted = rel * profiles.entry_count
+        lin = np.add.reduceat(weighted, profiles.entry_start, axis=1)
+        weighted *= rel
+        quad = np.add.reduceat(weighted, profiles.entry_start, axis=1)
+        m = profiles.features[:, 1]
+        per_profile = 2.0 * (m * quad - lin * lin) / (m - 1.0)
+        observed = np.einsum("ij,ij->i", weights, per_profile)
+        one_value = np.count_nonzero(n_v, axis=1) < 2
+        return observed, expected, one_value
 
     def of_replicates(
         self,
@@ -303,6 +348,10 @@ class _Profiles:
             self.entry_profile, self.entry_code, self.entry_count = _profile_value_entries(
                 prep, profile_of_unit, first_unit
             )
+            # Entries are sorted by profile: where each profile's entries start, and each
+            # entry's profile's first value code (for the ordinal sums).
+            self.entry_start = np.searchsorted(self.entry_profile, np.arange(n_profiles))
+            self.entry_reference = self.entry_code[self.entry_start][self.entry_profile]
 
     def counts(self, draws: np.ndarray) -> np.ndarray:
         """Draws per profile, one row per replicate (``draws``: drawn unit codes, one row each)."""

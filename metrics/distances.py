@@ -47,6 +47,7 @@ DistanceName = Literal["nominal", "ordinal", "interval", "ratio", "jaccard", "ma
 DistanceSpec = DistanceName | Callable[[Any, Any], float]
 
 CLASSIC_DISTANCES = frozenset({"nominal", "ordinal", "interval", "ratio"})
+NUMERIC_DISTANCES = frozenset({"ordinal", "interval", "ratio"})
 SET_DISTANCES = frozenset({"jaccard", "masi"})
 
 # Above this many distinct values a dense V x V distance matrix is not built
@@ -179,6 +180,10 @@ class Metric:
     """
 
     name: str = "custom"
+    #: Distances are in units of ``unit ** 2`` of the values' own (interval data are rescaled
+    #: by a power of two before squaring); multiply sums of distances by ``unit ** 2`` to get
+    #: them in the data's units. Alpha, a ratio of such sums, needs no conversion.
+    unit: float = 1.0
 
     def __init__(self, n_v: np.ndarray) -> None:
         self.n_v = np.asarray(n_v, dtype=np.float64)
@@ -223,6 +228,16 @@ class Metric:
         return total
 
 
+def _rescaled(x: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(x / unit, unit)`` with ``unit`` the power of two just above ``max |x|`` (1 for all
+    zeros), so the rescaled values lie within (-1, 1) and the division is exact."""
+    largest = float(np.max(np.abs(x), initial=0.0))
+    if largest == 0.0:
+        return x, 1.0
+    exponent = math.frexp(largest)[1]
+    return np.ldexp(x, -exponent), math.ldexp(1.0, exponent)
+
+
 class NominalMetric(Metric):
     """d = 0 for equal values, 1 otherwise. Codes are distinct per value."""
 
@@ -252,10 +267,15 @@ class SquaredDifferenceMetric(Metric):
     def __init__(self, n_v: np.ndarray, x: np.ndarray, name: str) -> None:
         super().__init__(n_v)
         n = self.n_v.sum()
+        # Rescale before squaring: alpha is scale-free, but squares of values near 1e154
+        # overflow and those near 1e-162 underflow. Dividing by a power of two is exact, so
+        # ordinary data give the same floats as unscaled; distances are in units of
+        # ``self.unit ** 2`` (see :attr:`Metric.unit`).
+        x, self.unit = _rescaled(np.asarray(x, dtype=np.float64))
         # Centre the coordinates: the closed-form expected sum subtracts two
         # large numbers otherwise, losing precision for large values.
         mean = float(self.n_v @ x) / n if n else 0.0
-        self.x = np.asarray(x, dtype=np.float64) - mean
+        self.x = x - mean
         self.name = name
 
     def pair_distances(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -300,7 +320,8 @@ class RatioMetric(Metric):
 
     def __init__(self, n_v: np.ndarray, x: np.ndarray) -> None:
         super().__init__(n_v)
-        self.x = np.asarray(x, dtype=np.float64)
+        # The ratio is scale-free; rescaling (exact, by a power of two) keeps a + b finite.
+        self.x = _rescaled(np.asarray(x, dtype=np.float64))[0]
 
     def pair_distances(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         xa, xb = self.x[a], self.x[b]
@@ -504,8 +525,12 @@ class _Buffers:
     def __init__(self, n_words: int) -> None:
         self.anded = np.empty(_BLOCK, dtype=np.uint64)
         self.count8 = np.empty(_BLOCK, dtype=np.uint8)
-        # Multi-word intersections can exceed 255.
-        self.count16 = np.empty(_BLOCK, dtype=np.uint16) if n_words > 1 else None
+        # Multi-word intersections can exceed 255; they reach at most 64 * n_words (the shared
+        # labels), so the counter is the narrowest unsigned type that holds that: uint16 up to
+        # 1023 words, wider beyond (a uint16 wrapped at 65,536 shared labels).
+        self.count_wide = (
+            np.empty(_BLOCK, dtype=np.min_scalar_type(64 * n_words)) if n_words > 1 else None
+        )
         self.work = np.empty(_BLOCK, dtype=np.float64)
         self.n_words = n_words
 
@@ -535,8 +560,8 @@ def _block_similarity(
         np.bitwise_and(r[:, 0, None], cols[None, :, 0], out=anded)
         np.bitwise_count(anded, out=count8)
         inter: np.ndarray = count8
-        if buf.count16 is not None:
-            inter = buf.count16[:size].reshape(shape)
+        if buf.count_wide is not None:
+            inter = buf.count_wide[:size].reshape(shape)
             inter[...] = count8
             for k in range(1, buf.n_words):
                 np.bitwise_and(r[:, k, None], cols[None, :, k], out=anded)
@@ -575,6 +600,19 @@ def _block_similarity(
 # --------------------------------------------------------------------------
 # Construction
 # --------------------------------------------------------------------------
+
+
+def numeric_key(value: Any) -> Any:
+    """The number a numeric string spells (``"2"`` → 2.0, ``" 2.5 "`` → 2.5), so that a CSV
+    import's ``"2"`` and a JSON import's ``2`` are one value of an ordinal, interval or ratio
+    scale; anything else unchanged (text is refused later, naming the value)."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return number if math.isfinite(number) else value
+    return value
 
 
 def _numeric(values: Sequence[Any], name: str) -> np.ndarray:

@@ -14,7 +14,7 @@ Conventions (all documented on the functions):
 * "sample" setting: one masked evidence per claim, every row is an item; "full" setting: every
   cited evidence masked in turn, scores averaged per claim first, then over claims;
 * transparency proportion: share of explanations whose every scored evidence reaches
-  F1 >= threshold (default 0.6, inclusive);
+  F1 >= threshold (default 0.6, inclusive, up to 1e-12 of rounding);
 * judge versus humans: "none" (the empty selection) is the label -1, as the paper's LLM
   annotators answer it; union of the humans' selections, labels outside gold ("none" included)
   collapsed into one label (default -2), then Krippendorff's alpha with Jaccard distance between
@@ -54,6 +54,9 @@ __all__ = [
 ]
 
 NAN = float("nan")
+#: How far below the transparency threshold an F1 (mean) may be computed and still pass: the
+#: rounding of float F1s, see :func:`transparency_proportion`.
+TRANSPARENCY_SLACK = 1e-12
 OTHER_LABEL = -2
 NONE_LABEL = -1
 JUDGE = "judge"
@@ -204,11 +207,21 @@ def transparency_proportion(
     the full setting an explanation has several F1 values (one per cited evidence), in the sample
     setting one. The threshold is inclusive (0.6 passes at 0.6). Explanations without any score
     are left out; NaN if none is left.
+
+    Inclusive up to rounding: an F1 is a ratio of set sizes (rational), but it arrives as a
+    float, and a mean of several annotators' F1s that is exactly the threshold can be computed
+    one step below it (1/2, 3/4, 3/4, 2/3, 1/3 average to 3/5 and come out 0.5999999999999999).
+    So a value passes from ``threshold - TRANSPARENCY_SLACK`` on. The slack, 1e-12 (≈ 4,500
+    ulps of 1), covers the rounding of the F1s (about 3 ulps each: P, R, their product, sum
+    and quotient) and of means over thousands of them; a mean of F1s that truly lies below the
+    threshold is further off than that (five annotators on explanations of up to ten sentences:
+    their F1 means are multiples of 1 / (5 · lcm(1..20)), so at least 8.6e-10 from 3/5).
     """
     groups = (
         f1_by_explanation.values() if isinstance(f1_by_explanation, Mapping) else f1_by_explanation
     )
     judged = passed = 0
+    threshold = threshold - TRANSPARENCY_SLACK
     for group in groups:
         values = group if isinstance(group, (list, tuple)) else list(group)
         if not values:

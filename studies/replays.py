@@ -187,11 +187,12 @@ def project_report(
 
 
 def judge_tables(
-    project: Project, judge: str, names: list[str], *, n_boot: int = 1000
+    project: Project, judge: str, names: list[str], *, n_boot: int = 1000, subset: str = "all"
 ) -> dict[str, dict]:
     """The report's ``names`` tables with ``judge`` selected under "who counts" (the judge's
-    rows beside the humans'), and ``judge_validation``: the judge against the merged humans,
-    as on the judge validation page."""
+    rows beside the humans'), and ``judge_validation``: the judge against the merged humans on
+    ``subset`` (:data:`agreement.reports.validation` subsets: "all", "agreed"…), as on the
+    judge validation page."""
     from agreement.selectors import judge_validation
 
     annotator_filter = AnnotatorFilter(judges=(judge,))
@@ -202,7 +203,7 @@ def judge_tables(
         annotator_filter,
     )
     tables = {name: report["tables"][name] for name in names}
-    validation = judge_validation(project=project, n_boot=n_boot, judges=(judge,))
+    validation = judge_validation(project=project, n_boot=n_boot, judges=(judge,), subset=subset)
     tables["judge_validation"] = validation["tables"]["judges"]
     return tables
 

@@ -27,7 +27,9 @@ from .sections import section_for
 from .tables import clean, column, table
 
 # Bump when the figures a report contains change meaning, so that cached snapshots are redone.
-REPORT_VERSION = 2
+# 3: ordinal bootstrap intervals re-estimate rank positions per replicate; alpha rows carry
+# ``alpha_no_variation``.
+REPORT_VERSION = 3
 
 
 def build_report(
@@ -39,7 +41,11 @@ def build_report(
     tables: dict[str, dict] = {"agreement": agreement}
     section_fn = section_for(inp.task_type)
     section = None
-    scalars: dict[str, Any] = {f"α {row['field']}": row["alpha"] for row in agreement["rows"]}
+    # An alpha without variation is undefined (0/0), not the 1.0 kept by convention.
+    scalars: dict[str, Any] = {
+        f"α {row['field']}": None if row.get("alpha_no_variation") else row["alpha"]
+        for row in agreement["rows"]
+    }
     vectors: dict[str, dict] = {}
     domains: dict[str, list] = {}
     if section_fn is not None:

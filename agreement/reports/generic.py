@@ -210,7 +210,9 @@ def alpha_with_ci(
     """Alpha, its bootstrap interval and counts as flat row keys; ``<prefix>_error`` when undefined.
 
     Keys: ``<prefix>``, ``<prefix>_lower``, ``<prefix>_upper``, ``pairable_units``, ``values``,
-    ``no_variation``, ``ci_expected`` ("resampled" or "fixed" D_e, see
+    ``<prefix>_no_variation`` (every value is the same: alpha is 0/0, undefined, and the 1.0
+    kept in ``<prefix>`` is a convention; cells show "undefined: every value is the same"),
+    ``ci_expected`` ("resampled" or "fixed" D_e, see
     :func:`agreement.alpha_bootstrap`), ``<prefix>_ci_method`` (the interval in words) and
     ``<prefix>_outside_ci`` (the estimate lies outside its interval: too few units to trust it).
     """
@@ -244,7 +246,7 @@ def alpha_with_ci(
         f"{prefix}_outside_ci": outside,
         "pairable_units": details.n_pairable_units,
         "values": details.n_values,
-        "no_variation": details.no_variation,
+        f"{prefix}_no_variation": details.no_variation,
         "ci_expected": boot.expected,
         f"{prefix}_error": "",
     }

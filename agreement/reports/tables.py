@@ -6,9 +6,12 @@ snapshot is stored as JSON and PostgreSQL's jsonb refuses NaN). Composite format
 row keys:
 
 * ``mean_sd``: ``<key>_mean`` and ``<key>_sd`` (shown "0.62 ± 0.29");
-* ``ci``: ``<key>``, ``<key>_lower`` and ``<key>_upper`` (shown "0.71 [0.65, 0.77]").
+* ``ci``: ``<key>``, ``<key>_lower`` and ``<key>_upper`` (shown "0.71 [0.65, 0.77]"); a row
+  whose ``<key>_no_variation`` is true shows :data:`NO_VARIATION` instead (alpha is 0/0 when
+  every value is the same).
 
-CSV files carry every underlying key at full precision, one column each.
+CSV files carry every underlying key at full precision, one column each (``<key>_no_variation``
+too, where the rows have it).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from typing import Any, TypedDict
 from core.spreadsheet import spreadsheet_safe
 
 FORMATS = ("text", "int", "num", "num1", "pct", "mean_sd", "ci")
+#: What an agreement coefficient without variation shows: its expected disagreement is 0.
+NO_VARIATION = "undefined: every value is the same"
 
 
 class Column(TypedDict):
@@ -76,8 +81,9 @@ def clean(value: Any) -> Any:
     return number
 
 
-def csv_keys(columns: Sequence[Mapping]) -> list[str]:
-    """Row keys behind the columns, in CSV order."""
+def csv_keys(columns: Sequence[Mapping], rows: Sequence[Mapping] = ()) -> list[str]:
+    """Row keys behind the columns, in CSV order (a ``ci`` column's ``<key>_no_variation`` flag
+    where one of ``rows`` has it)."""
     keys: list[str] = []
     for col in columns:
         key, fmt = col["key"], col["fmt"]
@@ -85,6 +91,9 @@ def csv_keys(columns: Sequence[Mapping]) -> list[str]:
             keys += [f"{key}_mean", f"{key}_sd"]
         elif fmt == "ci":
             keys += [key, f"{key}_lower", f"{key}_upper"]
+            flag = f"{key}_no_variation"
+            if any(flag in row for row in rows):
+                keys.append(flag)
         else:
             keys.append(key)
     return keys
@@ -96,7 +105,7 @@ def to_csv(tbl: Mapping) -> str:
     Numbers keep full precision; a text cell starting with ``= + - @`` or a tab gets a leading
     apostrophe so that spreadsheets show it instead of evaluating it.
     """
-    keys = csv_keys(tbl["columns"])
+    keys = csv_keys(tbl["columns"], tbl["rows"])
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(keys)
@@ -126,6 +135,8 @@ def render_cell(row: Mapping, col: Mapping) -> str:
         value, lower, upper = row.get(key), row.get(f"{key}_lower"), row.get(f"{key}_upper")
         if _blank(value):
             return "—"
+        if row.get(f"{key}_no_variation"):
+            return NO_VARIATION
         if _blank(lower) or _blank(upper):
             return f"{value:.3f}"
         return f"{value:.3f} [{lower:.2f}, {upper:.2f}]"

@@ -153,7 +153,8 @@ def run(*, scale: int = 1, seed: int = 87) -> ReplayResult:
         if mistaken:
             preference = reference if roll < 0.75 else ("tie" if roll < 0.9 else generated)
         else:
-            preference = "tie" if roll < 0.6 else (generated if roll < 0.8 else reference)
+            # The generated structure is the reference itself: a consistent reviewer ties.
+            preference = "tie"
         answer = {f"validity_{generated.lower()}": valid_generated, "preference": preference}
         return answer, rng.uniform(60, 180)
 

@@ -70,6 +70,10 @@ def _target_text(shown: dict) -> str:
     for evidence in shown["evidence"]:
         if evidence["target"]:
             return evidence["text"]
+    if shown.get("rating_only"):
+        raise ValueError(
+            "a rating-only item (the explanation cites no evidence): nothing to attribute"
+        )
     raise ValueError("the item has no masked evidence passage")
 
 

@@ -8,7 +8,8 @@ set-valued agreement (Jaccard alpha).
 
 Items: the real Transparent-FCExp explanations of GPT-4, GPT-3.5 and Llama-2-70B
 (``data/transparent-fcexp``, MIT licence), 4 × ``scale`` claims per generator, one masked
-evidence each ("sample" setting, seeded). Annotators: simulated, through the annotation API: each
+evidence each ("sample" setting, seeded). Annotators: five per item as in the paper, simulated,
+through the annotation API: each
 finds a gold sentence with a personal recall, now and then picks a wrong one, and rates
 helpfulness around a per-generator quality with personal bias and noise.
 
@@ -47,11 +48,18 @@ from .formats import read_transparent_fcexp
 
 NAME = "citation-recovery"
 SLUG = "replay-citation-recovery"
+FULL_SLUG = "replay-citation-recovery-full"
 DATA = Path(settings.BASE_DIR) / "data" / "transparent-fcexp"
 GENERATORS = {"gpt4": 75, "gpt35": 60, "llama2-70b": 45}  # simulated helpfulness centre
-ANNOTATORS = 3
+ANNOTATORS = 5  # as in the paper: five annotators per explanation
 # Per annotator: (recall of gold sentences, chance of adding a wrong sentence, rating bias).
-PEOPLE = [(0.85, 0.10, 5.0), (0.7, 0.25, -8.0), (0.6, 0.15, 0.0)]
+PEOPLE = [
+    (0.85, 0.10, 5.0),
+    (0.7, 0.25, -8.0),
+    (0.6, 0.15, 0.0),
+    (0.8, 0.20, 3.0),
+    (0.65, 0.10, -4.0),
+]
 JUDGE = "simulated-llm (citation recovery replay)"
 # The simulated judge: (recall of gold sentences, chance of adding a wrong one, chance of prose).
 JUDGE_READING = (0.8, 0.15, 0.03)
@@ -91,18 +99,56 @@ def run(*, scale: int = 1, seed: int = 87) -> ReplayResult:
     )
     body = "".join(json.dumps(r) + "\n" for r in chosen)
     import_items(project=project, stream=io.StringIO(body), fmt="jsonl")
-    truth = {
+    truth = _truth(project)
+    people = [
+        ApiAnnotator(project=project, user=user)
+        for user in simulated_annotators(project, count=ANNOTATORS, prefix="cr-annotator")
+    ]
+    work_in_turns(
+        people, _decider(truth, [rng_for(f"{NAME}:{n}", seed) for n in range(len(people))])
+    )
+    run = simulated_judge_run(
+        project=project,
+        name=JUDGE,
+        reply=_judge_reply(truth, rng_for(f"{NAME}:judge", seed)),
+        description="Simulated LLM of the citation-recovery replay (not a real model).",
+    )
+    report = project_report(project)
+    names = ["scores", "groups", "utility_filters", "f1_distribution", "annotators", "agreement"]
+    if "utility" in report["tables"]:
+        names.append("utility")
+    tables = {name: report["tables"][name] for name in names}
+    tables |= judge_tables(project, JUDGE, ["judges_by_group"])
+    full = _full_setting(chosen, seed)
+    tables["scores_full"] = project_report(full)["tables"]["scores"]
+    return ReplayResult(
+        project=project,
+        report=report,
+        tables=tables,
+        notes=[
+            f"{len(chosen)} explanations ({len(GENERATORS)} generators), "
+            f"{ANNOTATORS} simulated annotators, one simulated LLM judge "
+            f"({run.answered_count} answered, {run.unparseable_count} unparseable).",
+            f"Table 7's setting (scores_full, project {FULL_SLUG}): the GPT-4 explanations with "
+            f"every cited evidence masked in turn ({full.items.count()} items).",
+        ],
+    )
+
+
+def _truth(project) -> dict:
+    """What the page shows (claim and sentences) → (gold sentences, generator)."""
+    return {
         (item.payload["claim"], tuple(item.prepared["sentences"])): (
             item.gold["sentences"],
             item.payload["generator"],
         )
         for item in project.items.only("payload", "prepared", "gold")
     }
-    people = [
-        ApiAnnotator(project=project, user=user)
-        for user in simulated_annotators(project, count=ANNOTATORS, prefix="cr-annotator")
-    ]
-    rngs = [rng_for(f"{NAME}:{n}", seed) for n in range(len(people))]
+
+
+def _decider(truth: dict, rngs: list) -> Callable[[int, dict], tuple[dict, float]]:
+    """How each simulated annotator answers: finds a gold sentence with a personal recall, now
+    and then adds a wrong one, rates helpfulness around the generator's quality."""
 
     def decide(index: int, assignment: dict) -> tuple[dict, float]:
         rng = rngs[index]
@@ -121,29 +167,36 @@ def run(*, scale: int = 1, seed: int = 87) -> ReplayResult:
         }
         return answer, rng.uniform(45, 150)
 
-    work_in_turns(people, decide)
-    run = simulated_judge_run(
-        project=project,
-        name=JUDGE,
-        reply=_judge_reply(truth, rng_for(f"{NAME}:judge", seed)),
-        description="Simulated LLM of the citation-recovery replay (not a real model).",
+    return decide
+
+
+def _full_setting(chosen: list[dict], seed: int):
+    """The paper's Table 7 setting: the GPT-4 explanations with every cited evidence masked in
+    turn (``masking: full``; the records' own masked evidence is dropped so that all are), five
+    simulated annotators; transparency then needs every masked evidence of a claim to reach the
+    threshold."""
+    project = fresh_project(
+        slug=FULL_SLUG,
+        name="Replay · citation recovery, full setting (GPT-4; Table 7)",
+        task_type="citation_recovery",
+        config={"masking": "full", "seed": 13, "keep_other_markers": True},
+        guidelines="Select every explanation sentence that should cite the highlighted evidence, "
+        "or choose that none should; then rate the explanation's helpfulness.",
+        annotators_per_item=ANNOTATORS,
     )
-    report = project_report(project)
-    names = ["scores", "groups", "utility_filters", "f1_distribution", "annotators", "agreement"]
-    if "utility" in report["tables"]:
-        names.append("utility")
-    tables = {name: report["tables"][name] for name in names}
-    tables |= judge_tables(project, JUDGE, ["judges_by_group"])
-    return ReplayResult(
-        project=project,
-        report=report,
-        tables=tables,
-        notes=[
-            f"{len(chosen)} explanations ({len(GENERATORS)} generators), "
-            f"{ANNOTATORS} simulated annotators, one simulated LLM judge "
-            f"({run.answered_count} answered, {run.unparseable_count} unparseable)."
-        ],
-    )
+    drop = ("masked_evidence", "expected_gold_sentences")
+    gpt4 = [
+        {k: v for k, v in r.items() if k not in drop} for r in chosen if r["generator"] == "gpt4"
+    ]
+    body = "".join(json.dumps(r) + "\n" for r in gpt4)
+    import_items(project=project, stream=io.StringIO(body), fmt="jsonl")
+    people = [
+        ApiAnnotator(project=project, user=user)
+        for user in simulated_annotators(project, count=ANNOTATORS, prefix="cr-full-annotator")
+    ]
+    rngs = [rng_for(f"{NAME}:full:{n}", seed) for n in range(len(people))]
+    work_in_turns(people, _decider(_truth(project), rngs))
+    return project
 
 
 def _judge_reply(truth: dict, rng) -> Callable[[str], str]:

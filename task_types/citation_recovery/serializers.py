@@ -158,6 +158,13 @@ class CitationRecoveryConfigSerializer(serializers.Serializer):
     seed = serializers.IntegerField(default=13)
     keep_other_markers = serializers.BooleanField(default=True)
     helpfulness_question = serializers.CharField(default=HELPFULNESS_QUESTION)
+    uncited = serializers.ChoiceField(
+        choices=["rate", "skip"],
+        default="rate",
+        help_text="An explanation that cites no evidence has nothing to attribute: 'rate' imports "
+        "it as a rating-only item (helpfulness only, no masked evidence), as the paper's "
+        "annotators rated such explanations; 'skip' leaves it out of the import.",
+    )
     control_quota = serializers.DictField(
         child=serializers.IntegerField(min_value=0, max_value=100),
         required=False,
@@ -188,6 +195,16 @@ class CitationRecoveryAnswerSerializer(serializers.Serializer):
     def validate(self, attrs: dict) -> dict:
         chosen = sorted(set(attrs["sentences"]))
         item = self.context.get("item")
+        if item is not None and item.prepared.get("rating_only"):
+            # The explanation cites no evidence: there is nothing to attribute, only to rate.
+            if chosen or attrs["none"]:
+                raise serializers.ValidationError(
+                    {
+                        "sentences": "This explanation cites no evidence: rate its helpfulness "
+                        "only, without choosing sentences."
+                    }
+                )
+            return {"helpfulness": attrs["helpfulness"]}
         if item is not None:
             count = len(item.prepared["sentences"])
             out_of_range = [i for i in chosen if i >= count]

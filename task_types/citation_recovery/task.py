@@ -44,8 +44,10 @@ class CitationRecovery(TaskType):
     def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
         """Split, parse citations, choose the evidence to mask, mask it and derive the gold.
 
-        Returns no item when the explanation cites nothing (there is no citation to recover); the
-        importer reports such records as skipped.
+        An explanation that cites nothing has no citation to recover: it becomes one rating-only
+        item (``prepared["rating_only"]``; helpfulness only, no masked evidence, no gold), as the
+        paper's annotators rated such explanations, or, with the config ``uncited: skip``, no
+        item (the importer reports the record as skipped).
         """
         return self._prepare(payload, _sentences_of(payload["explanation"]), config)
 
@@ -90,7 +92,10 @@ class CitationRecovery(TaskType):
                 )
         requested = _requested_evidence(payload, cited=cited, known=known, config=config)
         if not cited and requested is None:
-            return []
+            # Controls and qualification items are scored against gold: one without a
+            # citation to recover is skipped, whatever the setting.
+            rated = config.get("uncited") != "skip" and payload.get("kind", "regular") == "regular"
+            return [_rating_only_item(payload, sentences)] if rated else []
         full = config.get("masking") == "full" and requested is None
         notes: tuple[str, ...] = ()
         if full:
@@ -115,9 +120,11 @@ class CitationRecovery(TaskType):
     # --- annotation ---------------------------------------------------------------------------
 
     def display(self, item: Any, *, assignment: Any = None) -> dict:
-        """What the annotator sees: no gold, no group, no generator, no kind."""
+        """What the annotator sees: no gold, no group, no generator, no kind. A rating-only item
+        (an explanation that cites no evidence) says so: no passage is highlighted, and only
+        helpfulness is asked."""
         target = item.prepared["target_evidence_id"]
-        return {
+        shown = {
             "claim": item.payload["claim"],
             "label": item.payload["label"],
             "evidence": [
@@ -126,6 +133,9 @@ class CitationRecovery(TaskType):
             ],
             "sentences": item.prepared["sentences"],
         }
+        if item.prepared.get("rating_only"):
+            shown["rating_only"] = True
+        return shown
 
     def control_quota(self, config: Mapping[str, Any]) -> Mapping[str, int] | None:
         return config.get("control_quota") or None
@@ -148,6 +158,9 @@ class CitationRecovery(TaskType):
         }
 
     def answer_text(self, answer: dict) -> str:
+        if "sentences" not in answer and "none" not in answer:  # a rating alone
+            rating = answer.get("helpfulness")
+            return f"helpfulness {rating}" if isinstance(rating, int) else "no answer"
         chosen = answer.get("sentences") or []
         text = (
             "no sentence"
@@ -170,16 +183,24 @@ class CitationRecovery(TaskType):
     # --- export and demo ----------------------------------------------------------------------
 
     def export_row(self, item: Any, annotation: Any) -> dict:
-        """An answer without a selection (helpfulness ratings collected elsewhere) has empty
-        selection and score columns, as the report counts it: not an empty selection."""
+        """Columns: ``selected_sentences`` and ``gold_sentences`` are sentence indices counted
+        from 0 (the explanation's first sentence is 0), as stored and scored;
+        ``selected_sentence_numbers`` and ``gold_sentence_numbers`` are the same sentences
+        numbered from 1, as annotators see them on the page. An answer without a selection
+        (a rating-only item, or helpfulness ratings collected elsewhere) has empty selection
+        and score columns, as the report counts it: not an empty selection."""
         answer = annotation.answer
         selected = "sentences" in answer or "none" in answer
+        chosen = answer.get("sentences", []) if selected else None
+        gold = (item.gold or {}).get("sentences")
         row = {
-            "selected_sentences": answer.get("sentences", []) if selected else None,
+            "selected_sentences": chosen,
+            "selected_sentence_numbers": [i + 1 for i in chosen] if chosen is not None else None,
             "none": answer.get("none", False) if selected else None,
             "helpfulness": answer.get("helpfulness"),
             "masked_evidence_id": item.prepared.get("target_evidence_id"),
-            "gold_sentences": (item.gold or {}).get("sentences"),
+            "gold_sentences": gold,
+            "gold_sentence_numbers": [i + 1 for i in gold] if gold is not None else None,
         }
         scores = self.score(answer, item.gold) if selected else {}
         row.update({k: scores.get(k) for k in ("precision", "recall", "f1")})
@@ -288,6 +309,24 @@ def _requested_evidence(
             f"Masked evidence {requested} is not cited by the explanation.", field="masked_evidence"
         )
     return requested
+
+
+RATING_ONLY_NOTE = (
+    "the explanation cites no evidence: a rating-only item (helpfulness, no sentence selection, "
+    "no masked evidence)"
+)
+
+
+def _rating_only_item(payload: dict, sentences: list[str]) -> PreparedItem:
+    """An explanation without citations: shown whole, rated for helpfulness only."""
+    return PreparedItem(
+        external_id=payload["id"],
+        payload=payload,
+        prepared={"sentences": sentences, "target_evidence_id": None, "rating_only": True},
+        gold=None,
+        group=_group(payload),
+        notes=(RATING_ONLY_NOTE,),
+    )
 
 
 def _masked_item(

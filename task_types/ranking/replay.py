@@ -64,21 +64,80 @@ Explanations of equal quality share a rank.
 """
 
 
+# The reproduction's own set-up: ReproHum #0087-01 ranked Coverage only, with the original
+# guideline modified to say how to rank ties. Its exact wording is not in the repository; this
+# is its substance (Coverage's definition as the original's, and the tie rule).
+COVERAGE_NAME = "reprohum-coverage"
+COVERAGE_SLUG = "replay-reprohum-coverage"
+COVERAGE_CRITERIA = [c for c in DEFAULT_CRITERIA if c["name"] == "Coverage"]
+COVERAGE_GUIDELINES = """\
+## Your task
+Rank the three explanations of each claim's verdict on **Coverage**, **1** being the best: does
+the explanation contain the important, salient information and miss no point that matters for
+the fact check?
+
+## Ties
+Explanations of equal coverage share a rank, and the next rank is skipped: two best explanations
+are both **1** and the third is **3** (1, 1, 3); one best and two equal are 1, 2, 2.
+"""
+
+
 def records(scale: int) -> list[dict]:
     lines = DATA.read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines[: 10 * max(1, scale)]]
 
 
 def run(*, scale: int = 1, seed: int = 87) -> ReplayResult:
-    chosen = records(scale)
-    project = fresh_project(
+    """The original study's design: all four criteria, the original guideline."""
+    return _run(
+        scale=scale,
+        seed=seed,
         slug=SLUG,
         name="Replay · ReproHum #0087-01 (ranking with ties)",
-        task_type="ranking",
-        config={"criteria": DEFAULT_CRITERIA, "systems": list(QUALITY), "seed": seed},
+        criteria=DEFAULT_CRITERIA,
         guidelines=GUIDELINES,
+    )
+
+
+def run_coverage(*, scale: int = 1, seed: int = 87) -> ReplayResult:
+    """The reproduction's own set-up: Coverage only, with the modified guideline (tie rule
+    spelled out, the platform's own tie note switched off)."""
+    return _run(
+        scale=scale,
+        seed=seed,
+        slug=COVERAGE_SLUG,
+        name="Replay · ReproHum #0087-01 (Coverage only, the reproduction's set-up)",
+        criteria=COVERAGE_CRITERIA,
+        guidelines=COVERAGE_GUIDELINES,
+        tie_instructions=False,
+    )
+
+
+def _run(
+    *,
+    scale: int,
+    seed: int,
+    slug: str,
+    name: str,
+    criteria: list[dict],
+    guidelines: str,
+    tie_instructions: bool = True,
+) -> ReplayResult:
+    chosen = records(scale)
+    project = fresh_project(
+        slug=slug,
+        name=name,
+        task_type="ranking",
+        config={
+            "criteria": criteria,
+            "systems": list(QUALITY),
+            "seed": seed,
+            "tie_instructions": tie_instructions,
+        },
+        guidelines=guidelines,
         annotators_per_item=ANNOTATORS,
     )
+    criteria_names = [c["name"] for c in criteria]
     body = "".join(json.dumps(r) + "\n" for r in chosen)
     import_items(project=project, stream=io.StringIO(body), fmt="jsonl")
     system_of_text = {o["text"]: o["system"] for r in chosen for o in r["outputs"]}
@@ -87,13 +146,12 @@ def run(*, scale: int = 1, seed: int = 87) -> ReplayResult:
         for user in simulated_annotators(project, count=ANNOTATORS, prefix="reprohum-annotator")
     ]
     rngs = [rng_for(f"{NAME}:{n}", seed) for n in range(len(people))]
-    criteria = [c["name"] for c in DEFAULT_CRITERIA]
 
     def decide(index: int, assignment: dict) -> tuple[dict, float]:
         rng = rngs[index]
         outputs = assignment["item"]["outputs"]
         ranks = {}
-        for criterion in criteria:
+        for criterion in criteria_names:
             scores = [
                 round(QUALITY[system_of_text[o["text"]]] + rng.gauss(0, 0.35), 1) for o in outputs
             ]
@@ -108,7 +166,7 @@ def run(*, scale: int = 1, seed: int = 87) -> ReplayResult:
         return {"order": [o["key"] for o in outputs], "ranks": ranks}, rng.uniform(40, 120)
 
     work_in_turns(people, decide)
-    sheet, mapping = original_sheet(chosen, seed=seed)
+    sheet, mapping = original_sheet(chosen, seed=seed, criteria=criteria_names)
     import_annotations(
         project=project,
         stream=io.StringIO(sheet),
@@ -132,19 +190,23 @@ def run(*, scale: int = 1, seed: int = 87) -> ReplayResult:
         tables=tables,
         notes=[
             f"{len(chosen)} claims × 3 systems, {ANNOTATORS} simulated annotators, "
-            f"{len(criteria)} criteria.",
+            f"{len(criteria_names)} criteria ({', '.join(criteria_names)}).",
             f"Original study: {len(originals)} external coders' rankings, generated in the "
             "ReproHum sheet's shape and loaded with the reprohum-ranks reader.",
         ],
     )
 
 
-def original_sheet(chosen: list[dict], *, seed: int) -> tuple[str, str]:
+def original_sheet(
+    chosen: list[dict], *, seed: int, criteria: list[str] | None = None
+) -> tuple[str, str]:
     """The generated original rankings in the ReproHum sheet's shape, and its per-row mapping
     file: justifications shuffled per row, one row per (claim, original annotator), ranks as
-    standard competition ranks of a noisy latent quality (:data:`ORIGINAL_QUALITY`)."""
+    standard competition ranks of a noisy latent quality (:data:`ORIGINAL_QUALITY`), on
+    ``criteria`` (default: all four)."""
     rng = rng_for(f"{NAME}:original", seed)
-    criteria = [c["name"] for c in DEFAULT_CRITERIA]
+    if criteria is None:
+        criteria = [c["name"] for c in DEFAULT_CRITERIA]
     k = max(len(r["outputs"]) for r in chosen)
     sheet, mapping = io.StringIO(), io.StringIO()
     sheet_writer, mapping_writer = csv.writer(sheet), csv.writer(mapping)
@@ -224,4 +286,11 @@ register(
     task_type="ranking",
     slug=SLUG,
     run=run,
+)
+register(
+    name=COVERAGE_NAME,
+    title="ReproHum #0087-01, the reproduction's set-up: Coverage only, modified guideline",
+    task_type="ranking",
+    slug=COVERAGE_SLUG,
+    run=run_coverage,
 )

@@ -16,7 +16,9 @@ Judge: UPHILL's headline accuracy figures are labelled by an LLM evaluator (reas
 unsure), validated against the humans first. The replay runs one through Concord's real judge
 pipeline against a simulated model (:mod:`studies.simulated_judges`) that reads the response's
 stance right 90 % of the time: ``accuracy_judge`` is factual accuracy per level labelled by it,
-``judge_validation`` its agreement with the humans.
+``judge_validation`` its agreement with the humans on the responses where all three annotators
+agree (the paper's perfect-agreement subset). Every response has five sentences at least, so
+that all five similarity ranks exist.
 """
 
 from __future__ import annotations
@@ -85,7 +87,8 @@ def _response(claim: str, stance: str, rng) -> tuple[str, dict[str, str]]:
     text = claim.rstrip(".")
     text = text[0].lower() + text[1:]
     sentences = [(s.format(c=text), stance) for s in STANCE_SENTENCES[stance]]
-    sentences += [(s, "neutral") for s in rng.sample(FILLER, 2)]
+    # Five sentences at least, so that all five similarity ranks (k = 5) exist.
+    sentences += [(s, "neutral") for s in rng.sample(FILLER, len(FILLER))]
     rng.shuffle(sentences)
     return " ".join(s for s, _ in sentences), dict(sentences)
 
@@ -155,7 +158,8 @@ def run(*, scale: int = 1, seed: int = 87) -> ReplayResult:
         "consistency_levels",
     ]
     tables = {name: report["tables"][name] for name in names}
-    judged = judge_tables(project, JUDGE, ["accuracy"])
+    # The paper validates its evaluator on the responses all three annotators labelled alike.
+    judged = judge_tables(project, JUDGE, ["accuracy"], subset="agreed")
     accuracy = judged.pop("accuracy")
     tables["accuracy_judge"] = {
         **accuracy,

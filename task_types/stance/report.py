@@ -233,7 +233,8 @@ def _accuracy_table(labellers: dict[str, dict[str, list[tuple]]], levels: list) 
         rows,
         note="One stance per response: the humans' majority label, or a judge's label (judges "
         "appear when selected under who counts). Overall: mean over levels. Consistency: share "
-        "of claims with the same stance at every level present.",
+        "of claims with the same stance at every level present, per model (all models: each "
+        "model's claims counted apart).",
     )
 
 
@@ -338,9 +339,15 @@ def _sentence_rank_table(inp: ReportInput, labels: _Labels) -> Table:
 
 
 def _with_all_models(by_model: dict[str, list[tuple]]) -> dict[str, list[tuple]]:
+    """Each model's rows, and with several models, all of them as ``ALL_MODELS``: there a
+    claim is keyed with its model, so consistency counts each model's claims apart (the share of
+    (model, claim) pairs that keep one stance, as the paper computes it per model), never one
+    model's stance against another's; accuracy does not depend on the key."""
     groups = dict(sorted(by_model.items()))
     if len(groups) > 1:
-        groups[ALL_MODELS] = [row for rows in by_model.values() for row in rows]
+        groups[ALL_MODELS] = [
+            ((model, row[0]), *row[1:]) for model, rows in groups.items() for row in rows
+        ]
     return groups
 
 

@@ -20,7 +20,7 @@ from metrics import (
     krippendorff_alpha,
     masi_distance,
 )
-from metrics.alpha import prepare
+from metrics.alpha import ReliabilityColumns, prepare
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -413,3 +413,71 @@ def test_malformed_input_is_an_error():
         krippendorff_alpha([(1, 2)])
     with pytest.raises(AgreementError, match="mapping"):
         krippendorff_alpha({1: [1, 2]})
+
+
+# --------------------------------------------------------------------------
+# Edge cases found by the fidelity audit (issue 28)
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("distance", ["ordinal", "interval", "ratio"])
+def test_a_numeric_string_is_the_number_it_spells_for_numeric_distances(distance):
+    # A CSV import beside a JSON one: "2" and 2 are one value, not two ranks.
+    mixed = {"u1": {"a": 1, "b": 1}, "u2": {"a": 2, "b": "2"}, "u3": {"a": 3, "b": 3}}
+    integers = {"u1": {"a": 1, "b": 1}, "u2": {"a": 2, "b": 2}, "u3": {"a": 3, "b": 3}}
+    result = alpha_details(mixed, distance)
+    assert result == alpha_details(integers, distance)
+    assert result.alpha == 1.0 and result.n_distinct_values == 3
+    columns = ReliabilityColumns(units=[0, 0, 1, 1], values=[0, 1, 2, 3], table=[2, "2.0", 1, 4])
+    assert alpha_details(columns, distance).n_distinct_values == 3
+
+
+def test_numeric_strings_stay_labels_for_nominal_alpha_and_text_is_still_refused():
+    mixed = {"u1": {"a": 1, "b": 1}, "u2": {"a": 2, "b": "2"}, "u3": {"a": 3, "b": 3}}
+    assert alpha_details(mixed, "nominal").n_distinct_values == 4
+    with pytest.raises(AgreementError, match="numeric values, got 'two'"):
+        krippendorff_alpha({"u1": {"a": 1, "b": "two"}}, "ordinal")
+
+
+# Scaling every value by c multiplies each difference by c up to one rounding of each value
+# (relative eps / 2), so on K2011's integers 1..5 (differences >= 1, |x| <= 5) a squared
+# difference moves by at most ~ 4 * 5 * eps relative, and each sum of 40-odd such terms adds at
+# most ~ 40 eps of its own: alpha agrees to ~ 100 eps ≈ 2e-14. The tolerance is 1e-12.
+@pytest.mark.parametrize("distance", ["interval", "ratio"])
+@pytest.mark.parametrize("scale", [1e154, 1e200, 1e300, 1e-200, 1e-300, 2.0**-1000])
+def test_interval_and_ratio_alpha_do_not_depend_on_the_scale_of_the_values(distance, scale):
+    data = k2011_mapping()
+    scaled = {
+        u: {c: None if v is None else v * scale for c, v in r.items()} for u, r in data.items()
+    }
+    result = alpha_details(scaled, distance)
+    assert not result.no_variation
+    assert math.isclose(result.alpha, K2011_EXPECTED[distance], abs_tol=5e-7)
+    assert close(result.alpha, krippendorff_alpha(data, distance), 1e-12)
+
+
+# The floats these levels gave before values were rescaled (float.hex, read off the code
+# before the change): rescaling is by a power of two, which is exact, so not one bit moves.
+BEFORE_RESCALING = {
+    "interval": ("0x1.b2be2be2be2bep-1", "0x1.bbbbbbbbbbbbbp-2", "0x1.6f96f96f96f97p+1"),
+    "ratio": ("0x1.98452d2e40870p-1", "0x1.6f89aef988b55p-6", "0x1.c5885bc5f0625p-4"),
+    "ordinal": ("0x1.a17a788c637a5p-1", "0x1.7a33333333333p+5", "0x1.0013b13b13b14p+8"),
+}
+
+
+@pytest.mark.parametrize("distance", sorted(BEFORE_RESCALING))
+def test_ordinary_data_gives_the_same_floats_as_before_rescaling(distance):
+    result = alpha_details(k2011_mapping(), distance)
+    got = (result.alpha, result.observed_disagreement, result.expected_disagreement)
+    assert tuple(map(float.hex, got)) == BEFORE_RESCALING[distance]
+
+
+def test_set_alphas_do_not_wrap_past_65535_shared_labels():
+    shared = frozenset(range(65_536))
+    a, b, c = shared | {"a"}, shared | {"b"}, frozenset({"c"})
+    data = {1: {"x": a, "y": b}, 2: {"x": a, "y": a}, 3: {"x": c, "y": b}, 4: {"x": c, "y": c}}
+    assert prepare(data, "jaccard").metric.words.shape[1] == 1024
+    # Each Jaccard distance is two roundings off (i / (a + b - i) against (u - i) / u) and the
+    # sums have eight values: the two alphas agree to ~ 100 eps; the tolerance is 1e-12.
+    for name, func in (("jaccard", jaccard_distance), ("masi", masi_distance)):
+        assert close(krippendorff_alpha(data, name), reference_alpha(data, func), 1e-12)

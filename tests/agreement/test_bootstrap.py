@@ -71,7 +71,7 @@ def test_higher_confidence_gives_a_wider_interval():
     assert wide.lower < narrow.lower and narrow.upper < wide.upper
 
 
-@pytest.mark.parametrize("distance", ["nominal", "interval", "jaccard"])
+@pytest.mark.parametrize("distance", ["nominal", "ordinal", "interval", "jaccard"])
 def test_replicates_equal_alpha_on_the_resampled_units(distance):
     """Cross-check the weighted-sum shortcut against recomputing alpha on a drawn sample."""
     data = noisy_sets(60, seed=9) if distance == "jaccard" else noisy_ratings(60, seed=9)

@@ -377,3 +377,46 @@ def test_a_retry_of_a_snapshot_that_is_not_a_number_retries_nothing(study, resea
     assert response.status_code == 302, response.content[:300]
     messages = [str(m) for m in response.wsgi_request._messages]
     assert messages == ["Nothing to retry."]
+
+
+NO_VARIATION = "undefined: every value is the same"
+
+
+def test_alpha_without_variation_reads_undefined_on_the_page_in_the_command_and_csv(
+    db, researcher, capsys
+):
+    # Every annotator selects sentence 1 with helpfulness 50 on both items: the expected
+    # disagreement is 0, alpha 0/0. It was shown "1.000 [1.00, 1.00]".
+    project = factories.ProjectFactory(annotators_per_item=2)
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    items = [helpers.make_item(project, claim, "A", n)[0] for n, claim in enumerate(["x", "y"])]
+    for name in ("p", "q"):
+        user = factories.UserFactory(username=factories.unique(name))
+        factories.MembershipFactory(project=project, user=user)
+        for item in items:
+            helpers.answer(item, user, [1], helpfulness=50)
+    page = client_for(researcher).get(url(project))
+    html = page.content.decode()
+    assert html.count(NO_VARIATION) >= 2  # the headline tile and the agreement table
+    assert "1.000 [1.00, 1.00]" not in html
+    rows = {
+        r["field"]: r
+        for r in read_csv(client_for(researcher).get(url(project) + "?download=agreement"))
+    }
+    assert rows["sentences"]["alpha_no_variation"] == "True"
+    call_command("agreement", "--project", project.slug, "--n-boot", "50", "--table", "agreement")
+    text = capsys.readouterr().out
+    assert NO_VARIATION in text and "1.000" not in text
+    call_command("agreement", "--project", project.slug, "--json", "--n-boot", "50")
+    report = json.loads(capsys.readouterr().out)
+    assert report["tables"]["agreement"]["rows"][0]["alpha_no_variation"] is True
+
+
+def test_alpha_with_variation_is_not_flagged(study, researcher):
+    project, _, _ = study
+    rows = {
+        r["field"]: r
+        for r in read_csv(client_for(researcher).get(url(project) + "?download=agreement"))
+    }
+    assert rows["sentences"]["alpha_no_variation"] == "False"
+    assert NO_VARIATION not in client_for(researcher).get(url(project)).content.decode()

@@ -219,3 +219,22 @@ def test_judge_human_alpha_with_none_answers_by_hand():
         ("u3", {2}, {2}, [{2}]),
     ]
     assert judge_human_alpha(items) == pytest.approx(18 / 23, abs=1e-12)
+
+
+def test_a_mean_f1_of_exactly_the_threshold_passes_despite_rounding():
+    # Issue 28: gold of three sentences, five annotators; the F1s are 1/2, 3/4, 3/4, 2/3 and
+    # 1/3, whose mean is exactly 3/5, but in floating point it comes out one step below 0.6.
+    from fractions import Fraction
+    from statistics import fmean
+
+    gold = {0, 1, 2}
+    selections = [{0}, {0, 1, 2, 7, 8}, {0, 1, 2, 7, 8}, {0, 1, 7}, {0, 7, 8}]
+    f1s = [set_scores(s, gold).f1 for s in selections]
+    exact = sum(Fraction(2 * len(s & gold), len(s) + len(gold)) for s in selections) / 5
+    assert exact == Fraction(3, 5) and fmean(f1s) < 0.6  # the float mean really is below
+    assert transparency_proportion({"e": [fmean(f1s)]}) == 1.0
+    assert transparency_proportion({"e": [fmean(f1s), 0.6, 0.9]}) == 1.0  # the full setting
+    # A mean genuinely below the threshold still fails: the nearest F1 mean below 3/5 that five
+    # annotators on short explanations can reach differs by far more than the rounding slack.
+    assert transparency_proportion({"e": [float(Fraction(3, 5) - Fraction(1, 10_000))]}) == 0.0
+    assert transparency_proportion({"e": [fmean(f1s)]}, threshold=0.6 + 1e-12) == 0.0

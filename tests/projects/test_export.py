@@ -36,6 +36,8 @@ def test_jsonl_export_carries_ids_pseudonyms_answers_gold_and_scores(
     assert row["item_id"] == "claim-0" and row["group"] == "test-gen"
     assert row["selected_sentences"] == [0, 1] and row["helpfulness"] == 64
     assert row["gold_sentences"] == [1] and row["masked_evidence_id"] == 2
+    # Stored indices count from 0; annotators see sentences numbered from 1 (issue 28).
+    assert row["selected_sentence_numbers"] == [1, 2] and row["gold_sentence_numbers"] == [2]
     assert (row["precision"], row["recall"]) == (0.5, 1.0)
     assert abs(row["f1"] - 2 / 3) < 1e-9
     assert row["time_spent_s"] == row["reported_time_s"] == 4.2

@@ -104,7 +104,7 @@ def test_a_bundle_loads_into_an_instance_without_the_project_with_equal_figures(
     report_text = (out / "agreement.json").read_text()
     assert "cr-annotator" not in report_text  # account names never leave: pseudonyms only
     card = (out / "README.md").read_text()
-    assert "36 current human annotations" in card and "Licences" in card
+    assert "60 current human annotations" in card and "Licences" in card
     judged = [json.loads(line) for line in (out / "judge_results.jsonl").read_text().splitlines()]
     assert {r["outcome"] for r in judged} == {"ok", "failed"}
     assert next(r for r in judged if r["outcome"] == "failed")["answer"] is None
@@ -144,7 +144,7 @@ def test_the_parquet_tables_load_with_hugging_face_datasets(study, tmp_path):
     loaded = datasets.load_dataset(
         "parquet", data_files=str(out / "annotations.parquet"), cache_dir=str(tmp_path / "cache")
     )["train"]
-    assert loaded.num_rows == 36
+    assert loaded.num_rows == 60  # 12 items × 5 annotators, as the paper
     first = loaded[0]
     assert set(json.loads(first["answer"])) == {"sentences", "none", "helpfulness"}
 

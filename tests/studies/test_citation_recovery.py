@@ -5,7 +5,8 @@ against an independent computation from the stored answers."""
 
 import math
 from collections import Counter, defaultdict
-from statistics import fmean, pstdev
+from fractions import Fraction
+from statistics import fmean, pstdev, stdev
 
 import pytest
 
@@ -35,6 +36,7 @@ def replayed(db):
                 "r": r,
                 "f1": f,
                 "chosen": sorted(chosen) or ["none"],
+                "gold": gold,
                 "helpfulness": a.answer["helpfulness"],
             }
         )
@@ -45,19 +47,41 @@ def by(table, key):
     return {row[key]: row for row in table["rows"]}
 
 
+def exact_f1(chosen: list, gold: set) -> Fraction:
+    """F1 of a selection as an exact fraction, 2|C ∩ G| / (|C| + |G|) ("none" is the empty
+    selection; both empty: 1)."""
+    picked = set() if chosen == ["none"] else set(chosen)
+    if not picked and not gold:
+        return Fraction(1)
+    return Fraction(2 * len(picked & gold), len(picked) + len(gold))
+
+
+def helpfulness_over_items(rows) -> tuple[float, float]:
+    """Mean and sample SD over items of each item's mean helpfulness (the paper's way)."""
+    per_item = defaultdict(list)
+    for row in rows:
+        per_item[row["item"]].append(row["helpfulness"])
+    means = [fmean(v) for v in per_item.values()]
+    return fmean(means), stdev(means)
+
+
 def test_attribution_scores_and_transparency_match_an_independent_computation(replayed):
     result, rows = replayed
     humans = by(result.tables["scores"], "source")["Humans"]
-    assert humans["answers"] == len(rows) == 12 * 3
+    assert humans["answers"] == len(rows) == 12 * 5  # five annotators per item, as the paper
     for key, name in (("p", "precision"), ("r", "recall"), ("f1", "f1")):
         values = [row[key] for row in rows]
         assert humans[f"{name}_mean"] == pytest.approx(fmean(values))
         assert humans[f"{name}_sd"] == pytest.approx(pstdev(values))
     per_item = defaultdict(list)
     for row in rows:
-        per_item[row["item"]].append(row["f1"])
-    transparent = sum(fmean(v) >= 0.6 for v in per_item.values()) / len(per_item)
-    assert humans["transparency"] == pytest.approx(transparent)
+        per_item[row["item"]].append(exact_f1(row["chosen"], row["gold"]))
+    # In exact fractions: a mean F1 of exactly 3/5 passes (inclusive threshold).
+    transparent = sum(sum(v) / len(v) >= Fraction(3, 5) for v in per_item.values())
+    assert humans["transparency"] == pytest.approx(transparent / len(per_item))
+    mean, sd = helpfulness_over_items(rows)
+    assert humans["helpfulness_mean"] == pytest.approx(mean)
+    assert humans["helpfulness_sd"] == pytest.approx(sd)
 
 
 def test_per_generator_figures_and_annotation_entropy(replayed):
@@ -73,6 +97,8 @@ def test_per_generator_figures_and_annotation_entropy(replayed):
             total = sum(counts.values())
             entropies.append(-sum(c / total * math.log2(c / total) for c in counts.values()))
         assert row["entropy"] == pytest.approx(fmean(entropies))
+        mean, sd = helpfulness_over_items(mine)
+        assert (row["helpfulness_mean"], row["helpfulness_sd"]) == pytest.approx((mean, sd))
     # The simulated generators differ in helpfulness as set up: GPT-4 rated highest.
     helpful = {g: row["helpfulness_mean"] for g, row in groups.items()}
     assert max(helpful, key=helpful.get).startswith("gpt4")
@@ -86,10 +112,11 @@ def test_helpfulness_after_attribution_filters(replayed):
     filters = by(result.tables["utility_filters"], "filter")
     for name, passes in (("F1 = 1.0", lambda f: f >= 1.0), ("F1 ≥ 0.9", lambda f: f >= 0.9)):
         kept = [i for i, rs in per_item.items() if passes(fmean(r["f1"] for r in rs))]
-        ratings = [r["helpfulness"] for i in kept for r in per_item[i]]
+        ratings = [r for i in kept for r in per_item[i]]
         assert filters[name]["items"] == len(kept)
-        if ratings:
-            assert filters[name]["helpfulness_mean"] == pytest.approx(fmean(ratings))
+        if len(kept) > 1:
+            got = (filters[name]["helpfulness_mean"], filters[name]["helpfulness_sd"])
+            assert got == pytest.approx(helpfulness_over_items(ratings))
     assert filters["All explanations"]["items"] == 12
 
 
@@ -127,3 +154,33 @@ def test_the_papers_llm_annotator_runs_through_the_judge_pipeline_beside_the_hum
     (validation,) = result.tables["judge_validation"]["rows"]
     assert validation["judge"] == run.judge.name and validation["units"] == 12
     assert -1 < validation["alpha_lower"] <= validation["alpha"] <= validation["alpha_upper"] <= 1
+
+
+def test_table_7s_full_setting_transparency_matches_an_independent_computation(replayed):
+    """The paper's Table 7: GPT-4's explanations with every cited evidence masked in turn; an
+    explanation is transparent when every masked evidence's mean F1 (over the five annotators)
+    reaches 0.6, in exact fractions."""
+    from projects.models import Project
+    from task_types.citation_recovery.replay import FULL_SLUG
+
+    result, _ = replayed
+    project = Project.objects.get(slug=FULL_SLUG)
+    assert project.config["masking"] == "full"
+    per_item, claim_of, rows = defaultdict(list), {}, defaultdict(list)
+    for a in Annotation.objects.filter(item__project=project).select_related("item"):
+        gold = set(a.item.gold["sentences"])
+        chosen = sorted(a.answer["sentences"]) or ["none"]
+        per_item[a.item_id].append(exact_f1(chosen, gold))
+        claim_of[a.item_id] = a.item.payload["id"]
+        rows[a.item.payload["id"]].append(float(exact_f1(chosen, gold)))
+    assert set(map(len, per_item.values())) == {5}  # five annotators per masked evidence
+    claims = defaultdict(list)
+    for item, f1s in per_item.items():
+        claims[claim_of[item]].append(sum(f1s) / len(f1s))
+    assert len(claims) == 4 and len(per_item) > len(claims)  # several evidences per claim
+    transparent = sum(all(m >= Fraction(3, 5) for m in means) for means in claims.values())
+    humans = by(result.tables["scores_full"], "source")["Humans"]
+    assert humans["n"] == len(claims)  # the full setting counts claims
+    assert humans["transparency"] == pytest.approx(transparent / len(claims))
+    # F1 in the full setting: averaged per claim first, then over claims.
+    assert humans["f1_mean"] == pytest.approx(fmean(fmean(v) for v in rows.values()))

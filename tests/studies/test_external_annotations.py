@@ -44,31 +44,26 @@ def rated_project(db):
 def test_the_real_ratings_give_the_dashboard_the_same_utilities_as_a_direct_calibration(
     rated_project,
 ):
-    with pytest.raises(CommandError) as refused:  # some rated explanations cite nothing
-        call_command(
-            "import_annotations", str(RATINGS), project=rated_project.slug, fmt="utility-ratings"
-        )
-    assert "field 'item': no item" in str(refused.value)
+    # Every rating lands: the explanations that cite nothing (24 of Llama-2's, 10 of them rated)
+    # are rating-only items, so no row is left out.
     out = io.StringIO()
     call_command(
         "import_annotations",
         str(RATINGS),
         project=rated_project.slug,
         fmt="utility-ratings",
-        skip_unknown_items=True,
         stdout=out,
     )
-    items = {i.external_id for i in rated_project.items.all()}
-    # The same rows (those on explanations that are items here), calibrated directly.
+    rating_only = rated_project.items.filter(prepared__rating_only=True)
+    assert rating_only.count() == 10
+    assert {i.external_id.split(":")[0] for i in rating_only} == {"llama2-70b"}
     rows = []
     for line in RATINGS.read_text().splitlines()[1:]:
         worker, instance, score = line.split(",")
         claim, generator = instance.rsplit("_", 1)
-        if f"{generator}:{claim}" in items:
-            rows.append((f"ext:{worker}", f"{generator}:{claim}", float(score)))
-    assert f"Imported {len(rows)} annotations" in out.getvalue()
-    assert f"Left out {1392 - len(rows)} rows" in out.getvalue()
-    assert len(rows) > 1200 and ExternalCoder.objects.filter(project=rated_project).count() == 62
+        rows.append((f"ext:{worker}", f"{generator}:{claim}", float(score)))
+    assert f"Imported {len(rows)} annotations" in out.getvalue() and len(rows) == 1392
+    assert ExternalCoder.objects.filter(project=rated_project).count() == 62
     direct = calibrate_utility(rows)
     report = build_report(
         gather(
@@ -86,6 +81,19 @@ def test_the_real_ratings_give_the_dashboard_the_same_utilities_as_a_direct_cali
     # Ratings only: no sentence selection is scored as an empty one.
     humans = next(r for r in report["tables"]["scores"]["rows"] if r["source"] == "Humans")
     assert humans["answers"] == 0
+    # Table 9's helpfulness per generator, mean ± sample SD over items of the item means: the
+    # Llama-2 row has all 120 rated explanations (65.12; the paper prints 65.13), GPT-4's is the
+    # paper's 66.87 ± 19.40; GPT-3.5's SD stays 16.95 against the paper's 19.52 (see
+    # docs/studies/citation-recovery.md).
+    groups = {r["group"]: r for r in report["tables"]["groups"]["rows"]}
+    for group, (mean, sd, n) in {
+        "llama2-70b": (65.12, 18.37, 120),
+        "gpt4": (66.87, 19.40, 100),
+        "gpt35": (72.52, 16.95, 100),
+    }.items():
+        row = groups[group]
+        assert row["helpfulness_items"] == n
+        assert (round(row["helpfulness_mean"], 2), round(row["helpfulness_sd"], 2)) == (mean, sd)
 
 
 def test_external_coders_are_chosen_and_excluded_like_annotators(rated_project):

@@ -191,3 +191,43 @@ def test_cv_star_by_hand_gives_the_published_reprohum_figures():
     original, reproduction = [1.48, 1.89, 1.68], [2.18, 1.93, 1.62]
     got = [cv_star_by_hand(a, b) for a, b in zip(original, reproduction, strict=True)]
     assert got == pytest.approx([38.14, 2.09, 3.63], abs=0.01)
+
+
+def test_the_reproductions_own_set_up_ranks_coverage_only_with_its_guideline(db):
+    """ReproHum #0087-01 ranked Coverage only, with the guideline modified to state the tie
+    rule: the replay ``reprohum-coverage``. Its tables equal the same independent computations
+    as the four-criteria replay's."""
+    result = replay_registry.get("reprohum-coverage").run(scale=1, seed=87)
+    project = result.project
+    assert [c["name"] for c in project.config["criteria"]] == ["Coverage"]
+    assert project.config["tie_instructions"] is False and "1, 1, 3" in project.guidelines
+    assert sorted(n for n in result.tables if n.startswith("mar_")) == ["mar_1"]
+    by_criterion = stored_ranks(project)
+    assert list(by_criterion) == ["Coverage"] and len(by_criterion["Coverage"]) == 10 * 3 * 3
+    reproduction = reproduction_mars(project)["Coverage"]
+    got = {row["system"]: row["mar"] for row in result.tables["mar_1"]["rows"]}
+    assert got == pytest.approx(reproduction)
+    sheet, mapping = original_sheet(records(1), seed=87, criteria=["Coverage"])
+    assert "Coverage 1" in sheet.splitlines()[0] and "Overall 1" not in sheet.splitlines()[0]
+    mar_rows = result.tables["original_vs_reproduction_mar"]["rows"]
+    assert {r["criterion"] for r in mar_rows} == {"Coverage"} and len(mar_rows) == 3
+    for row in mar_rows:
+        assert row["reproduction"] == pytest.approx(reproduction[row["system"]])
+    for row in result.tables["cv_star"]["rows"]:
+        a = next(r["original"] for r in mar_rows if r["system"] == row["system"])
+        assert row["cv_star"] == pytest.approx(cv_star_by_hand(a, reproduction[row["system"]]))
+    (rho,) = result.tables["spearman"]["rows"]
+    systems = sorted(reproduction)
+    originals = {r["system"]: r["original"] for r in mar_rows}
+    expected = spearmanr([originals[s] for s in systems], [reproduction[s] for s in systems])
+    assert rho["rho"] == pytest.approx(expected.statistic)
+    values = by_criterion["Coverage"]
+    annotators = sorted({a for a, *_ in values})
+    units = sorted({(i, s) for _, i, s, _ in values})
+    matrix = np.full((len(annotators), len(units)), np.nan)
+    for annotator, item, system, rank in values:
+        matrix[annotators.index(annotator), units.index((item, system))] = rank
+    (alpha,) = result.tables["alpha_levels"]["rows"]
+    for level in ("nominal", "ordinal", "interval", "ratio"):
+        expected_alpha = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
+        assert alpha[f"alpha_{level}"] == pytest.approx(expected_alpha, abs=1e-9)

@@ -78,7 +78,9 @@ def test_the_per_veracity_and_per_rank_tables_have_the_papers_breakdowns(replaye
     veracity = {(r["model"], r["veracity"]) for r in result.tables["accuracy_veracity"]["rows"]}
     assert ("All models", "mixture") in veracity and ("simulated-model-a", "false") in veracity
     ranks = [r["rank"] for r in result.tables["sentence_ranks"]["rows"]]
-    assert ranks[:4] == ["1", "2", "3", "4"]
+    assert ranks[:5] == ["1", "2", "3", "4", "5"]  # every response has five sentences at least
+    for item in Item.objects.filter(project=result.project):
+        assert len(item.prepared["sentences"]) >= 5
     shares = result.tables["shares_veracity"]["rows"]
     assert len(shares) == 2 * 3 * 5  # model × veracity × level
     assert {r["level"] for r in result.tables["consistency_levels"]["rows"]} == set("01234")
@@ -102,5 +104,23 @@ def test_the_judge_labelled_accuracy_is_computed_from_the_evaluators_stored_labe
     assert everyone["labeller"] == run.judge.name
     for level in range(5):
         assert everyone[f"level_{level}"] == pytest.approx(correct[level] / total[level])
+    # Validated on the paper's subset: the responses all three annotators labelled alike.
     (validation,) = result.tables["judge_validation"]["rows"]
     assert validation["judge"] == run.judge.name
+    judged = {
+        r.item_id: r.answer["label"]
+        for r in JudgeResult.objects.filter(run=run, status=JudgeResult.Status.OK)
+    }
+    _, answers, _ = replayed
+    agreed = {
+        item: labels.pop()
+        for item, by_annotator in answers.items()
+        if len(labels := {a["label"] for a in by_annotator.values()}) == 1
+        and len(by_annotator) == 3
+    }
+    units = [item for item in agreed if item in judged]
+    assert 0 < len(units) < len(items)
+    assert validation["units"] == len(units)
+    assert validation["not_in_subset"] == len(judged) - len(units)
+    hits = sum(judged[item] == agreed[item] for item in units)
+    assert validation["accuracy"] == pytest.approx(hits / len(units))

@@ -30,11 +30,43 @@ def test_other_markers_can_be_removed_too():
     assert item.prepared["sentences"] == ["First.", "Second.", "Third."]
 
 
-def test_an_explanation_without_citations_yields_no_item():
+def test_an_explanation_without_citations_is_a_rating_only_item():
     payload = factories.citation_payload(1)
-    payload["explanation"] = "Nothing is cited here. Nor here."
+    payload["explanation"] = ["Nothing is cited here.", "Nor here."]
     payload["masked_evidence"] = None
-    assert prepare(payload) == []
+    (item,) = prepare(payload)
+    assert item.prepared == {
+        "sentences": ["Nothing is cited here.", "Nor here."],
+        "target_evidence_id": None,
+        "rating_only": True,
+    }
+    assert item.gold is None and item.kind == "regular" and "rating-only" in item.notes[0]
+    shown = TASK.display(SimpleNamespace(payload=payload, prepared=item.prepared))
+    assert shown["rating_only"] and not any(e["target"] for e in shown["evidence"])
+    assert prepare(payload, uncited="skip") == []
+    # A control is scored against gold: without a citation to recover it is skipped.
+    assert prepare({**payload, "kind": "control"}) == []
+
+
+def test_a_rating_only_item_takes_a_helpfulness_rating_and_refuses_a_selection():
+    payload = factories.citation_payload(1, explanation=["No citation."], masked_evidence=None)
+    (prepared,) = prepare(payload)
+    item = SimpleNamespace(prepared=prepared.prepared)
+
+    def checked(answer):
+        return TASK.answer_serializer(data=answer, context={"item": item})
+
+    ok = checked({"helpfulness": 70})
+    assert ok.is_valid(), ok.errors
+    assert ok.validated_data == {"helpfulness": 70}
+    for bad in ({"helpfulness": 70, "sentences": [0]}, {"helpfulness": 70, "none": True}):
+        refused = checked(bad)
+        assert not refused.is_valid()
+        assert "cites no evidence" in str(refused.errors["sentences"])
+    missing = checked({})
+    assert not missing.is_valid() and "helpfulness" in missing.errors
+    assert TASK.answer_text({"helpfulness": 70}) == "helpfulness 70"
+    assert TASK.score({"helpfulness": 70}, None) == {}
 
 
 def test_a_masked_evidence_that_is_not_cited_is_an_error():

@@ -141,3 +141,29 @@ def test_an_answer_sent_after_the_session_ended_stays_in_the_browser_until_login
     page.wait_for_selector("#cr-sentences li")
     page.wait_for_function("document.querySelector('#position').textContent.startsWith('Item 2')")
     assert Annotation.objects.get(annotator=annotator).answer["sentences"] == [1]
+
+
+def test_a_rating_only_item_asks_for_helpfulness_alone(live_server, page):
+    # An explanation that cites no evidence: nothing to attribute, only to rate (issue 28).
+    payload = factories.citation_payload(
+        1, explanation=["Nothing is cited.", "Nor here."], masked_evidence=None
+    )
+    project, annotator = setup_project([payload])
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_selector("#cr-sentences li")
+    assert page.locator("#cr-rating-only").is_visible()
+    assert not page.locator("#cr-select-hint").is_visible()
+    assert not page.locator("#cr-none-option").is_visible()
+    assert page.locator("#cr-evidence li.target").count() == 0
+    page.click("#cr-sentences li[data-index='0']")  # not selectable
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("1")
+    assert page.locator("#cr-sentences li.selected").count() == 0
+    assert page.locator("#submit").is_disabled()  # the rating is still missing
+    page.locator("#cr-helpfulness").focus()
+    page.keyboard.press("ArrowLeft")
+    assert page.locator("#cr-helpfulness-value").inner_text() == "49"
+    page.click("#submit")
+    page.wait_for_selector("#done:not([hidden])")
+    assert Annotation.objects.get(annotator=annotator).answer == {"helpfulness": 49}

@@ -233,3 +233,41 @@ def test_accuracy_is_also_computed_from_each_selected_judges_labels():
         (r["labeller"], r["veracity"]) for r in report["tables"]["accuracy_veracity"]["rows"]
     }
     assert ("oracle", "false") in veracity
+
+
+def test_consistency_over_all_models_counts_each_models_claims_apart():
+    # Issue 28: the pooled row took both models' responses of a claim as one claim's (0 % where
+    # the models had 100 % and 0 %; level 0 read 83 % where the definition gives 100 %).
+    items, answers = {}, {c: {} for c in "abc"}
+    stances = {  # model -> (level 0, level 1) stance of claim C, given by all three coders
+        "m1": ("agree", "agree"),
+        "m2": ("disagree", "agree"),
+    }
+    for model, by_level in stances.items():
+        for level, stance in enumerate(by_level):
+            key = f"{model}-{level}"
+            items[key] = ItemInfo(
+                key=key, extra={"claim_id": "C", "veracity": "true", "level": level, "model": model}
+            )
+            for coder in "abc":
+                answers[coder][key] = {"label": stance, "not_sure": False, "sentences": []}
+    report = build_report(
+        ReportInput(
+            task_type="stance",
+            measures={"label": "nominal"},
+            items=items,
+            coders=[CoderInfo(c) for c in "abc"],
+            answers=answers,
+            options=OPTIONS,
+        )
+    )
+    rows = rows_by(report["tables"]["accuracy"], "model")
+    assert rows["m1"]["consistency"] == 1.0 and rows["m2"]["consistency"] == 0.0
+    assert rows["All models"]["consistency"] == pytest.approx(0.5)  # two (model, claim) pairs
+    assert report["comparison"]["scalars"]["Consistency"] == pytest.approx(0.5)
+    levels = {(r["model"], r["level"]): r for r in report["tables"]["consistency_levels"]["rows"]}
+    assert levels[("All models", "0")]["consistency"] == 1.0
+    assert levels[("All models", "0")]["claims"] == 2
+    assert levels[("All models", "1")]["consistency"] == pytest.approx(0.5)
+    by_veracity = {r["model"]: r for r in report["tables"]["accuracy_veracity"]["rows"]}
+    assert by_veracity["All models"]["consistency"] == pytest.approx(0.5)

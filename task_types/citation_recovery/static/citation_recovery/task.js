@@ -1,5 +1,6 @@
 /* Citation recovery: choose the explanation sentences that should cite the highlighted evidence,
- * or "none"; rate helpfulness 0–100 (the slider must be moved at least once).
+ * or "none"; rate helpfulness 0–100 (the slider must be moved at least once). A rating-only item
+ * (data.rating_only: the explanation cites no evidence) asks for the helpfulness rating alone.
  * Keys: digits toggle sentences (two digits from sentence 10 on), 0 toggles "none". All dataset text goes through textContent. */
 (function () {
   "use strict";
@@ -30,7 +31,7 @@
   }
 
   function toggle(index) {
-    if (index < 0 || index >= item.sentences.length) return;
+    if (item.rating_only || index < 0 || index >= item.sentences.length) return;
     if (selected.has(index)) selected.delete(index); else selected.add(index);
     if (selected.size) none = false;
     paint();
@@ -80,16 +81,23 @@
         evidence.appendChild(li);
       }
 
+      const ratingOnly = !!data.rating_only;
+      el("cr-select-hint").hidden = ratingOnly;
+      el("cr-rating-only").hidden = !ratingOnly;
+      el("cr-none-option").hidden = ratingOnly;
       const list = el("cr-sentences");
       list.replaceChildren();
+      list.classList.toggle("rating-only", ratingOnly);
       data.sentences.forEach((text, index) => {
         const li = make("li", "sentence");
         li.dataset.index = String(index);
-        li.tabIndex = 0;
-        li.setAttribute("role", "checkbox");
+        if (!ratingOnly) {
+          li.tabIndex = 0;
+          li.setAttribute("role", "checkbox");
+          li.addEventListener("click", () => toggle(index));
+        }
         li.appendChild(make("span", "number", String(index + 1)));
         li.appendChild(make("span", "text", text));
-        li.addEventListener("click", () => toggle(index));
         list.appendChild(li);
       });
 
@@ -104,14 +112,14 @@
 
     answer() {
       flushPending();
-      const answer = { sentences: Array.from(selected).sort((a, b) => a - b), none };
+      const answer = item.rating_only ? {} : { sentences: Array.from(selected).sort((a, b) => a - b), none };
       if (touched) answer.helpfulness = helpfulness;
       return answer;
     },
 
     problem() {
       flushPending();
-      if (!none && selected.size === 0) return "Select at least one sentence, or “No sentence should cite this evidence”.";
+      if (!item.rating_only && !none && selected.size === 0) return "Select at least one sentence, or “No sentence should cite this evidence”.";
       if (!touched) return "Move the helpfulness slider to give your rating.";
       return null;
     },
@@ -119,7 +127,7 @@
     // Digits toggle sentences. With 10 or more sentences a digit that can start a two-digit
     // number waits briefly for a second one ("1", "2" -> sentence 12); "0" alone is "none".
     key(event) {
-      if (!/^[0-9]$/.test(event.key)) return false;
+      if (item.rating_only || !/^[0-9]$/.test(event.key)) return false;
       const digit = Number(event.key);
       const count = item.sentences.length;
       if (pending !== null) {
