@@ -108,6 +108,11 @@ pages = [
     path("invite/<str:token>/", members_views.invitation, name="invitation"),
     path("p/new/", study_pages.study_new, name="study-new"),
     path("p/new/<slug:task_type>/", study_pages.study_new_form, name="study-new-form"),
+    path(
+        "formats/<slug:task_type>/<slug:name>/",
+        study_pages.example_file,
+        name="example-file",
+    ),
     path("p/<slug:slug>/", projects_views.project_detail, name="project-detail"),
     path("p/<slug:slug>/settings/", study_pages.study_settings, name="study-settings"),
     path(

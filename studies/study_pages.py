@@ -114,3 +114,27 @@ def study_download(request, slug, fmt):
     response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}.study.{fmt}"'
     return response
+
+
+EXTENSIONS = {"jsonl": "jsonl", "csv": "csv"}
+
+
+def example_file_names(task_type) -> dict[str, str]:
+    """``{name in URLs: format}`` of a task type's example import files."""
+    return {name.replace(" ", "-"): name for name in task_type.example_files()}
+
+
+@login_required
+@require_GET
+def example_file(request, task_type, name):
+    """An example import file of a task type's format (built from its own definitions)."""
+    kind = _task_type(task_type)
+    files = kind.example_files()
+    fmt = example_file_names(kind).get(name)
+    if fmt is None:
+        raise Http404("No such example file.")
+    text = files[fmt]
+    extension = EXTENSIONS.get(fmt) or ("json" if text.lstrip()[:1] in "[{" else "csv")
+    response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{kind.slug}-{name}.{extension}"'
+    return response

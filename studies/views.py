@@ -32,6 +32,7 @@ from studies.services.external_annotations import (
 )
 from studies.services.import_jobs import import_job_create, import_jobs_recent
 from studies.services.imports import available_formats, formats_taking
+from studies.study_pages import example_file_names
 
 
 @require_GET
@@ -170,6 +171,7 @@ def _project_page(request, project, task_type, form, *, status: int, annotation_
             ),
             "external_coders": project.external_coders.count(),
             "mapping_formats": formats_taking(task_type=task_type, option="mapping"),
+            "example_files": example_file_names(task_type),
             "export_formats": FORMATS,
             "export_coders": CODERS,
             "import_jobs": jobs,

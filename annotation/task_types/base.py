@@ -8,7 +8,10 @@ on the slug.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -112,7 +115,30 @@ class TaskType:
         """What the task type is, in one sentence: the first of its package's docstring."""
         package = sys.modules.get(type(self).__module__.rpartition(".")[0])
         text = " ".join((getattr(package, "__doc__", None) or "").split())
-        return text.split(". ")[0].rstrip(".") + "." if text else self.name
+        first = (
+            re.split(r"(?<!e\.g\.)(?<!i\.e\.)(?<=[.!?])\s+(?=[A-Z])", text, maxsplit=1)[0]
+            if text
+            else ""
+        )
+        return first or self.name
+
+    def example_records(self) -> list[dict]:
+        """Records of an example import file (the demo payload by default)."""
+        return [self.demo_payload()]
+
+    def example_files(self) -> dict[str, str]:
+        """An example file of every import format, by format: JSON Lines and CSV built from
+        :meth:`example_records` (nested fields as JSON text in their cell); a task type with
+        formats of its own (:attr:`readers`) adds one for each. A contract test imports each."""
+        records = self.example_records()
+        columns = list(dict.fromkeys(key for record in records for key in record))
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        for record in records:
+            writer.writerow({key: _csv_text(record.get(key)) for key in columns})
+        jsonl = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+        return {"jsonl": jsonl, "csv": out.getvalue()}
 
     def config_change_problem(self, *, before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
         """Why changing a project's (validated) config from ``before`` to ``after`` would make
@@ -295,6 +321,15 @@ def jsonl_records(stream: IO[str]) -> Iterator[tuple[str, dict]]:
         if not isinstance(record, dict):
             raise PayloadError("each line must be a JSON object", location=location)
         yield location, record
+
+
+def _csv_text(value: Any) -> str:
+    """A payload value as a CSV cell: text as it is, anything else as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def json_cell(payload: dict, column: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Mapping
 from typing import Any
@@ -232,6 +233,24 @@ class ArgumentStructure(TaskType):
 
     def csv_to_payload(self, row: dict) -> dict:
         return decode_csv_row(row)
+
+    def example_files(self) -> dict[str, str]:
+        """Beside JSON Lines and CSV, the demo record as a CheckWhy release record."""
+        payload = self.demo_payload()
+        record = {
+            "checkwhy-id": payload["id"],
+            "claim": payload["claim"],
+            "cause": payload["cause"],
+            "effect": payload["effect"],
+            "label": payload["label"].upper(),
+            "evidences": [
+                {"evidence_id": e["id"], "evidence": e["text"], "useful": True}
+                for e in payload["evidence"]
+            ],
+            "argument_structure": payload["reference_structure"],
+            "structure": payload["structure"],
+        }
+        return {**super().example_files(), "checkwhy": json.dumps([record], indent=1) + "\n"}
 
 
 def _evidence_list(texts: Mapping[str, str]) -> list[dict]:

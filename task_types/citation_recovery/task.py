@@ -3,9 +3,13 @@ cited evidence (or each in turn), derive the gold sentences; show, score and exp
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+from django.conf import settings
 
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
 from metrics.sets import set_scores
@@ -18,6 +22,9 @@ from .serializers import (
     CitationRecoveryConfigSerializer,
     CitationRecoveryPayloadSerializer,
 )
+
+# Example import files of this task type's own formats come from its data (data/transparent-fcexp/).
+EXAMPLE_DATA = Path(settings.BASE_DIR) / "data" / "transparent-fcexp"
 
 
 @register
@@ -116,6 +123,14 @@ class CitationRecovery(TaskType):
 
     def csv_to_payload(self, row: dict) -> dict:
         return decode_csv_row(row)
+
+    def example_files(self) -> dict[str, str]:
+        """Beside JSON Lines and CSV, the first record of the GPT-4 Transparent-FCExp release
+        file shipped in data/ (its own format: ``{claim_id: record}``)."""
+        release = json.loads((EXAMPLE_DATA / "gpt4_full_data.json").read_text(encoding="utf-8"))
+        claim_id = next(iter(release))
+        example = json.dumps({claim_id: release[claim_id]}, ensure_ascii=False, indent=1)
+        return {**super().example_files(), "transparent-fcexp": example + "\n"}
 
     # --- annotation ---------------------------------------------------------------------------
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+from django.conf import settings
 
 from annotation.task_types import PreparedItem, TaskType, register
 
@@ -17,6 +20,9 @@ from .serializers import (
     item_group,
 )
 from .spans import response_segments, source_span
+
+# Example import files of this task type's own formats come from its data (data/fastfact/).
+EXAMPLE_DATA = Path(settings.BASE_DIR) / "data" / "fastfact"
 
 
 @register
@@ -64,6 +70,12 @@ class ClaimReview(TaskType):
 
     def csv_to_payload(self, row: dict) -> dict:
         return decode_csv_row(row)
+
+    def example_files(self) -> dict[str, str]:
+        """Beside JSON Lines and CSV, the first sample of the FaStfact trial file in data/."""
+        with (EXAMPLE_DATA / "trial.jsonl").open(encoding="utf-8") as lines:
+            first = next(line for line in lines if line.strip())
+        return {**super().example_files(), "fastfact": first}
 
     # --- annotation ---------------------------------------------------------------------------
 

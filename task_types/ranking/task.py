@@ -3,10 +3,13 @@ docstring for the tie convention and the blinding)."""
 
 from __future__ import annotations
 
+import csv
 import hmac
+import io
 import random
 import secrets
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -47,6 +50,10 @@ def _new_keys(count: int) -> list[str]:
 def _systems_by_key(item: Any) -> dict[str, str]:
     outputs = item.payload["outputs"]
     return {key: o["system"] for key, o in zip(item.prepared["keys"], outputs, strict=True)}
+
+
+# Example import files of this task type's own formats come from its data (data/explanation-ranking/).
+EXAMPLE_DATA = Path(settings.BASE_DIR) / "data" / "explanation-ranking"
 
 
 @register
@@ -92,6 +99,22 @@ class Ranking(TaskType):
 
     def csv_to_payload(self, row: dict) -> dict:
         return decode_csv_row(row)
+
+    def example_files(self) -> dict[str, str]:
+        """Beside JSON Lines and CSV, the first claim of the ReproHum sheet in data/ and its
+        mapping file (the format's ``mapping`` option: ``reprohum mapping``)."""
+        with (EXAMPLE_DATA / "reprohum_sheet.csv").open(encoding="utf-8", newline="") as sheet:
+            rows = list(csv.reader(sheet))
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows(rows[:2])
+        mapping = (EXAMPLE_DATA / "reprohum_mapping.csv").read_text(encoding="utf-8").splitlines()
+        first = rows[1][0]
+        kept = [mapping[0], *(line for line in mapping[1:] if line.split(",", 1)[0] == first)]
+        return {
+            **super().example_files(),
+            "reprohum": out.getvalue(),
+            "reprohum mapping": "\n".join(kept) + "\n",
+        }
 
     def external_answer(
         self, answer: dict, *, payload: Mapping, prepared: Mapping, config: Mapping
