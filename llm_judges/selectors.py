@@ -26,6 +26,8 @@ from llm_judges.models import (
 from projects.crowd import crowd_settings
 
 if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+
     from projects.models import Project
 
 ResultStatus = JudgeResult.Status
@@ -152,7 +154,7 @@ def judge_named(*, project: Project, name: str) -> Judge | None:
     return Judge.objects.filter(project=project, name=name).select_related("endpoint").first()
 
 
-def judges_to_copy(*, project: Project, user) -> list[Judge]:
+def judges_to_copy(*, project: Project, user: AbstractBaseUser) -> list[Judge]:
     """Judges a researcher may copy into ``project``: the staff catalogue's and those of the
     other projects they are a researcher of, for the project's task type."""
     from projects.selectors import researched_projects

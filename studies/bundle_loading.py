@@ -160,7 +160,7 @@ def _moment(row: dict, key: str, where: str) -> datetime | None:
     def refuse(expected: str, field: str) -> BundleRefused:
         return BundleRefused(f"{where}: {key} must be {expected}.")
 
-    return annotated_at(value, refuse)
+    return annotated_at(value=value, refuse=refuse)
 
 
 # --- the parts of a bundle -------------------------------------------------------------------

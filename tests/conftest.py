@@ -116,32 +116,31 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _flush_survives_a_late_request():
-    """A browser test's last request (an autosave on unload, a progress poll) can still be running
-    on the live server when pytest-django flushes the database after the test: its TRUNCATE of
-    every table and the request's row locks (the counter triggers touch several tables) can
-    deadlock, and PostgreSQL then cancels the flush. Test infrastructure only: the flush is
-    retried once the request has finished (production never truncates)."""
-    import time
+@pytest.fixture(scope="session")
+def live_server(live_server):
+    """pytest-django's live server, its requests counted (tests/live_server.py)."""
+    from tests.live_server import LiveServerRequests
 
-    from django.core.management.base import CommandError
-    from django.core.management.commands import flush
+    server = live_server.thread.httpd
+    requests = LiveServerRequests(one_at_a_time=bool(server.connections_override))
+    server.set_app(requests.wrap(server.get_app()))
+    live_server.requests = requests
+    return live_server
 
-    original = flush.Command.handle
 
-    def handle(self, *args, **options):
-        for attempt in range(4):
-            try:
-                return original(self, *args, **options)
-            except CommandError as exc:
-                if attempt == 3 or "deadlock detected" not in str(exc.__cause__ or ""):
-                    raise
-                time.sleep(0.5)
-
-    flush.Command.handle = handle
+@pytest.fixture(autouse=True)
+def _live_server_idle_before_the_flush(request):
+    """A test with the live server ends only when the server has answered every request it
+    took; later ones are turned away. Set up after the database fixture, so this runs before
+    its flush."""
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("transactional_db")
+    requests = request.getfixturevalue("live_server").requests
+    requests.begin_test()
     yield
-    flush.Command.handle = original
+    requests.settle()
 
 
 @pytest.fixture(scope="session")
@@ -166,7 +165,7 @@ def page(browser):
     page = context.new_page()
     page.set_default_timeout(15_000)
     yield page
-    # Leave the page first, so no autosave or poll is still in flight when the test database is
-    # flushed (a TRUNCATE racing a live-server request once deadlocked a teardown).
+    # Leave the page (its unload handlers may still send an autosave) and close it; the live
+    # server's requests then settle before the database is flushed (tests/live_server.py).
     page.goto("about:blank")
     context.close()

@@ -54,7 +54,7 @@ class RedisServer:
                 if client.ping():
                     return
             except redis.ConnectionError:
-                time.sleep(0.05)
+                time.sleep(0.05)  # sleep-ok: polls another process (redis-server) until it answers
         raise AssertionError(f"redis-server on port {self.port} did not start")
 
     def stop(self) -> None:

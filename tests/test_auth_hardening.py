@@ -158,7 +158,7 @@ def private_redis(tmp_path):
             if time.monotonic() > deadline:
                 process.kill()
                 pytest.fail("the private redis-server did not start")
-            time.sleep(0.05)
+            time.sleep(0.05)  # sleep-ok: polls another process (redis-server) until it answers
     yield process, f"redis://127.0.0.1:{port}/0"
     if process.poll() is None:
         process.kill()

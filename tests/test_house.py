@@ -242,3 +242,46 @@ def test_the_check_finds_planted_hand_built_errors():
         "planted.py:13 HttpResponse(…, status=409)",
         "planted.py:15 HttpResponseNotFound(…)",
     ]
+
+
+# --- sleeps in tests ----------------------------------------------------------------------------
+
+SLEEPS = {"sleep", "wait_for_timeout"}  # time.sleep / asyncio.sleep, Playwright's page pause
+SLEEP_OK = re.compile(r"#\s*sleep-ok:\s*\S")
+
+
+def sleeps_without_a_reason(source: str) -> list[int]:
+    """The lines of ``source`` that sleep (``time.sleep``, ``sleep``, ``wait_for_timeout``)
+    with no ``# sleep-ok: <why>`` comment on the call's lines or the line above it."""
+    lines = source.splitlines()
+    bare = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
+        if name not in SLEEPS:
+            continue
+        around = lines[max(node.lineno - 2, 0) : node.end_lineno]
+        if not any(SLEEP_OK.search(line) for line in around):
+            bare.append(node.lineno)
+    return sorted(bare)
+
+
+def test_every_sleep_in_the_tests_says_why_it_is_no_ordering():
+    """A test orders threads and processes with events, joins and waits for a condition, never
+    by sleeping (on a busy machine a sleep is too short, and the test fails or passes by
+    chance). What remains sleeps for a reason the marker names: waiting for another process
+    whose readiness can only be polled, or time the code under test measures."""
+    assert sleeps_without_a_reason("import time\ntime.sleep(1)\n") == [2]
+    assert sleeps_without_a_reason("page.wait_for_timeout(300)\nsleep(0.1)\n") == [1, 2]
+    assert sleeps_without_a_reason("time.sleep(1)  # sleep-ok: the timeout under test\n") == []
+    assert sleeps_without_a_reason("# sleep-ok: polls a process\ntime.sleep(0.1)\n") == []
+    assert sleeps_without_a_reason("# sleep-ok:\ntime.sleep(0.1)\n") == [2]  # no reason given
+    found = {}
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        if "vendor" in path.parts:
+            continue
+        bare = sleeps_without_a_reason(path.read_text())
+        if bare:
+            found[str(path.relative_to(REPO))] = bare
+    assert found == {}, "sleeps without '# sleep-ok: <why>' (use an event or a condition)"

@@ -34,7 +34,11 @@ current adjudication and the pre-selection shown, ordered by item, so an item's 
 from the rows at hand; the item's own JSON from a second cursor in the same order (a merge
 join: once per item, not per answer), only the fields the task type names in
 ``export_item_fields``, decoded with orjson. A thread fetches each cursor's next chunk while
-the current one is written. Memory stays flat in rows. JSONL is written by orjson (compact: no
+the current one is written; that changes nothing in what is read: when a cursor fails mid-way,
+the rows it produced before the failure are handed on, then its error ends the export, on every
+database and however the threads are timed (text goes out in chunks of ``TEXT_CHUNK`` rows, so
+the command's file or a download ends at the last whole chunk, and the command exits with the
+error). Memory stays flat in rows. JSONL is written by orjson (compact: no
 space after ``,`` and ``:``; the same values as before); CSV text is unchanged. On PostgreSQL
 the export reads in one transaction of its own (cursors without ``WITH HOLD``). Downloads and
 the command take text in chunks of many rows (``export_chunks``); ``export_stream``,
@@ -49,7 +53,7 @@ import json
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from itertools import groupby, islice
 from operator import itemgetter
 from types import SimpleNamespace
@@ -159,46 +163,80 @@ def _one_snapshot() -> Iterator[None]:
         yield
 
 
-def _read_ahead(rows: Iterator[tuple], size: int) -> Iterator[tuple]:
+def _take(rows: Iterator[tuple], size: int) -> tuple[list[tuple], BaseException | None]:
+    """The next ``size`` rows of ``rows`` (fewer at its end), and the error that stopped the
+    cursor within them, if any: the rows read before a failure are kept, not lost with it."""
+    chunk: list[tuple] = []
+    try:
+        chunk.extend(islice(rows, size))
+    except BaseException as error:  # handed out after the rows before it
+        return chunk, error
+    return chunk, None
+
+
+_READ_TO_THE_END = object()  # the reading thread's last hand-over
+
+
+def _read_ahead(
+    rows: Iterator[tuple],
+    size: int,
+    *,
+    on_thread: bool | None = None,
+    handoff: queue.Queue | None = None,
+) -> Iterator[tuple]:
     """``rows`` (a server-side cursor's iterator) with the next ``size`` rows fetched by a
     thread while these are written, so that PostgreSQL produces a chunk while Python formats
     the one before (the wall time is about the larger of the two, not their sum). The cursor
     is opened here, in the caller's thread and transaction; the thread only goes on reading it.
-    At most two chunks are held; an error in the thread is raised here."""
-    first = list(islice(rows, size))
-    if len(first) < size or connection.vendor != "postgresql":
+    At most two chunks wait beside the one being written.
+
+    What it promises is what ``rows`` itself gives, on every database and whatever the threads'
+    timing: the same rows in the same order, and when the cursor fails mid-way, every row it
+    produced before the failure, then its error (never a row after it, never a lost one). When
+    the reader stops early (a download cancelled), the thread finishes the fetch it is in and
+    ends before this generator closes, so the cursor is never read outside its transaction.
+
+    ``on_thread`` defaults to reading ahead on PostgreSQL only (SQLite has no server-side
+    cursor to overlap with); ``handoff`` is the one-slot queue between the threads (tests give
+    one that records when each side arrives)."""
+    if on_thread is None:
+        on_thread = connection.vendor == "postgresql"
+    first, error = _take(rows, size)
+    if error is not None or len(first) < size or not on_thread:
         yield from first
-        yield from rows
+        if error is not None:
+            raise error
+        if len(first) == size:
+            yield from rows
         return
-    chunks: queue.Queue = queue.Queue(maxsize=1)
+    chunks = handoff if handoff is not None else queue.Queue(maxsize=1)
     stop = threading.Event()
 
     def read() -> None:
         try:
             while not stop.is_set():
-                chunk = list(islice(rows, size))
-                chunks.put(chunk)
-                if len(chunk) < size:
+                chunk, failure = _take(rows, size)
+                chunks.put((chunk, failure))
+                if failure is not None or len(chunk) < size:
                     return
-        except BaseException as error:  # handed to the reader below
-            chunks.put(error)
+        finally:
+            chunks.put(_READ_TO_THE_END)
 
     reader = threading.Thread(target=read, name="export-read-ahead", daemon=True)
     reader.start()
     try:
         yield from first
         while True:
-            chunk = chunks.get()
-            if isinstance(chunk, BaseException):
-                raise chunk
+            chunk, failure = chunks.get()
             yield from chunk
+            if failure is not None:
+                raise failure
             if len(chunk) < size:
                 return
     finally:  # also when the download stops early: let the thread finish its fetch, then end
         stop.set()
-        while reader.is_alive():
-            with suppress(queue.Empty):
-                chunks.get(timeout=0.05)
+        while chunks.get() is not _READ_TO_THE_END:
+            pass
         reader.join()
 
 

@@ -122,7 +122,7 @@ def _checked(
         raise refuse("milliseconds as a whole number from 0", "time_spent_ms")
     when = record.get("annotated_at")
     if when is not None:
-        when = annotated_at(when, refuse)
+        when = annotated_at(value=when, refuse=refuse)
     source = record.get("source") or ""
     if not isinstance(source, str) or len(source) > 200:
         raise refuse("at most 200 characters of text", "source")
@@ -141,7 +141,7 @@ def _checked(
 EARLIEST_ANNOTATION = datetime(1990, 1, 1, tzinfo=UTC)
 
 
-def annotated_at(value: Any, refuse: Callable[[str, str], Exception]) -> datetime:
+def annotated_at(*, value: Any, refuse: Callable[[str, str], Exception]) -> datetime:
     """``value`` as an aware UTC time within the bounds above; ``refuse(expected, field)``
     builds the error to raise otherwise (imports and bundle loading share the rule)."""
     example = "an ISO 8601 date and time, e.g. 2024-05-01T12:00:00Z"

@@ -140,32 +140,7 @@ def _run(
     criteria_names = [c["name"] for c in criteria]
     body = "".join(json.dumps(r) + "\n" for r in chosen)
     import_items(project=project, stream=io.StringIO(body), fmt="jsonl")
-    system_of_text = {o["text"]: o["system"] for r in chosen for o in r["outputs"]}
-    people = [
-        ApiAnnotator(project=project, user=user)
-        for user in simulated_annotators(project, count=ANNOTATORS, prefix="reprohum-annotator")
-    ]
-    rngs = [rng_for(f"{NAME}:{n}", seed) for n in range(len(people))]
-
-    def decide(index: int, assignment: dict) -> tuple[dict, float]:
-        rng = rngs[index]
-        outputs = assignment["item"]["outputs"]
-        ranks = {}
-        for criterion in criteria_names:
-            scores = [
-                round(QUALITY[system_of_text[o["text"]]] + rng.gauss(0, 0.35), 1) for o in outputs
-            ]
-            # Higher score is better; competition ranks of the negated scores (ties share).
-            ranks[criterion] = dict(
-                zip(
-                    (o["key"] for o in outputs),
-                    competition_ranks([-s for s in scores]),
-                    strict=True,
-                )
-            )
-        return {"order": [o["key"] for o in outputs], "ranks": ranks}, rng.uniform(40, 120)
-
-    work_in_turns(people, decide)
+    people = _annotate(project, chosen, criteria_names, seed)
     sheet, mapping = original_sheet(chosen, seed=seed, criteria=criteria_names)
     import_annotations(
         project=project,
@@ -195,6 +170,40 @@ def _run(
             "ReproHum sheet's shape and loaded with the reprohum-ranks reader.",
         ],
     )
+
+
+def _annotate(
+    project, chosen: list[dict], criteria_names: list[str], seed: int
+) -> list[ApiAnnotator]:
+    """The simulated annotators rank every item through the API: each system's quality plus
+    noise, competition ranks (ties share)."""
+    system_of_text = {o["text"]: o["system"] for r in chosen for o in r["outputs"]}
+    people = [
+        ApiAnnotator(project=project, user=user)
+        for user in simulated_annotators(project, count=ANNOTATORS, prefix="reprohum-annotator")
+    ]
+    rngs = [rng_for(f"{NAME}:{n}", seed) for n in range(len(people))]
+
+    def decide(index: int, assignment: dict) -> tuple[dict, float]:
+        rng = rngs[index]
+        outputs = assignment["item"]["outputs"]
+        ranks = {}
+        for criterion in criteria_names:
+            scores = [
+                round(QUALITY[system_of_text[o["text"]]] + rng.gauss(0, 0.35), 1) for o in outputs
+            ]
+            # Higher score is better; competition ranks of the negated scores (ties share).
+            ranks[criterion] = dict(
+                zip(
+                    (o["key"] for o in outputs),
+                    competition_ranks([-s for s in scores]),
+                    strict=True,
+                )
+            )
+        return {"order": [o["key"] for o in outputs], "ranks": ranks}, rng.uniform(40, 120)
+
+    work_in_turns(people, decide)
+    return people
 
 
 def original_sheet(

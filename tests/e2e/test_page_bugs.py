@@ -45,6 +45,7 @@ def test_enter_on_a_focused_button_presses_it_and_never_submits(
     page.focus(button)
     page.keyboard.press("Enter")
     page.wait_for_function(effect)
+    # sleep-ok: an absence check (a wrong submit gets time to arrive); load can only hide a bug
     page.wait_for_timeout(300)
     assert not Annotation.objects.filter(annotator=annotator).exists()
     assert page.locator("#position").inner_text().startswith("Item 1")
@@ -63,6 +64,7 @@ def test_space_toggles_a_focused_sentence_and_escape_leaves_a_text_box(live_serv
     assert sentence.get_attribute("aria-checked") == "false"
     page.keyboard.press("Enter")  # a focused sentence keeps Enter: it toggles, nothing is sent
     assert sentence.get_attribute("aria-checked") == "true"
+    # sleep-ok: an absence check (a wrong submit gets time to arrive); load can only hide a bug
     page.wait_for_timeout(300)
     assert not Annotation.objects.filter(annotator=annotator).exists()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from annotation import task_types
 from annotation.models import Annotation
@@ -135,8 +136,10 @@ def test_a_full_item_is_answered_by_taps_on_a_phone(live_server, browser, slug):
         no_overflow(page)
         screenshot(page, f"{slug}-390")
         ANSWER[slug](page)
-        page.wait_for_timeout(300)
-        assert page.locator("#submit").is_enabled(), page.locator("#validation").inner_text()
+        try:  # the page checks the answer as it changes: wait for that, not for a pause
+            page.wait_for_selector("#submit:enabled")
+        except PlaywrightTimeoutError:
+            raise AssertionError(page.locator("#validation").inner_text()) from None
         no_overflow(page)
         tap(page, "#submit")
         page.wait_for_function(

@@ -77,7 +77,7 @@ def sqlite_server(tmp_path):
             urlopen(f"{url}/healthz", timeout=1)
             break
         except OSError:
-            time.sleep(0.2)
+            time.sleep(0.2)  # sleep-ok: polls another process (runserver) until it answers
     yield url, setup, tmp_path
     server.terminate()
     server.wait(timeout=10)

@@ -118,11 +118,11 @@ class StubLLM:
                     stub.requests.append(request)
                 reply = stub.responder(request)
                 if stub.latency:
-                    time.sleep(stub.latency)
+                    time.sleep(stub.latency)  # sleep-ok: the simulated LLM's latency
                 if reply.wait is not None:
                     reply.wait.wait(timeout=120)
                 if reply.delay:
-                    time.sleep(reply.delay)
+                    time.sleep(reply.delay)  # sleep-ok: a slow reply (for timeouts under test)
                 if reply.body is not None:
                     payload = reply.body
                 elif reply.status == 200:

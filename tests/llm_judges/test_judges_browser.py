@@ -72,8 +72,8 @@ def test_starting_a_run_on_the_whole_project_asks_first(live_server, page):
         dialog.dismiss()
 
     page.once("dialog", answer)
-    page.click("form.judge-start button[type=submit]")
-    page.wait_for_timeout(300)
+    with page.expect_event("dialog"):
+        page.click("form.judge-start button[type=submit]")
     assert asked and "all 3 items" in asked[0]
     assert not JudgeRun.objects.filter(project=project).exists()
     page.check("form.judge-start input[name=kind][value=regular]")  # narrowed: no question
@@ -109,15 +109,19 @@ def test_in_the_embedded_setup_starting_a_run_never_blocks_the_page(
     """`make run` (eager Celery, no broker): the page answers while the judge is still working,
     and the run then finishes on its own."""
     import threading
-    import time
 
     from django.test import Client
 
     from llm_judges.models import JudgeResult, JudgeRun
 
     settings.CONCORD_EAGER_IN_BACKGROUND = True
-    gate = threading.Event()
-    stub.responder = lambda request: Reply(wait=gate)
+    gate, asked = threading.Event(), threading.Event()
+
+    def hang(request):
+        asked.set()
+        return Reply(wait=gate)
+
+    stub.responder = hang
     researcher = factories.UserFactory()
     project = factories.ProjectFactory()
     factories.MembershipFactory(project=project, user=researcher, role="researcher")
@@ -129,13 +133,13 @@ def test_in_the_embedded_setup_starting_a_run_never_blocks_the_page(
         f"/p/{project.slug}/judges/", {"action": "start", "judge": judge.pk, "kind": ["regular"]}
     )
     assert response.status_code == 302  # answered while every judge call still hangs
+    assert asked.wait(60)  # the run's thread is in its first judge call, not in the database
     run = JudgeRun.objects.get(project=project)
     assert run.status in ("pending", "running") and not JudgeResult.objects.exists()
+    background = [t for t in threading.enumerate() if t.name.startswith("concord-")]
     gate.set()
-    for _ in range(200):
-        run.refresh_from_db()
-        if run.status == "done":
-            break
-        time.sleep(0.05)
-    assert run.status == "done"
+    for thread in background:  # the run's thread (started before the page answered) ends
+        thread.join()
+    run.refresh_from_db()
+    assert background and run.status == "done"
     assert JudgeResult.objects.filter(run=run).count() == 2

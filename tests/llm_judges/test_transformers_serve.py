@@ -85,7 +85,7 @@ def transformers_serve(tmp_path_factory):
                     raise AssertionError(
                         f"transformers serve did not start:\n{log.read_text()}"
                     ) from None
-                time.sleep(0.25)
+                time.sleep(0.25)  # sleep-ok: polls another process until it answers
         yield _Server(f"http://127.0.0.1:{port}/v1", str(model))
     finally:
         os.killpg(process.pid, signal.SIGTERM)

@@ -70,7 +70,7 @@ def wait_for(condition, *, timeout: float, what: str, worker: CeleryWorker | Non
         value = condition()
         if value:
             return value
-        time.sleep(0.1)
+        time.sleep(0.1)  # sleep-ok: polls what a worker process has written
     log = f"\nworker log:\n{worker.log()}" if worker else ""
     raise AssertionError(f"timed out waiting for {what}{log}")
 
@@ -132,6 +132,7 @@ def test_a_worker_killed_mid_task_has_its_task_redelivered_and_each_result_store
         worker_a.kill()  # SIGKILL mid-task: the message stays unacknowledged in Redis
         release.set()
         assert JudgeResult.objects.count() == 1
+        # sleep-ok: the broker's visibility timeout (the behaviour under test) is wall-clock time
         time.sleep(VISIBILITY_TIMEOUT + 1.5)  # past the visibility timeout: restorable
         worker_b = start_worker(broker)
         wait_for(

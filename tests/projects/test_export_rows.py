@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
+import queue
+import threading
 from itertools import groupby
 from types import SimpleNamespace
 
@@ -361,25 +364,146 @@ def test_an_export_takes_the_same_few_queries_however_many_rows(db, monkeypatch)
 # --- reading ahead ---------------------------------------------------------------------------------
 
 
-def test_reading_ahead_keeps_every_row_in_order_and_raises_the_cursors_error(db):
-    for total in (0, 2, 3, 9, 10):
-        assert list(exports._read_ahead(iter(range(total)), 3)) == list(range(total))
+class Schedule:
+    """An injected order of events between the export's reader and its reading thread, so that a
+    test fixes who arrives first instead of leaving it to the machine's timing. ``rows`` is the
+    cursor: it produces ``produced`` rows, then waits for ``fail_when`` (when given) and fails.
+    ``handoff`` is the one-slot queue between the two threads; it records each hand-over."""
 
-    def failing():
-        yield from range(5)
+    def __init__(self, produced: int, *, fail_when: threading.Event | None = None) -> None:
+        self.produced = produced
+        self.fail_when = fail_when
+        self.failed = threading.Event()
+        self.handoff = _WatchedQueue()
+
+    def rows(self):
+        yield from range(self.produced)
+        if self.fail_when is not None:
+            assert self.fail_when.wait(60), "the schedule never released the failure"
+        self.failed.set()
         raise RuntimeError("connection lost")
 
-    rows = []
+
+class _WatchedQueue(queue.Queue):
+    def __init__(self) -> None:
+        super().__init__(maxsize=1)
+        self.asked = threading.Event()  # the reader is waiting for (or taking) a chunk
+        self.handed: list[tuple] = []
+        self.handed_over = threading.Condition()
+
+    def get(self, *args, **kwargs):
+        self.asked.set()
+        return super().get(*args, **kwargs)
+
+    def put(self, item, *args, **kwargs):
+        super().put(item, *args, **kwargs)
+        with self.handed_over:
+            self.handed.append(item)
+            self.handed_over.notify_all()
+
+    def wait_for_failure_handed_over(self) -> None:
+        with self.handed_over:
+            assert self.handed_over.wait_for(
+                lambda: any(isinstance(i, tuple) and i[1] is not None for i in self.handed), 60
+            ), "the reading thread never handed the failure over"
+
+
+def _read_until_the_error(rows) -> list:
+    read = []
     with pytest.raises(RuntimeError, match="connection lost"):
-        rows.extend(exports._read_ahead(failing(), 2))
-    assert rows == [0, 1, 2, 3]  # the chunk in which the cursor failed is not handed out
+        for row in rows:
+            read.append(row)
+    return read
 
 
-def test_a_download_stopped_early_ends_its_reading_thread(db):
-    import itertools
-    import threading
+@pytest.mark.parametrize("on_thread", [False, True], ids=["inline", "on-a-thread"])
+def test_reading_ahead_hands_out_every_row_in_order(on_thread):
+    for total in (0, 2, 3, 9, 10):
+        rows = exports._read_ahead(iter(range(total)), 3, on_thread=on_thread)
+        assert list(rows) == list(range(total))
 
-    rows = exports._read_ahead(itertools.count(), 3)
+
+@pytest.mark.parametrize("on_thread", [False, True], ids=["inline", "on-a-thread"])
+@pytest.mark.parametrize("produced", [0, 1, 2, 3, 4, 5, 6, 7])
+def test_a_cursor_failing_mid_way_gives_every_row_before_the_failure_then_its_error(
+    on_thread, produced
+):
+    """The promise, whatever chunk the failure falls in (the first, read by the caller, or one
+    the thread reads; at a chunk's start, middle or end): the rows before it, then the error."""
+    schedule = Schedule(produced)
+    rows = exports._read_ahead(schedule.rows(), 3, on_thread=on_thread, handoff=schedule.handoff)
+    assert _read_until_the_error(rows) == list(range(produced))
+    assert not _reading_threads()
+
+
+def test_the_failure_handed_over_before_the_reader_asks_for_it_keeps_the_rows_before_it():
+    """Schedule: the reader writes chunk [0, 1, 2] while the thread reads [3, 4, 5] and the cursor
+    fails on row 6; the failure is handed over before the reader asks for more."""
+    release = threading.Event()
+    schedule = Schedule(7, fail_when=release)
+    rows = exports._read_ahead(schedule.rows(), 3, on_thread=True, handoff=schedule.handoff)
+    assert [next(rows) for _ in range(6)] == [0, 1, 2, 3, 4, 5]  # the thread handed [3, 4, 5]
+    release.set()
+    schedule.handoff.wait_for_failure_handed_over()
+    assert _read_until_the_error(rows) == [6]
+
+
+def test_the_failure_coming_while_the_reader_waits_for_it_keeps_the_rows_before_it():
+    """Schedule: the reader has written every row and waits for the next chunk before the
+    cursor fails (the other order of the test above): the same rows, the same error."""
+    waiting = threading.Event()
+    schedule = Schedule(7, fail_when=waiting)
+    handoff = schedule.handoff
+    rows = exports._read_ahead(schedule.rows(), 3, on_thread=True, handoff=handoff)
+    read = [next(rows) for _ in range(6)]
+    handoff.asked.clear()
+
+    def release_when_the_reader_asks():
+        assert handoff.asked.wait(60)
+        waiting.set()
+
+    releaser = threading.Thread(target=release_when_the_reader_asks)
+    releaser.start()
+    read += _read_until_the_error(rows)
+    releaser.join()
+    assert read == [0, 1, 2, 3, 4, 5, 6] and schedule.failed.is_set()
+
+
+def test_reading_ahead_is_what_postgresql_exports_use_and_sqlite_reads_inline(db):
+    schedule = Schedule(4)
+    rows = exports._read_ahead(schedule.rows(), 2, handoff=schedule.handoff)
+    assert _read_until_the_error(rows) == [0, 1, 2, 3]
+    used_the_thread = bool(schedule.handoff.handed)
+    assert used_the_thread == (connection.vendor == "postgresql")
+
+
+def _reading_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "export-read-ahead"]
+
+
+def test_a_download_stopped_early_ends_its_reading_thread():
+    """Stopped while the thread waits to hand over a full chunk (the slot is taken): closing
+    the export returns only once the thread has ended."""
+    rows = exports._read_ahead(itertools.count(), 3, on_thread=True)
     assert [next(rows) for _ in range(4)] == [0, 1, 2, 3]
+    assert _reading_threads()
     rows.close()
-    assert not [t for t in threading.enumerate() if t.name == "export-read-ahead"]
+    assert not _reading_threads()
+
+
+def test_a_download_stopped_before_the_thread_handed_anything_ends_it_too():
+    release = threading.Event()
+
+    def slow_cursor():
+        yield from range(3)
+        assert release.wait(60)
+        yield from range(3, 10)
+
+    schedule_queue = _WatchedQueue()
+    rows = exports._read_ahead(slow_cursor(), 3, on_thread=True, handoff=schedule_queue)
+    assert next(rows) == 0
+    closer = threading.Thread(target=rows.close)
+    closer.start()
+    release.set()  # the thread's fetch ends; the export waits for it, then the thread ends
+    closer.join()
+    assert not _reading_threads()

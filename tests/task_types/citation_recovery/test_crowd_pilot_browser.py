@@ -55,6 +55,7 @@ def answer_item(page, sentence_index):
     page.click(f"#cr-sentences li[data-index='{sentence_index}']")
     page.locator("#cr-helpfulness").focus()
     page.keyboard.press("ArrowRight")
+    # sleep-ok: the project's minimum time per item is measured by the browser's and server's clocks
     page.wait_for_timeout(1100)  # stay over the project's minimum time per item
     page.click("#submit")
     page.wait_for_function(
