@@ -58,15 +58,6 @@ def task_types_complete(app_configs: object = None, **kwargs: object) -> list[ch
                     id="concord.W002",
                 )
             )
-        elif prompt_registry.get(task_type.slug).fields is None:
-            problems.append(
-                checks.Warning(
-                    f"{label}'s judge prompt declares no placeholders; prompt templates (prompts "
-                    "as data) cannot be written for it.",
-                    hint="Pass placeholders= and fields= to JudgePrompt in its judging.py.",
-                    id="concord.W004",
-                )
-            )
         if task_type.slug not in demo_task_types:
             problems.append(
                 checks.Warning(
