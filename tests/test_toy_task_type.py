@@ -146,3 +146,17 @@ def test_the_toy_judge_prompt_renders_the_statement_and_reads_a_reply(toy_instal
         "Is this statement true?\n\nWater is wet.\n\n"
     )
     assert prompt.parse('{"answer": "yes"}', item) == {"answer": True}
+
+
+def answer_yes_by_taps(page):
+    from tests.e2e.pages import tap
+
+    tap(page, "label:has(input[value='yes'])")
+
+
+def test_the_toy_is_answered_by_taps_on_a_phone(toy_installed, live_server, browser):
+    """Its two choices use the shared .tap-target class, so they pass the phone routine that
+    every task type passes (tests/e2e/test_phone_and_accessibility.py)."""
+    from tests.e2e.pages import answer_an_item_by_taps_on_a_phone
+
+    answer_an_item_by_taps_on_a_phone(live_server, browser, "yes_no", answer_yes_by_taps)
