@@ -9,7 +9,7 @@ once instead of failing on the first request (or never).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any
@@ -35,48 +35,24 @@ class Piece:
     registry: Registry[Any]
     module: str  # the package's module that registers it ("report" for report.py)
     register: str  # the call that registers it, for hints
-    task_type_of: Callable[[str, Any], str]  # (key, entry) -> the slug the entry is for
-    defined_in: Callable[[Any], Callable[..., Any]]  # entry -> a function the module defines
+    function: str  # an entry's attribute holding a function its module defines
+    task_type_attribute: str = "task_type"  # where an entry names its task type ("": its key)
     required: str = ""  # what is missing without it; "" = optional
     missing_id: str = ""  # the check's id when a task type lacks it
 
+    def task_type_of(self, key: str, entry: Any) -> str:
+        return getattr(entry, self.task_type_attribute) if self.task_type_attribute else key
+
 
 PIECES = (
-    Piece(
-        report_registry,
-        "report",
-        "agreement.reports.sections.register()",
-        task_type_of=lambda key, entry: key,
-        defined_in=lambda entry: entry.section,
-        required="its dashboard has no section of its own",
-        missing_id="concord.E003",
-    ),
-    Piece(
-        prompt_registry,
-        "judging",
-        "llm_judges.prompts.register()",
-        task_type_of=lambda key, entry: entry.task_type,
-        defined_in=lambda entry: entry.parse,
-        required="no judge can answer its items",
-        missing_id="concord.E004",
-    ),
-    Piece(
-        demo_registry,
-        "demo",
-        "studies.demos.register()",
-        task_type_of=lambda key, entry: entry.task_type,
-        defined_in=lambda entry: entry.create,
-        required="make run shows none of it",
-        missing_id="concord.E005",
-    ),
-    Piece(
-        replay_registry,
-        "replay",
-        "studies.replays.register()",
-        task_type_of=lambda key, entry: entry.task_type,
-        defined_in=lambda entry: entry.run,
-    ),
-)
+    Piece(report_registry, "report", "agreement.reports.sections.register()", "section", "",
+          "its dashboard has no section of its own", "concord.E003"),
+    Piece(prompt_registry, "judging", "llm_judges.prompts.register()", "parse",
+          required="no judge can answer its items", missing_id="concord.E004"),
+    Piece(demo_registry, "demo", "studies.demos.register()", "create",
+          required="make run shows none of it", missing_id="concord.E005"),
+    Piece(replay_registry, "replay", "studies.replays.register()", "run"),
+)  # fmt: skip
 
 
 def _package_of(task_type: task_types.TaskType) -> str:
@@ -94,7 +70,7 @@ def _registered_for(piece: Piece) -> Iterator[tuple[str, str, str]]:
     """(key, the task type it names, the module that registered it) of every entry."""
     for key in piece.registry.keys():
         entry = piece.registry.get(key)
-        yield key, piece.task_type_of(key, entry), piece.defined_in(entry).__module__
+        yield key, piece.task_type_of(key, entry), getattr(entry, piece.function).__module__
 
 
 @checks.register()
