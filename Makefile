@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test test-file test-task lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,22 @@ run: install
 test: install
 	$(BIN)/python -m pytest -q
 
+# The fast loop, for a developer between edits (never CI): the migrated test database is kept
+# between runs under a name keyed by the migrations (tests/template_db.py), and the pytest
+# plugins that no test uses as a plugin are not loaded.
+#   make test-file FILE=tests/test_toy_task_type.py
+#   make test-task SLUG=stance   (its tests/task_types/<slug>/ and the contract tests)
+FAST := $(BIN)/python -m pytest -q --reuse-db -p no:schemathesis -p no:anyio -p no:faker
+CONTRACT_TESTS := tests/annotation/test_task_type_contract.py tests/studies/test_registry_checks.py \
+	tests/llm_judges/test_prompts.py tests/llm_judges/test_builtin_prompt_wording.py tests/test_house.py
+test-file: install
+	@test -n "$(FILE)" || { echo "usage: make test-file FILE=tests/…py"; exit 2; }
+	$(FAST) $(FILE)
+
+test-task: install
+	@test -d "tests/task_types/$(SLUG)" || { echo "usage: make test-task SLUG=<a folder of tests/task_types/>"; exit 2; }
+	$(FAST) tests/task_types/$(SLUG) $(CONTRACT_TESTS)
+
 # The house's checks, the same as CI runs before the tests.
 lint: install
 	$(BIN)/ruff check .
@@ -43,4 +59,4 @@ bench: install
 	$(BIN)/python bench/import_speed.py
 
 clean:
-	rm -rf $(VENV) db.sqlite3* staticfiles .pytest_cache
+	rm -rf $(VENV) db.sqlite3* staticfiles .pytest_cache .test-db

@@ -7,5 +7,7 @@ class AgreementConfig(AppConfig):
     verbose_name = "Agreement"
 
     def ready(self) -> None:
+        from agreement.reports.sections import report_registry
+
         # Every task-type package's ``report`` module registers its dashboard section.
-        autodiscover_modules("report")
+        autodiscover_modules("report", register_to=report_registry)

@@ -7,6 +7,9 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self) -> None:
+        from annotation.task_types import task_type_registry
+
         # Django admin's autodiscovery: every installed app's ``task`` module (a task-type
-        # package's task.py) registers its task type when imported.
-        autodiscover_modules("task")
+        # package's task.py) registers its task type when imported; a module that fails leaves
+        # the registry as it was before it.
+        autodiscover_modules("task", register_to=task_type_registry)

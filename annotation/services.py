@@ -653,12 +653,6 @@ def _annotator_counts_rebuild(*, project_id: int, submitted) -> None:
     )
 
 
-def validation_errors_text(*, errors: dict | list) -> str:
-    """Flatten DRF errors for a message line."""
-    field, message = first_error(errors)
-    return f"{field}: {message}" if field else message
-
-
 __all__ = [
     "AnswerInvalid",
     "WorkflowError",

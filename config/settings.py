@@ -7,7 +7,6 @@ embedded SQLite database, an in-memory cache and Celery tasks run in-process. Pr
 so ``manage.py check --deploy`` passes.
 """
 
-import pkgutil
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,11 +23,19 @@ SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=_DEV_SECRET if DEBUG else envi
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
-TASK_TYPE_APPS = sorted(
-    f"task_types.{module.name}"
-    for module in pkgutil.iter_modules([str(BASE_DIR / "task_types")])
-    if module.ispkg
-)
+# The task types this installation ships: each one package under task_types/ (a Django app, so
+# its templates and static files are found with it), listed here by hand so a half-written
+# folder never ships. ``manage.py check`` (studies/checks.py) refuses a listed package that
+# registers no task type, and a package under TASK_TYPES_DIR that is not listed.
+TASK_TYPES_DIR = BASE_DIR / "task_types"
+TASK_TYPE_APPS = [
+    "task_types.argument_structure",
+    "task_types.citation_recovery",
+    "task_types.claim_review",
+    "task_types.questionnaire",
+    "task_types.ranking",
+    "task_types.stance",
+]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -49,8 +56,6 @@ INSTALLED_APPS = [
     "llm_judges",
     "agreement",
     "studies",
-    # Every task type is one package under task_types/ (a Django app: its templates and static
-    # files are found with it); a new package is installed by being there.
     *TASK_TYPE_APPS,
 ]
 

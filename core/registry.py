@@ -2,8 +2,10 @@
 ``ready()`` (the pattern of Django admin's ``AdminSite``).
 
 Each core app owns one registry object: task types (``annotation``), judge prompts
-(``llm_judges``), report sections (``agreement``), demo projects (``studies``). A task-type
-package fills them by defining ``task.py``, ``judging.py``, ``report.py`` and ``demo.py``.
+(``llm_judges``), report sections (``agreement``), demo projects and study replays
+(``studies``). A task-type package fills them by defining ``task.py``, ``judging.py``,
+``report.py``, ``demo.py`` and ``replay.py``; ``studies/checks.py`` checks that they name each
+other's task types.
 """
 
 from __future__ import annotations
@@ -28,36 +30,39 @@ class Registry(Generic[T]):
 
     def __init__(self, what: str) -> None:
         self.what = what  # "task type", "judge prompt"…, for messages
-        self._entries: dict[str, T] = {}
+        # named as Django admin's AdminSite names it, so that
+        # ``autodiscover_modules(…, register_to=registry)`` puts it back as it was when a
+        # module fails half-way through its import
+        self._registry: dict[str, T] = {}
 
     def register(self, key: str, entry: T) -> T:
-        if key in self._entries:
+        if key in self._registry:
             raise AlreadyRegistered(f"A {self.what} for {key!r} is already registered.")
-        self._entries[key] = entry
+        self._registry[key] = entry
         return entry
 
     def unregister(self, key: str) -> None:
-        if key not in self._entries:
+        if key not in self._registry:
             raise NotRegistered(f"No {self.what} is registered for {key!r}.")
-        del self._entries[key]
+        del self._registry[key]
 
     def get(self, key: str) -> T:
         try:
-            return self._entries[key]
+            return self._registry[key]
         except KeyError:
-            known = ", ".join(sorted(self._entries)) or "none"
+            known = ", ".join(sorted(self._registry)) or "none"
             raise NotRegistered(
                 f"No {self.what} is registered for {key!r} (registered: {known})."
             ) from None
 
     def find(self, key: str) -> T | None:
-        return self._entries.get(key)
+        return self._registry.get(key)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._entries
+        return key in self._registry
 
     def __iter__(self) -> Iterator[T]:
-        return iter([self._entries[key] for key in sorted(self._entries)])
+        return iter([self._registry[key] for key in sorted(self._registry)])
 
     def keys(self) -> list[str]:
-        return sorted(self._entries)
+        return sorted(self._registry)

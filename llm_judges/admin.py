@@ -92,7 +92,7 @@ class JudgeForm(forms.ModelForm):
 
 
 def _task_type_choices() -> list[tuple[str, str]]:
-    return [(p.task_type, p.task_type) for p in prompts.all_prompts() if p.fields is not None]
+    return [(p.task_type, p.task_type) for p in prompts.all_prompts()]
 
 
 class PromptTemplateForm(forms.ModelForm):

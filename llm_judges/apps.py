@@ -7,5 +7,7 @@ class LlmJudgesConfig(AppConfig):
     verbose_name = "Judges"
 
     def ready(self) -> None:
+        from llm_judges.prompts import prompt_registry
+
         # Every task-type package's ``judging`` module registers its prompts when imported.
-        autodiscover_modules("judging")
+        autodiscover_modules("judging", register_to=prompt_registry)

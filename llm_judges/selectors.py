@@ -441,7 +441,7 @@ def prompt_preview(*, template: PromptTemplate, item: Item, presentation: str = 
     try:
         prompt = prompts.get(template.task_type)
         item.judge_presentation = presentation
-        preview["fields"] = prompt.fields(item) if prompt.fields else {}
+        preview["fields"] = prompt.fields(item)
         preview["messages"] = template_messages(template=template, prompt=prompt, item=item)
         preview["response_format"] = template_response_format(
             template=template, prompt=prompt, item=item

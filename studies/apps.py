@@ -7,9 +7,11 @@ class StudiesConfig(AppConfig):
     verbose_name = "Studies"
 
     def ready(self) -> None:
-        from studies import checks  # noqa: F401  (registers the task-type completeness check)
+        from studies import checks  # noqa: F401  (registers the registries' cross-checks)
+        from studies.demos import demo_registry
+        from studies.replays import replay_registry
 
-        # Every task-type package's ``demo`` module registers its demo projects.
-        autodiscover_modules("demo")
-        # … and its ``replay`` module registers the replay of its source study.
-        autodiscover_modules("replay")
+        # Every task-type package's ``demo`` module registers its demo projects…
+        autodiscover_modules("demo", register_to=demo_registry)
+        # … and its ``replay`` module (optional) the replay of its source study.
+        autodiscover_modules("replay", register_to=replay_registry)

@@ -23,6 +23,18 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, django_db_keepdb):
+    """With ``--reuse-db`` (the fast loop), the test database is kept between runs under a name
+    keyed by the migrations (tests/template_db.py)."""
+    if django_db_keepdb:
+        from django.conf import settings
+
+        from tests.template_db import key_the_test_database
+
+        key_the_test_database(settings.DATABASES["default"])
+
+
 @pytest.fixture
 def celery_eager():
     """Run Celery tasks in-process for this test even when CI points Celery at a real broker."""

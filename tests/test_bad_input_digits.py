@@ -60,8 +60,16 @@ def test_a_nul_in_the_quality_forms_feedback_sent_as_multipart_is_refused(
 def test_a_preview_item_that_only_looks_like_a_number_shows_the_first_item(
     researcher, project, items, value
 ):
-    response = page_client(researcher).get(f"/p/{project.slug}/preview/?item={value}")
+    first, second, third = Item.objects.filter(project=project).order_by("position", "id")[:3]
+    client = page_client(researcher)
+    response = client.get(f"/p/{project.slug}/preview/?item={value}")
     assert response.status_code == 200, response.content[:200]
+    shown = response.context["preview"]
+    assert shown["position"] == f"Preview of item {first.external_id}"
+    assert shown["next"] == f"?item={second.pk}"
+    # A real id is still honoured: the page is not stuck on the first item.
+    chosen = client.get(f"/p/{project.slug}/preview/?item={third.pk}").context["preview"]
+    assert chosen["position"] == f"Preview of item {third.external_id}"
 
 
 def stance_project(researcher):

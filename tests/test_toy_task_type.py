@@ -1,9 +1,9 @@
 """Proof of extensibility: a task type is one package.
 
-``tests/toy_task_type/`` (task.py, report.py, demo.py, a template and a JS module) is installed
-as a Django app for these tests only, and nothing else in the repository names it. It is then
-registered, passes the start-up check, is annotated through the API, has its report section on
-the agreement report and its columns in the export.
+``tests/toy_task_type/`` (task.py, judging.py, report.py, demo.py, a template and a JS module)
+is installed as a Django app for these tests only, and nothing else in the repository names it.
+It is then registered, passes the start-up check, is annotated through the API, has its report
+section on the agreement report, a judge prompt, and its columns in the export.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from agreement.reports.inputs import ReportOptions
 from agreement.reports.sections import report_registry
 from annotation import task_types
 from core.registry import NotRegistered
+from llm_judges.prompts import prompt_registry
 from projects.models import Project
 from studies.demos import demo_registry
 from studies.services.exports import export_jsonl
@@ -43,11 +44,14 @@ def toy_installed():
         try:
             yield
         finally:
-            for registry in (task_types.task_type_registry, report_registry):
+            for registry in (
+                task_types.task_type_registry,
+                report_registry,
+                prompt_registry,
+                demo_registry,
+            ):
                 if "yes_no" in registry:
                     registry.unregister("yes_no")
-            if "yes_no" in demo_registry:
-                demo_registry.unregister("yes_no")
             import sys
 
             for name in [m for m in sys.modules if m.startswith(TOY + ".")]:
@@ -63,10 +67,13 @@ def test_the_package_registers_and_passes_the_startup_check(toy_installed):
     toy = task_types.get("yes_no")
     assert toy.name == "Yes or no"
     assert apps.is_installed(TOY)
+    # It has a template, a JS module, a report, a judge prompt and a demo: nothing to report.
+    assert [m for m in checks.run_checks() if "yes_no" in m.msg] == []
+    # Without its judge prompt the check says so, by name.
+    prompt_registry.unregister("yes_no")
     messages = [m for m in checks.run_checks() if "'yes_no'" in m.msg]
-    # It has a template, a JS module, a report and a demo; it defines no judge prompt, and the
-    # check says so by name.
-    assert [(m.id, m.level) for m in messages] == [("concord.W002", checks.WARNING)]
+    assert [(m.id, m.level) for m in messages] == [("concord.E004", checks.ERROR)]
+    assert "Its judging.py registers no judge prompt for 'yes_no'" in messages[0].hint
 
 
 @pytest.mark.django_db
@@ -128,3 +135,28 @@ def test_the_toy_is_annotated_through_the_api_reported_and_exported(toy_installe
 
 def test_the_toy_demo_is_registered(toy_installed):
     assert demo_registry.get("yes_no").task_type == "yes_no"
+
+
+def test_the_toy_judge_prompt_renders_the_statement_and_reads_a_reply(toy_installed):
+    from types import SimpleNamespace
+
+    prompt = prompt_registry.get("yes_no")
+    item = SimpleNamespace(payload={"statement": "Water is wet."})
+    assert prompt.messages(item, "v1")[1]["content"].startswith(
+        "Is this statement true?\n\nWater is wet.\n\n"
+    )
+    assert prompt.parse('{"answer": "yes"}', item) == {"answer": True}
+
+
+def answer_yes_by_taps(page):
+    from tests.e2e.pages import tap
+
+    tap(page, "label:has(input[value='yes'])")
+
+
+def test_the_toy_is_answered_by_taps_on_a_phone(toy_installed, live_server, browser):
+    """Its two choices use the shared .tap-target class, so they pass the phone routine that
+    every task type passes (tests/e2e/test_phone_and_accessibility.py)."""
+    from tests.e2e.pages import answer_an_item_by_taps_on_a_phone
+
+    answer_an_item_by_taps_on_a_phone(live_server, browser, "yes_no", answer_yes_by_taps)

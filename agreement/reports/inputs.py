@@ -46,10 +46,6 @@ class AnnotatorFilter:
         object.__setattr__(self, "exclude", tuple(sorted(set(self.exclude))))
         object.__setattr__(self, "judges", tuple(sorted(set(self.judges))))
 
-    @property
-    def is_default(self) -> bool:
-        return self == AnnotatorFilter()
-
 
 @dataclass(frozen=True)
 class ReportParameter:

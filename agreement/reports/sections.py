@@ -19,8 +19,9 @@ A task type whose judges can be validated against the humans registers ``judge_v
 answer, set tasks how to pair a judge's answer with the merged humans'; the judge validation page
 (:mod:`agreement.reports.validation`) calls only these hooks.
 
-``AgreementConfig.ready()`` imports every installed app's ``report`` module; a task type that
-registers none gets the generic agreement table only (the system check ``concord.W001`` says so).
+``AgreementConfig.ready()`` imports every installed app's ``report`` module. A report section is
+required: the system check refuses a task type without one (``concord.E003``) and a section
+registered under a slug that names no task type (``concord.E006``).
 """
 
 from __future__ import annotations

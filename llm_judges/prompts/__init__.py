@@ -37,14 +37,18 @@ def register(prompt: JudgePrompt) -> JudgePrompt:
         raise ValueError(
             f"{prompt.task_type}: default version {prompt.default_version!r} is missing."
         )
-    if prompt.fields is not None:  # the shipped wordings use only the declared placeholders
-        for key, version in prompt.versions.items():
-            for text in (version.system, version.user, *version.variants.values()):
-                unknown = unknown_placeholders(text, prompt.placeholders)
-                if unknown:
-                    raise ValueError(
-                        f"{prompt.task_type} {key}: placeholder {{{unknown[0]}}} is not declared."
-                    )
+    if not prompt.placeholders:
+        raise ValueError(
+            f"{prompt.task_type}: the judge prompt declares no placeholders; pass placeholders= "
+            "(name -> what it holds) and fields= (item -> their values)."
+        )
+    for key, version in prompt.versions.items():  # the shipped wordings use only those
+        for text in (version.system, version.user, *version.variants.values()):
+            unknown = unknown_placeholders(text, prompt.placeholders)
+            if unknown:
+                raise ValueError(
+                    f"{prompt.task_type} {key}: placeholder {{{unknown[0]}}} is not declared."
+                )
     return prompt_registry.register(prompt.task_type, prompt)
 
 

@@ -1,9 +1,10 @@
 """The contract between the judge machinery and one task type's prompts and parsers.
 
-A task type gets judges by adding one module to this package that registers a ``JudgePrompt``.
-The services never branch on the task type: they ask the prompt module for LLM messages and a
-JSON schema, for (premise, hypothesis) pairs (NLI and embedding judges), and to turn what came
-back into an answer in the task type's answer shape.
+A task type gets judges with its package's ``judging.py``, which registers a ``JudgePrompt``.
+The services never branch on the task type: they render a wording with the prompt's
+``fields(item)`` and ``variant(item)`` (``JudgePrompt.messages``, written once here), and ask
+the task type for a JSON schema, for (premise, hypothesis) pairs (NLI and embedding judges), and
+to turn what came back into an answer in the task type's answer shape.
 
 Versioning: every wording or pairing rule lives under a version key ("v1", "v2"…). A version's
 text never changes once results exist for it: a judge result is unique per (item, judge, prompt
@@ -141,11 +142,15 @@ class JudgePrompt:
     task_type: str
     versions: Mapping[str, PromptVersion]
     default_version: str
-    # llm: (item, version) -> chat messages; (item, version) -> response_format (JSON schema)
-    messages: Callable[[Any, str], list[dict]]
+    # llm: (item, version) -> response_format (JSON schema)
     response_format: Callable[[Any, str], dict]
     # llm: (reply text, item) -> answer; raises Unparseable
     parse: Callable[[str, Any], dict]
+    # llm, prompts as data: the placeholders a template may use (name -> what it holds), and
+    # (item) -> their values for one item. Every name is provided for every item; the built-in
+    # versions' wordings use only these (``register`` refuses any other, and an empty set).
+    placeholders: Mapping[str, str]
+    fields: Callable[[Any], dict]
     # nli / embedding: (item, version) -> [(premise, hypothesis)…]
     pairs: Callable[[Any, str], list[tuple[str, str]]] | None = None
     # nli: (item, labels, probabilities) -> answer; labels are lower-case id2label names
@@ -156,16 +161,29 @@ class JudgePrompt:
     setting: Callable[[Mapping[str, Any]], str] = field(default=lambda config: "")
     # answer fields a judge fills (a subset of the task type's answer), for pre-selection
     answer_fields: tuple[str, ...] = ()
-    # llm, prompts as data: the placeholders a template may use (name -> what it holds), and
-    # (item) -> their values for one item. Every name is provided for every item.
-    placeholders: Mapping[str, str] = field(default_factory=dict)
-    fields: Callable[[Any], dict] | None = None
     # (item) -> the variant of the template an item uses ("" = the main template)
     variant: Callable[[Any], str] = field(default=lambda item: "")
     # presentations an item can be judged in besides the usual one (ranking: "reversed", the
     # outputs in reverse order, to measure position bias); the batch engine sets
     # ``item.judge_presentation`` before calling ``fields``, ``response_format`` and ``parse``.
     presentations: tuple[str, ...] = ()
+
+    def messages_for(
+        self, item: Any, *, system: str, user: str, variants: Mapping[str, str]
+    ) -> list[dict]:
+        """The chat messages of one wording (a built-in version's or a template record's) for
+        ``item``: the variant the item uses (the main template when it has none or the wording
+        leaves it blank), filled with ``fields(item)``."""
+        name = self.variant(item)
+        template = (variants.get(name) if name else None) or user
+        return render_messages(system=system, user=template, fields=self.fields(item))
+
+    def messages(self, item: Any, version: str) -> list[dict]:
+        """The chat messages of the built-in ``version`` for ``item``."""
+        wording = self.version(version)
+        return self.messages_for(
+            item, system=wording.system, user=wording.user, variants=wording.variants
+        )
 
     @property
     def kinds(self) -> tuple[str, ...]:

@@ -65,11 +65,6 @@ def clean_template(
     """The template's content, checked (``JudgeError`` naming the field and, for a placeholder
     the task type does not provide, the placeholder); returns the cleaned values."""
     prompt = _registered(task_type)
-    if prompt.fields is None:
-        raise JudgeError(
-            f"The {task_type} task type declares no placeholders for prompt templates.",
-            field="task_type",
-        )
     if not isinstance(template, str) or not template.strip():
         raise JudgeError("The template is empty.", field="template")
     if not isinstance(system, str):
@@ -305,12 +300,8 @@ def template_messages(
     *, template: PromptTemplate, prompt: prompts.JudgePrompt, item: Any
 ) -> list[dict]:
     """The chat messages of ``template`` for one item (the task type's ``fields(item)``)."""
-    if prompt.fields is None:
-        raise JudgeError(f"The {prompt.task_type} task type provides no prompt fields.")
-    variant = prompt.variant(item)
-    user = (template.variants or {}).get(variant) if variant else None
-    return prompts.render_messages(
-        system=template.system, user=user or template.template, fields=prompt.fields(item)
+    return prompt.messages_for(
+        item, system=template.system, user=template.template, variants=template.variants or {}
     )
 
 

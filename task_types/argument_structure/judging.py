@@ -25,7 +25,6 @@ from llm_judges.prompts import (
     object_reply,
     read_bool,
     register,
-    render_messages,
     validated_answer,
 )
 
@@ -120,13 +119,6 @@ def fields(item: Any) -> dict:
     }
 
 
-def messages(item: Any, version: str) -> list[dict]:
-    wording = VERSIONS[version]
-    name = variant(item)
-    template = wording.variants[name] if name else wording.user
-    return render_messages(system=wording.system, user=template, fields=fields(item))
-
-
 def response_format(item: Any, version: str) -> dict:
     mode = _mode(item)
     if mode == "edit":
@@ -193,7 +185,6 @@ PROMPT = register(
         task_type=ArgumentStructure.slug,
         versions=VERSIONS,
         default_version="v1",
-        messages=messages,
         response_format=response_format,
         parse=parse,
         placeholders=PLACEHOLDERS,

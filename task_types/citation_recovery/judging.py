@@ -31,7 +31,6 @@ from llm_judges.prompts import (
     extract_json,
     json_schema_format,
     register,
-    render_messages,
     reply_body,
 )
 
@@ -98,11 +97,6 @@ def fields(item: Any) -> dict:
         ),
         "sentence_count": len(shown["sentences"]),
     }
-
-
-def messages(item: Any, version: str) -> list[dict]:
-    wording = VERSIONS[version]
-    return render_messages(system=wording.system, user=wording.user, fields=fields(item))
 
 
 def response_format(item: Any, version: str) -> dict:
@@ -205,7 +199,6 @@ PROMPT = register(
         task_type="citation_recovery",
         versions=VERSIONS,
         default_version="v1",
-        messages=messages,
         response_format=response_format,
         parse=parse,
         pairs=pairs,

@@ -26,7 +26,6 @@ from llm_judges.prompts import (
     json_schema_format,
     object_reply,
     register,
-    render_messages,
 )
 
 from .labels import EVIDENCE_LABELS, REDUCED_LABELS, can_agree, scheme_of
@@ -80,11 +79,6 @@ def fields(item: Any) -> dict:
         "response": item.payload["response"],
         "claims": "\n".join(_claim_block(n, c) for n, c in enumerate(claims, 1)),
     }
-
-
-def messages(item: Any, version: str) -> list[dict]:
-    wording = VERSIONS[version]
-    return render_messages(system=wording.system, user=wording.user, fields=fields(item))
 
 
 def response_format(item: Any, version: str) -> dict:
@@ -178,7 +172,6 @@ PROMPT = register(
         task_type="claim_review",
         versions=VERSIONS,
         default_version="v1",
-        messages=messages,
         response_format=response_format,
         parse=parse,
         pairs=pairs,

@@ -17,7 +17,6 @@ from llm_judges.prompts import (
     json_schema_format,
     object_reply,
     register,
-    render_messages,
 )
 from llm_judges.prompts.base import validated_answer
 
@@ -102,11 +101,6 @@ def fields(item: Any) -> dict:
     }
 
 
-def messages(item: Any, version: str) -> list[dict]:
-    wording = VERSIONS[version]
-    return render_messages(system=wording.system, user=wording.user, fields=fields(item))
-
-
 def response_format(item: Any, version: str) -> dict:
     questions = _config(item)["questions"]
     return json_schema_format(
@@ -132,7 +126,6 @@ PROMPT = register(
         task_type="questionnaire",
         versions=VERSIONS,
         default_version="v1",
-        messages=messages,
         response_format=response_format,
         parse=parse,
         placeholders=PLACEHOLDERS,

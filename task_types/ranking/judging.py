@@ -22,7 +22,6 @@ from llm_judges.prompts import (
     json_schema_format,
     object_reply,
     register,
-    render_messages,
 )
 
 from .ranks import competition_ranks, output_letter
@@ -95,11 +94,6 @@ def fields(item: Any) -> dict:
     }
 
 
-def messages(item: Any, version: str) -> list[dict]:
-    wording = VERSIONS[version]
-    return render_messages(system=wording.system, user=wording.user, fields=fields(item))
-
-
 def response_format(item: Any, version: str) -> dict:
     letters = _letters(_shown(item))
     names = [c["name"] for c in _criteria(item)]
@@ -159,7 +153,6 @@ PROMPT = register(
         task_type="ranking",
         versions=VERSIONS,
         default_version="v1",
-        messages=messages,
         response_format=response_format,
         parse=parse,
         answer_fields=("order", "ranks"),

@@ -26,7 +26,6 @@ from llm_judges.prompts import (
     object_reply,
     read_bool,
     register,
-    render_messages,
 )
 
 from .task import Stance
@@ -77,11 +76,6 @@ def fields(item: Any) -> dict:
         "response": " ".join(shown["sentences"]),
         "sentences": "\n".join(f"{n}. {s}" for n, s in enumerate(shown["sentences"], 1)),
     }
-
-
-def messages(item: Any, version: str) -> list[dict]:
-    wording = VERSIONS[version]
-    return render_messages(system=wording.system, user=wording.user, fields=fields(item))
 
 
 def response_format(item: Any, version: str) -> dict:
@@ -138,7 +132,6 @@ PROMPT = register(
         task_type=Stance.slug,
         versions=VERSIONS,
         default_version="v1",
-        messages=messages,
         response_format=response_format,
         parse=parse,
         pairs=pairs,

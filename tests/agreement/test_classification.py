@@ -89,7 +89,9 @@ def test_declared_label_order_is_kept_and_empty_input_is_nan():
     labels, matrix = confusion_matrix(["b"], ["a"], labels=["b", "a", "c"])
     assert labels == ("b", "a", "c") and matrix[0] == (0, 1, 0)
     assert math.isnan(classification_scores([], []).macro_f1)
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError, match=r"1 reference labels but 2 predicted labels: they must be paired"
+    ):
         classification_scores(["a"], ["a", "b"])
 
 

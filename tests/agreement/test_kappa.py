@@ -119,12 +119,12 @@ def test_cohen_kappa_is_nan_when_chance_agreement_is_total():
 
 
 def test_cohen_kappa_rejects_unpaired_input():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"equal length \(paired items\)"):
         cohen_kappa([1, 2], [1])
 
 
 def test_fleiss_kappa_rejects_subjects_with_different_numbers_of_raters():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"same number of ratings for every subject"):
         fleiss_kappa([[2, 1], [1, 1]])
 
 
@@ -136,7 +136,7 @@ def test_count_matrix_keeps_declared_categories_even_when_unused():
     counts, categories = count_matrix([["a", "b"], ["a", "a"]], categories=["a", "b", "c"])
     assert categories == ["a", "b", "c"]
     assert counts == [[1, 1, 0], [2, 0, 0]]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"label 'd' is not one of the declared categories"):
         count_matrix([["a", "d"]], categories=["a", "b"])
 
 
@@ -198,12 +198,12 @@ def test_choice_entropy_from_labels_counts_options_including_unchosen_ones():
     options = ["agree", "disagree", "neutral", "not sure"]
     assert choice_entropy_from_labels(["agree", "disagree"], options) == pytest.approx(0.5)
     assert choice_entropy_from_labels(["agree"] * 3, options) == 0.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"""labels \["'maybe'"\] are not among the options"""):
         choice_entropy_from_labels(["maybe"], options)
 
 
 def test_choice_entropy_edge_cases():
     assert math.isnan(choice_entropy([0, 0, 0]))
     assert choice_entropy([5]) == 0.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"counts must be non-negative"):
         choice_entropy([1, -1])

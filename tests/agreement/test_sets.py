@@ -45,7 +45,7 @@ def test_standardising_keeps_gold_labels_and_collapses_everything_else():
     assert standardise_to_gold({1, 2, 3}, {3, 4}) == frozenset({-2, 3})
     assert standardise_to_gold(set(), {3}) == frozenset()
     assert standardise_to_gold({1}, set(), other="other") == frozenset({"other"})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"the replacement label -2 is itself a gold label"):
         standardise_to_gold({1}, {-2, 1})
 
 
@@ -154,7 +154,7 @@ def test_full_setting_averages_per_claim_first_and_sample_setting_does_not():
     sample = aggregate_claims(rows, setting="sample")
     assert sample.n == 4
     assert sample.f1.mean == pytest.approx(0.5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"unknown setting 'everything'"):
         aggregate_claims(rows, setting="everything")
 
 

@@ -73,7 +73,7 @@ def test_labels_are_matched_case_insensitively_and_not_sure_is_never_correct():
     result = factual_accuracy(rows)
     assert result.per_level == {0: 0.75}
     assert expected_stance("Mixture") == "neutral"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"unknown veracity 'pants on fire'"):
         expected_stance("pants on fire")
 
 

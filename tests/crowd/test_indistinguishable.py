@@ -96,20 +96,24 @@ def test_submitting_a_control_answer_costs_the_server_the_same_work_as_a_regular
     assert counts[0] == counts[1]
 
 
-def test_dealing_a_control_one_at_a_time_costs_the_same_queries_as_a_regular_item(db, monkeypatch):
+def test_dealing_a_control_one_at_a_time_costs_the_same_queries_as_a_regular_item(db):
+    """New annotators ask for their first item until one is dealt a control and one a regular
+    item (each draw is 1 in 2); the two requests cost the same queries. The first request is not
+    measured: it warms what every later one finds warm."""
     from annotation import services
 
-    project = crowd_project(crowd={"control_rate": 0.5}, regular=4, controls=4)
-    counts, kinds = [], []
-    for turn in (True, False):
-        monkeypatch.setattr(services, "_control_turn", lambda *args, turn=turn: turn)
+    project = crowd_project(crowd={"control_rate": 0.5}, regular=30, controls=4, per_item=30)
+    services.assignment_next(project=project, annotator=add_annotator(project))
+    counts = {}
+    for _ in range(30):  # both kinds within 30 draws but for a chance of 2 in a billion
         user = add_annotator(project)
         with CaptureQueriesContext(connection) as queries:
             assignment = services.assignment_next(project=project, annotator=user)
-        counts.append(len(queries))
-        kinds.append(assignment.item.kind)
-    assert kinds == ["control", "regular"]
-    assert counts[0] == counts[1]
+        counts.setdefault(assignment.item.kind, len(queries))
+        if len(counts) == 2:
+            break
+    assert set(counts) == {"control", "regular"}
+    assert counts["control"] == counts["regular"]
 
 
 def test_the_admin_lists_batches_crowd_sessions_and_adjudications(db):

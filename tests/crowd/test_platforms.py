@@ -290,10 +290,17 @@ def test_a_second_hit_of_the_same_worker_gets_its_own_batch_and_code(study):
 
 
 def test_worker_accounts_cannot_log_in_with_a_password(study):
-    Client().get(prolific_url(study))
+    pid = "5f1a2b3c4d5e6f7a8b9c0d1e"
+    Client().get(prolific_url(study, pid=pid))
     worker = get_user_model().objects.get(username__startswith="prolific-")
-    response = Client().post("/login/", {"username": worker.username, "password": ""})
-    assert response.status_code == 200  # the form again, not a redirect
+    assert not worker.has_usable_password()
+    # What a password derived from the entry would be: the worker id, the account name, the
+    # study's or session's ids. None logs in.
+    for password in (pid, worker.username, "STUDY42", "sess0001", study.slug):
+        client = Client()
+        response = client.post("/login/", {"username": worker.username, "password": password})
+        assert response.status_code == 200, password  # the form again, not a redirect
+        assert "_auth_user_id" not in client.session, password
 
 
 def test_crowd_pages_for_researchers_are_closed_to_annotators_and_reviewers(study):

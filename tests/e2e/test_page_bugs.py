@@ -14,6 +14,16 @@ from tests import factories
 from tests.e2e.conftest import login
 from tests.e2e.pages import demo_project
 
+# Records every request to a submit URL the page makes from now on.
+SPY_ON_SUBMIT = """() => {
+  window.submitAttempts = [];
+  const send = window.fetch;
+  window.fetch = (url, options) => {
+    if (String(url).includes("/submit/")) window.submitAttempts.push(String(url));
+    return send(url, options);
+  };
+}"""
+
 
 def annotate(page, live_server, project, user):
     login(page, live_server, user.username, factories.PASSWORD)
@@ -42,11 +52,18 @@ def test_enter_on_a_focused_button_presses_it_and_never_submits(
 ):
     project, _, annotator = demo_project(slug, items=2)
     annotate(page, live_server, project, annotator)
+    page.evaluate(SPY_ON_SUBMIT)
+    banner = (
+        "[document.querySelector('#banner').hidden, document.querySelector('#banner').textContent]"
+    )
+    before = page.evaluate(banner)
     page.focus(button)
     page.keyboard.press("Enter")
     page.wait_for_function(effect)
-    # sleep-ok: an absence check (a wrong submit gets time to arrive); load can only hide a bug
-    page.wait_for_timeout(300)
+    # A submit starts in the keydown handler itself: its request (or, the item being unanswered,
+    # its refusal in the banner) exists by the time the key press has returned. No waiting.
+    assert page.evaluate("window.submitAttempts") == []
+    assert page.evaluate(banner) == before
     assert not Annotation.objects.filter(annotator=annotator).exists()
     assert page.locator("#position").inner_text().startswith("Item 1")
 
@@ -54,6 +71,7 @@ def test_enter_on_a_focused_button_presses_it_and_never_submits(
 def test_space_toggles_a_focused_sentence_and_escape_leaves_a_text_box(live_server, page):
     project, _, annotator = demo_project("citation_recovery")
     annotate(page, live_server, project, annotator)
+    page.evaluate(SPY_ON_SUBMIT)
     sentence = page.locator("#cr-sentences li[data-index='1']")
     sentence.focus()
     before = page.evaluate("window.scrollY")
@@ -64,8 +82,7 @@ def test_space_toggles_a_focused_sentence_and_escape_leaves_a_text_box(live_serv
     assert sentence.get_attribute("aria-checked") == "false"
     page.keyboard.press("Enter")  # a focused sentence keeps Enter: it toggles, nothing is sent
     assert sentence.get_attribute("aria-checked") == "true"
-    # sleep-ok: an absence check (a wrong submit gets time to arrive); load can only hide a bug
-    page.wait_for_timeout(300)
+    assert page.evaluate("window.submitAttempts") == []
     assert not Annotation.objects.filter(annotator=annotator).exists()
 
 

@@ -1,115 +1,50 @@
 """Every task type on a 390 x 844 phone (touch emulation) and under an axe-core audit.
 
 For each task type: the page is no wider than the screen, a full item is answered and submitted
-by taps on controls at least 44 px tall, and axe-core (vendored in tests/vendor, MPL-2.0) finds
+by taps on controls at least 44 px tall (the task type's routine is its
+``tests/task_types/<slug>/phone.py``), and axe-core (vendored in tests/vendor, MPL-2.0) finds
 no serious or critical violation on the annotator page nor on the agreement dashboard.
 Screenshots at 1280 and 390 px go to bench/out/pages/ (ignored by git)."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from annotation import task_types
-from annotation.models import Annotation
 from tests import factories
 from tests.e2e.conftest import login
-from tests.e2e.pages import PHONE, demo_project, screenshot
+from tests.e2e.pages import (
+    PHONE,
+    answer_an_item_by_taps_on_a_phone,
+    demo_project,
+    no_overflow,
+    screenshot,
+)
 
 AXE = Path(__file__).resolve().parents[1] / "vendor" / "axe-core-4.14.1" / "axe.min.js"
-MIN_TARGET = 44
 
 
-def tap(page, selector: str) -> None:
-    """Tap a control, after checking it is big enough for a finger."""
-    target = page.locator(selector).first
-    target.scroll_into_view_if_needed()
-    box = target.bounding_box()
-    assert box and box["height"] >= MIN_TARGET - 0.5, f"{selector} is {box} high"
-    target.tap()
+def phone_routine(slug: str):
+    """``answer(page)`` of ``tests/task_types/<slug>/phone.py``: how an annotator answers the
+    task type's demo item by taps; None when the task type has none."""
+    name = f"tests.task_types.{slug}.phone"
+    try:
+        return importlib.import_module(name).answer
+    except ModuleNotFoundError as exc:
+        if exc.name in (name, f"tests.task_types.{slug}"):
+            return None
+        raise
 
 
-def answer_citation_recovery(page):
-    tap(page, "#cr-sentences li[data-index='0']")
-    slider = page.locator("#cr-helpfulness")
-    slider.scroll_into_view_if_needed()
-    box = slider.bounding_box()
-    assert box["height"] >= MIN_TARGET - 0.5
-    # Chromium moves a range thumb on a pointer press on its track; Playwright's synthetic touch
-    # tap does not reach range inputs, so the press is sent as a pointer click at that spot.
-    page.mouse.click(box["x"] + box["width"] * 0.8, box["y"] + box["height"] / 2)
+SLUGS = sorted(task_types.task_type_registry.keys())
 
 
-def answer_stance(page):
-    rows = page.locator(".st-row").count()
-    for row in range(rows):
-        tap(page, f".st-row[data-row='{row}'] .st-choice.agree")
-
-
-def answer_ranking(page):
-    criteria = page.locator(".rk-criterion").count()
-    outputs = page.locator(".rk-output-text").count()
-    for c in range(criteria):
-        for o in range(outputs):
-            tap(page, f".rk-cell[data-criterion='{c}'][data-output='{o}'] .rk-rank[data-rank='1']")
-
-
-def answer_claim_review(page):
-    tap(page, "#rv-to-verify")
-    cards = page.locator("#rv-verify-list .rv-card")
-    for n in range(cards.count()):
-        card = f"#rv-verify-list .rv-card >> nth={n}"
-        agree = page.locator(card).locator(".rv-agree")
-        if agree.is_enabled():
-            tap(page, f"{card} >> .rv-agree")
-        else:
-            tap(page, f"{card} >> .rv-disagree")
-            tap(page, f"{card} >> .rv-label:enabled")
-
-
-def answer_argument_structure(page):
-    # Edit mode starts from the (valid) draft: the annotator checks both stages and submits.
-    tap(page, "#as-tab-2")
-    tap(page, "#as-tab-1")
-
-
-def answer_questionnaire(page):
-    # The default questionnaire: a pairwise preference and a Likert scale (the comment is optional).
-    tap(page, ".qn-question[data-question='preference'] .qn-choice")
-    tap(page, ".qn-question[data-question='helpfulness'] .qn-choice")
-
-
-ANSWER = {
-    "citation_recovery": answer_citation_recovery,
-    "stance": answer_stance,
-    "ranking": answer_ranking,
-    "claim_review": answer_claim_review,
-    "argument_structure": answer_argument_structure,
-    "questionnaire": answer_questionnaire,
-}
-
-
-def test_every_task_type_has_a_phone_routine_here():
-    assert set(ANSWER) == set(task_types.task_type_registry.keys())
-
-
-def no_overflow(page) -> None:
-    """Nothing wider than the device. Against the viewport's width, not ``innerWidth``: a mobile
-    browser zooms out to fit a page that overflows, and ``innerWidth`` grows with it."""
-    screen = page.viewport_size["width"]
-    wide = page.evaluate(
-        """(screen) => [document.documentElement.scrollWidth,
-            ...[...document.querySelectorAll('body *')]
-                .filter((e) => e.getBoundingClientRect().right > screen + 0.5
-                    && getComputedStyle(e).position !== 'fixed'
-                    && !e.closest('.table, .table-wrap, pre'))
-                .slice(0, 3).map((e) => e.tagName + (e.id ? '#' + e.id : '')
-                    + '.' + [...e.classList].join('.'))]""",
-        screen,
-    )
-    assert wide[0] <= screen, f"page is {wide[0]} px wide on a {screen} px screen: {wide[1:]}"
+def test_every_task_type_has_a_phone_routine():
+    missing = [slug for slug in SLUGS if phone_routine(slug) is None]
+    assert missing == [], "add tests/task_types/<slug>/phone.py defining answer(page)"
 
 
 def axe_violations(page) -> list[dict]:
@@ -122,35 +57,15 @@ def axe_violations(page) -> list[dict]:
     return found
 
 
-@pytest.mark.parametrize("slug", sorted(ANSWER))
+@pytest.mark.parametrize("slug", SLUGS)
 def test_a_full_item_is_answered_by_taps_on_a_phone(live_server, browser, slug):
-    project, _, annotator = demo_project(slug, items=2)
-    context = browser.new_context(**PHONE)
-    page = context.new_page()
-    try:
-        login(page, live_server, annotator.username, factories.PASSWORD)
-        page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
-        page.wait_for_function(
-            "document.querySelector('#position').textContent.startsWith('Item 1')"
-        )
-        no_overflow(page)
-        screenshot(page, f"{slug}-390")
-        ANSWER[slug](page)
-        try:  # the page checks the answer as it changes: wait for that, not for a pause
-            page.wait_for_selector("#submit:enabled")
-        except PlaywrightTimeoutError:
-            raise AssertionError(page.locator("#validation").inner_text()) from None
-        no_overflow(page)
-        tap(page, "#submit")
-        page.wait_for_function(
-            "document.querySelector('#position').textContent.startsWith('Item 2')"
-        )
-        assert Annotation.objects.filter(annotator=annotator).count() == 1
-    finally:
-        context.close()
+    answer = phone_routine(slug)
+    if answer is None:
+        pytest.fail(f"add tests/task_types/{slug}/phone.py defining answer(page)")
+    answer_an_item_by_taps_on_a_phone(live_server, browser, slug, answer)
 
 
-@pytest.mark.parametrize("slug", sorted(ANSWER))
+@pytest.mark.parametrize("slug", SLUGS)
 def test_annotator_page_and_dashboard_pass_an_axe_audit(live_server, page, slug):
     project, researcher, annotator = demo_project(slug, items=2)
     page.set_viewport_size({"width": 1280, "height": 900})

@@ -81,7 +81,7 @@ def test_the_shipped_v1_record_is_created_once_and_renders_exactly_the_builtin_p
     assert preview["response_format"] == builtin.response_format(item, "v1")
 
 
-@pytest.mark.parametrize("slug", ["argument_structure", "ranking", "stance", "claim_review"])
+@pytest.mark.parametrize("slug", prompts.prompt_registry.keys())
 def test_every_shipped_record_renders_the_builtin_messages_for_the_demo_item(db, slug):
     from tests.factories import demo_item
 

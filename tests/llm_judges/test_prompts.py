@@ -65,3 +65,50 @@ def test_rendering_replaces_named_placeholders_only():
     with pytest.raises(prompts.PlaceholderError, match=r"\{b\}"):
         prompts.render("{b}", {"a": 1})
     assert prompts.placeholders_in("{x}{y}{x}") == ["x", "y"]
+
+
+def _bare_prompt(**overrides) -> prompts.JudgePrompt:
+    wording = prompts.PromptVersion(system="", user="Claim: {claim}")
+    fields = {
+        "task_type": "nowhere",
+        "versions": {"v1": wording},
+        "default_version": "v1",
+        "response_format": lambda item, version: {},
+        "parse": lambda text, item: {},
+        "placeholders": {"claim": "the claim"},
+        "fields": lambda item: {"claim": item.claim},
+        **overrides,
+    }
+    return prompts.JudgePrompt(**fields)
+
+
+def test_a_judge_prompt_without_placeholders_or_fields_is_refused():
+    with pytest.raises(TypeError, match="fields"):
+        prompts.JudgePrompt(
+            task_type="nowhere",
+            versions={},
+            default_version="v1",
+            response_format=lambda item, version: {},
+            parse=lambda text, item: {},
+            placeholders={},
+        )
+    with pytest.raises(ValueError, match="nowhere: the judge prompt declares no placeholders"):
+        prompts.register(_bare_prompt(placeholders={}))
+    with pytest.raises(ValueError, match=r"nowhere v1: placeholder \{claim\} is not declared"):
+        prompts.register(_bare_prompt(placeholders={"evidence": "the evidence"}))
+    assert "nowhere" not in prompts.prompt_registry
+
+
+def test_messages_are_derived_from_the_version_the_fields_and_the_items_variant():
+    wording = prompts.PromptVersion(
+        system="Judge {claim}.", user="Main: {claim}", variants={"short": "Short: {claim}"}
+    )
+    prompt = _bare_prompt(versions={"v1": wording}, variant=lambda item: item.mode)
+    main, short = SimpleNamespace(claim="a", mode=""), SimpleNamespace(claim="b", mode="short")
+    assert prompt.messages(main, "v1") == [
+        {"role": "system", "content": "Judge a."},
+        {"role": "user", "content": "Main: a"},
+    ]
+    assert prompt.messages(short, "v1")[1] == {"role": "user", "content": "Short: b"}
+    with pytest.raises(LookupError, match="no version 'v2'"):
+        prompt.messages(main, "v2")

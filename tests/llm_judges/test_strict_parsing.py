@@ -59,6 +59,13 @@ def test_the_whole_reply_is_read_with_whitespace_or_a_json_fence_around_it(slug)
     assert prompt.parse(f"  ```\n{reply}```\n", item) == expected
 
 
+# Refused as a whole reply, not for a field's value: the JSON-only rule, or citation recovery's
+# own reading (JSON or a bare list of sentence numbers).
+NOT_AN_ANSWER = (
+    r"the reply is not a JSON value alone|the reply is neither JSON nor a list of sentence numbers"
+)
+
+
 @pytest.mark.parametrize("slug", SLUGS)
 @pytest.mark.parametrize(
     "wrap",
@@ -74,14 +81,14 @@ def test_the_whole_reply_is_read_with_whitespace_or_a_json_fence_around_it(slug)
 def test_an_answer_embedded_in_prose_is_unparseable(slug, wrap):
     item = demo_item(slug)
     reply = wrap.format(reply=_valid_reply(slug, item))
-    with pytest.raises(Unparseable):
+    with pytest.raises(Unparseable, match=NOT_AN_ANSWER):
         prompts.get(slug).parse(reply, item)
 
 
 @pytest.mark.parametrize("slug", SLUGS)
 @pytest.mark.parametrize("reply", ["random words [] more words", "Clinton 16 [2] years", "[]x"])
 def test_garbage_with_brackets_is_unparseable_in_every_task_type(slug, reply):
-    with pytest.raises(Unparseable):
+    with pytest.raises(Unparseable, match=NOT_AN_ANSWER):
         prompts.get(slug).parse(reply, demo_item(slug))
 
 
@@ -89,5 +96,5 @@ def test_extract_json_takes_only_a_whole_reply():
     assert prompts.extract_json(' {"a": [1]} ') == {"a": [1]}
     assert prompts.extract_json('```json\n{"a": 1}\n```') == {"a": 1}
     for text in ["x {}", "[] y", 'a ```json\n{"a": 1}\n```', "```json\n{} ``` ```{}```"]:
-        with pytest.raises(Unparseable):
+        with pytest.raises(Unparseable, match="the reply is not a JSON value alone"):
             prompts.extract_json(text)
