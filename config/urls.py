@@ -137,6 +137,11 @@ pages = [
         name="project-invitation-create",
     ),
     path(
+        "p/<slug:slug>/invitations.csv",
+        members_views.invitations_csv,
+        name="project-invitations-csv",
+    ),
+    path(
         "p/<slug:slug>/invitations/<int:invitation_id>/revoke/",
         members_views.invitation_revoke,
         name="project-invitation-revoke",

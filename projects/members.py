@@ -213,6 +213,63 @@ def invitation_create(
     )
 
 
+MAX_INVITATIONS_AT_ONCE = 500
+
+
+def invitations_create(
+    *,
+    project: Project,
+    role: str,
+    created_by: User | None,
+    count: int,
+    expires_in_days: int | None = None,
+    note: str = "",
+) -> list[Invitation]:
+    """``count`` single-use links at once (a crowd of invited annotators): the same role and
+    expiry, each note numbered ("pilot 1", "pilot 2"…) so the researcher can tell them apart."""
+    if (
+        not isinstance(count, int)
+        or isinstance(count, bool)
+        or not 1 <= count <= MAX_INVITATIONS_AT_ONCE
+    ):
+        raise Refusal(
+            f"Create 1 to {MAX_INVITATIONS_AT_ONCE} invitation links at once.", field="count"
+        )
+    if count == 1:
+        return [
+            invitation_create(
+                project=project,
+                role=role,
+                created_by=created_by,
+                expires_in_days=expires_in_days,
+                note=note,
+            )
+        ]
+    first = invitation_create(
+        project=project,
+        role=role,
+        created_by=created_by,
+        expires_in_days=expires_in_days,
+        note=_numbered(note, 1),
+    )
+    rest = [
+        Invitation(
+            project=project,
+            role=role,
+            created_by=created_by,
+            note=_numbered(note, number),
+            expires_at=first.expires_at,
+        )
+        for number in range(2, count + 1)
+    ]
+    return [first, *Invitation.objects.bulk_create(rest)]
+
+
+def _numbered(note: str, number: int) -> str:
+    stem = (note or "").strip()[:190] or "invitation"
+    return f"{stem} {number}"
+
+
 def invitation_token(*, invitation: Invitation) -> str:
     """The signed part of the invitation's link (the same every time for one invitation)."""
     payload = {"i": invitation.pk, "n": invitation.nonce}

@@ -8,15 +8,20 @@ expired). The logic is in projects/members.py; these views only read forms and s
 
 from __future__ import annotations
 
+import csv
+import io
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import Refusal
+from core.spreadsheet import spreadsheet_safe
 from projects import members
 from projects.models import Invitation, Membership
 from projects.permissions import RESEARCH_ROLES, has_role, project_for
@@ -125,28 +130,59 @@ def member_remove(request, slug, membership_id):
 @require_POST
 def invitation_create(request, slug):
     project = project_for(request.user, slug, RESEARCH_ROLES)
-    raw_days = (request.POST.get("expires_in_days") or "").strip()
+    days, count = _whole(request.POST.get("expires_in_days")), _whole(request.POST.get("count"))
     try:
-        days = int(raw_days) if raw_days else None
-    except ValueError:
-        days = -1  # refused by the service with its message
-    try:
-        invitation = members.invitation_create(
+        created = members.invitations_create(
             project=project,
             role=request.POST.get("role", ""),
             created_by=request.user,
+            count=1 if count is None else count,
             expires_in_days=days,
             note=request.POST.get("note", ""),
         )
     except Refusal as refusal:
         messages.error(request, refusal.message)
         return _members_page(request, project, status=refusal.status)
+    first = created[0]
+    links = "Invitation link" if len(created) == 1 else f"{len(created)} invitation links"
     messages.success(
         request,
-        f"Invitation link created ({invitation.get_role_display().lower()}, valid until "
-        f"{invitation.expires_at:%Y-%m-%d %H:%M} UTC): copy it from the list below and send it.",
+        f"{links} created ({first.get_role_display().lower()}, valid until "
+        f"{first.expires_at:%Y-%m-%d %H:%M} UTC): copy them from the list below, or download "
+        "them as CSV, and send them.",
     )
     return redirect(reverse("project-members", args=[project.slug]) + "#invitations")
+
+
+def _whole(raw: str | None) -> int | None:
+    """A form's whole number; blank: None; anything else: -1 (the service refuses it)."""
+    raw = (raw or "").strip()
+    try:
+        return int(raw) if raw else None
+    except ValueError:
+        return -1
+
+
+@login_required
+@require_http_methods(["GET"])
+def invitations_csv(request, slug):
+    """The open invitation links as CSV (role, note, expires, link), for a mail merge."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["role", "note", "expires_at", "link"])
+    for invitation in members.open_invitations(project=project):
+        writer.writerow(
+            [
+                invitation.role,
+                spreadsheet_safe(invitation.note),
+                invitation.expires_at.isoformat(timespec="seconds"),
+                invitation_url(request, invitation),
+            ]
+        )
+    response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-invitations.csv"'
+    return response
 
 
 @login_required

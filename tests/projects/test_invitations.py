@@ -158,6 +158,41 @@ def test_the_members_page_makes_and_lists_invitation_links(project, researcher):
     assert Invitation.objects.filter(project=project).count() == 1
 
 
+def test_many_links_at_once_each_single_use_with_a_csv(project, researcher):
+    client = Client()
+    client.force_login(researcher)
+    response = client.post(
+        f"/p/{project.slug}/invitations/",
+        {"role": "annotator", "expires_in_days": "5", "note": "pilot", "count": "25"},
+    )
+    assert response.status_code == 302
+    links = list(Invitation.objects.filter(project=project).order_by("pk"))
+    assert len(links) == 25 and len({i.nonce for i in links}) == 25
+    assert [i.note for i in links[:3]] == ["pilot 1", "pilot 2", "pilot 3"]
+    assert len({i.expires_at for i in links}) == 1
+    sheet = client.get(f"/p/{project.slug}/invitations.csv")
+    rows = sheet.content.decode().splitlines()
+    assert rows[0] == "role,note,expires_at,link" and len(rows) == 26
+    urls = [row.rsplit(",", 1)[1] for row in rows[1:]]
+    assert len(set(urls)) == 25 and all("/invite/" in url for url in urls)
+    # Two people with two links make two accounts; each link works once.
+    first, second = (url.split("testserver", 1)[1] for url in urls[:2])
+    assert accept(Client(), first, "worker-a").status_code == 302
+    assert accept(Client(), second, "worker-b").status_code == 302
+    assert accept(Client(), first, "worker-c").status_code == 410
+    page = client.get(f"/p/{project.slug}/members/").content.decode()
+    assert page.count('class="button copy-link"') == 23
+    for bad in ("0", "501", "many"):
+        refused = client.post(
+            f"/p/{project.slug}/invitations/", {"role": "annotator", "count": bad}
+        )
+        assert refused.status_code == 400 and "1 to 500" in refused.content.decode()
+    assert Invitation.objects.filter(project=project).count() == 25
+    stranger = Client()
+    stranger.force_login(factories.UserFactory(username=factories.unique("s")))
+    assert stranger.get(f"/p/{project.slug}/invitations.csv").status_code == 404
+
+
 def test_invitations_through_the_api(project, researcher, annotator):
     api = client_for(researcher)
     url = f"/api/projects/{project.slug}/invitations/"
