@@ -101,6 +101,7 @@ class StubLLM:
         self.latency = latency
         self.requests: list[dict] = []
         self._lock = threading.Lock()
+        self._connections: set = set()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -109,6 +110,19 @@ class StubLLM:
 
             def log_message(self, *args):  # quiet
                 pass
+
+            def setup(self):
+                super().setup()
+                with stub._lock:
+                    stub._connections.add(self.connection)
+
+            def finish(self):
+                with stub._lock:
+                    stub._connections.discard(self.connection)
+                try:
+                    super().finish()
+                except OSError:
+                    pass  # stopped: the connection was shut down under it
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
@@ -180,8 +194,19 @@ class StubLLM:
         return self
 
     def stop(self) -> None:
+        """Stop as a killed server does: no new connection is accepted (refused), and every
+        open one, kept alive by a client or in the middle of a call, is reset."""
+        import socket
+
         self.server.shutdown()
         self.server.server_close()
+        with self._lock:
+            connections, self._connections = list(self._connections), set()
+        for sock in connections:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def __enter__(self) -> StubLLM:
         return self.start()
