@@ -499,7 +499,21 @@ def _call_llm(
     transient: list[Pending] = []
     max_tokens = batch.parameters.get("max_tokens", 0)
 
+    budgeted = batch.run.budget_calls is not None or batch.run.budget_tokens is not None
+
     def fill() -> None:
+        if not budgeted:
+            # Nothing to refuse: count the calls about to start in one UPDATE, then start them.
+            starting = min(len(waiting), concurrency - len(in_flight))
+            if batch.report.stopped or starting <= 0:
+                return
+            budgets.count_calls(run=batch.run, calls=starting)
+            for _ in range(starting):
+                item, request = waiting.popleft()
+                future = pool.submit(backend.call, *request)
+                in_flight[future] = (item, request)
+                reserved[future] = 0
+            return
         while waiting and len(in_flight) < concurrency and not batch.report.stopped:
             item, request = waiting.popleft()
             tokens = meter.prompt_tokens(messages=request[0]) + max_tokens
