@@ -20,6 +20,7 @@ from studies.services.exports import export_stream
 from tests import factories
 from tests.llm_judges.conftest import make_llm_judge, start
 from tests.llm_judges.stub_llm import Reply, claim_of, completion_body
+from tests.llm_judges.test_budget import _prompt_estimate
 from tests.llm_judges.test_pages import page_client
 
 Status = JudgeRun.Status
@@ -337,3 +338,48 @@ def test_structured_output_is_reported_apart_and_exports_carry_each_results_reco
     header = export(project, "csv").splitlines()[0].split(",")
     for column in ("judge_finish_reason", "judge_seed", "judge_schema_valid", "judge_removed_nul"):
         assert column in header
+
+
+def test_with_the_models_tokenizer_a_budget_reserves_the_exact_prompt_count(
+    project, stub, api_key, tmp_path, django_capture_on_commit_callbacks
+):
+    """A judge naming its model's tokenizer reserves the prompt as that tokenizer counts it
+    with its chat template (plus a small margin), not the byte bound: a server counting with
+    the same tokenizer fills the budget to within one call."""
+    from transformers import AutoTokenizer
+
+    from llm_judges.services import budget
+    from tests.llm_judges.tiny_causal_lm import build_tiny_causal_lm
+
+    directory = build_tiny_causal_lm(tmp_path / "tiny")
+    tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+
+    def counted(messages) -> int:
+        ids = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        return len(ids["input_ids"] if isinstance(ids, dict) else ids)
+
+    def server(request: dict) -> Reply:
+        body = completion_body(
+            '{"sentences": [2]}',
+            model=request["json"]["model"],
+            prompt_tokens=counted(request["json"]["messages"]),
+            completion_tokens=7,
+        )
+        return Reply(body=body)
+
+    items = factories.make_items(project, 10)
+    stub.responder = server
+    judge = make_llm_judge(stub, tokenizer=str(directory), max_tokens=16)
+    estimate = selectors.run_estimate(judge=judge, project=project)
+    assert "counted by the judge's tokenizer" in estimate["method"]
+    exact = _prompt_estimate(project, items, count=lambda messages: counted(messages))
+    assert estimate["prompt_tokens_bound"] == sum(exact) + 10 * budget.TOKENIZER_MARGIN
+    bounds = _prompt_estimate(project, items, count=budget.bound_tokens)
+    assert estimate["prompt_tokens_bound"] < sum(bounds) / 2
+
+    limit = sum(n + budget.TOKENIZER_MARGIN + 16 for n in exact[:6])
+    run = start(judge, project, django_capture_on_commit_callbacks, budget_tokens=limit)
+    used = sum(c.prompt_tokens + c.completion_tokens for c in JudgeCall.objects.filter(run=run))
+    assert used <= limit and run.tokens_reserved == used
+    assert run.answered_count >= 6  # reserved at the exact count; the byte bound lets in fewer
+    assert sum(b + 16 for b in bounds[:2]) > limit
