@@ -13,6 +13,11 @@ processes judges them, each task keeping ``--concurrency`` calls in flight from 
 Timed from the start of the run to its "done" (worker start-up excluded). Target from the issue:
 1,000 calls within 15 s with 2 worker processes.
 
+Against the raw client at the same parallelism (issue 32), in this run: the same ``--calls``
+prompts sent with the ``openai`` client alone, from ``--workers`` processes with ``--concurrency``
+threads each, nothing stored. The judge's figure over the raw client's is what Concord's run
+machinery costs (reservations, results and calls written, status checks, Celery).
+
 Needs PostgreSQL ($BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres: a
 scratch database is created and dropped) and Redis ($BENCH_REDIS_URL, else $REDIS_URL, else
 redis://127.0.0.1:6379/0; a queue of its own, deleted afterwards).
@@ -64,6 +69,46 @@ def drop_database(admin_url: str, name: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     connection.close()
+
+
+def _raw_calls(url: str, model: str, requests: list, threads: int) -> int:
+    """One process of the raw-client baseline: ``requests`` sent by ``threads`` threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import openai
+
+    client = openai.OpenAI(base_url=url, api_key="sk-bench", timeout=30, max_retries=0)
+
+    def call(request) -> bool:
+        messages, response_format = request
+        reply = client.chat.completions.create(
+            model=model,
+            messages=messages,
+            temperature=0.0,
+            max_tokens=256,
+            response_format=response_format,
+        )
+        return reply.choices[0].message.content is not None
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        return sum(pool.map(call, requests))
+
+
+def raw_client_seconds(url: str, requests: list, *, processes: int, threads: int) -> float:
+    """Seconds for the raw ``openai`` client to send ``requests`` from ``processes`` processes
+    with ``threads`` threads each (the judge run's parallelism)."""
+    import multiprocessing
+
+    shares = [requests[n::processes] for n in range(processes)]
+    context = multiprocessing.get_context("fork")
+    with context.Pool(processes) as pool:
+        started = time.perf_counter()
+        answered = pool.starmap(
+            _raw_calls, [(url, "stub-model", share, threads) for share in shares]
+        )
+        seconds = time.perf_counter() - started
+    assert sum(answered) == len(requests)
+    return seconds
 
 
 def bench_llm(args) -> dict:
@@ -124,6 +169,12 @@ def bench_llm(args) -> dict:
             assert outcome.ok, outcome.error
         per_call = (time.perf_counter() - started) / len(sample)
         serial_total = per_call * args.calls
+        requests = [
+            (prompt.messages(item, "v1"), prompt.response_format(item, "v1")) for item in items
+        ]
+        raw_total = raw_client_seconds(
+            stub.url, requests, processes=args.workers, threads=args.concurrency
+        )
 
         worker = CeleryWorker(
             queue=queue,
@@ -150,6 +201,7 @@ def bench_llm(args) -> dict:
         return {
             "per_call": per_call,
             "serial_total": serial_total,
+            "raw_total": raw_total,
             "parallel_total": parallel_total,
             "status": status,
             "answered": answered,
@@ -268,6 +320,15 @@ def main() -> None:
             f"{r['calls'] / r['parallel_total']:.0f} calls/s"
         )
         print(f"  speed-up vs serial: {r['serial_total'] / r['parallel_total']:.1f}x")
+        print(
+            f"  raw openai client, same parallelism ({args.workers} processes x "
+            f"{args.concurrency} threads, nothing stored): {r['raw_total']:.1f} s, "
+            f"{args.calls / r['raw_total']:.0f} calls/s"
+        )
+        print(
+            f"  judge run vs raw client: {r['parallel_total'] / r['raw_total']:.2f}x the time "
+            f"({args.calls / r['parallel_total']:.0f} vs {args.calls / r['raw_total']:.0f} calls/s)"
+        )
         verdict = "met" if r["status"] == "done" and r["parallel_total"] <= 15 else "NOT met"
         print(f"  target (1,000 calls within 15 s with 2 processes): {verdict}")
         if r["log"]:

@@ -298,6 +298,18 @@ CONCORD_JUDGE_SOFT_TIME_LIMIT = env.int("CONCORD_JUDGE_SOFT_TIME_LIMIT", default
 # few seconds while a batch works) for this long is lost (its worker was killed, or the broker
 # lost its tasks): starting the judge again takes it over instead of answering 409.
 CONCORD_JUDGE_LOST_AFTER_SECONDS = env.int("CONCORD_JUDGE_LOST_AFTER_SECONDS", default=300)
+# A periodic task (Celery beat) ends lost runs and starts their judges again this often; the run
+# page flags an active run silent for CONCORD_JUDGE_STALE_AFTER_SECONDS before that.
+CONCORD_JUDGE_RESUME_EVERY_SECONDS = env.int("CONCORD_JUDGE_RESUME_EVERY_SECONDS", default=60)
+CONCORD_JUDGE_STALE_AFTER_SECONDS = env.int("CONCORD_JUDGE_STALE_AFTER_SECONDS", default=60)
+CELERY_BEAT_SCHEDULE["resume-lost-judge-runs"] = {
+    "task": "llm_judges.resume_lost_runs",
+    "schedule": CONCORD_JUDGE_RESUME_EVERY_SECONDS,
+    "options": {
+        "expires": CONCORD_JUDGE_RESUME_EVERY_SECONDS,  # no pile-up while no worker listens
+        **({"queue": CONCORD_JUDGE_QUEUE} if CONCORD_JUDGE_QUEUE else {}),
+    },
+}
 
 if not DEBUG:
     SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)

@@ -9,6 +9,11 @@ from the service as a list of items to retry; the task re-queues only those, wit
 the service computed (the run's heartbeat is set to when the retry is due). If the broker
 refuses that retry, the items are stored as failed (the run must still end) and the task's
 failure is logged.
+
+``resume_lost_judge_runs`` runs every ``CONCORD_JUDGE_RESUME_EVERY_SECONDS`` from Celery beat
+(``CELERY_BEAT_SCHEDULE``): a run none of whose batches has shown a sign of life for
+``CONCORD_JUDGE_LOST_AFTER_SECONDS`` is ended and its judge started again over the items it left
+(``services.judge_runs_resume_lost``), without anyone pressing start.
 """
 
 from __future__ import annotations
@@ -81,3 +86,12 @@ def judge_batch(self, run_id: int, item_ids: list[int], attempt: int = 0) -> dic
             raise
         raise retry
     return {"stored": report.stored, "stopped": report.stopped}
+
+
+@shared_task(name="llm_judges.resume_lost_runs", ignore_result=True)
+def resume_lost_judge_runs() -> list[dict]:
+    """End lost judge runs and start their judges again (see the module)."""
+    return [
+        {"lost_run": r.lost_run_id, "run": r.run_id, "message": r.message}
+        for r in services.judge_runs_resume_lost()
+    ]

@@ -352,10 +352,15 @@ class JudgeRun(models.Model):
         help_text="LLM: the structured-output mode the run asked for (json_schema, "
         "json_object_schema or none).",
     )
+    truncated_count = models.PositiveIntegerField(
+        default=0,
+        help_text="LLM: replies cut at max_tokens (finish reason 'length'); copied at the end.",
+    )
     schema_valid_count = models.PositiveIntegerField(
         default=0,
         help_text="LLM: replies that were exactly a JSON value matching the prompt's schema "
-        "(whether the server honoured the structured output); copied when the run ends.",
+        "(a reply cut at max_tokens cannot be; servers do not say whether they honoured the "
+        "schema); copied when the run ends.",
     )
     seed = models.BigIntegerField(
         null=True, blank=True, help_text="LLM: the sampling seed sent with every call."
@@ -371,6 +376,18 @@ class JudgeRun(models.Model):
         blank=True,
         help_text="Last sign of life of one of its batches (or when a scheduled retry is due); "
         "an active run silent for longer than CONCORD_JUDGE_LOST_AFTER_SECONDS is lost.",
+    )
+    unreachable_since = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="LLM: when its server stopped answering (the first connection error after "
+        "the last reply); cleared by the next reply. Items are retried until it has been "
+        "unreachable for the judge's unreachable_wait.",
+    )
+    error_excerpt = models.TextField(
+        blank=True,
+        help_text="Staff only: the server's own message behind a run-level error, bounded and "
+        "sanitised (researchers see the status and the error class in 'error').",
     )
 
     class Meta:
@@ -416,6 +433,15 @@ class JudgeResult(models.Model):
     run = models.ForeignKey(
         JudgeRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="results"
     )
+    produced_by = models.ForeignKey(
+        JudgeRun,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The run whose batch stored this result; never changes (``run`` is the run "
+        "that last claimed it, which counts it in its progress).",
+    )
     status = models.CharField(max_length=12, choices=Status.choices)
     answer = models.JSONField(null=True, blank=True, help_text="In the task type's answer shape.")
     raw = models.TextField(
@@ -436,7 +462,19 @@ class JudgeResult(models.Model):
     )
     seed = models.BigIntegerField(null=True, blank=True, help_text="LLM: the sampling seed sent.")
     error = models.TextField(
-        blank=True, help_text="Why the reply is unparseable or the call failed."
+        blank=True,
+        help_text="Why the reply is unparseable or the call failed (a server's error: its "
+        "status and the error class, never its body).",
+    )
+    error_class = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="What kind of problem: an LLM error class (unreachable, timeout, "
+        "server_error…), unparseable, truncated, budget, time_limit, prompt, internal.",
+    )
+    error_excerpt = models.TextField(
+        blank=True,
+        help_text="Staff only: the server's own error message, bounded and sanitised.",
     )
     attempts = models.PositiveSmallIntegerField(default=1)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
@@ -474,6 +512,10 @@ class JudgeCall(models.Model):
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     finish_reason = models.CharField(max_length=20, blank=True)
     error = models.TextField(blank=True)
+    error_class = models.CharField(max_length=40, blank=True)
+    error_excerpt = models.TextField(
+        blank=True, help_text="The server's own error message, bounded and sanitised (staff)."
+    )
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField()

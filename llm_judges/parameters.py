@@ -70,6 +70,21 @@ class LLMParameters(_Common):
     )
     backoff_base = serializers.FloatField(min_value=0.0, max_value=300.0, default=2.0)
     backoff_cap = serializers.FloatField(min_value=0.0, max_value=3600.0, default=120.0)
+    unreachable_wait = serializers.FloatField(
+        min_value=0.0,
+        max_value=3600.0,
+        default=300.0,
+        help_text="Seconds items are retried (with the backoff, beyond max_attempts) while the "
+        "server is unreachable (connection refused or reset), so that a server restart is "
+        "survived; then they fail with the connection error.",
+    )
+    tokenizer = serializers.CharField(
+        default="",
+        allow_blank=True,
+        max_length=500,
+        help_text="Path of the model's Hugging Face tokenizer on the workers (optional): token "
+        "budgets then reserve the prompt's exact count instead of a bound of one token per byte.",
+    )
     structured_output = StructuredOutputField(
         choices=STRUCTURED_OUTPUT_MODES,
         default="json_schema",

@@ -105,16 +105,22 @@ EXPORT_RESULT_FIELDS = (
     "prompt_version",
     "setting",
     "run_id",
+    "produced_by_id",
     "run__prompt_fingerprint",
     "run__prompt__name",
     "presentation",
     "status",
     "answer",
     "error",
+    "error_class",
     "attempts",
     "latency_ms",
     "prompt_tokens",
     "completion_tokens",
+    "finish_reason",
+    "seed",
+    "schema_valid",
+    "detail__raw_cleaned",  # what was removed to store the reply: {"nul": n, …}
 )
 
 
@@ -225,7 +231,25 @@ def _with_live_counts(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
         live_failed=Count("results", filter=Q(results__status=ResultStatus.FAILED)),
         live_not_run=Count("results", filter=Q(results__status=ResultStatus.NOT_RUN)),
         live_schema_valid=Count("results", filter=Q(results__schema_valid=True)),
+        live_truncated=Count("results", filter=Q(results__finish_reason="length")),
     )
+
+
+def _silence(run: JudgeRun) -> dict:
+    """How long an active run's batches have been silent, and whether the page flags it."""
+    from django.conf import settings
+    from django.utils import timezone
+
+    if not run.is_active:
+        return {"silent_seconds": None, "stale": False, "lost": False}
+    last = run.heartbeat_at or run.started_at or run.created_at
+    silent = max((timezone.now() - last).total_seconds(), 0.0)
+    return {
+        "silent_seconds": round(silent),
+        "stale": silent > settings.CONCORD_JUDGE_STALE_AFTER_SECONDS,
+        "lost": silent > settings.CONCORD_JUDGE_LOST_AFTER_SECONDS,
+        "lost_after_seconds": settings.CONCORD_JUDGE_LOST_AFTER_SECONDS,
+    }
 
 
 def progress_of(*, run: JudgeRun) -> dict:
@@ -237,6 +261,7 @@ def progress_of(*, run: JudgeRun) -> dict:
     failed = run.live_failed if live else run.failed_count
     not_run = run.live_not_run if live else run.not_run_count
     schema_valid = run.live_schema_valid if live else run.schema_valid_count
+    truncated = run.live_truncated if live else run.truncated_count
     done = answered + unparseable
     total = run.total
 
@@ -262,17 +287,33 @@ def progress_of(*, run: JudgeRun) -> dict:
         "answered": answered,
         "unparseable": unparseable,
         "failed": failed,
-        # LLM: the structured-output mode asked for, and how many replies matched the schema
-        # (all of them when the server honours it; transformers serve ignores it).
+        # LLM structured output, each part apart: the mode sent (json_schema,
+        # json_object_schema, none); whether the server says it honoured it (OpenAI-compatible
+        # servers never say: None; transformers serve ignores it and only logs so); replies that
+        # matched the schema; replies cut at max_tokens, which cannot match; and of the replies
+        # that ended on their own, how many matched (all, when the server honours it).
         "structured_output": run.structured_output,
+        "schema_honoured_by_server": None,
         "schema_valid": schema_valid,
+        "truncated": truncated,
+        "complete_replies": max(done - truncated, 0),
         "seed": run.seed,
-        # LLM: calls made (every attempt) and the tokens the server counted
+        # LLM: calls started (every attempt; reserved before it is made), calls whose outcome is
+        # recorded, and the tokens the server counted. Started but not recorded: in flight, or
+        # lost with a killed worker (usage unknown).
         "usage": {
             "calls": getattr(run, "usage_calls", None),
+            "calls_started": run.calls_reserved,
+            "calls_unrecorded": (
+                max(run.calls_reserved - run.usage_calls, 0)
+                if hasattr(run, "usage_calls")
+                else None
+            ),
             "input_tokens": getattr(run, "usage_prompt_tokens", None),
             "output_tokens": getattr(run, "usage_completion_tokens", None),
         },
+        "unreachable_since": (run.unreachable_since.isoformat() if run.unreachable_since else None),
+        **_silence(run),
         "not_run": not_run,
         "budget_calls": run.budget_calls,
         "budget_tokens": run.budget_tokens,
@@ -319,12 +360,64 @@ def run_usage(*, run: JudgeRun) -> dict[str, int | float | None]:
 
 
 def run_problems(*, run: JudgeRun, limit: int = 100) -> list[JudgeResult]:
-    """Unparseable and failed results of a run, with their items, for the run page."""
+    """Unparseable, failed and not-run results of a run, with their items, for the run page:
+    failed first (their cause is the run's), then unparseable, then not run; item order within."""
+    from django.db.models import Case, IntegerField, When
+
+    order = Case(
+        When(status=ResultStatus.FAILED, then=0),
+        When(status=ResultStatus.UNPARSEABLE, then=1),
+        default=2,
+        output_field=IntegerField(),
+    )
     return list(
         run.results.exclude(status=ResultStatus.OK)
         .select_related("item")
-        .order_by("item__position", "item_id")[:limit]
+        .alias(rank=order)
+        .order_by("rank", "item__position", "item_id")[:limit]
     )
+
+
+def run_problem_groups(*, run: JudgeRun) -> list[dict]:
+    """The run's results without an answer grouped by kind, most first: ``{"status",
+    "error_class", "label", "count", "example", "first_item"}`` (``example``: the first such
+    result's message). Two queries however many problems there are."""
+    from django.db.models import Min
+
+    from llm_judges.backends.llm import ERROR_CLASSES
+
+    labels = {
+        **ERROR_CLASSES,
+        "unparseable": "unparseable reply",
+        "truncated": "reply cut at max_tokens",
+        "budget": "not run: budget",
+        "time_limit": "the task's time limit",
+        "prompt": "the prompt cannot be built",
+        "internal": "an error of the batch",
+    }
+    groups = list(
+        run.results.exclude(status=ResultStatus.OK)
+        .values("status", "error_class")
+        .annotate(count=Count("id"), first=Min("id"))
+        .order_by("-count", "status", "error_class")
+    )
+    firsts = {
+        row["id"]: row
+        for row in JudgeResult.objects.filter(id__in=[g["first"] for g in groups]).values(
+            "id", "error", "item__external_id"
+        )
+    }
+    return [
+        {
+            "status": group["status"],
+            "error_class": group["error_class"],
+            "label": labels.get(group["error_class"], group["error_class"] or group["status"]),
+            "count": group["count"],
+            "example": firsts[group["first"]]["error"],
+            "first_item": firsts[group["first"]]["item__external_id"],
+        }
+        for group in groups
+    ]
 
 
 def preselection_of(*, project: Project) -> Preselection | None:
@@ -461,8 +554,10 @@ def run_estimate(
     """What a run would cost, before it starts: the items it covers, those left to judge (no
     answer of the judge's key yet), and for an LLM judge the calls (one per item and
     presentation) and tokens: prompt tokens estimated from the rendered prompts (about four
-    characters per token, ``budget.estimate_tokens``), completion tokens at most ``max_tokens``
-    each. Raises ``JudgeError`` as starting the run would (judge, filters)."""
+    characters per token, ``budget.estimate_tokens``: "about"), and bounded as a budget
+    reserves them (``budget.PromptMeter``: the judge's tokenizer, else one token per byte),
+    completion tokens at most ``max_tokens`` each; ``max_tokens`` (in all) is the bound's
+    "at most". Raises ``JudgeError`` as starting the run would (judge, filters)."""
     from llm_judges.parameters import clean_parameters
     from llm_judges.services import budget
     from llm_judges.services.configuration import _prompt_for
@@ -503,6 +598,7 @@ def run_estimate(
         "to_judge": len(todo),
         "calls": 0,
         "prompt_tokens": 0,
+        "prompt_tokens_bound": 0,
         "max_completion_tokens": 0,
         "max_tokens": 0,
         "unrenderable": 0,
@@ -512,6 +608,12 @@ def run_estimate(
         estimate["method"] = f"A {judge.kind} judge runs on the workers: no calls, no tokens."
         return estimate
     parameters = {**clean_parameters(judge.kind, judge.parameters), **(template.parameters or {})}
+    try:
+        meter = budget.PromptMeter(tokenizer=parameters.get("tokenizer", ""))
+    except Exception as exc:  # ConfigError: the tokenizer cannot be loaded
+        from llm_judges.services.errors import JudgeError
+
+        raise JudgeError(str(exc), field="judge") from None
     for item, presentation in todo:
         item.judge_presentation = presentation
         try:
@@ -521,12 +623,20 @@ def run_estimate(
             continue
         estimate["calls"] += 1
         estimate["prompt_tokens"] += budget.estimate_tokens(messages=messages)
+        estimate["prompt_tokens_bound"] += meter.prompt_tokens(messages=messages)
     estimate["max_completion_tokens"] = estimate["calls"] * parameters["max_tokens"]
-    estimate["max_tokens"] = estimate["prompt_tokens"] + estimate["max_completion_tokens"]
+    estimate["max_tokens"] = estimate["prompt_tokens_bound"] + estimate["max_completion_tokens"]
+    bound = (
+        "counted by the judge's tokenizer"
+        if meter.exact
+        else "bounded at one token per UTF-8 byte plus the chat template's tokens (a judge "
+        "with a tokenizer gets the exact count)"
+    )
     estimate["method"] = (
-        "One call per item to judge (retries of transient errors come on top). Prompt tokens "
-        f"estimated at {budget.CHARS_PER_TOKEN} characters per token; completion tokens at "
-        f"most max_tokens ({parameters['max_tokens']}) per call."
+        "One call per item to judge (retries of transient errors come on top). Input tokens "
+        f"about {budget.CHARS_PER_TOKEN} characters per token; for 'at most' {bound}; "
+        f"completion tokens at most max_tokens ({parameters['max_tokens']}) per call. A token "
+        "budget reserves the same bound before each call."
     )
     return estimate
 

@@ -242,8 +242,10 @@ def _switch_preselection(request, project, judge) -> None:
 @login_required
 @require_GET
 def judge_run(request, slug, run_id):
-    """One run: progress, calls, tokens and latency, and the items it could not answer with the
-    reply or error (escaped by the template; replies are untrusted text)."""
+    """One run: progress, calls, tokens and latency, a flag when its batches went silent, its
+    problems grouped by kind, and the items it could not answer with the reply or error
+    (escaped by the template; replies are untrusted text). Servers' error bodies appear only
+    as sanitised excerpts, and only to staff."""
     project = project_for(request.user, slug, RESEARCH_ROLES)
     run = selectors.run_for_project(project=project, run_id=run_id)
     if run is None:
@@ -257,6 +259,10 @@ def judge_run(request, slug, run_id):
             "progress": selectors.progress_of(run=run),
             "usage": selectors.run_usage(run=run),
             "problems": selectors.run_problems(run=run),
+            "problem_groups": selectors.run_problem_groups(run=run),
+            # A server's own error text (sanitised) is for staff; researchers see the status
+            # and the error class (issue 24).
+            "show_excerpts": request.user.is_staff,
         },
     )
 

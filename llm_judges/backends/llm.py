@@ -15,8 +15,15 @@ Error classes:
   (llama-cpp-python: 500), an unknown parameter. Retrying those, or calling for the next item,
   only repeats the refusal.
 
-The error stored is the server's own message (``{"error": {"message": …}}`` as OpenAI sends it,
-``{"detail": …}`` as FastAPI servers do, or the body's text), prefixed with the HTTP status.
+What an error says, and to whom: a server's error body is untrusted text (a proxy's HTML page,
+an admin panel with its secrets). ``CallOutcome.error``, which researchers see on the run page and
+in exports, holds only the HTTP status and the error class we name (:data:`ERROR_CLASSES`:
+"HTTP 400: structured output refused"), never the body; ``CallOutcome.excerpt`` holds the
+server's own message (``{"error": {"message": …}}`` as OpenAI sends it, ``{"detail": …}`` as
+FastAPI servers do, or the body's text) as a bounded, sanitised excerpt (:func:`excerpt_of`:
+tags removed, secrets redacted, at most ``EXCERPT_CHARS``) for staff only (the admin, the run
+page for staff). Connection errors and timeouts are described by the client, not the server, and
+are shown as they are ("connection error: [Errno 111] Connection refused").
 Replies also carry their ``finish_reason`` ("stop", or "length" when cut at ``max_tokens``).
 
 Structured output (``structured_output``): ``json_schema`` sends OpenAI's
@@ -26,6 +33,7 @@ Structured output (``structured_output``): ``json_schema`` sends OpenAI's
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -53,13 +61,59 @@ _REQUEST_REFUSED = re.compile(
 # length: "This model's maximum context length is 4096 tokens" is about this item's prompt).
 _MODEL_REFUSED = re.compile(r"\bmodel\b|\bpinned\b", re.IGNORECASE)
 _ITEM_SPECIFIC = re.compile(r"context|too long|too many tokens|maximum.*length", re.IGNORECASE)
+_FORMAT_REFUSED = re.compile(r"response_format|json_schema|json_object|\bschema\b", re.IGNORECASE)
+
+# The error classes researchers see (stored in ``error_class`` of calls and results), with the
+# words shown after the HTTP status. Ours, never the server's.
+ERROR_CLASSES = {
+    "refused_address": "address refused (not a staff-approved network)",
+    "unreachable": "server unreachable",
+    "timeout": "timed out",
+    "rate_limited": "rate limited",
+    "server_error": "server error",
+    "auth": "API key refused",
+    "forbidden": "access refused",
+    "not_found": "not found (model or URL)",
+    "model_refused": "the model name is refused",
+    "format_refused": "structured output refused",
+    "request_refused": "request refused as a whole (a parameter the server does not accept)",
+    "prompt_too_long": "the prompt is too long for the model",
+    "bad_request": "request refused for this item",
+    "bad_reply": "the reply is not a chat completion",
+}
+EXCERPT_CHARS = 300
+_TAGS = re.compile(r"<[^>]{0,2000}>")
+_SECRETS = (
+    re.compile(r"(?i)(bearer\s+)[\w.~+/=-]+"),
+    # key=value, key: value and "key": "value" where the key names a secret
+    re.compile(
+        r"""(?i)(["']?[\w.-]*(?:secret|passw(?:or)?d|token|api[_-]?key|access[_-]?key|"""
+        r"""private[_-]?key|credential|session|cookie|auth\w*)[\w.-]*["']?\s*[=:]\s*)"""
+        r"""("[^"]*"|'[^']*'|[^\s,;&"'<>]+)"""
+    ),
+    re.compile(r"()\b(?:sk|pk|rk)-[\w-]{8,}"),  # API keys in OpenAI's shape
+    re.compile(r"(\w+://[^/\s:@]*:)[^@\s/]+(?=@)"),  # a password in a URL
+)
+
+
+def excerpt_of(text: str, *, limit: int = EXCERPT_CHARS) -> str:
+    """A server's error text as staff may read it: markup removed, entities decoded, whitespace
+    collapsed, anything that looks like a secret (``secret=…``, ``"api_key": "…"``, ``Bearer …``,
+    ``sk-…``, the password in ``scheme://user:password@host``) replaced by ``[redacted]``, cut at ``limit`` characters (``…`` marks a cut)."""
+    text = html.unescape(_TAGS.sub(" ", text[: limit * 20]))
+    text = " ".join(text.split())
+    for pattern in _SECRETS:
+        text = pattern.sub(lambda m: f"{m.group(1)}[redacted]", text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
 class CallOutcome:
     text: str | None = None  # the reply's content; None when the call failed
     error_kind: str = ""  # "", TRANSIENT, PERMANENT or FATAL
-    error: str = ""
+    error: str = ""  # for researchers: the status and our error class, never the server's body
+    error_class: str = ""  # a key of ERROR_CLASSES
+    excerpt: str = ""  # for staff: the server's message, bounded and sanitised (excerpt_of)
     http_status: int | None = None
     retry_after: float | None = None  # seconds the server asked us to wait (429/503)
     prompt_tokens: int | None = None
@@ -125,6 +179,29 @@ def _message_in(body) -> str:
 def is_about_the_item(message: str) -> bool:
     """Whether an error message is about this item's prompt (its length), not the request."""
     return bool(_ITEM_SPECIFIC.search(message))
+
+
+def error_class_of(*, status: int, message: str, model: str) -> str:
+    """Our name (a key of :data:`ERROR_CLASSES`) for an error status and the server's message."""
+    if status == 401:
+        return "auth"
+    if status == 403:
+        return "forbidden"
+    if status == 404:
+        return "not_found"
+    if status == 429:
+        return "rate_limited"
+    if _FORMAT_REFUSED.search(message):
+        return "format_refused"
+    if status < 500 and _ITEM_SPECIFIC.search(message):
+        return "prompt_too_long"
+    if _REQUEST_REFUSED.search(message):
+        return "request_refused"
+    if status >= 500 or status in TRANSIENT_STATUSES:
+        return "server_error"
+    if _MODEL_REFUSED.search(message) or (model and model in message):
+        return "model_refused"
+    return "bad_request"
 
 
 def refuses_the_request(*, status: int, message: str, model: str) -> bool:
@@ -231,15 +308,19 @@ class LLMBackend:
             return CallOutcome(
                 error_kind=TRANSIENT,
                 error=f"timed out after {self.timeout:g} s",
+                error_class="timeout",
                 latency_ms=elapsed(),
             )
         except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
+            # The client's own words about the network ("[Errno 111] Connection refused"), not
+            # text the server sent.
+            cause = excerpt_of(str(exc.__cause__ or exc), limit=200)
             # The host now resolves to an address the endpoint may not reach: every call would.
-            refused = REFUSED_DESTINATION in str(cause)
+            refused = REFUSED_DESTINATION in str(exc.__cause__ or exc)
             return CallOutcome(
                 error_kind=FATAL if refused else TRANSIENT,
                 error=f"connection error: {cause}",
+                error_class="refused_address" if refused else "unreachable",
                 latency_ms=elapsed(),
             )
         except openai.APIStatusError as exc:
@@ -251,9 +332,12 @@ class LLMBackend:
                 kind = TRANSIENT
             else:
                 kind = PERMANENT
+            error_class = error_class_of(status=status, message=message, model=self.model)
             return CallOutcome(
                 error_kind=kind,
-                error=f"HTTP {status}: {message}"[:2000],
+                error=f"HTTP {status}: {ERROR_CLASSES[error_class]}",
+                error_class=error_class,
+                excerpt=excerpt_of(message),
                 http_status=status,
                 retry_after=_retry_after(exc.response),
                 latency_ms=elapsed(),
@@ -261,7 +345,9 @@ class LLMBackend:
         except openai.OpenAIError as exc:  # e.g. a 200 whose body is not a completion
             return CallOutcome(
                 error_kind=PERMANENT,
-                error=f"{type(exc).__name__}: {exc}"[:2000],
+                error=f"{ERROR_CLASSES['bad_reply']} ({type(exc).__name__})",
+                error_class="bad_reply",
+                excerpt=excerpt_of(str(exc)),
                 latency_ms=elapsed(),
             )
         latency = elapsed()

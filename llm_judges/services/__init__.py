@@ -8,7 +8,8 @@ One module per concern; this package re-exports their public names, so callers w
   uses on a project.
 - :mod:`.prompt_templates`: prompts as data (saving versions, the shipped records, rendering).
 - :mod:`.budget`: a run's budget of calls and tokens, reserved before each call.
-- :mod:`.runs`: starting, cancelling and finishing runs (filters, enqueueing, counts).
+- :mod:`.runs`: starting, cancelling, finishing and resuming runs (filters, enqueueing,
+  counts, the periodic takeover of lost runs).
 - :mod:`.batch_engine`: processing one batch, the Celery task's body (LLM, NLI and embedding
   judges, outcome storage, backoff).
 - :mod:`.preselection`: showing a judge's answers to annotators.
@@ -59,6 +60,7 @@ from llm_judges.services.prompt_templates import (
     template_for,
 )
 from llm_judges.services.runs import (
+    ResumedRun,
     RunFilters,
     batches,
     clean_budget,
@@ -67,6 +69,7 @@ from llm_judges.services.runs import (
     judge_run_heartbeat,
     judge_run_start,
     judge_run_start_both_orders,
+    judge_runs_resume_lost,
     lost_runs,
 )
 
@@ -74,6 +77,7 @@ __all__ = [
     "PROCESSORS",
     "BatchReport",
     "JudgeError",
+    "ResumedRun",
     "RunFilters",
     "backoff_seconds",
     "batches",
@@ -89,6 +93,7 @@ __all__ = [
     "judge_run_heartbeat",
     "judge_run_start",
     "judge_run_start_both_orders",
+    "judge_runs_resume_lost",
     "lost_runs",
     "preselection_disable",
     "preselection_enable",

@@ -15,6 +15,18 @@ as a whole, missing API key or model) fails the whole run at once. The same perm
 the first ``REFUSED_ITEMS`` distinct items, before any reply came back, is a refusal of the
 request as a whole too.
 
+A server that cannot be reached (connection refused or reset) is a run-wide condition: the
+first such error records ``unreachable_since`` on the run (the next reply clears it), the batch
+makes no further call and sends its items back with the one that failed, and they are retried
+with the backoff beyond ``max_attempts`` until the server has been unreachable for the judge's
+``unreachable_wait`` (300 s: a server restart), then failed with the connection error. An item
+whose retry the budget does not allow is failed with its last error, not "not run".
+
+Every result records the run that produced it (``produced_by``) and an ``error_class``
+(:data:`llm_judges.backends.llm.ERROR_CLASSES`, or unparseable, truncated, budget, time_limit,
+prompt, internal) that the run page groups its problems by; a server's error body is kept only as
+a sanitised excerpt for staff (``error_excerpt``).
+
 Replies are stored as PostgreSQL can hold them: NUL characters and lone surrogates (which a
 random model can produce) are removed from the raw reply and the answer, and counted in the
 result's ``detail["raw_cleaned"]``.
@@ -99,7 +111,12 @@ def _claim(run: JudgeRun, item_ids: Iterable[int]) -> None:
 
 
 def _fail_unfinished(
-    run: JudgeRun, item_ids: Iterable[int], *, message: str, attempt: int
+    run: JudgeRun,
+    item_ids: Iterable[int],
+    *,
+    message: str,
+    attempt: int,
+    error_class: str = "internal",
 ) -> list[int]:
     """Store ``message`` as the failed result of each of these items of the run's project that
     has no result for the run's key; only while the run is active (a cancelled run leaves its
@@ -122,8 +139,10 @@ def _fail_unfinished(
                     setting=run.setting,
                     presentation=run.presentation,
                     run_id=run.pk,
+                    produced_by_id=run.pk,
                     status=ResultStatus.FAILED,
                     error=message[:4000],
+                    error_class=error_class,
                     attempts=attempt + 1,
                 )
                 for item_id in missing
@@ -204,6 +223,8 @@ class _Batch:
         self._calls: list[JudgeCall] = []
         self.replied = False  # an LLM call of this batch had a reply
         self.refusals: dict[str, set[int]] = {}  # permanent error -> items that got it
+        # The run's server was unreachable when the batch began, or became so during it.
+        self.unreachable = run.unreachable_since is not None
 
     def key(self) -> dict:
         return {
@@ -212,6 +233,7 @@ class _Batch:
             "setting": self.run.setting,
             "presentation": self.run.presentation,
             "run_id": self.run.pk,
+            "produced_by_id": self.run.pk,
         }
 
     def still_active(self, *, force: bool = False) -> bool:
@@ -263,19 +285,38 @@ class _Batch:
             item=item,
             status=ResultStatus.NOT_RUN,
             error=budgets.NOT_RUN_MESSAGE,
+            error_class="budget",
             attempts=self.attempt,
             **self.key(),
         )
 
-    def failed(self, item: Item, message: str, **extra: Any) -> JudgeResult:
+    def failed(
+        self, item: Item, message: str, *, error_class: str = "internal", **extra: Any
+    ) -> JudgeResult:
         return JudgeResult(
             item=item,
             status=ResultStatus.FAILED,
             error=db_safe_text(text=message)[0][:4000],
+            error_class=error_class,
             attempts=self.attempt + 1,
             **self.key(),
             **extra,
         )
+
+    def became_unreachable(self) -> None:
+        """A call found the server unreachable: say so on the run (once per outage)."""
+        self.unreachable = True
+        JudgeRun.objects.filter(pk=self.run.pk, unreachable_since__isnull=True).update(
+            unreachable_since=timezone.now()
+        )
+
+    def reached(self) -> None:
+        """A call had an answer from the server (a reply or an error status): it is reachable."""
+        if self.unreachable:
+            self.unreachable = False
+            JudgeRun.objects.filter(pk=self.run.pk, unreachable_since__isnull=False).update(
+                unreachable_since=None
+            )
 
 
 def judge_batch_process(*, run_id: int, item_ids: Sequence[int], attempt: int = 0) -> BatchReport:
@@ -309,14 +350,15 @@ def _record_stopped_batch(
 ) -> None:
     """Fail the items of a batch an exception stopped that have no result, with its text."""
     if isinstance(exc, _soft_time_limit()):
-        message = TIME_LIMIT_MESSAGE
+        message, error_class = TIME_LIMIT_MESSAGE, "time_limit"
     else:
         message = f"The batch stopped on an unexpected error: {type(exc).__name__}: {exc}"
+        error_class = "internal"
     try:
         if not connection.in_atomic_block:
             # A connection the server dropped is closed here and reopened by the next query.
             connection.close_if_unusable_or_obsolete()
-        _fail_unfinished(run, item_ids, message=message, attempt=attempt)
+        _fail_unfinished(run, item_ids, message=message, attempt=attempt, error_class=error_class)
         _refresh_counts(run.pk)
     except Exception:  # the database itself may be gone; the first error is the one to see
         log.exception("judge run %s: could not record the batch's unfinished items", run.pk)
@@ -352,6 +394,7 @@ def _process_batch(run: JudgeRun, item_ids: Sequence[int], attempt: int) -> Batc
         [item.pk for item in items if item.pk not in retry],
         message=TIME_LIMIT_MESSAGE if time_limit else NO_OUTCOME_MESSAGE,
         attempt=attempt,
+        error_class="time_limit" if time_limit else "internal",
     )
     if forgotten and not time_limit:
         log.error(
@@ -400,11 +443,22 @@ def _process_llm(batch: _Batch, items: list[Item]) -> None:
     calls wait on the network, not the CPU). A new call starts only when one ends, so a fatal
     error or a cancel stops the batch after the calls already in flight."""
     backend = llm_backend(model=batch.judge.model, parameters=batch.parameters)
+    meter = budgets.PromptMeter(tokenizer=batch.parameters.get("tokenizer", ""))
     waiting = _llm_requests(batch, items)
-    transient = _call_llm(batch, backend, waiting)
+    transient = _call_llm(batch, backend, waiting, meter)
     if transient and batch.report.stopped == "budget":
-        # A retry would be another call: the budget leaves these items unjudged too.
-        batch.store([batch.not_run(item) for item, _ in transient])
+        # A retry would be another call: the budget ends these items with their last error.
+        batch.store(
+            [
+                batch.failed(
+                    item,
+                    f"{outcome.error} (no retry: the run's budget is reached)",
+                    error_class=outcome.error_class,
+                    error_excerpt=outcome.excerpt,
+                )
+                for item, outcome in transient
+            ]
+        )
     elif transient and not batch.report.stopped:
         _retry_or_give_up(batch, transient)
 
@@ -425,15 +479,21 @@ def _llm_requests(batch: _Batch, items: list[Item]) -> deque[tuple[Item, Request
                 )
             )
         except Exception as exc:  # a malformed item must not stop the batch
-            batch.store([batch.failed(item, f"Cannot build the prompt: {exc}")])
+            batch.store(
+                [batch.failed(item, f"Cannot build the prompt: {exc}", error_class="prompt")]
+            )
     return waiting
 
 
 def _call_llm(
-    batch: _Batch, backend: llm_module.LLMBackend, waiting: deque[tuple[Item, Request]]
+    batch: _Batch,
+    backend: llm_module.LLMBackend,
+    waiting: deque[tuple[Item, Request]],
+    meter: budgets.PromptMeter,
 ) -> list[Pending]:
     """Make the waiting calls and store their outcomes; returns the items whose call failed
-    with a transient error. The soft time limit fails every item without an outcome."""
+    with a transient error (and, once the server is unreachable, the items not called yet, with
+    that error). The soft time limit fails every item without an outcome."""
     concurrency = batch.parameters["concurrency"]
     pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(waiting))))
     in_flight: dict[Future, tuple[Item, Request]] = {}
@@ -441,15 +501,33 @@ def _call_llm(
     transient: list[Pending] = []
     max_tokens = batch.parameters.get("max_tokens", 0)
 
+    budgeted = batch.run.budget_calls is not None or batch.run.budget_tokens is not None
+
     def fill() -> None:
+        if not budgeted:
+            # Nothing to refuse: count the calls about to start in one UPDATE, then start them.
+            starting = min(len(waiting), concurrency - len(in_flight))
+            if batch.report.stopped or starting <= 0:
+                return
+            budgets.count_calls(run=batch.run, calls=starting)
+            for _ in range(starting):
+                item, request = waiting.popleft()
+                future = pool.submit(backend.call, *request)
+                in_flight[future] = (item, request)
+                reserved[future] = 0
+            return
         while waiting and len(in_flight) < concurrency and not batch.report.stopped:
             item, request = waiting.popleft()
-            tokens = budgets.estimate_tokens(messages=request[0]) + max_tokens
+            tokens = meter.prompt_tokens(messages=request[0]) + max_tokens
             if not budgets.reserve_call(run=batch.run, tokens=tokens):
+                if in_flight:
+                    # Calls in flight may settle below their reservation: try again then.
+                    waiting.appendleft((item, request))
+                    return
                 # The budget is reached: no call for this item nor the batch's others.
                 late = [item, *(i for i, _ in waiting)]
                 waiting.clear()
-                batch.buffer([batch.not_run(i) for i in late])
+                batch.buffer(_not_run_or_failed(batch, late))
                 batch.report.stopped = "budget"
                 return
             future = pool.submit(backend.call, *request)
@@ -467,11 +545,14 @@ def _call_llm(
             for future in finished:
                 item, request = in_flight.pop(future)
                 outcome = future.result()  # LLMBackend.call never raises
-                used = None
-                if outcome.prompt_tokens is not None or outcome.completion_tokens is not None:
-                    used = (outcome.prompt_tokens or 0) + (outcome.completion_tokens or 0)
-                budgets.settle_call(run=batch.run, reserved=reserved.pop(future), used=used)
+                budgets.settle_call(
+                    run=batch.run, reserved=reserved.pop(future), used=_tokens_used(outcome)
+                )
                 _settle_call(batch, item, outcome, transient, response_format=request[1])
+                if outcome.error_class == "unreachable" and waiting:
+                    # No server to call: the items not called yet wait for the retry with it.
+                    transient.extend((i, outcome) for i, _ in waiting)
+                    waiting.clear()
             if not batch.report.stopped:
                 batch.still_active()
             fill()
@@ -484,6 +565,43 @@ def _call_llm(
     return transient
 
 
+def _tokens_used(outcome: llm_module.CallOutcome) -> int | None:
+    """The tokens a finished call used, for its budget: the server's count; none when it failed
+    before the server did any work; unknown (None: the reservation stays) after a timeout or a
+    reply without a count."""
+    if outcome.prompt_tokens is not None or outcome.completion_tokens is not None:
+        return (outcome.prompt_tokens or 0) + (outcome.completion_tokens or 0)
+    if not outcome.ok and outcome.error_class != "timeout":
+        return 0
+    return None
+
+
+def _not_run_or_failed(batch: _Batch, items: list[Item]) -> list[JudgeResult]:
+    """Results for items the budget leaves uncalled: "not run: budget", or, for an item that
+    was called before (a retry), failed with its last error, which is why it is not answered."""
+    if not batch.attempt:
+        return [batch.not_run(item) for item in items]
+    last: dict[int, JudgeCall] = {}
+    calls = JudgeCall.objects.filter(run_id=batch.run.pk, item_id__in=[i.pk for i in items])
+    for call in calls.order_by("attempt", "id"):
+        last[call.item_id] = call
+    results = []
+    for item in items:
+        call = last.get(item.pk)
+        if call is None:
+            results.append(batch.not_run(item))
+            continue
+        results.append(
+            batch.failed(
+                item,
+                f"{call.error} (no retry: the run's budget is reached)",
+                error_class=call.error_class,
+                error_excerpt=call.error_excerpt,
+            )
+        )
+    return results
+
+
 def _settle_call(
     batch: _Batch,
     item: Item,
@@ -494,6 +612,10 @@ def _settle_call(
 ) -> None:
     """Store a finished call; a transient error joins ``transient``, a fatal one (or the same
     permanent one on the first ``REFUSED_ITEMS`` items) fails the run and stops the batch."""
+    if outcome.error_class == "unreachable":
+        batch.became_unreachable()
+    elif outcome.ok or outcome.http_status is not None:
+        batch.reached()
     if outcome.error_kind == llm_module.PERMANENT and _refused_as_a_whole(batch, item, outcome):
         outcome = replace(
             outcome,
@@ -505,7 +627,9 @@ def _settle_call(
         transient.append((item, outcome))
     elif kind == llm_module.FATAL and not batch.report.stopped:
         batch.flush()  # the failing item's result counts in the run's figures
-        _fail_run(batch.run.pk, f"{outcome.error} (item {item.external_id})")
+        _fail_run(
+            batch.run.pk, f"{outcome.error} (item {item.external_id})", excerpt=outcome.excerpt
+        )
         batch.report.stopped = outcome.error
 
 
@@ -513,9 +637,10 @@ def _refused_as_a_whole(batch: _Batch, item: Item, outcome: llm_module.CallOutco
     """Whether this permanent error is the same one the server gave for ``REFUSED_ITEMS``
     distinct items while no call of the run has had a reply: the server refuses the request
     itself (a wrong parameter it describes in its own words), not these items."""
-    if batch.replied or llm_module.is_about_the_item(outcome.error):
+    if batch.replied or outcome.error_class == "prompt_too_long":
         return False
-    items = batch.refusals.setdefault(outcome.error, set())
+    # The server's own words (sanitised) tell one refusal from another.
+    items = batch.refusals.setdefault(outcome.excerpt or outcome.error, set())
     items.add(item.pk)
     if len(items) < REFUSED_ITEMS:
         return False
@@ -529,11 +654,14 @@ def _refused_as_a_whole(batch: _Batch, item: Item, outcome: llm_module.CallOutco
 
 def _fail_at_time_limit(batch: _Batch, late: list[Item], transient: list[Pending]) -> None:
     batch.report.stopped = "time limit"
-    results = [batch.failed(i, TIME_LIMIT_MESSAGE) for i in late]
+    results = [batch.failed(i, TIME_LIMIT_MESSAGE, error_class="time_limit") for i in late]
     # Items waiting for a retry: a stopped batch returns no retry, so they end here too.
     results += [
         batch.failed(
-            item, f"The task's time limit was reached before a retry; last error: {o.error}"
+            item,
+            f"The task's time limit was reached before a retry; last error: {o.error}",
+            error_class=o.error_class or "time_limit",
+            error_excerpt=o.excerpt,
         )
         for item, o in transient
     ]
@@ -542,22 +670,47 @@ def _fail_at_time_limit(batch: _Batch, late: list[Item], transient: list[Pending
 
 def _retry_or_give_up(batch: _Batch, transient: list[Pending]) -> None:
     """Send the transiently failed items back to the task with a backoff, or fail them once
-    ``max_attempts`` is reached."""
+    ``max_attempts`` is reached. Items that found the server unreachable are retried beyond
+    ``max_attempts`` until it has been unreachable for ``unreachable_wait`` seconds."""
     parameters = batch.parameters
-    if batch.attempt + 1 < parameters["max_attempts"]:
-        batch.report.retry_item_ids = [item.pk for item, _ in transient]
+    since = None
+    if any(o.error_class == "unreachable" for _, o in transient):
+        since = (
+            JudgeRun.objects.filter(pk=batch.run.pk)
+            .values_list("unreachable_since", flat=True)
+            .first()
+        )
+    waited = (timezone.now() - since).total_seconds() if since else 0.0
+    retry: list[Pending] = []
+    give_up: list[JudgeResult] = []
+    for item, outcome in transient:
+        if outcome.error_class == "unreachable" and since is not None:
+            if waited < parameters["unreachable_wait"]:
+                retry.append((item, outcome))
+                continue
+            message = (
+                f"Gave up: the server has been unreachable since {since:%Y-%m-%d %H:%M:%S} UTC "
+                f"({waited:.0f} s, {batch.attempt + 1} attempts): {outcome.error}"
+            )
+        elif batch.attempt + 1 < parameters["max_attempts"]:
+            retry.append((item, outcome))
+            continue
+        else:
+            message = f"Gave up after {batch.attempt + 1} attempts: {outcome.error}"
+        give_up.append(
+            batch.failed(
+                item, message, error_class=outcome.error_class, error_excerpt=outcome.excerpt
+            )
+        )
+    if give_up:
+        batch.store(give_up)
+    if retry:
+        batch.report.retry_item_ids = [item.pk for item, _ in retry]
         batch.report.countdown = backoff_seconds(
             attempt=batch.attempt,
             base=parameters["backoff_base"],
             cap=parameters["backoff_cap"],
-            retry_after=max((o.retry_after or 0 for _, o in transient), default=None),
-        )
-    else:
-        batch.store(
-            [
-                batch.failed(item, f"Gave up after {batch.attempt + 1} attempts: {outcome.error}")
-                for item, outcome in transient
-            ]
+            retry_after=max((o.retry_after or 0 for _, o in retry), default=None),
         )
 
 
@@ -573,6 +726,7 @@ def _store_llm_outcome(
     result = None
     seed = batch.parameters.get("seed")
     error_text, _ = db_safe_text(text=outcome.error)
+    excerpt, _ = db_safe_text(text=outcome.excerpt)
     if outcome.ok:
         batch.replied = True
         # Parsed as received (a reply with a NUL in it is not the clean JSON asked for), stored
@@ -587,8 +741,11 @@ def _store_llm_outcome(
         except Exception as exc:  # a parser bug must not lose the reply: keep it, flag it
             log.exception("judge reply parser failed on item %s", item.pk)
             kind, error = JudgeCall.Outcome.UNPARSEABLE, f"parser error: {exc!r}"
-        if answer is None and outcome.finish_reason == "length":
-            error = f"{TRUNCATED}: {error}"
+        error_class = ""
+        if answer is None:
+            error_class = "unparseable"
+            if outcome.finish_reason == "length":
+                error, error_class = f"{TRUNCATED}: {error}", "truncated"
         answer, in_answer = db_safe_value(value=answer)
         error, _ = db_safe_text(text=error)
         detail = {}
@@ -601,6 +758,7 @@ def _store_llm_outcome(
             raw=text,
             detail=detail,
             error=error[:4000],
+            error_class=error_class,
             finish_reason=outcome.finish_reason,
             schema_valid=prompts.matches_schema(outcome.text, response_format),
             seed=seed,
@@ -613,7 +771,14 @@ def _store_llm_outcome(
     else:
         kind = outcome.error_kind
         if kind != llm_module.TRANSIENT:
-            result = batch.failed(item, outcome.error, latency_ms=outcome.latency_ms, seed=seed)
+            result = batch.failed(
+                item,
+                outcome.error,
+                error_class=outcome.error_class,
+                error_excerpt=excerpt,
+                latency_ms=outcome.latency_ms,
+                seed=seed,
+            )
     call = JudgeCall(
         run_id=batch.run.pk,
         item=item,
@@ -622,6 +787,8 @@ def _store_llm_outcome(
         http_status=outcome.http_status,
         finish_reason=outcome.finish_reason,
         error=error_text[:4000],
+        error_class=outcome.error_class,
+        error_excerpt=excerpt,
         prompt_tokens=outcome.prompt_tokens,
         completion_tokens=outcome.completion_tokens,
         latency_ms=outcome.latency_ms,
@@ -695,6 +862,7 @@ def _process_scored(
                             answer=None,
                             raw=raw(item_scores) if raw else "",
                             error=str(exc)[:4000],
+                            error_class="unparseable",
                             detail=detail(item_scores),
                             attempts=batch.attempt + 1,
                             latency_ms=round(per_pair_ms * count),
@@ -722,7 +890,12 @@ def _process_scored(
     except _soft_time_limit():
         batch.report.stopped = "time limit"
         late = [i for i in usable if i.pk not in settled]
-        batch.store([batch.failed(i, "The task's time limit was reached.") for i in late])
+        batch.store(
+            [
+                batch.failed(i, "The task's time limit was reached.", error_class="time_limit")
+                for i in late
+            ]
+        )
 
 
 def _process_nli(batch: _Batch, items: list[Item]) -> None:

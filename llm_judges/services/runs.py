@@ -1,11 +1,13 @@
-"""Starting, cancelling and finishing judge runs: the filters that select a run's items, the
-enqueueing of its batches, and the counts copied onto the run (a run whose every item has an
-outcome is done)."""
+"""Starting, cancelling, finishing and resuming judge runs: the filters that select a run's items,
+the enqueueing of its batches, the counts copied onto the run (a run whose every item has an
+outcome is done, or failed when no item was answered), and the periodic takeover of lost runs
+(``judge_runs_resume_lost``)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING
@@ -284,25 +286,93 @@ def lost_runs(*, runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
     )
 
 
-def _end_lost(runs: QuerySet[JudgeRun]) -> None:
-    """Fail the lost runs among ``runs``, saying why; their unfinished items go to the run
-    that is being started (which claims the results they stored). A batch of theirs that is
-    delivered late, or still alive after all, stops at its next status check, and a result it
-    writes late is stored once (results are unique per item and key)."""
+LOST_MESSAGE = (
+    "Lost: no batch of this run showed a sign of life for {seconds} s (its worker was killed or "
+    "the queue lost its tasks)."
+)
+
+
+def _end_lost(
+    runs: QuerySet[JudgeRun],
+    *,
+    then: str = "Starting the judge again took over its unfinished items.",
+) -> list[int]:
+    """Fail the lost runs among ``runs``, saying why (and ``then``, what happens next); their
+    unfinished items go to the run that is being started (which claims the results they stored).
+    A batch of theirs that is delivered late, or still alive after all, stops at its next status
+    check, and a result it writes late is stored once (results are unique per item and key).
+    Returns the ids of the runs it ended."""
     now = timezone.now()
+    message = LOST_MESSAGE.format(seconds=settings.CONCORD_JUDGE_LOST_AFTER_SECONDS)
+    ended_ids = []
     for run_id in lost_runs(runs=runs).values_list("pk", flat=True):
         ended = lost_runs(runs=JudgeRun.objects.filter(pk=run_id)).update(
-            status=Status.FAILED,
-            finished_at=now,
-            error=(
-                f"Lost: no batch of this run showed a sign of life for "
-                f"{settings.CONCORD_JUDGE_LOST_AFTER_SECONDS} s (its worker was killed or the "
-                "queue lost its tasks). Starting the judge again took over its unfinished items."
-            ),
+            status=Status.FAILED, finished_at=now, error=f"{message} {then}"
         )
         if ended:
             log.warning("judge run %s was lost; a new start takes it over", run_id)
+            ended_ids.append(run_id)
             _refresh_counts(run_id)
+    return ended_ids
+
+
+@dataclass(frozen=True)
+class ResumedRun:
+    """What ``judge_runs_resume_lost`` did with one lost run."""
+
+    lost_run_id: int
+    run_id: int | None  # the run that took over its unfinished items; None: not resumed
+    message: str
+
+
+def judge_runs_resume_lost() -> list[ResumedRun]:
+    """End every lost run (see :func:`lost_runs`) and start its judge again over the same
+    items, filters, presentation and the budget it has left, as its starter would by pressing
+    start: the new run claims the lost run's results (each keeps ``produced_by``) and judges
+    the items it left unfinished. Run periodically (``CELERY_BEAT_SCHEDULE``), so a run whose
+    worker was killed, or whose tasks the broker lost, ends and resumes by itself. A lost run
+    that cannot be resumed (its budget is spent, its judge's prompt changed, another run of the
+    judge is active, its judge no longer runs) is failed with the reason."""
+    done = []
+    lost = lost_runs(runs=JudgeRun.objects.all()).order_by("pk").values_list("pk", flat=True)
+    for lost_id in list(lost):
+        _refresh_counts(lost_id)  # every item may have its outcome though no batch said so
+        outcome = _resume(lost_id)
+        if outcome is not None:
+            done.append(outcome)
+    return done
+
+
+def _resume(lost_id: int) -> ResumedRun | None:
+    if not _end_lost(JudgeRun.objects.filter(pk=lost_id), then="Taken over automatically:"):
+        return None  # it ended meanwhile, or another resume ended it
+    lost = JudgeRun.objects.select_related("judge", "project", "started_by").get(pk=lost_id)
+    budget = {}
+    if lost.budget_calls is not None:
+        budget["budget_calls"] = lost.budget_calls - lost.calls_reserved
+    if lost.budget_tokens is not None:
+        budget["budget_tokens"] = lost.budget_tokens - lost.tokens_reserved
+    run_id, note = None, ""
+    if any(left < 1 for left in budget.values()):
+        note = "not resumed: its budget is spent."
+    else:
+        try:
+            if template_for(judge=lost.judge, project=lost.project).key != lost.prompt_version:
+                raise JudgeError("its judge's prompt has changed since; start it again.")
+            run = judge_run_start(
+                judge=lost.judge,
+                project=lost.project,
+                started_by=lost.started_by,
+                filters=lost.filters,
+                presentation=lost.presentation,
+                **budget,
+            )
+            run_id, note = run.pk, f"resumed as run {run.pk}."
+        except JudgeError as exc:
+            note = f"not resumed: {exc}"
+    JudgeRun.objects.filter(pk=lost_id).update(error=f"{lost.error} {note}"[:4000])
+    log.warning("judge run %s was lost and %s", lost_id, note)
+    return ResumedRun(lost_run_id=lost_id, run_id=run_id, message=note)
 
 
 def judge_run_heartbeat(*, run_id: int, until: datetime | None = None) -> None:
@@ -404,30 +474,84 @@ def judge_run_cancel(*, run: JudgeRun) -> bool:
     return bool(stopped)
 
 
-def _fail_run(run_id: int, message: str) -> None:
+def _fail_run(run_id: int, message: str, *, excerpt: str = "") -> None:
+    """End an active run as failed with ``message`` (researchers see it) and, behind it, the
+    server's sanitised ``excerpt`` (staff only)."""
     JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE).update(
-        status=Status.FAILED, error=db_safe_text(text=message)[0][:4000], finished_at=timezone.now()
+        status=Status.FAILED,
+        error=db_safe_text(text=message)[0][:4000],
+        error_excerpt=db_safe_text(text=excerpt)[0][:4000],
+        finished_at=timezone.now(),
     )
     _refresh_counts(run_id)
 
 
 def _refresh_counts(run_id: int) -> None:
-    """Copy the live counts onto the run; a run whose every item has an outcome is done."""
+    """Copy the live counts onto the run. A run whose every item has an outcome ends: "done"
+    when at least one item was answered (or none failed), "failed" when every item it judged
+    failed; either way with a message that sums up its failed items by kind
+    (:func:`failure_summary`)."""
     counts = JudgeResult.objects.filter(run_id=run_id).aggregate(
         answered=Count("id", filter=Q(status=ResultStatus.OK)),
         unparseable=Count("id", filter=Q(status=ResultStatus.UNPARSEABLE)),
         failed=Count("id", filter=Q(status=ResultStatus.FAILED)),
         not_run=Count("id", filter=Q(status=ResultStatus.NOT_RUN)),
         schema_valid=Count("id", filter=Q(schema_valid=True)),
+        truncated=Count("id", filter=Q(finish_reason="length")),
     )
     JudgeRun.objects.filter(pk=run_id).update(
         schema_valid_count=counts["schema_valid"],
+        truncated_count=counts["truncated"],
         answered_count=counts["answered"],
         unparseable_count=counts["unparseable"],
         failed_count=counts["failed"],
         not_run_count=counts["not_run"],
     )
     finished = counts["answered"] + counts["unparseable"] + counts["failed"] + counts["not_run"]
-    JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE, total__lte=finished).update(
-        status=Status.DONE, finished_at=timezone.now()
+    ending = JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE, total__lte=finished)
+    if not counts["failed"]:
+        ending.update(status=Status.DONE, finished_at=timezone.now())
+        return
+    if not ending.exists():
+        return
+    run = ending.first()
+    summary = failure_summary(run=run)
+    if counts["answered"] + counts["unparseable"] == 0:
+        status, message = Status.FAILED, f"Every item judged failed: {summary}"
+    else:
+        status, message = Status.DONE, f"{counts['failed']} items failed: {summary}"
+    ending.update(
+        status=status, finished_at=timezone.now(), error=db_safe_text(text=message)[0][:4000]
     )
+
+
+def failure_summary(*, run: JudgeRun) -> str:
+    """The run's failed items by kind, most first ("189 × connection error: … ; 3 × HTTP 500:
+    server error"), and since when its server was unreachable, if it is."""
+    from llm_judges.backends.llm import ERROR_CLASSES
+
+    groups = (
+        JudgeResult.objects.filter(run=run, status=ResultStatus.FAILED)
+        .values("error_class")
+        .annotate(n=Count("id"))
+        .order_by("-n", "error_class")
+    )
+    parts = []
+    for group in groups[:5]:
+        example = (
+            JudgeResult.objects.filter(
+                run=run, status=ResultStatus.FAILED, error_class=group["error_class"]
+            )
+            .order_by("id")
+            .values_list("error", flat=True)
+            .first()
+        )
+        label = ERROR_CLASSES.get(group["error_class"], group["error_class"] or "failed")
+        parts.append(f"{group['n']} × {label} (e.g. {example[:200]})")
+    text = "; ".join(parts)
+    if run.unreachable_since is not None:
+        text = (
+            f"the server has been unreachable since "
+            f"{run.unreachable_since:%Y-%m-%d %H:%M:%S} UTC; {text}"
+        )
+    return text

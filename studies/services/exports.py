@@ -90,13 +90,18 @@ JUDGE_COLUMNS = (
     "judge_prompt_fingerprint",
     "judge_setting",
     "judge_presentation",  # blank: as annotators see it; "reversed": ranking position bias
-    "judge_run_id",
+    "judge_run_id",  # the run that produced the result (a later run may have claimed it)
     "judge_outcome",  # ok / unparseable / failed / not_run (the run's budget was reached)
-    "judge_message",
+    "judge_message",  # a server's error: its status and error class, never its body
+    "judge_error_class",  # unreachable, timeout, server_error…, unparseable, truncated, budget…
     "judge_attempts",
     "judge_latency_ms",
     "judge_input_tokens",
     "judge_output_tokens",
+    "judge_finish_reason",  # LLM: stop, length (cut at max_tokens)…
+    "judge_seed",  # LLM: the sampling seed sent
+    "judge_schema_valid",  # LLM: the reply was exactly JSON matching the prompt's schema
+    "judge_removed_nul",  # NUL characters removed from the reply and answer to store them
 )
 HUMAN_ONLY = (
     "annotator",
@@ -483,7 +488,8 @@ def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator
     for result in judge_result_rows(
         project=project, item_fields=fields, with_raw=raw, chunk_size=CHUNK
     ):
-        run_id = result["run_id"]
+        run_id = result["produced_by_id"] or result["run_id"]
+        cleaned = result["detail__raw_cleaned"] or {}
         row = {
             "project": project.slug,
             "task_type": project.task_type,
@@ -506,10 +512,15 @@ def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator
             "judge_run_id": run_id,
             "judge_outcome": result["status"],
             "judge_message": result["error"],
+            "judge_error_class": result["error_class"],
             "judge_attempts": result["attempts"],
             "judge_latency_ms": result["latency_ms"],
             "judge_input_tokens": result["prompt_tokens"],
             "judge_output_tokens": result["completion_tokens"],
+            "judge_finish_reason": result["finish_reason"],
+            "judge_seed": result["seed"],
+            "judge_schema_valid": result["schema_valid"],
+            "judge_removed_nul": cleaned.get("nul", 0) + cleaned.get("answer_nul", 0),
             **({"judge_raw_reply": result["raw"]} if raw else {}),
         }
         parts = []

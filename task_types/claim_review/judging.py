@@ -28,7 +28,7 @@ from llm_judges.prompts import (
     register,
 )
 
-from .labels import EVIDENCE_LABELS, REDUCED_LABELS, can_agree, scheme_of
+from .labels import can_agree, scheme_of
 
 NLI_TO_LABEL = {"entailment": "supported", "contradiction": "refuted"}
 
@@ -82,8 +82,33 @@ def fields(item: Any) -> dict:
 
 
 def response_format(item: Any, version: str) -> dict:
-    ids = [c["id"] for c in item.payload["claims"]]
-    labels = list(dict.fromkeys(EVIDENCE_LABELS + REDUCED_LABELS))
+    """The reply's schema, as strict as :func:`parse`: exactly one entry per claim (as many
+    entries as claims), each claim's label from its own scheme (with evidence: the five labels;
+    without: the reduced three). Only two answers that parse differently remain valid here: a
+    claim answered twice with another left out (JSON Schema cannot require distinct ids without
+    fixing their order), and labels in another case (the parser lowers them)."""
+    claims = item.payload["claims"]
+    entry = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "reasoning": {"type": "string"},
+            "label": {"type": "string"},
+        },
+        "required": ["id", "reasoning", "label"],
+        "additionalProperties": False,
+    }
+    per_claim = [
+        {
+            **entry,
+            "properties": {
+                **entry["properties"],
+                "id": {"type": "string", "enum": [c["id"]]},
+                "label": {"type": "string", "enum": list(scheme_of(c))},
+            },
+        }
+        for c in claims
+    ]
     return json_schema_format(
         "claim_review",
         {
@@ -91,16 +116,9 @@ def response_format(item: Any, version: str) -> dict:
             "properties": {
                 "claims": {
                     "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "id": {"type": "string", "enum": ids},
-                            "reasoning": {"type": "string"},
-                            "label": {"type": "string", "enum": labels},
-                        },
-                        "required": ["id", "reasoning", "label"],
-                        "additionalProperties": False,
-                    },
+                    "items": {"anyOf": per_claim} if per_claim else entry,
+                    "minItems": len(claims),
+                    "maxItems": len(claims),
                 }
             },
             "required": ["claims"],

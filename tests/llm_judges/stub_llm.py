@@ -26,6 +26,8 @@ class Reply:
     body: dict | None = None  # a full body instead of a completion / error built from the rest
     wait: threading.Event | None = None  # block until set (a call that hangs)
     finish_reason: str = "stop"  # "length": cut at max_tokens
+    drop: bool = False  # close the connection without an answer (a server that died mid-call)
+    raw_body: str | None = None  # a body sent as it is (an HTML error page)
 
 
 def completion_body(
@@ -88,11 +90,18 @@ def claim_of(request: dict) -> str:
 
 
 class StubLLM:
-    def __init__(self, responder: Callable[[dict], Reply] | None = None, *, latency: float = 0.0):
+    def __init__(
+        self,
+        responder: Callable[[dict], Reply] | None = None,
+        *,
+        latency: float = 0.0,
+        port: int = 0,
+    ):
         self.responder = responder or (lambda request: Reply())
         self.latency = latency
         self.requests: list[dict] = []
         self._lock = threading.Lock()
+        self._connections: set = set()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -101,6 +110,19 @@ class StubLLM:
 
             def log_message(self, *args):  # quiet
                 pass
+
+            def setup(self):
+                super().setup()
+                with stub._lock:
+                    stub._connections.add(self.connection)
+
+            def finish(self):
+                with stub._lock:
+                    stub._connections.discard(self.connection)
+                try:
+                    super().finish()
+                except OSError:
+                    pass  # stopped: the connection was shut down under it
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
@@ -123,6 +145,17 @@ class StubLLM:
                     reply.wait.wait(timeout=120)
                 if reply.delay:
                     time.sleep(reply.delay)  # sleep-ok: a slow reply (for timeouts under test)
+                if reply.drop:
+                    self.close_connection = True
+                    return
+                if reply.raw_body is not None:
+                    data = reply.raw_body.encode()
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 if reply.body is not None:
                     payload = reply.body
                 elif reply.status == 200:
@@ -149,7 +182,7 @@ class StubLLM:
             daemon_threads = True
             request_queue_size = 256  # many concurrent clients connect at once
 
-        self.server = Server(("127.0.0.1", 0), Handler)
+        self.server = Server(("127.0.0.1", port), Handler)  # a port again: a restarted server
         self.port = self.server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self._thread = threading.Thread(
@@ -161,8 +194,19 @@ class StubLLM:
         return self
 
     def stop(self) -> None:
+        """Stop as a killed server does: no new connection is accepted (refused), and every
+        open one, kept alive by a client or in the middle of a call, is reset."""
+        import socket
+
         self.server.shutdown()
         self.server.server_close()
+        with self._lock:
+            connections, self._connections = list(self._connections), set()
+        for sock in connections:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def __enter__(self) -> StubLLM:
         return self.start()

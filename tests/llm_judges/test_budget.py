@@ -26,7 +26,7 @@ def judge(stub, api_key):
     return make_llm_judge(stub, max_tokens=64)
 
 
-def _prompt_estimate(project, items) -> list[int]:
+def _prompt_estimate(project, items, *, count=budget.estimate_tokens) -> list[int]:
     from llm_judges import prompts
 
     template = services.shipped_template(task_type=project.task_type)
@@ -34,9 +34,7 @@ def _prompt_estimate(project, items) -> list[int]:
     for item in items:
         item.project = project
     return [
-        budget.estimate_tokens(
-            messages=template_messages(template=template, prompt=prompt, item=item)
-        )
+        count(messages=template_messages(template=template, prompt=prompt, item=item))
         for item in items
     ]
 
@@ -46,11 +44,15 @@ def test_the_estimate_counts_calls_and_tokens_before_anything_is_called(
 ):
     estimate = selectors.run_estimate(judge=judge, project=project)
     expected = sum(_prompt_estimate(project, items))
+    bound = sum(_prompt_estimate(project, items, count=budget.bound_tokens))
     assert (estimate["items"], estimate["to_judge"], estimate["calls"]) == (5, 5, 5)
     assert estimate["prompt_tokens"] == expected > 5 * 50
+    # "at most" is a bound (one token per byte), not the estimate (issue 32)
+    assert estimate["prompt_tokens_bound"] == bound > 3 * expected
     assert estimate["max_completion_tokens"] == 5 * 64
-    assert estimate["max_tokens"] == expected + 5 * 64
+    assert estimate["max_tokens"] == bound + 5 * 64
     assert "4 characters per token" in estimate["method"]
+    assert "one token per UTF-8 byte" in estimate["method"]
     assert stub.chat_requests() == []  # an estimate calls nothing
     assert not JudgeRun.objects.exists()
     filtered = selectors.run_estimate(
@@ -116,6 +118,8 @@ def test_a_call_budget_stops_the_run_at_the_limit_and_nothing_beyond_is_called(
     assert (progress["not_run"], progress["budget_reached"], progress["remaining"]) == (2, True, 0)
     assert progress["usage"] == {
         "calls": 3,
+        "calls_started": 3,
+        "calls_unrecorded": 0,
         "input_tokens": 3 * PROMPT_TOKENS,
         "output_tokens": 3 * COMPLETION_TOKENS,
     }
@@ -138,15 +142,19 @@ def test_retries_count_against_the_budget(
     stub.responder = flaky
     judge = make_llm_judge(stub)
     run = start(judge, project, django_capture_on_commit_callbacks, budget_calls=2)
-    assert len(stub.chat_requests()) == 2  # the 503, its retry; nothing more
-    assert (run.answered_count, run.not_run_count, run.failed_count) == (1, 4, 0)
+    assert len(stub.chat_requests()) == 2  # the 503 and the next item; no retry, nothing more
+    assert (run.answered_count, run.not_run_count, run.failed_count) == (1, 3, 1)
+    # the item whose retry the budget does not allow keeps its error (issue 32)
+    failed = JudgeResult.objects.get(run=run, status="failed")
+    assert failed.error == "HTTP 503: server error (no retry: the run's budget is reached)"
+    assert failed.error_class == "server_error"
 
 
 def test_a_token_budget_reserves_each_call_before_it_is_made(
     project, items, judge, stub, django_capture_on_commit_callbacks
 ):
-    estimates = _prompt_estimate(project, list(items))
-    reserve = [e + 64 for e in estimates]  # prompt estimate + max_tokens
+    bounds = _prompt_estimate(project, list(items), count=budget.bound_tokens)
+    reserve = [b + 64 for b in bounds]  # prompt bound + max_tokens
     used = PROMPT_TOKENS + COMPLETION_TOKENS
     # room for two calls (their server counts) and the third's reservation, minus one token
     limit = 2 * used + reserve[2] - 1

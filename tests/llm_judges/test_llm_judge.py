@@ -142,11 +142,17 @@ def test_a_call_that_times_out_is_retried_then_recorded_as_failed(
         judge, project, django_capture_on_commit_callbacks, filters={"external_ids": ["claim-0"]}
     )
 
-    assert run.status == JudgeRun.Status.DONE
+    # its only item failed: the run failed, and says why (issue 32)
+    assert run.status == JudgeRun.Status.FAILED
+    assert run.error == (
+        "Every item judged failed: 1 × timed out (e.g. Gave up after 2 attempts: timed out "
+        "after 0.3 s)"
+    )
     assert run.failed_count == 1
     result = JudgeResult.objects.get(run=run)
     assert result.status == JudgeResult.Status.FAILED
     assert result.error == "Gave up after 2 attempts: timed out after 0.3 s"
+    assert result.error_class == "timeout"
     assert len(stub.chat_requests()) == 2
     assert (
         list(JudgeCall.objects.filter(run=run).values_list("outcome", flat=True))

@@ -72,18 +72,23 @@ def test_a_server_message_with_a_nul_is_stored_without_it(
     run = start(
         judge, project, django_capture_on_commit_callbacks, filters={"external_ids": ["claim-0"]}
     )
-    assert result_of(run, 0).error == "HTTP 400: bad prompt"
+    result = result_of(run, 0)
+    assert (result.error, result.error_excerpt) == (
+        "HTTP 400: request refused for this item",
+        "bad prompt",
+    )
 
 
 # --- the server's own error message --------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("body", "message", "error"),
     [
         (
             {"detail": "The prompt is too long for this item."},
             "The prompt is too long for this item.",
+            "HTTP 400: the prompt is too long for the model",
         ),
         (
             {
@@ -93,17 +98,25 @@ def test_a_server_message_with_a_nul_is_stored_without_it(
                 }
             },
             "This model's maximum context length is 4096 tokens.",
+            "HTTP 400: the prompt is too long for the model",
         ),
-        ({"error": "prompt rejected"}, "prompt rejected"),
+        (
+            {"error": "prompt rejected"},
+            "prompt rejected",
+            "HTTP 400: request refused for this item",
+        ),
         (
             {"detail": [{"loc": ["body", "messages"], "msg": "too long"}, {"msg": "really"}]},
             "too long; really",
+            "HTTP 400: the prompt is too long for the model",
         ),
     ],
 )
-def test_a_per_item_error_keeps_the_servers_own_message(
-    project, items, stub, api_key, django_capture_on_commit_callbacks, body, message
+def test_a_per_item_error_keeps_the_servers_own_message_for_staff(
+    project, items, stub, api_key, django_capture_on_commit_callbacks, body, message, error
 ):
+    """The server's words are kept (sanitised) for staff; researchers see the status and our
+    error class (issue 24)."""
     judge = make_llm_judge(stub)
     stub.responder = lambda request: (
         Reply(status=400, body=body) if claim_of(request) == CLAIM.format(1) else Reply()
@@ -112,12 +125,14 @@ def test_a_per_item_error_keeps_the_servers_own_message(
 
     assert run.status == JudgeRun.Status.DONE
     assert (run.answered_count, run.failed_count) == (4, 1)
-    assert result_of(run, 1).error == f"HTTP 400: {message}"
+    result = result_of(run, 1)
+    assert (result.error, result.error_excerpt) == (error, message)
     call = JudgeCall.objects.get(run=run, item__external_id="claim-1")
-    assert (call.outcome, call.http_status, call.error) == (
+    assert (call.outcome, call.http_status, call.error, call.error_excerpt) == (
         "permanent",
         400,
-        f"HTTP 400: {message}",
+        error,
+        message,
     )
 
 
@@ -134,7 +149,8 @@ def test_a_wrong_model_name_fails_the_run_once_with_the_servers_message(
     run = start(judge, project, django_capture_on_commit_callbacks)
 
     assert run.status == JudgeRun.Status.FAILED
-    assert run.error == f"HTTP 400: {pinned} (item claim-0)"
+    assert run.error == "HTTP 400: the model name is refused (item claim-0)"
+    assert run.error_excerpt == pinned
     assert len(stub.chat_requests()) == 1  # not item by item
     assert JudgeCall.objects.get(run=run).outcome == "fatal"
 
@@ -148,7 +164,8 @@ def test_an_unknown_model_in_openais_words_fails_the_run_once(
     )
     run = start(judge, project, django_capture_on_commit_callbacks)
     assert run.status == JudgeRun.Status.FAILED
-    assert "The model `stub-model` does not exist." in run.error
+    assert run.error == "HTTP 400: the model name is refused (item claim-0)"
+    assert run.error_excerpt == "The model `stub-model` does not exist."
     assert len(stub.chat_requests()) == 1
 
 
@@ -160,7 +177,10 @@ def test_the_same_refusal_on_the_first_items_fails_the_run_once(
     run = start(judge, project, django_capture_on_commit_callbacks)
 
     assert run.status == JudgeRun.Status.FAILED
-    assert "HTTP 422: Bad request." in run.error
+    assert run.error.startswith(
+        "HTTP 422: request refused for this item (refused for the first 3 items alike)"
+    )
+    assert run.error_excerpt == "Bad request."
     assert len(stub.chat_requests()) == REFUSED_ITEMS  # of 5 items
     assert run.failed_count == REFUSED_ITEMS
 
@@ -174,7 +194,11 @@ def test_the_same_prompt_too_long_error_on_the_first_items_fails_them_one_by_one
     )
     run = start(judge, project, django_capture_on_commit_callbacks)
 
-    assert run.status == JudgeRun.Status.DONE
+    # every item failed (one by one): the run failed, and says why (issue 32)
+    assert run.status == JudgeRun.Status.FAILED
+    assert run.error.startswith(
+        "Every item judged failed: 5 × the prompt is too long for the model"
+    )
     assert run.failed_count == 5
     assert len(stub.chat_requests()) == 5
 
@@ -340,7 +364,8 @@ def test_a_500_refusing_the_response_format_fails_the_run_once_without_retries(
     run = start(judge, project, django_capture_on_commit_callbacks)
 
     assert run.status == JudgeRun.Status.FAILED
-    assert run.error.startswith(f"HTTP 500: {message}")
+    assert run.error == "HTTP 500: structured output refused (item claim-0)"
+    assert run.error_excerpt == message
     assert len(stub.chat_requests()) == 1
 
 

@@ -64,7 +64,7 @@ def test_a_soft_time_limit_while_an_item_waits_to_retry_fails_it_and_the_run_end
     run.refresh_from_db()
     assert report.stopped == "time limit"
     assert report.retry_item_ids == []
-    assert run.status == JudgeRun.Status.DONE
+    assert run.status == JudgeRun.Status.FAILED  # it ended; no item answered
     assert (run.total, run.failed_count) == (2, 2)
     found = outcomes(run)
     assert found["claim-1"] == ("failed", TIME_LIMIT)
@@ -249,7 +249,7 @@ def test_a_database_error_while_writing_fails_the_unwritten_items_with_its_text(
     monkeypatch.setattr(JudgeCall.objects, "bulk_create", real_bulk_create)
 
     run.refresh_from_db()
-    assert run.status == JudgeRun.Status.DONE
+    assert run.status == JudgeRun.Status.FAILED  # it ended; no item answered
     assert run.failed_count == 3
     assert set(JudgeResult.objects.values_list("error", flat=True)) == {
         "The batch stopped on an unexpected error: "
@@ -306,7 +306,7 @@ def test_a_soft_time_limit_outside_the_calls_fails_the_batchs_items_and_is_raise
         services.judge_batch_process(run_id=run.pk, item_ids=run.pending_item_ids)
 
     run.refresh_from_db()
-    assert run.status == JudgeRun.Status.DONE
+    assert run.status == JudgeRun.Status.FAILED  # it ended; no item answered
     assert set(outcomes(run).values()) == {("failed", TIME_LIMIT)}
 
 
@@ -324,7 +324,7 @@ def test_an_item_a_processor_leaves_without_outcome_is_failed_and_the_run_ends(
     services.judge_batch_process(run_id=run.pk, item_ids=[i.pk for i in items])
 
     run.refresh_from_db()
-    assert run.status == JudgeRun.Status.DONE
+    assert run.status == JudgeRun.Status.FAILED  # it ended; no item answered
     assert run.failed_count == 3
     assert outcomes(run)["claim-2"] == (
         "failed",
@@ -414,7 +414,7 @@ def test_a_retry_the_broker_refuses_fails_its_items_so_the_run_ends(
         judge_batch.pop_request()
 
     run.refresh_from_db()
-    assert run.status == JudgeRun.Status.DONE
+    assert run.status == JudgeRun.Status.FAILED  # it ended; no item answered
     assert run.failed_count == 2
     assert set(JudgeResult.objects.values_list("error", flat=True)) == {
         "Could not queue the retry after a transient error: "

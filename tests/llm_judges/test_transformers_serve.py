@@ -130,8 +130,8 @@ def test_a_wrong_model_name_fails_the_run_once_with_transformers_serves_message(
     run = start(judge, project, django_capture_on_commit_callbacks)
 
     assert run.status == JudgeRun.Status.FAILED
-    assert run.error.startswith(
-        f"HTTP 400: Server is pinned to '{transformers_serve.model}'; requested "
-        "'not-the-served-model'."
+    assert run.error == "HTTP 400: the model name is refused (item claim-0)"
+    assert run.error_excerpt.startswith(
+        f"Server is pinned to '{transformers_serve.model}'; requested 'not-the-served-model'."
     )
     assert JudgeCall.objects.filter(run=run).count() == 1

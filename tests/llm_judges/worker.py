@@ -34,6 +34,7 @@ class CeleryWorker:
         redis_url: str,
         concurrency: int = 1,
         env: dict | None = None,
+        args: tuple[str, ...] = (),
     ) -> None:
         self.queue = queue
         self.lines: list[str] = []
@@ -51,6 +52,7 @@ class CeleryWorker:
             "-Q", queue, "-c", str(concurrency), "-P", "prefork", "-l", "info",
             "-n", f"{queue}-{uuid.uuid4().hex[:6]}@%h",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
+            *args,  # e.g. "-B", "-s", FILE: embedded beat with its schedule file
         ]  # fmt: skip
         # Own session: the worker and its pool children form a process group we can kill.
         self.process = subprocess.Popen(

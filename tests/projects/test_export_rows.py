@@ -125,13 +125,22 @@ def _reference_judge_rows(project, task_type, *, raw):
             "judge_prompt_fingerprint": run.prompt_fingerprint if run else None,
             "judge_setting": result.setting,
             "judge_presentation": result.presentation,
-            "judge_run_id": run.pk if run else None,
+            "judge_run_id": result.produced_by_id or (run.pk if run else None),
             "judge_outcome": result.status,
             "judge_message": result.error,
+            "judge_error_class": result.error_class,
             "judge_attempts": result.attempts,
             "judge_latency_ms": result.latency_ms,
             "judge_input_tokens": result.prompt_tokens,
             "judge_output_tokens": result.completion_tokens,
+            "judge_finish_reason": result.finish_reason,
+            "judge_seed": result.seed,
+            "judge_schema_valid": result.schema_valid,
+            "judge_removed_nul": sum(
+                n
+                for key, n in (result.detail or {}).get("raw_cleaned", {}).items()
+                if key in ("nul", "answer_nul")
+            ),
             **({"judge_raw_reply": result.raw} if raw else {}),
         }
         parts = []

@@ -48,6 +48,7 @@ def estimate_text(estimate: dict) -> str:
         f"  calls: {estimate['calls']}",
         f"  input tokens (estimated): {estimate['prompt_tokens']}",
         f"  output tokens (at most): {estimate['max_completion_tokens']}",
+        f"  input tokens (at most): {estimate['prompt_tokens_bound']}",
         f"  tokens in all (at most): {estimate['max_tokens']}",
     ]
     if estimate["unrenderable"]:

@@ -17,7 +17,47 @@ def test_claim_review_prompt_lists_each_claim_with_its_evidence_and_not_the_syst
     assert "Evidence 1 (Eiffel Tower): Construction began in 1887 and ended in 1889." in text
     assert "[2] id c2: It is 330 metres tall.\n    (no evidence)" in text
     schema = prompts.get("claim_review").response_format(item, "v1")["json_schema"]["schema"]
-    assert schema["properties"]["claims"]["items"]["properties"]["id"]["enum"] == ["c1", "c2", "c3"]
+    entries = schema["properties"]["claims"]["items"]["anyOf"]
+    assert [e["properties"]["id"]["enum"] for e in entries] == [["c1"], ["c2"], ["c3"]]
+
+
+REPLY = {
+    "claims": [
+        {"id": "c1", "reasoning": "The passage says so.", "label": "supported"},
+        {"id": "c2", "reasoning": "It is about 330 m.", "label": "supported"},
+        {"id": "c3", "reasoning": "A matter of taste.", "label": "irrelevant"},
+    ]
+}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param({"claims": []}, id="no-claim"),  # issue 32: valid before, the parser refused
+        pytest.param({"claims": REPLY["claims"][:2]}, id="a-claim-missing"),
+        pytest.param({"claims": [*REPLY["claims"], REPLY["claims"][0]]}, id="one-too-many"),
+        pytest.param(
+            {"claims": [{**REPLY["claims"][0], "label": "unsupported"}, *REPLY["claims"][1:]]},
+            id="a-label-of-the-other-scheme",  # c1 has evidence: five labels, not three
+        ),
+        pytest.param({"claims": [{**REPLY["claims"][0], "id": "c9"}, *REPLY["claims"][1:]]}),
+    ],
+)
+def test_the_reply_schema_refuses_what_the_parser_refuses(reply):
+    item = demo("claim_review")
+    prompt = prompts.get("claim_review")
+    text = json.dumps(reply)
+    with pytest.raises(Unparseable):
+        prompt.parse(text, item)
+    assert prompts.matches_schema(text, prompt.response_format(item, "v1")) is False
+
+
+def test_a_reply_the_parser_reads_matches_the_schema():
+    item = demo("claim_review")
+    prompt = prompts.get("claim_review")
+    text = json.dumps(REPLY)
+    prompt.parse(text, item)
+    assert prompts.matches_schema(text, prompt.response_format(item, "v1")) is True
 
 
 def test_claim_review_labels_become_agree_or_disagree_with_the_pipeline():
