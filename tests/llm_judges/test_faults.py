@@ -53,7 +53,7 @@ def test_a_servers_error_page_is_never_shown_to_researchers_nor_exported(
         if claim_of(request) == "Claim number 1 is accurate."
         else Reply()
     )
-    judge = make_llm_judge(stub, max_attempts=1)
+    judge = make_llm_judge(stub, project, max_attempts=1)
     run = start(judge, project, django_capture_on_commit_callbacks)
     assert (run.status, run.answered_count, run.failed_count) == (Status.DONE, 4, 1)
 
@@ -93,6 +93,7 @@ def test_refused_connections_under_a_budget_fail_their_items_with_the_error_and_
     factories.make_items(project, 8)
     judge = make_llm_judge(
         SimpleNamespace(url=f"http://127.0.0.1:{closed_port()}/v1"),
+        project,
         concurrency=2,
         items_per_task=8,
         backoff_base=0,
@@ -147,7 +148,7 @@ def test_a_token_budget_holds_with_eight_calls_in_flight_by_the_servers_own_coun
 ):
     factories.make_items(project, 40)
     stub.responder = _counting_server
-    judge = make_llm_judge(stub, concurrency=8, items_per_task=40, max_tokens=64)
+    judge = make_llm_judge(stub, project, concurrency=8, items_per_task=40, max_tokens=64)
     sample = services.judge_run_start(
         judge=judge, project=project, filters={"external_ids": ["claim-0"]}, enqueue=False
     )
@@ -172,7 +173,7 @@ def test_the_estimates_at_most_holds_against_the_servers_counts(
 ):
     factories.make_items(project, 6)
     stub.responder = _counting_server
-    judge = make_llm_judge(stub, concurrency=3, max_tokens=64)
+    judge = make_llm_judge(stub, project, concurrency=3, max_tokens=64)
     estimate = selectors.run_estimate(judge=judge, project=project)
     run = start(judge, project, django_capture_on_commit_callbacks)
     used = sum(c.prompt_tokens for c in JudgeCall.objects.filter(run=run))
@@ -197,6 +198,7 @@ def test_a_server_that_dies_mid_run_is_retried_while_unreachable_then_the_run_sa
     stub.responder = dies_after_three
     judge = make_llm_judge(
         stub,
+        project,
         concurrency=1,
         items_per_task=6,
         max_attempts=2,
@@ -231,7 +233,7 @@ def test_a_run_whose_every_item_failed_ends_failed_with_its_problems_counted(
     stub.responder = lambda request: Reply(
         status=400, body={"error": {"message": f"cannot judge {claim_of(request)}"}}
     )
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = start(judge, project, django_capture_on_commit_callbacks, budget_calls=3)
     assert (run.failed_count, run.not_run_count) == (3, 1)
     assert run.status == Status.FAILED
@@ -247,7 +249,7 @@ def test_a_silent_run_is_flagged_on_its_page_then_resumed_by_the_periodic_task(
     settings.CONCORD_JUDGE_STALE_AFTER_SECONDS = 60
     settings.CONCORD_JUDGE_LOST_AFTER_SECONDS = 300
     items = factories.make_items(project, 5)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     lost = services.judge_run_start(
         judge=judge, project=project, enqueue=False, budget_calls=10, started_by=researcher
     )
@@ -307,7 +309,7 @@ def test_structured_output_is_reported_apart_and_exports_carry_each_results_reco
         "Claim number 3 is accurate.": Reply(content='```json\n{"sentences": [2]}\n```'),
     }
     stub.responder = lambda request: replies.get(claim_of(request), Reply())
-    judge = make_llm_judge(stub, seed=7)
+    judge = make_llm_judge(stub, project, seed=7)
     run = start(judge, project, django_capture_on_commit_callbacks)
 
     progress = selectors.progress_of(run=selectors.run_for_project(project=project, run_id=run.pk))
@@ -369,7 +371,7 @@ def test_with_the_models_tokenizer_a_budget_reserves_the_exact_prompt_count(
 
     items = factories.make_items(project, 10)
     stub.responder = server
-    judge = make_llm_judge(stub, tokenizer=str(directory), max_tokens=16)
+    judge = make_llm_judge(stub, project, tokenizer=str(directory), max_tokens=16)
     estimate = selectors.run_estimate(judge=judge, project=project)
     assert "counted by the judge's tokenizer" in estimate["method"]
     exact = _prompt_estimate(project, items, count=lambda messages: counted(messages))

@@ -36,7 +36,7 @@ Status = JudgeRun.Status
 def test_a_worker_killed_mid_run_leaves_a_run_the_periodic_task_resumes_by_itself(broker, stub):  # noqa: F811
     project = factories.ProjectFactory()
     items = factories.make_items(project, 6)
-    judge = make_llm_judge(stub, concurrency=1, items_per_task=10)  # one task, items in order
+    judge = make_llm_judge(stub, project, concurrency=1, items_per_task=10)  # one task, items in order
     hanging = threading.Event()
     release = threading.Event()
 
@@ -120,7 +120,7 @@ def test_a_worker_killed_mid_run_leaves_a_run_the_periodic_task_resumes_by_itsel
     assert resumed.calls_reserved == JudgeCall.objects.filter(run=resumed).count() == 4
 
 
-def _dead_server_judge(stub, **parameters):
+def _dead_server_judge(stub, project, **parameters):
     defaults = {
         "concurrency": 2,
         "items_per_task": 4,
@@ -128,7 +128,7 @@ def _dead_server_judge(stub, **parameters):
         "backoff_base": 0.5,
         "backoff_cap": 1.0,
     }
-    return make_llm_judge(stub, **{**defaults, **parameters})
+    return make_llm_judge(stub, project, **{**defaults, **parameters})
 
 
 def test_a_server_stopped_mid_run_and_restarted_leaves_the_run_whole(broker):  # noqa: F811
@@ -145,7 +145,7 @@ def test_a_server_stopped_mid_run_and_restarted_leaves_the_run_whole(broker):  #
 
     first = StubLLM(responder).start()
     second = None
-    judge = _dead_server_judge(first, unreachable_wait=120)
+    judge = _dead_server_judge(first, project, unreachable_wait=120)
     worker = start_worker(broker)
     try:
         run = services.judge_run_start(judge=judge, project=project)
@@ -189,7 +189,7 @@ def test_a_server_that_never_comes_back_fails_the_items_left_and_the_run_says_si
         return Reply()
 
     stub = StubLLM(responder).start()
-    judge = _dead_server_judge(stub, unreachable_wait=3)
+    judge = _dead_server_judge(stub, project, unreachable_wait=3)
     worker = start_worker(broker)
     try:
         run = services.judge_run_start(judge=judge, project=project, budget_tokens=10**6)
