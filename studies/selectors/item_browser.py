@@ -635,13 +635,14 @@ def item_detail(*, project: Project, item_id: int) -> ItemDetail:
 
 def readable(value: Any, *, depth: int = 0) -> dict:
     """A JSON value as nested nodes a template renders without knowing the task type:
-    ``{"text": str}``, ``{"items": [node…]}`` (a list) or ``{"fields": [(key, node)…]}``."""
+    ``{"text": str}``, ``{"entries": [node…]}`` (a list) or ``{"fields": [(key, node)…]}``
+    (keys that are no attribute of a dict, so that a template's lookup finds them)."""
     if depth > 6:
         return {"text": json.dumps(value, ensure_ascii=False)}
     if isinstance(value, Mapping):
         return {"fields": [(str(k), readable(v, depth=depth + 1)) for k, v in value.items()]}
     if isinstance(value, list):
-        return {"items": [readable(v, depth=depth + 1) for v in value]}
+        return {"entries": [readable(v, depth=depth + 1) for v in value]}
     if value is None:
         return {"text": "–"}
     if isinstance(value, bool):
