@@ -9,7 +9,7 @@ from projects import api as members_api
 from projects import views as members_views
 from projects.auth import LoginView, LogoutAllView, LogoutView, PasswordResetView, TokenView
 from studies import api as projects_api
-from studies import study_pages
+from studies import item_views, study_pages
 from studies import views as projects_views
 
 api = [
@@ -152,6 +152,14 @@ pages = [
         name="project-import-annotations",
     ),
     path("p/<slug:slug>/export/<str:fmt>/", projects_views.project_export, name="project-export"),
+    path("p/<slug:slug>/items/", item_views.items_list, name="project-items"),
+    path("p/<slug:slug>/items/find/", item_views.item_find_view, name="project-item-find"),
+    path(
+        "p/<slug:slug>/items/export/<str:fmt>/",
+        item_views.items_export,
+        name="project-items-export",
+    ),
+    path("p/<slug:slug>/items/<int:item_id>/", item_views.item_view, name="project-item"),
     path("p/<slug:slug>/bundle.zip", projects_views.project_bundle, name="project-bundle"),
     path("p/<slug:slug>/annotate/", annotation_views.annotate, name="annotate"),
     path("p/<slug:slug>/preview/", annotation_views.annotate_preview, name="annotate-preview"),

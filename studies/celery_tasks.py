@@ -21,3 +21,13 @@ def run_import_job(self, job_id: int) -> str:
 def purge_failed_imports() -> int:
     """Daily (``CELERY_BEAT_SCHEDULE``): clear the uploads of old failed import jobs."""
     return failed_import_content_purge()
+
+
+@shared_task(
+    name="studies.refresh_item_figures", acks_late=True, time_limit=660, soft_time_limit=600
+)
+def refresh_item_figures(project_id: int) -> str:
+    """Recompute the item browser's per-item figures of one project (safe to run twice)."""
+    from studies.services.item_figures import item_figures_run
+
+    return item_figures_run(project_id=project_id)

@@ -36,7 +36,9 @@ Status = JudgeRun.Status
 def test_a_worker_killed_mid_run_leaves_a_run_the_periodic_task_resumes_by_itself(broker, stub):  # noqa: F811
     project = factories.ProjectFactory()
     items = factories.make_items(project, 6)
-    judge = make_llm_judge(stub, project, concurrency=1, items_per_task=10)  # one task, items in order
+    judge = make_llm_judge(
+        stub, project, concurrency=1, items_per_task=10
+    )  # one task, items in order
     hanging = threading.Event()
     release = threading.Event()
 

@@ -1,0 +1,215 @@
+"""The item browser's pages: the table of a project's items, one item with every coder's
+answer, finding an item by reference or external id, and the current filter as CSV or JSONL.
+
+Security: researcher role in the project (``project_for``: 404 to anyone else), as every
+researcher page; the pages show gold, every annotator's answers by pseudonym, and judges' raw
+replies. Query parameters are untrusted: a bad value is a 400 naming the parameter.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from annotation import task_types
+from core.errors import Refusal
+from core.spreadsheet import spreadsheet_safe
+from projects.permissions import RESEARCH_ROLES, project_for
+from studies.selectors.item_browser import (
+    KINDS,
+    PAGE_SIZE,
+    SORTS,
+    STATUSES,
+    VERDICTS,
+    ItemFilter,
+    ItemRow,
+    item_detail,
+    item_filter_from_query,
+    item_find,
+    item_page,
+    item_rows_all,
+    project_judges,
+)
+from studies.services.item_figures import item_figures_ensure
+
+EXPORT_FORMATS = ("csv", "jsonl")
+
+
+def _page_size(request) -> int:
+    text = request.GET.get("page_size", "")
+    if not text:
+        return PAGE_SIZE
+    if not text.isdigit():
+        raise Refusal("page_size must be a whole number.", field="page_size")
+    return int(text)
+
+
+@login_required
+@require_GET
+def items_list(request, slug):
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    task_type = task_types.get(project.task_type)
+    context = {
+        "project": project,
+        "task_type": task_type,
+        "judges": list(project_judges(project=project).values_list("name", flat=True)),
+        "statuses": STATUSES,
+        "kinds": KINDS,
+        "sorts": SORTS,
+        "verdicts": VERDICTS,
+        "params": request.GET,
+    }
+    try:
+        item_filter = item_filter_from_query(request.GET)
+        context["filter"] = item_filter
+        context["figures"] = item_figures_ensure(project=project)
+        page = item_page(
+            project=project,
+            item_filter=item_filter,
+            after=request.GET.get("after", ""),
+            page_size=_page_size(request),
+        )
+    except Refusal as refusal:
+        context["error"] = refusal
+        return render(request, "studies/items/list.html", context, status=refusal.status)
+    query = item_filter.query()
+    context.update(
+        page=page,
+        query=urlencode(query),
+        next_url=f"?{urlencode({**query, 'after': page.next_after})}" if page.next_after else "",
+        first_url=f"?{urlencode(query)}" if request.GET.get("after") else "",
+        filtered=bool(set(query) - {"sort", "descending"}),
+    )
+    return render(request, "studies/items/list.html", context)
+
+
+@login_required
+@require_GET
+def item_find_view(request, slug):
+    """Go to the item with this reference ("#XBSVYF") or external id."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    text = request.GET.get("ref", "")[:300]
+    item_id = item_find(project=project, text=text)
+    if item_id is None:
+        raise Http404(f"No item of this project has the reference or external id {text!r}.")
+    return redirect("project-item", slug=project.slug, item_id=item_id)
+
+
+@login_required
+@require_GET
+def item_view(request, slug, item_id):
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    try:
+        detail = item_detail(project=project, item_id=item_id)
+    except Refusal as refusal:
+        raise Http404(refusal.message) from None
+    back = request.GET.get("back", "")
+    back_url = reverse("project-items", args=[project.slug])
+    if back.startswith("?") and "\n" not in back:
+        back_url += back
+    return render(
+        request,
+        "studies/items/detail.html",
+        {
+            "project": project,
+            "task_type": task_types.get(project.task_type),
+            "detail": detail,
+            "statuses": STATUSES,
+            "back_url": back_url,
+        },
+    )
+
+
+EXPORT_COLUMNS = (
+    "external_id",
+    "reference",
+    "kind",
+    "group",
+    "status",
+    "answers",
+    "agreement",
+    "gold_score",
+)
+
+
+def _export_record(row: ItemRow, judge: str) -> dict:
+    record = {name: getattr(row, name) for name in EXPORT_COLUMNS}
+    if judge:
+        record.update(
+            judge=judge,
+            judge_humans_agreeing=row.judge_agreement,
+            judge_verdict=row.judge_verdict,
+        )
+    return record
+
+
+def _csv_lines(rows: Iterator[ItemRow], judge: str) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    header = list(EXPORT_COLUMNS) + (
+        ["judge", "judge_humans_agreeing", "judge_verdict"] if judge else []
+    )
+    writer.writerow(header)
+    pending = 0
+    for row in rows:
+        writer.writerow([spreadsheet_safe(v) for v in _export_record(row, judge).values()])
+        pending += 1
+        if pending == 500:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate(0)
+            pending = 0
+    yield buffer.getvalue()
+
+
+def _jsonl_lines(rows: Iterator[ItemRow], judge: str) -> Iterator[str]:
+    batch = []
+    for row in rows:
+        batch.append(json.dumps(_export_record(row, judge), ensure_ascii=False) + "\n")
+        if len(batch) == 500:
+            yield "".join(batch)
+            batch.clear()
+    yield "".join(batch)
+
+
+@login_required
+@require_GET
+def items_export(request, slug, fmt):
+    """The rows of the current filter, in its order, every page of it (streamed)."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    if fmt not in EXPORT_FORMATS:
+        raise Http404(f"Unknown export format {fmt[:20]!r}; use csv or jsonl.")
+    try:
+        item_filter: ItemFilter = item_filter_from_query(request.GET)
+        item_figures_ensure(project=project)
+        rows = item_rows_all(project=project, item_filter=item_filter)
+        first = next(rows, None)  # a bad judge is refused here, before the response starts
+    except Refusal as refusal:
+        return render(
+            request,
+            "studies/items/list.html",
+            {"project": project, "error": refusal, "params": request.GET},
+            status=refusal.status,
+        )
+
+    def all_rows() -> Iterator[ItemRow]:
+        if first is not None:
+            yield first
+            yield from rows
+
+    lines = _csv_lines if fmt == "csv" else _jsonl_lines
+    response = StreamingHttpResponse(
+        lines(all_rows(), item_filter.judge),
+        content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson",
+    )
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-items.{fmt}"'
+    return response

@@ -1,0 +1,1 @@
+"""Reads of the studies app, one module per page or concern."""
