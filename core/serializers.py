@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +24,9 @@ class KnownKeysOnly(serializers.Serializer):
                 hinted = [key for key in unknown if key in self.key_hints]
                 if hinted:
                     raise serializers.ValidationError({hinted[0]: self.key_hints[hinted[0]]})
-                raise serializers.ValidationError(
-                    {unknown[0]: self.unknown_message.format(known=", ".join(self.fields))}
-                )
+                message = self.unknown_message.format(known=", ".join(self.fields))
+                close = difflib.get_close_matches(str(unknown[0]), list(self.fields), n=1)
+                if close:
+                    message = f"Unknown key; did you mean {close[0]!r}? {message}"
+                raise serializers.ValidationError({unknown[0]: message})
         return super().to_internal_value(data)

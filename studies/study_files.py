@@ -32,6 +32,7 @@ without aliases (:mod:`core.yaml_safety`).
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -277,7 +278,10 @@ class StudySerializer(KnownKeysOnly):
     def validate(self, attrs: dict) -> dict:
         errors: dict[str, Any] = {}
         config = task_types.get(attrs["task_type"]).config_serializer(data=attrs["config"])
-        if not config.is_valid():
+        unknown = sorted(set(attrs["config"]) - set(config.fields), key=str)
+        if unknown:
+            errors["config"] = {unknown[0]: _no_setting(str(unknown[0]), list(config.fields))}
+        elif not config.is_valid():
             errors["config"] = config.errors
         crowd = CrowdSettingsSerializer(data=attrs["crowd"])
         try:
@@ -309,6 +313,13 @@ class StudySerializer(KnownKeysOnly):
         if errors:
             raise serializers.ValidationError(errors)
         return attrs
+
+
+def _no_setting(key: str, known: list[str]) -> str:
+    """A config key the task type does not have, with the closest one it has."""
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f" — did you mean {close[0]!r}?" if close else f" (settings: {', '.join(known)})"
+    return f"no setting {key!r}{hint}"
 
 
 def error_paths(detail: Any, prefix: str = "") -> list[str]:
