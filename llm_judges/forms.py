@@ -121,7 +121,7 @@ class JudgeAddForm(forms.Form):
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"Not valid JSON: {exc.msg}.") from None
         if not isinstance(value, dict):
-            raise forms.ValidationError("A JSON object, e.g. {\"temperature\": 0}.")
+            raise forms.ValidationError('A JSON object, e.g. {"temperature": 0}.')
         return value
 
 
