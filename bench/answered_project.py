@@ -121,9 +121,10 @@ def build(
     ``{usernames}-0`` to ``-29``. ``count_first``: as for ``payload``. ``researcher``: a user who
     joins as a researcher (before the annotators). Each answer picks 0-2 of the item's sentences
     at random and a helpfulness 0-100; with ``gold_share``, each item has a gold sentence that
-    an answer picks alone that share of the time. ``judge``: a judge whose pre-selection was
-    shown on ``preselection_share`` of the assignments; ``adjudicated_share`` of the items get
-    an adjudication. A share of 0 draws nothing from the random generator."""
+    an answer picks alone that share of the time. ``judge``: the name of the project's own
+    judge whose pre-selection was shown on ``preselection_share`` of the assignments;
+    ``adjudicated_share`` of the items get an adjudication. A share of 0 draws nothing from the
+    random generator."""
     from django.contrib.auth import get_user_model
     from django.db import connection, transaction
 
@@ -197,8 +198,8 @@ def build(
         annotations: list[Annotation] = []
         shown_by = None
         if judge is not None:
-            shown_by, _ = Judge.objects.get_or_create(
-                name=judge, defaults={"kind": "embedding", "model": "minilm"}
+            shown_by, _ = Judge.objects.get_or_create(  # the project's own judge
+                project=project, name=judge, defaults={"kind": "embedding", "model": "minilm"}
             )
 
         def flush() -> None:

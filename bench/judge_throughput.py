@@ -140,6 +140,7 @@ def bench_llm(args) -> dict:
         from llm_judges.backends.llm import LLMBackend
         from llm_judges.models import JudgeResult, JudgeRun
         from tests import factories
+        from tests.llm_judges.conftest import stub_endpoint
         from tests.llm_judges.stub_llm import StubLLM
         from tests.llm_judges.worker import CeleryWorker
 
@@ -148,19 +149,30 @@ def bench_llm(args) -> dict:
         project = factories.ProjectFactory(slug="bench-judges")
         items = factories.make_items(project, args.calls)
         parameters = {
-            "base_url": stub.url,
-            "api_key_env": API_KEY_ENV,
             "timeout": 30,
             "concurrency": args.concurrency,
             "items_per_task": args.items_per_task,
         }
+        # The stub server as staff would set it up: an endpoint open to the project, allowed to
+        # reach 127.0.0.1 (the run's calls go through the same address checks as in production).
+        endpoint = stub_endpoint(stub, project, api_key_env=API_KEY_ENV)
         judge = services.judge_create(
-            name="bench", kind="llm", model="stub-model", parameters=parameters
+            project=project,
+            name="bench",
+            kind="llm",
+            model="stub-model",
+            endpoint=endpoint,
+            parameters=parameters,
         )
 
         # Baseline: serial calls through the same backend, same prompts.
         prompt = prompts.get("citation_recovery")
-        backend = LLMBackend(model="stub-model", base_url=stub.url, api_key_env=API_KEY_ENV)
+        backend = LLMBackend(
+            model="stub-model",
+            base_url=stub.url,
+            api_key_env=API_KEY_ENV,
+            allow_private_network=True,
+        )
         sample = items[: args.serial_sample]
         backend.call(prompt.messages(sample[0], "v1"), prompt.response_format(sample[0], "v1"))
         started = time.perf_counter()

@@ -45,13 +45,21 @@ def _size_check(text: str) -> None:
         raise UnsafeYAML(f"larger than {MAX_BYTES // (1024 * 1024)} MB")
 
 
+def _not_valid(exc: yaml.YAMLError) -> UnsafeYAML:
+    """``line L, column C: not valid YAML: <the problem>`` (one line, not PyYAML's excerpt)."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    problem = getattr(exc, "problem", None) or str(exc)
+    return UnsafeYAML(f"{where}not valid YAML: {problem}")
+
+
 def yaml_load(text: str) -> Any:
     """The data of a YAML document from an untrusted source; ``UnsafeYAML`` saying why not."""
     _size_check(text)
     try:
         return yaml.load(text, Loader=_PlainLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise UnsafeYAML(f"not valid YAML: {exc}") from None
+        raise _not_valid(exc) from None
 
 
 def yaml_load_all(text: str) -> list[Any]:
@@ -60,7 +68,7 @@ def yaml_load_all(text: str) -> list[Any]:
     try:
         return list(yaml.load_all(text, Loader=_PlainLoader))  # noqa: S506
     except yaml.YAMLError as exc:
-        raise UnsafeYAML(f"not valid YAML: {exc}") from None
+        raise _not_valid(exc) from None
 
 
 class _PlainDumper(yaml.SafeDumper):

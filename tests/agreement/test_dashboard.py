@@ -348,7 +348,9 @@ def test_judges_with_answers_are_offered_and_compared_with_the_humans(study, res
     from llm_judges.models import Judge, JudgeResult
 
     project, items, _ = study
-    judge = Judge.objects.create(name="gpt-judge", kind="llm", model="m", prompt_version="v1")
+    judge = Judge.objects.create(
+        project=project, name="gpt-judge", kind="llm", model="m", prompt_version="v1"
+    )
     setting = prompts.get(project.task_type).setting(project.config)
     for item in items.values():
         JudgeResult.objects.create(

@@ -38,7 +38,7 @@ def _judge(project, name, labels, items):
     from llm_judges.models import Judge, JudgeResult
 
     judge, _ = Judge.objects.get_or_create(
-        name=name, defaults={"kind": "llm", "model": "m", "prompt_version": "v1"}
+        project=project, name=name, defaults={"kind": "llm", "model": "m", "prompt_version": "v1"}
     )
     setting = prompts.get(project.task_type).setting(project.config)
     for key, label in labels.items():
@@ -176,7 +176,9 @@ def test_citation_recovery_judge_with_the_none_rule(db, researcher):
     from llm_judges import prompts
     from llm_judges.models import Judge, JudgeResult
 
-    judge = Judge.objects.create(name="gpt", kind="llm", model="m", prompt_version="v1")
+    judge = Judge.objects.create(
+        project=project, name="gpt", kind="llm", model="m", prompt_version="v1"
+    )
     setting = prompts.get(project.task_type).setting(project.config)
     for claim, sentences in {"c0": [1], "c1": [2], "c2": [0, 1], "c3": [1]}.items():
         JudgeResult.objects.create(

@@ -350,7 +350,9 @@ def test_judge_answers_come_from_llm_judges_results_when_a_judge_is_selected(stu
     from llm_judges.models import Judge, JudgeResult
 
     project, items, _ = study
-    judge = Judge.objects.create(name="gpt-judge", kind="llm", model="m", prompt_version="v1")
+    judge = Judge.objects.create(
+        project=project, name="gpt-judge", kind="llm", model="m", prompt_version="v1"
+    )
     setting = prompts.get(project.task_type).setting(project.config)
     chosen = {"c0": [1], "c1": [2], "c2": [0, 1], "c3": [1]}
     for claim, sentences in chosen.items():

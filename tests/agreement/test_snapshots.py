@@ -274,7 +274,9 @@ def test_new_judge_results_make_the_report_out_of_date(study, builds):
 
     project, items, _ = study
     request(project)
-    judge = Judge.objects.create(name="nli", kind="nli", model="m", prompt_version="v1")
+    judge = Judge.objects.create(
+        project=project, name="nli", kind="nli", model="m", prompt_version="v1"
+    )
     JudgeResult.objects.create(
         item=items["c0"],
         judge=judge,

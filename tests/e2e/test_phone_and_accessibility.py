@@ -84,14 +84,22 @@ def test_annotator_page_and_dashboard_pass_an_axe_audit(live_server, page, slug)
 def test_researcher_pages_fit_a_phone(live_server, browser):
     """The researcher's pages (project, judges with every form, members, dashboard) are no wider
     than a 390 px screen: long judge names in selects and the item-kind checkboxes wrap."""
+    from llm_judges.models import ModelEndpoint
     from llm_judges.services import judge_create
 
     project, researcher, _ = demo_project("citation_recovery", items=2)
+    endpoint = ModelEndpoint.objects.create(
+        name="a-model-endpoint-with-a-rather-long-name-for-a-phone (local vLLM)",
+        base_url="http://127.0.0.1:9/v1",
+        allow_private_network=True,
+    )
+    endpoint.projects.add(project)
     judge_create(
+        project=project,
         name="a-judge-with-a-rather-long-name-for-a-phone (citation recovery replay)",
         kind="llm",
         model="simulated-llm-judge",
-        parameters={"base_url": "http://127.0.0.1:9/v1", "api_key_env": ""},
+        endpoint=endpoint,
     )
     context = browser.new_context(**PHONE)
     page = context.new_page()

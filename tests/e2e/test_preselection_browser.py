@@ -13,7 +13,9 @@ def make_project():
     annotator = factories.UserFactory()
     factories.MembershipFactory(project=project, user=annotator, role="annotator")
     items = factories.make_items(project, 2)
-    judge = Judge.objects.create(name="minilm-test", kind="embedding", model="all-MiniLM-L6-v2")
+    judge = Judge.objects.create(
+        project=project, name="minilm-test", kind="embedding", model="all-MiniLM-L6-v2"
+    )
     for item in items:
         JudgeResult.objects.create(
             item=item,

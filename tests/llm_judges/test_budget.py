@@ -22,8 +22,8 @@ PROMPT_TOKENS, COMPLETION_TOKENS = 120, 7  # what the stub reports for every cal
 
 
 @pytest.fixture
-def judge(stub, api_key):
-    return make_llm_judge(stub, max_tokens=64)
+def judge(stub, api_key, project):
+    return make_llm_judge(stub, project, max_tokens=64)
 
 
 def _prompt_estimate(project, items, *, count=budget.estimate_tokens) -> list[int]:
@@ -104,7 +104,7 @@ def test_a_call_budget_stops_the_run_at_the_limit_and_nothing_beyond_is_called(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
     # several batches and several calls in flight: the limit holds across them
-    judge = make_llm_judge(stub, items_per_task=2, concurrency=2)
+    judge = make_llm_judge(stub, project, items_per_task=2, concurrency=2)
     run = start(judge, project, django_capture_on_commit_callbacks, budget_calls=3)
 
     assert len(stub.chat_requests()) == 3
@@ -140,7 +140,7 @@ def test_retries_count_against_the_budget(
         return Reply(status=503) if len(calls) == 1 else Reply()
 
     stub.responder = flaky
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = start(judge, project, django_capture_on_commit_callbacks, budget_calls=2)
     assert len(stub.chat_requests()) == 2  # the 503 and the next item; no retry, nothing more
     assert (run.answered_count, run.not_run_count, run.failed_count) == (1, 3, 1)
@@ -183,7 +183,7 @@ def test_a_bad_budget_is_a_400_naming_the_field(project, researcher, items, judg
 
 
 def test_a_budget_is_for_llm_judges_only(project, items):
-    nli = services.judge_create(name="n", kind="nli", model="/tmp/none")
+    nli = services.judge_create(project=project, name="n", kind="nli", model="/tmp/none")
     with pytest.raises(services.JudgeError, match="LLM judges only") as refused:
         services.judge_run_start(judge=nli, project=project, budget_calls=3, enqueue=False)
     assert refused.value.field == "budget_calls"

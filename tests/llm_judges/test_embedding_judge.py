@@ -47,7 +47,11 @@ def test_the_embedding_judge_selects_the_sentences_close_to_the_masked_evidence(
     lanes = demo_item(project, masked=1)  # "The 2023 report lists 40 km of new lanes."
     painted = demo_item(project, masked=3)  # "Most new lanes are painted, not protected."
     judge = services.judge_create(
-        name="minilm", kind="embedding", model="all-MiniLM-L6-v2", parameters={"threshold": 0.6}
+        project=project,
+        name="minilm",
+        kind="embedding",
+        model="all-MiniLM-L6-v2",
+        parameters={"threshold": 0.6},
     )
     run = start(judge, project, django_capture_on_commit_callbacks)
 
@@ -65,6 +69,7 @@ def test_the_embedding_judge_selects_the_sentences_close_to_the_masked_evidence(
 def test_a_threshold_nothing_reaches_answers_none(project, django_capture_on_commit_callbacks):
     item = demo_item(project, masked=2)
     judge = services.judge_create(
+        project=project,
         name="minilm-strict",
         kind="embedding",
         model="all-MiniLM-L6-v2",
@@ -74,11 +79,13 @@ def test_a_threshold_nothing_reaches_answers_none(project, django_capture_on_com
     assert JudgeResult.objects.get(item=item).answer == {"sentences": [], "none": True}
 
 
-def test_only_the_bundled_model_is_accepted_for_embedding_judges(db):
+def test_only_the_bundled_model_is_accepted_for_embedding_judges(project):
     from rest_framework.exceptions import ValidationError
 
     with pytest.raises(ValidationError, match="all-MiniLM-L6-v2"):
-        services.judge_create(name="other", kind="embedding", model="bert-base-uncased")
+        services.judge_create(
+            project=project, name="other", kind="embedding", model="bert-base-uncased"
+        )
 
 
 def test_the_offline_baseline_judge_created_by_the_migration_is_valid_and_runs(
@@ -93,8 +100,18 @@ def test_the_offline_baseline_judge_created_by_the_migration_is_valid_and_runs(
 
     migration = importlib.import_module("llm_judges.migrations.0002_minilm_baseline_judge")
     migration.create(apps, None)  # idempotent: the migration already ran on this database
-    judge = Judge.objects.get(name="minilm-similarity")
-    assert clean_parameters(judge.kind, judge.parameters) == judge.parameters
+    catalogue = Judge.objects.get(project=None, name="minilm-similarity")
+    assert clean_parameters(catalogue.kind, catalogue.parameters) == catalogue.parameters
     item = demo_item(project, masked=1)
+    # A catalogue judge is never run as it is: a project runs its own copy.
+    with pytest.raises(services.JudgeError, match="copy it into the project"):
+        services.judge_run_start(judge=catalogue, project=project, enqueue=False)
+    judge = services.judge_copy(judge=catalogue, project=project)
+    assert (judge.project, judge.name, judge.parameters) == (
+        project,
+        "minilm-similarity",
+        catalogue.parameters,
+    )
     start(judge, project, django_capture_on_commit_callbacks)
     assert JudgeResult.objects.get(item=item).answer == {"sentences": [0], "none": False}
+    assert not catalogue.runs.exists() and not catalogue.results.exists()

@@ -27,11 +27,13 @@ def test_the_judges_page_follows_a_run_and_shows_what_failed(live_server, page, 
         if claim_of(request) == "Claim number 7 is accurate."
         else Reply()
     )
-    earlier = make_llm_judge(stub, name="gpt-4o-mini · v1")
+    earlier = make_llm_judge(stub, project, name="gpt-4o-mini · v1")
     done = services.judge_run_start(judge=earlier, project=project, enqueue=False)
     services.judge_batch_process(run_id=done.pk, item_ids=[i.pk for i in items])
-    services.judge_create(name="minilm-baseline", kind="embedding", model="all-MiniLM-L6-v2")
-    judge = make_llm_judge(stub, name="llama-3.1-70b · v1")
+    services.judge_create(
+        project=project, name="minilm-baseline", kind="embedding", model="all-MiniLM-L6-v2"
+    )
+    judge = make_llm_judge(stub, project, name="llama-3.1-70b · v1")
     running = services.judge_run_start(judge=judge, project=project, enqueue=False)
     services.judge_batch_process(run_id=running.pk, item_ids=[i.pk for i in items[:6]])
 
@@ -61,7 +63,9 @@ def test_starting_a_run_on_the_whole_project_asks_first(live_server, page):
     project = factories.ProjectFactory()
     factories.MembershipFactory(project=project, user=researcher, role="researcher")
     factories.make_items(project, 3)
-    services.judge_create(name="baseline-ask", kind="embedding", model="all-MiniLM-L6-v2")
+    services.judge_create(
+        project=project, name="baseline-ask", kind="embedding", model="all-MiniLM-L6-v2"
+    )
     login(page, live_server, researcher.username, factories.PASSWORD)
     page.goto(f"{live_server.url}/p/{project.slug}/judges/")
     page.select_option("form.judge-start select[name=judge]", label="baseline-ask")
@@ -90,7 +94,9 @@ def test_the_cost_estimate_asks_nothing_and_starts_nothing(live_server, page):
     factories.make_items(project, 3)
     from llm_judges.models import JudgeRun
 
-    services.judge_create(name="baseline-estimate", kind="embedding", model="all-MiniLM-L6-v2")
+    services.judge_create(
+        project=project, name="baseline-estimate", kind="embedding", model="all-MiniLM-L6-v2"
+    )
     login(page, live_server, researcher.username, factories.PASSWORD)
     page.goto(f"{live_server.url}/p/{project.slug}/judges/")
     page.select_option("form.judge-start select[name=judge]", label="baseline-estimate")
@@ -126,7 +132,7 @@ def test_in_the_embedded_setup_starting_a_run_never_blocks_the_page(
     project = factories.ProjectFactory()
     factories.MembershipFactory(project=project, user=researcher, role="researcher")
     factories.make_items(project, 2)
-    judge = make_llm_judge(stub, name="slow-judge")
+    judge = make_llm_judge(stub, project, name="slow-judge")
     client = Client()
     client.force_login(researcher)
     response = client.post(

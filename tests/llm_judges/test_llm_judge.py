@@ -14,8 +14,8 @@ from tests.llm_judges.stub_llm import Reply, claim_of, user_message
 
 
 @pytest.fixture
-def judge(stub, api_key):
-    return make_llm_judge(stub)
+def judge(stub, api_key, project):
+    return make_llm_judge(stub, project)
 
 
 def test_a_run_stores_one_parsed_answer_per_item_with_tokens_and_latency(
@@ -43,7 +43,7 @@ def test_a_run_stores_one_parsed_answer_per_item_with_tokens_and_latency(
 def test_the_request_asks_for_a_json_schema_and_carries_the_configured_settings(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
-    judge = make_llm_judge(stub, temperature=0.3, max_tokens=99)
+    judge = make_llm_judge(stub, project, temperature=0.3, max_tokens=99)
     start(judge, project, django_capture_on_commit_callbacks, filters={"external_ids": ["claim-0"]})
 
     (request,) = stub.chat_requests()
@@ -71,7 +71,7 @@ def test_the_request_asks_for_a_json_schema_and_carries_the_configured_settings(
 def test_structured_output_can_be_switched_off_for_servers_without_it(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
-    judge = make_llm_judge(stub, structured_output=False)
+    judge = make_llm_judge(stub, project, structured_output=False)
     start(judge, project, django_capture_on_commit_callbacks, filters={"external_ids": ["claim-0"]})
     assert "response_format" not in stub.chat_requests()[0]["json"]
 
@@ -136,7 +136,7 @@ def test_a_503_is_retried_and_the_second_answer_is_stored(
 def test_a_call_that_times_out_is_retried_then_recorded_as_failed(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
-    judge = make_llm_judge(stub, timeout=0.3, max_attempts=2)
+    judge = make_llm_judge(stub, project, timeout=0.3, max_attempts=2)
     stub.responder = lambda request: Reply(delay=1.5)
     run = start(
         judge, project, django_capture_on_commit_callbacks, filters={"external_ids": ["claim-0"]}
@@ -195,7 +195,7 @@ def test_a_missing_api_key_fails_the_run_with_a_message_naming_the_variable(
     project, items, stub, monkeypatch, django_capture_on_commit_callbacks
 ):
     monkeypatch.delenv("STUB_LLM_API_KEY", raising=False)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = start(judge, project, django_capture_on_commit_callbacks)
     assert run.status == JudgeRun.Status.FAILED
     assert "STUB_LLM_API_KEY" in run.error
@@ -271,7 +271,7 @@ def test_a_run_cancelled_during_a_call_stops_before_the_next_item(
     project = factories.ProjectFactory()
     items = factories.make_items(project, 5)
     monkeypatch.setattr(batch_engine, "STATUS_CHECK_SECONDS", 0)
-    judge = make_llm_judge(stub, concurrency=1)
+    judge = make_llm_judge(stub, project, concurrency=1)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
 
     def responder(request):
@@ -305,7 +305,7 @@ def test_a_run_covers_only_the_filtered_items(
 ):
     factories.make_items(project, 3)
     factories.make_items(project, 2, kind="control", start=3)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = start(judge, project, django_capture_on_commit_callbacks, filters={"kind": ["control"]})
     assert run.total == 2
     assert sorted(JudgeResult.objects.values_list("item__external_id", flat=True)) == [
@@ -345,7 +345,7 @@ def test_the_runs_list_costs_the_same_queries_however_many_runs(
     project, items, stub, api_key, django_assert_max_num_queries
 ):
     for n in range(6):
-        judge = make_llm_judge(stub, name=f"judge-{n}")
+        judge = make_llm_judge(stub, project, name=f"judge-{n}")
         run = services.judge_run_start(judge=judge, project=project, enqueue=False)
         services.judge_batch_process(run_id=run.pk, item_ids=[items[0].pk])
     with django_assert_max_num_queries(1):

@@ -63,7 +63,7 @@ def test_starting_again_takes_over_a_lost_run_and_stores_each_result_once(
     project, stub, api_key, django_capture_on_commit_callbacks, changes
 ):
     items = factories.make_items(project, 5)
-    judge = make_llm_judge(stub, items_per_task=2)
+    judge = make_llm_judge(stub, project, items_per_task=2)
     lost = _half_done_run(judge, project, items, **changes())
 
     run = start(judge, project, django_capture_on_commit_callbacks)
@@ -90,7 +90,7 @@ def test_a_run_whose_batch_showed_a_sign_of_life_recently_is_still_refused_with_
     project, researcher, researcher_client, stub, api_key
 ):
     items = factories.make_items(project, 3)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     alive = _half_done_run(
         judge, project, items, status=Status.RUNNING, heartbeat_at=_silent_for(LOST_AFTER - 30)
     )
@@ -106,7 +106,7 @@ def test_a_run_whose_batch_showed_a_sign_of_life_recently_is_still_refused_with_
 
 def test_a_pending_run_whose_tasks_wait_in_the_queue_is_not_lost(project, stub, api_key):
     factories.make_items(project, 2)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     services.judge_run_start(judge=judge, project=project, enqueue=False)
     with pytest.raises(services.JudgeError) as refused:
         services.judge_run_start(judge=judge, project=project, enqueue=False)
@@ -117,7 +117,7 @@ def test_a_working_batch_records_a_heartbeat_on_its_run(project, stub, api_key, 
     from llm_judges.services import batch_engine
 
     items = factories.make_items(project, 3)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
     assert run.heartbeat_at is None
     beats = []
@@ -140,7 +140,7 @@ def test_a_working_batch_records_a_heartbeat_on_its_run(project, stub, api_key, 
 
 def test_a_scheduled_retry_keeps_its_run_alive_until_it_is_due(project, stub, api_key):
     factories.make_items(project, 1)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
     due = timezone.now() + timedelta(seconds=LOST_AFTER * 4)
     services.judge_run_heartbeat(run_id=run.pk, until=due)

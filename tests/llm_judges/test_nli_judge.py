@@ -29,9 +29,13 @@ def random_model(tmp_path_factory):
     )
 
 
-def nli_judge(path, name="tiny-nli", **parameters):
+def nli_judge(path, project, name="tiny-nli", **parameters):
     return services.judge_create(
-        name=name, kind="nli", model=str(path), parameters={"batch_size": 3, **parameters}
+        project=project,
+        name=name,
+        kind="nli",
+        model=str(path),
+        parameters={"batch_size": 3, **parameters},
     )
 
 
@@ -45,7 +49,7 @@ def test_labels_come_from_id2label_not_from_their_position(entailing_model):
 def test_an_entailing_model_selects_every_sentence(
     project, items, entailing_model, django_capture_on_commit_callbacks
 ):
-    judge = nli_judge(entailing_model)
+    judge = nli_judge(entailing_model, project)
     run = start(judge, project, django_capture_on_commit_callbacks)
 
     assert run.status == JudgeRun.Status.DONE
@@ -60,7 +64,7 @@ def test_an_entailing_model_selects_every_sentence(
 def test_a_model_that_never_entails_answers_none(
     project, items, contradicting_model, django_capture_on_commit_callbacks
 ):
-    judge = nli_judge(contradicting_model)
+    judge = nli_judge(contradicting_model, project)
     run = start(judge, project, django_capture_on_commit_callbacks)
     assert run.answered_count == 5
     assert JudgeResult.objects.get(item=items[0]).answer == {"sentences": [], "none": True}
@@ -94,7 +98,7 @@ def test_a_model_without_an_entailment_label_fails_the_run_with_its_labels(
     tmp_path, project, items, django_capture_on_commit_callbacks
 ):
     path = build_tiny_nli(tmp_path / "odd", labels={0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
-    run = start(nli_judge(path), project, django_capture_on_commit_callbacks)
+    run = start(nli_judge(path, project), project, django_capture_on_commit_callbacks)
     assert run.status == JudgeRun.Status.FAILED
     assert "no 'entailment' label" in run.error
     assert "0: LABEL_0" in run.error
@@ -108,7 +112,9 @@ def test_the_entailment_label_name_can_be_configured(
         tmp_path / "named", labels={0: "entails", 1: "contradicts", 2: "unrelated"}
     )
     run = start(
-        nli_judge(path, entailment_label="entails"), project, django_capture_on_commit_callbacks
+        nli_judge(path, project, entailment_label="entails"),
+        project,
+        django_capture_on_commit_callbacks,
     )
     assert run.answered_count == 5
 
@@ -116,7 +122,9 @@ def test_the_entailment_label_name_can_be_configured(
 def test_a_missing_model_directory_fails_the_run_with_its_path(
     tmp_path, project, items, django_capture_on_commit_callbacks
 ):
-    run = start(nli_judge(tmp_path / "nowhere"), project, django_capture_on_commit_callbacks)
+    run = start(
+        nli_judge(tmp_path / "nowhere", project), project, django_capture_on_commit_callbacks
+    )
     assert run.status == JudgeRun.Status.FAILED
     assert "nowhere" in run.error
 
@@ -124,7 +132,7 @@ def test_a_missing_model_directory_fails_the_run_with_its_path(
 def test_a_classifier_judged_both_ways_records_both_directions(
     project, items, entailing_model, django_capture_on_commit_callbacks
 ):
-    judge = nli_judge(entailing_model, direction="both")
+    judge = nli_judge(entailing_model, project, direction="both")
     run = start(judge, project, django_capture_on_commit_callbacks)
     assert run.answered_count == 5
     result = JudgeResult.objects.get(item=items[0])

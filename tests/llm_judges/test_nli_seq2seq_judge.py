@@ -41,7 +41,7 @@ def t5(tmp_path_factory):
     return build_tiny_t5(tmp_path_factory.mktemp("t5") / "tiny-t5", seed=0, initializer_factor=3)
 
 
-def t5_judge(path, name="tiny-t5", **parameters):
+def t5_judge(path, project, name="tiny-t5", **parameters):
     defaults = {
         "batch_size": 3,
         "model_type": "auto",
@@ -50,7 +50,11 @@ def t5_judge(path, name="tiny-t5", **parameters):
         "max_new_tokens": 1,
     }
     return services.judge_create(
-        name=name, kind="nli", model=str(path), parameters={**defaults, **parameters}
+        project=project,
+        name=name,
+        kind="nli",
+        model=str(path),
+        parameters={**defaults, **parameters},
     )
 
 
@@ -76,8 +80,11 @@ def reference(t5, items, *, reverse=False):
 
 
 def refusal(**parameters):
+    project = factories.ProjectFactory()
     with pytest.raises(serializers.ValidationError) as caught:
-        services.judge_create(name="bad", kind="nli", model="/models/t5", parameters=parameters)
+        services.judge_create(
+            project=project, name="bad", kind="nli", model="/models/t5", parameters=parameters
+        )
     return caught.value.detail
 
 
@@ -112,6 +119,7 @@ def test_bad_seq2seq_settings_are_refused_on_save_naming_the_parameter(parameter
 @pytest.mark.django_db
 def test_the_label_mapping_is_stored_trimmed_and_lower_cased():
     judge = services.judge_create(
+        project=factories.ProjectFactory(),
         name="t5",
         kind="nli",
         model="/models/t5",
@@ -175,7 +183,7 @@ def test_a_seq2seq_judge_stores_the_label_mapping_of_what_the_model_generated(
     labels = {mapped(t) for t in flat}
     assert "entailment" in labels and len(labels) > 1, Counter(flat)  # the answers differ
 
-    run = start(t5_judge(t5), project, django_capture_on_commit_callbacks)
+    run = start(t5_judge(t5, project), project, django_capture_on_commit_callbacks)
 
     assert run.status == JudgeRun.Status.DONE
     assert run.answered_count == len(items)
@@ -193,7 +201,7 @@ def test_generated_text_outside_the_mapping_makes_the_item_unparseable_and_keeps
 ):
     expected_texts = reference(t5, items)
     known = Counter(t for texts in expected_texts for t in texts).most_common(1)[0][0]
-    judge = t5_judge(t5, label_mapping={known: "entailment"})
+    judge = t5_judge(t5, project, label_mapping={known: "entailment"})
 
     run = start(judge, project, django_capture_on_commit_callbacks)
 
@@ -231,7 +239,9 @@ def test_direction_both_calls_the_model_with_both_orders_and_records_both(
     monkeypatch.setattr(Seq2SeqNLIModel, "generate", spy)
     forward, reverse = reference(t5, items), reference(t5, items, reverse=True)
 
-    run = start(t5_judge(t5, direction="both"), project, django_capture_on_commit_callbacks)
+    run = start(
+        t5_judge(t5, project, direction="both"), project, django_capture_on_commit_callbacks
+    )
 
     assert run.status == JudgeRun.Status.DONE
     pairs = [pair for item in items for pair in item_pairs(item)]
@@ -267,7 +277,9 @@ def test_direction_reverse_judges_hypothesis_to_premise(
         "generate",
         lambda self, texts, **kw: seen.extend(texts) or generate(self, texts, **kw),
     )
-    run = start(t5_judge(t5, direction="reverse"), project, django_capture_on_commit_callbacks)
+    run = start(
+        t5_judge(t5, project, direction="reverse"), project, django_capture_on_commit_callbacks
+    )
     assert run.status == JudgeRun.Status.DONE
     pairs = [pair for item in items for pair in item_pairs(item)]
     assert sorted(seen) == sorted(rendered(pairs, reverse=True))
@@ -276,7 +288,9 @@ def test_direction_reverse_judges_hypothesis_to_premise(
 def test_a_seq2seq_model_without_a_label_mapping_fails_the_run_naming_the_parameter(
     project, items, t5, django_capture_on_commit_callbacks
 ):
-    judge = services.judge_create(name="t5", kind="nli", model=str(t5), parameters={})
+    judge = services.judge_create(
+        project=project, name="t5", kind="nli", model=str(t5), parameters={}
+    )
     run = start(judge, project, django_capture_on_commit_callbacks)
     assert run.status == JudgeRun.Status.FAILED
     assert "seq2seq model: set the judge's label_mapping" in run.error
@@ -286,7 +300,7 @@ def test_a_seq2seq_model_without_a_label_mapping_fails_the_run_naming_the_parame
 def test_a_real_worker_runs_a_seq2seq_judge_both_ways(broker, t5):  # noqa: F811
     project = factories.ProjectFactory()
     items = factories.make_items(project, 3)
-    judge = t5_judge(t5, direction="both", items_per_task=2)
+    judge = t5_judge(t5, project, direction="both", items_per_task=2)
     forward, reverse = reference(t5, items), reference(t5, items, reverse=True)
     worker = start_worker(broker)
     try:

@@ -9,7 +9,14 @@ from django.test import Client
 
 from annotation import services as workflow
 from llm_judges import selectors, services
-from llm_judges.models import JudgeResult, JudgeRun, Preselection, PreselectionShown
+from llm_judges.models import (
+    Judge,
+    JudgeResult,
+    JudgeRun,
+    ModelEndpoint,
+    Preselection,
+    PreselectionShown,
+)
 from tests import factories
 from tests.conftest import client_for
 from tests.llm_judges.conftest import make_llm_judge, start
@@ -17,8 +24,8 @@ from tests.llm_judges.stub_llm import Reply
 
 
 @pytest.fixture
-def judge(stub, api_key):
-    return make_llm_judge(stub)
+def judge(stub, api_key, project):
+    return make_llm_judge(stub, project)
 
 
 def page_client(user) -> Client:
@@ -56,10 +63,14 @@ def test_a_researcher_starts_a_run_from_the_page_and_sees_its_progress(
     assert "5</b>calls" in detail
 
 
-def test_a_run_of_another_project_cannot_be_opened_or_cancelled(project, researcher, items, judge):
+def test_a_run_of_another_project_cannot_be_opened_or_cancelled(
+    project, researcher, items, judge, stub
+):
     other = factories.ProjectFactory()
     factories.make_items(other, 1)
-    run = services.judge_run_start(judge=judge, project=other, enqueue=False)
+    # The other project's own judge of the same name (judges belong to projects).
+    theirs = make_llm_judge(stub, other, name=judge.name)
+    run = services.judge_run_start(judge=theirs, project=other, enqueue=False)
     client = page_client(researcher)
     assert client.get(f"/p/{project.slug}/judges/runs/{run.pk}/").status_code == 404
     response = client.post(f"/p/{project.slug}/judges/", {"action": "cancel", "run": run.pk})
@@ -183,9 +194,14 @@ def test_run_judge_processes_the_batches_and_prints_progress(project, items, jud
     assert JudgeRun.objects.get().status == "done"
 
 
-def test_run_judge_names_the_known_judges_when_one_is_missing(project, judge):
-    with pytest.raises(CommandError, match=r"No judge named 'nope' \(judges: .*stub-llm"):
+def test_run_judge_names_the_known_judges_when_one_is_missing(project, judge, stub):
+    other = factories.ProjectFactory()
+    make_llm_judge(stub, other, name="not-this-projects")
+    with pytest.raises(CommandError, match=r"no judge named 'nope' \(its judges: stub-llm\)"):
         call_command("run_judge", project=project.slug, judge="nope")
+    # Another project's judge is not this project's, whatever its name.
+    with pytest.raises(CommandError, match=r"no judge named 'not-this-projects'"):
+        call_command("run_judge", project=project.slug, judge="not-this-projects")
 
 
 def test_run_judge_exits_with_an_error_when_the_run_fails(project, items, judge, stub):
@@ -225,4 +241,12 @@ def test_the_admin_lists_judges_runs_results_and_calls_and_freezes_a_used_judge(
             "parameters": '{"base_url": "http://x/v1", "api_key_env": "DJANGO_SECRET_KEY"}',
         },
     )
+    # Refused: where a judge's calls go is its endpoint's, never a parameter.
+    assert "Not a judge parameter" in response.content.decode()
+    assert not Judge.objects.filter(name="bad").exists()
+    response = client.post(
+        "/admin/llm_judges/modelendpoint/add/",
+        {"name": "bad", "base_url": "http://x/v1", "api_key_env": "DJANGO_SECRET_KEY"},
+    )
     assert "_API_KEY" in response.content.decode()  # refused: not an API-key variable
+    assert not ModelEndpoint.objects.filter(name="bad").exists()

@@ -8,7 +8,7 @@ from tests.llm_judges.test_preselection_rule import answer_items, make_judge
 
 def test_the_judges_page_says_why_a_pre_selection_is_not_shown_yet(project, researcher):
     items = factories.make_items(project, 3)
-    judge = make_judge()
+    judge = make_judge(project)
     answer_items(judge, items[:2], project)
     client = Client()
     client.force_login(researcher)

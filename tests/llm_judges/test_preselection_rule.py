@@ -17,10 +17,9 @@ from tests.crowd.conftest import add_annotator, crowd_project
 ANSWER = {"sentences": [1], "none": False}
 
 
-def make_judge(name="j1") -> Judge:
-    return Judge.objects.create(
-        name=name, kind="llm", model="m", parameters={"base_url": "http://x", "api_key_env": "K"}
-    )
+def make_judge(project, name="j1") -> Judge:
+    """The project's own LLM judge (its answers are stored by hand: it needs no endpoint)."""
+    return Judge.objects.create(project=project, name=name, kind="llm", model="m")
 
 
 def answer_items(judge, items, project):
@@ -54,7 +53,7 @@ def test_a_judge_run_on_regular_items_only_does_not_mark_the_controls(db):
     """The reviewer's reproduction: a run with filters={"kind": ["regular"]} used to give 200 on
     regular items and 204 on controls."""
     project = crowd_project(crowd={"batch_size": 4, "controls_per_batch": 2}, regular=8, controls=4)
-    judge = make_judge()
+    judge = make_judge(project)
     answer_items(judge, Item.objects.filter(project=project, kind="regular"), project)
     with pytest.raises(services.JudgeError, match="mixes control items"):
         services.preselection_enable(project=project, judge=judge)
@@ -69,7 +68,7 @@ def test_a_judge_run_on_regular_items_only_does_not_mark_the_controls(db):
 
 def test_controls_imported_after_the_run_switch_the_pre_selection_off_everywhere(db):
     project = crowd_project(crowd={"batch_size": 4, "controls_per_batch": 2}, regular=8, controls=0)
-    judge = make_judge()
+    judge = make_judge(project)
     answer_items(judge, Item.objects.filter(project=project), project)
     services.preselection_enable(project=project, judge=judge)  # no controls yet
     assert selectors.preselection_status(project=project)["showing"] is True
@@ -87,7 +86,7 @@ def test_controls_imported_after_the_run_switch_the_pre_selection_off_everywhere
 
 def test_asking_for_a_control_costs_the_same_queries_as_a_regular_item(db):
     project = crowd_project(crowd={"batch_size": 4, "controls_per_batch": 2}, regular=8, controls=4)
-    judge = make_judge()
+    judge = make_judge(project)
     answer_items(judge, Item.objects.filter(project=project, kind="regular"), project)
     Preselection.objects.create(project=project, judge=judge, prompt_version=judge.prompt_version)
     user = add_annotator(project)
@@ -102,7 +101,7 @@ def test_asking_for_a_control_costs_the_same_queries_as_a_regular_item(db):
 
 def test_without_an_answer_for_every_item_no_item_shows_one(project, annotator):
     items = factories.make_items(project, 4)
-    judge = make_judge()
+    judge = make_judge(project)
     answer_items(judge, items[:3], project)  # a run filtered by group, or one that failed on one
     services.preselection_enable(project=project, judge=judge)
     status = selectors.preselection_status(project=project)
@@ -137,7 +136,7 @@ def test_qualification_rounds_show_no_pre_selection_and_main_batches_do(db):
         controls=0,
         qualification=2,
     )
-    judge = make_judge()
+    judge = make_judge(project)
     answer_items(judge, Item.objects.filter(project=project), project)
     services.preselection_enable(project=project, judge=judge)
     user = add_annotator(project)
@@ -154,7 +153,7 @@ def test_qualification_rounds_show_no_pre_selection_and_main_batches_do(db):
 
 def test_the_judges_page_says_why_enabling_is_refused(db):
     project = crowd_project(crowd={"batch_size": 4, "controls_per_batch": 2}, regular=4, controls=2)
-    judge = make_judge()
+    judge = make_judge(project)
     client = Client()
     client.force_login(project.researcher)
     response = client.post(

@@ -16,7 +16,7 @@ from llm_judges.models import Judge, JudgeResult, JudgeRun, PromptTemplate, Prom
 from studies.services.exports import export_stream
 from tests import factories
 from tests.conftest import client_for
-from tests.llm_judges.conftest import make_llm_judge, start
+from tests.llm_judges.conftest import make_llm_judge, start, stub_endpoint
 from tests.llm_judges.stub_llm import Reply, user_message
 from tests.llm_judges.test_pages import page_client
 
@@ -32,8 +32,8 @@ Which of the {sentence_count} sentences should cite the evidence? Reply with JSO
 
 
 @pytest.fixture
-def judge(stub, api_key):
-    return make_llm_judge(stub)
+def judge(stub, api_key, project):
+    return make_llm_judge(stub, project)
 
 
 def _expected_fingerprint(**content) -> str:
@@ -175,10 +175,12 @@ def test_a_prompt_edited_after_a_run_is_a_new_version_and_the_old_results_keep_t
     )
     assert (what, template.version, template.key) == ("created", 1, "paper@1")
     judge = services.judge_create(
+        project=project,
         name="paper-judge",
         kind="llm",
         model="stub-model",
-        parameters={"base_url": stub.url, "api_key_env": "STUB_LLM_API_KEY", "backoff_base": 0},
+        endpoint=stub_endpoint(stub, project),
+        parameters={"backoff_base": 0},
         prompt=template,
     )
     old_run = start(judge, project, django_capture_on_commit_callbacks)
@@ -267,14 +269,20 @@ def test_a_pasted_paper_prompt_runs_end_to_end_with_no_code_change(
         "parameters: {temperature: 0, max_tokens: 40, seed: 7}\n"
         "template: |\n" + "".join(f"  {line}\n" for line in PAPER_PROMPT.splitlines())
     )
+    # Another project's judge of the same name is not touched by --project's.
+    theirs = make_llm_judge(stub, factories.ProjectFactory(), name=judge.name)
     out = []
-    call_command("load_prompt", str(path), judge=judge.name, stdout=_Writer(out))
+    call_command(
+        "load_prompt", str(path), judge=judge.name, project=project.slug, stdout=_Writer(out)
+    )
     template = PromptTemplate.objects.get(name="xing-2024")
     assert f"xing-2024 v1 (citation_recovery): created · fingerprint {template.fingerprint}" in (
         "".join(out)
     )
     judge.refresh_from_db()
     assert judge.prompt == template
+    theirs.refresh_from_db()
+    assert theirs.prompt is None and theirs.prompt_version == "v1"
 
     run = start(judge, project, django_capture_on_commit_callbacks)
     assert (run.status, run.answered_count, run.prompt_fingerprint) == (
@@ -384,7 +392,7 @@ def test_a_template_for_another_task_type_cannot_run_and_nli_judges_take_no_temp
     with pytest.raises(services.JudgeError, match="is for stance, not citation_recovery"):
         services.judge_run_start(judge=judge, project=project, enqueue=False)
     with pytest.raises(services.JudgeError, match="for LLM judges"):
-        services.judge_create(name="n", kind="nli", model="x", prompt=other)
+        services.judge_create(project=project, name="n", kind="nli", model="x", prompt=other)
 
 
 # --- preview ------------------------------------------------------------------------------------

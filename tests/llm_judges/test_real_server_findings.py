@@ -28,7 +28,7 @@ def test_a_reply_with_nul_bytes_and_lone_surrogates_is_stored_cleaned_and_the_ba
 ):
     """PostgreSQL refused the whole batch's write ("A string literal cannot contain NUL"): the
     valid answers of the batch were lost and the run stayed running."""
-    judge = make_llm_judge(stub, concurrency=3)
+    judge = make_llm_judge(stub, project, concurrency=3)
     replies = {
         CLAIM.format(1): "random\x00 words \ud800 and \x00more",
         CLAIM.format(2): '{"sentences": [2]}\x00',  # NUL after the JSON: not the clean reply
@@ -65,7 +65,7 @@ def test_nul_and_lone_surrogates_are_removed_from_answers_and_counted():
 def test_a_server_message_with_a_nul_is_stored_without_it(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     stub.responder = lambda request: Reply(
         status=400, body={"error": {"message": "bad\x00 prompt"}}
     )
@@ -117,7 +117,7 @@ def test_a_per_item_error_keeps_the_servers_own_message_for_staff(
 ):
     """The server's words are kept (sanitised) for staff; researchers see the status and our
     error class (issue 24)."""
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     stub.responder = lambda request: (
         Reply(status=400, body=body) if claim_of(request) == CLAIM.format(1) else Reply()
     )
@@ -143,7 +143,7 @@ def test_a_wrong_model_name_fails_the_run_once_with_the_servers_message(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
     """transformers serve pinned to one model answers 400 with FastAPI's {"detail": …}."""
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     pinned = "Server is pinned to 'tiny-random'; requested 'stub-model'."
     stub.responder = lambda request: Reply(status=400, body={"detail": pinned})
     run = start(judge, project, django_capture_on_commit_callbacks)
@@ -158,7 +158,7 @@ def test_a_wrong_model_name_fails_the_run_once_with_the_servers_message(
 def test_an_unknown_model_in_openais_words_fails_the_run_once(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     stub.responder = lambda request: Reply(
         status=400, body={"error": {"message": "The model `stub-model` does not exist."}}
     )
@@ -172,7 +172,7 @@ def test_an_unknown_model_in_openais_words_fails_the_run_once(
 def test_the_same_refusal_on_the_first_items_fails_the_run_once(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     stub.responder = lambda request: Reply(status=422, body={"detail": "Bad request."})
     run = start(judge, project, django_capture_on_commit_callbacks)
 
@@ -188,7 +188,7 @@ def test_the_same_refusal_on_the_first_items_fails_the_run_once(
 def test_the_same_prompt_too_long_error_on_the_first_items_fails_them_one_by_one(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     stub.responder = lambda request: Reply(
         status=400, body={"error": {"message": "The prompt is too long."}}
     )
@@ -206,7 +206,7 @@ def test_the_same_prompt_too_long_error_on_the_first_items_fails_them_one_by_one
 def test_refusals_after_a_reply_fail_item_by_item(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     stub.responder = lambda request: (
         Reply()
         if claim_of(request) == CLAIM.format(0)
@@ -247,7 +247,7 @@ def test_which_errors_refuse_the_request_as_a_whole(status, message, refused):
 def test_the_finish_reason_is_recorded_and_a_truncated_reply_is_unparseable_unless_complete(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     replies = {
         CLAIM.format(1): Reply(content='{"sentences": [2, ', finish_reason="length"),
         CLAIM.format(2): Reply(content='{"sentences": [3]}', finish_reason="length"),
@@ -289,7 +289,7 @@ def test_the_finish_reason_is_recorded_and_a_truncated_reply_is_unparseable_unle
 def test_json_object_schema_sends_llama_cpps_response_format(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
-    judge = make_llm_judge(stub, structured_output="json_object_schema")
+    judge = make_llm_judge(stub, project, structured_output="json_object_schema")
     run = start(
         judge, project, django_capture_on_commit_callbacks, filters={"external_ids": ["claim-0"]}
     )
@@ -305,7 +305,7 @@ def test_json_object_schema_sends_llama_cpps_response_format(
     ("given", "mode"), [(True, "json_schema"), (False, "none"), ("none", "none")]
 )
 def test_the_structured_output_setting_is_a_mode_and_old_yes_no_values_still_read(given, mode):
-    parameters = clean_parameters("llm", {"base_url": "http://x/v1", "structured_output": given})
+    parameters = clean_parameters("llm", {"structured_output": given})
     assert parameters["structured_output"] == mode
 
 
@@ -313,7 +313,7 @@ def test_an_unknown_structured_output_mode_is_refused():
     from rest_framework import serializers
 
     with pytest.raises(serializers.ValidationError, match="structured_output"):
-        clean_parameters("llm", {"base_url": "http://x/v1", "structured_output": "grammar"})
+        clean_parameters("llm", {"structured_output": "grammar"})
 
 
 def test_the_run_counts_the_replies_that_matched_the_schema(
@@ -321,7 +321,7 @@ def test_the_run_counts_the_replies_that_matched_the_schema(
 ):
     """transformers serve ignores response_format: its replies are valid answers in the bare
     format, or JSON in a fence, but not what the schema asked for; the run shows it."""
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     replies = {
         CLAIM.format(1): Reply(content="2"),  # the bare format: an answer, not the schema
         CLAIM.format(2): Reply(content='```json\n{"sentences": [2]}\n```'),
@@ -358,7 +358,7 @@ def test_a_500_refusing_the_response_format_fails_the_run_once_without_retries(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
     """llama-cpp-python answers response_format json_schema with HTTP 500."""
-    judge = make_llm_judge(stub, max_attempts=4)
+    judge = make_llm_judge(stub, project, max_attempts=4)
     message = "response_format.type: Input should be 'text' or 'json_object'"
     stub.responder = lambda request: Reply(status=500, body={"error": {"message": message}})
     run = start(judge, project, django_capture_on_commit_callbacks)
@@ -375,7 +375,7 @@ def test_a_500_refusing_the_response_format_fails_the_run_once_without_retries(
 def test_the_seed_is_sent_and_recorded_with_the_run_and_each_result(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
-    judge = make_llm_judge(stub, seed=1234)
+    judge = make_llm_judge(stub, project, seed=1234)
     run = start(
         judge,
         project,
@@ -391,7 +391,7 @@ def test_the_seed_is_sent_and_recorded_with_the_run_and_each_result(
 def test_without_a_seed_none_is_sent(
     project, items, stub, api_key, django_capture_on_commit_callbacks
 ):
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = start(
         judge, project, django_capture_on_commit_callbacks, filters={"external_ids": ["claim-0"]}
     )

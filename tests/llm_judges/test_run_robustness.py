@@ -35,7 +35,7 @@ def test_a_soft_time_limit_while_an_item_waits_to_retry_fails_it_and_the_run_end
     project, stub, api_key, monkeypatch
 ):
     items = factories.make_items(project, 2)
-    judge = make_llm_judge(stub, concurrency=2)
+    judge = make_llm_judge(stub, project, concurrency=2)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
     hang = threading.Event()
 
@@ -82,7 +82,7 @@ def test_a_soft_time_limit_during_a_write_keeps_the_buffered_answers_and_the_run
     """The limit can arrive while buffered answers are being written: they are written again by
     the batch's last flush instead of being lost with no outcome."""
     items = factories.make_items(project, 3)
-    judge = make_llm_judge(stub, concurrency=1)
+    judge = make_llm_judge(stub, project, concurrency=1)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
     monkeypatch.setattr(batch_engine, "FLUSH_ROWS", 1)  # write after every answer
     real_store = batch_engine._Batch.store
@@ -111,7 +111,7 @@ def test_restarting_a_cancelled_run_while_its_call_is_in_flight_completes_the_ne
     project = factories.ProjectFactory()
     items = factories.make_items(project, 4)
     monkeypatch.setattr(batch_engine, "STATUS_CHECK_SECONDS", 0)
-    judge = make_llm_judge(stub, concurrency=1)
+    judge = make_llm_judge(stub, project, concurrency=1)
     run1 = services.judge_run_start(judge=judge, project=project, enqueue=False)
     box = {}
 
@@ -143,7 +143,7 @@ def test_an_answer_the_cancelled_run_writes_while_the_new_run_calls_for_it_count
     answer is not stored twice (unique per key), and the stored one counts for the new run."""
     project = factories.ProjectFactory()
     items = factories.make_items(project, 3)
-    judge = make_llm_judge(stub, concurrency=1)
+    judge = make_llm_judge(stub, project, concurrency=1)
     run1 = services.judge_run_start(judge=judge, project=project, enqueue=False)
     services.judge_run_cancel(run=run1)
     run2 = services.judge_run_start(judge=judge, project=project, enqueue=False)
@@ -179,7 +179,7 @@ def test_a_failure_the_cancelled_run_writes_after_the_restart_is_retried_by_the_
     project, stub, api_key
 ):
     items = factories.make_items(project, 3)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run1 = services.judge_run_start(judge=judge, project=project, enqueue=False)
     services.judge_run_cancel(run=run1)
     run2 = services.judge_run_start(judge=judge, project=project, enqueue=False)
@@ -206,7 +206,7 @@ def test_an_exception_in_a_call_thread_fails_the_batchs_unfinished_items_and_is_
     project, stub, api_key, monkeypatch
 ):
     factories.make_items(project, 3)
-    judge = make_llm_judge(stub, concurrency=1)
+    judge = make_llm_judge(stub, project, concurrency=1)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
     real_call = llm_module.LLMBackend.call
 
@@ -235,7 +235,7 @@ def test_a_database_error_while_writing_fails_the_unwritten_items_with_its_text(
     project, stub, api_key, monkeypatch
 ):
     factories.make_items(project, 3)
-    judge = make_llm_judge(stub, concurrency=1)
+    judge = make_llm_judge(stub, project, concurrency=1)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
     monkeypatch.setattr(batch_engine, "FLUSH_ROWS", 1)
     real_bulk_create = JudgeCall.objects.bulk_create
@@ -267,7 +267,7 @@ def test_a_connection_the_database_server_drops_mid_batch_is_reopened_to_fail_th
     monkeypatch.setattr(batch_engine, "FLUSH_SECONDS", 60)
     project = factories.ProjectFactory()
     factories.make_items(project, 3)
-    judge = make_llm_judge(stub, concurrency=1)
+    judge = make_llm_judge(stub, project, concurrency=1)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
@@ -295,7 +295,7 @@ def test_a_soft_time_limit_outside_the_calls_fails_the_batchs_items_and_is_raise
     project, stub, api_key, monkeypatch
 ):
     factories.make_items(project, 2)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
 
     def backend_hit_by_the_limit(**kwargs):
@@ -314,7 +314,7 @@ def test_an_item_a_processor_leaves_without_outcome_is_failed_and_the_run_ends(
     project, stub, api_key, monkeypatch, caplog
 ):
     items = factories.make_items(project, 3)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
 
     def forgets_all_but_the_first(batch, batch_items):
@@ -336,7 +336,7 @@ def test_an_item_a_processor_leaves_without_outcome_is_failed_and_the_run_ends(
 def test_a_cancelled_runs_unfinished_items_are_left_without_outcome(project, stub, api_key):
     """The safety net above applies only to active runs: a cancel leaves items unjudged."""
     items = factories.make_items(project, 3)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
     services.judge_run_cancel(run=run)
     services.judge_batch_process(run_id=run.pk, item_ids=[i.pk for i in items])
@@ -346,7 +346,7 @@ def test_a_cancelled_runs_unfinished_items_are_left_without_outcome(project, stu
 def test_starting_again_finishes_a_run_whose_every_item_has_an_outcome(project, stub, api_key):
     """Its last batch stored every outcome, then died before marking the run done."""
     items = factories.make_items(project, 2)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
     JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING)
     for item in items:
@@ -369,7 +369,7 @@ def test_starting_again_finishes_a_run_whose_every_item_has_an_outcome(project, 
 
 def test_cancelling_a_run_whose_every_item_has_an_outcome_marks_it_done(project, stub, api_key):
     items = factories.make_items(project, 1)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
     JudgeResult.objects.create(
         item=items[0],
@@ -389,7 +389,7 @@ def test_a_retry_the_broker_refuses_fails_its_items_so_the_run_ends(
     project, stub, api_key, monkeypatch
 ):
     items = factories.make_items(project, 2)
-    judge = make_llm_judge(stub)
+    judge = make_llm_judge(stub, project)
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
     stub.responder = lambda request: Reply(status=503)
 

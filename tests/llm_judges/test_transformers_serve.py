@@ -22,7 +22,7 @@ import pytest
 from llm_judges import services
 from llm_judges.models import JudgeCall, JudgeResult, JudgeRun
 from tests.conftest import require
-from tests.llm_judges.conftest import start
+from tests.llm_judges.conftest import start, stub_endpoint
 
 SERVING_MODULES = ("torch", "transformers.cli.serving", "fastapi", "uvicorn", "accelerate")
 
@@ -45,10 +45,17 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _judge(server, *, name: str, model: str, **parameters):
-    defaults = {"base_url": server.url, "api_key_env": "", "timeout": 30, "concurrency": 2}
+def _judge(server, project, *, name: str, model: str, **parameters):
+    """An LLM judge of ``project`` calling the local server through a keyless staff endpoint
+    (on 127.0.0.1: private addresses allowed)."""
+    defaults = {"timeout": 30, "concurrency": 2}
     return services.judge_create(
-        name=name, kind="llm", model=model, parameters={**defaults, **parameters}
+        project=project,
+        name=name,
+        kind="llm",
+        model=model,
+        endpoint=stub_endpoint(server, project, api_key_env=""),
+        parameters={**defaults, **parameters},
     )
 
 
@@ -100,7 +107,12 @@ def test_a_judge_run_against_transformers_serve_records_every_reply_and_ends(
     transformers_serve, project, items, django_capture_on_commit_callbacks
 ):
     judge = _judge(
-        transformers_serve, name="tiny", model=transformers_serve.model, max_tokens=12, seed=7
+        transformers_serve,
+        project,
+        name="tiny",
+        model=transformers_serve.model,
+        max_tokens=12,
+        seed=7,
     )
     run = start(judge, project, django_capture_on_commit_callbacks)
 
@@ -125,7 +137,7 @@ def test_a_wrong_model_name_fails_the_run_once_with_transformers_serves_message(
     transformers_serve, project, items, django_capture_on_commit_callbacks
 ):
     judge = _judge(
-        transformers_serve, name="wrong-model", model="not-the-served-model", concurrency=1
+        transformers_serve, project, name="wrong-model", model="not-the-served-model", concurrency=1
     )
     run = start(judge, project, django_capture_on_commit_callbacks)
 

@@ -82,7 +82,7 @@ def run_status(run) -> str:
 def test_a_real_worker_judges_every_batch_and_the_run_completes(broker, stub):
     project = factories.ProjectFactory()
     factories.make_items(project, 12)
-    judge = make_llm_judge(stub, concurrency=4, items_per_task=5)
+    judge = make_llm_judge(stub, project, concurrency=4, items_per_task=5)
     worker = start_worker(broker)
     try:
         run = services.judge_run_start(judge=judge, project=project)  # autocommit: enqueued now
@@ -104,7 +104,9 @@ def test_a_worker_killed_mid_task_has_its_task_redelivered_and_each_result_store
 ):
     project = factories.ProjectFactory()
     first, second = factories.make_items(project, 2)
-    judge = make_llm_judge(stub, concurrency=1, items_per_task=10)  # one task, items in order
+    judge = make_llm_judge(
+        stub, project, concurrency=1, items_per_task=10
+    )  # one task, items in order
     second_call = threading.Event()
     release = threading.Event()
     calls: dict[str, int] = {}
@@ -158,7 +160,7 @@ def test_a_worker_killed_mid_task_has_its_task_redelivered_and_each_result_store
 def test_a_task_over_its_soft_time_limit_records_the_unfinished_items_as_failed(broker, stub):
     project = factories.ProjectFactory()
     items = factories.make_items(project, 2)
-    judge = make_llm_judge(stub, concurrency=1, timeout=30)
+    judge = make_llm_judge(stub, project, concurrency=1, timeout=30)
     stub.responder = lambda request: Reply(delay=8)
     worker = start_worker(broker)
     try:
@@ -201,7 +203,9 @@ def test_a_run_whose_worker_was_killed_and_whose_tasks_redis_lost_is_taken_over_
 ):
     project = factories.ProjectFactory()
     items = factories.make_items(project, 3)
-    judge = make_llm_judge(stub, concurrency=1, items_per_task=10)  # one task, items in order
+    judge = make_llm_judge(
+        stub, project, concurrency=1, items_per_task=10
+    )  # one task, items in order
     second_call = threading.Event()
     release = threading.Event()
     calls: dict[str, int] = {}
@@ -264,7 +268,7 @@ def test_a_real_worker_stores_replies_with_nul_bytes_and_the_run_ends(broker, st
     were lost and the run stayed running (issue 11)."""
     project = factories.ProjectFactory()
     factories.make_items(project, 6)
-    judge = make_llm_judge(stub, concurrency=3, items_per_task=3)
+    judge = make_llm_judge(stub, project, concurrency=3, items_per_task=3)
     stub.responder = lambda request: (
         Reply(content="\x00garbage \udc80[]\x00")
         if claim_of(request) in ("Claim number 1 is accurate.", "Claim number 4 is accurate.")
@@ -293,7 +297,7 @@ def test_a_budget_holds_across_a_real_worker_s_parallel_batches(broker, stub):
     project = factories.ProjectFactory()
     factories.make_items(project, 12)
     stub.responder = lambda request: Reply(delay=0.05)
-    judge = make_llm_judge(stub, concurrency=4, items_per_task=3)
+    judge = make_llm_judge(stub, project, concurrency=4, items_per_task=3)
     worker = start_worker(broker, concurrency=2)
     try:
         run = services.judge_run_start(judge=judge, project=project, budget_calls=7)

@@ -32,8 +32,9 @@ from tests import factories
 ANSWER = {"sentences": [1], "none": False, "helpfulness": 50}
 
 
-def build(project: Project, researcher, judge: Judge) -> dict:
-    """One row of every admin model in ``project``."""
+def build(project: Project, researcher) -> dict:
+    """One row of every admin model in ``project`` (judges are the project's own)."""
+    judge = Judge.objects.create(project=project, name="same-name", kind="embedding", model="m")
     annotator = factories.UserFactory()
     factories.MembershipFactory(project=project, user=annotator, role="annotator")
     (regular,) = factories.make_items(project, 1)
@@ -75,6 +76,8 @@ def build(project: Project, researcher, judge: Judge) -> dict:
             session_id=factories.unique("s"),
         ),
         Adjudication: Adjudication.objects.create(item=regular, reviewer=researcher, answer=ANSWER),
+        # A judge nothing depends on (a judge with runs and results cannot be deleted).
+        Judge: Judge.objects.create(project=project, name="spare", kind="embedding", model="m"),
         JudgeRun: run,
         JudgeResult: result,
         JudgeCall: JudgeCall.objects.create(
@@ -98,6 +101,7 @@ ADMIN_MODELS = [
     Batch,
     CrowdEntry,
     Adjudication,
+    Judge,
     JudgeRun,
     JudgeResult,
     JudgeCall,
@@ -110,7 +114,6 @@ ADMIN_MODELS = [
 def world(db):
     """Two projects, each with its own researcher; ``me`` is staff with every model permission
     of the project apps but not a superuser (what "make the researcher staff" gives)."""
-    judge = Judge.objects.create(name="shared-judge", kind="embedding", model="m")
     me, them = factories.UserFactory(is_staff=True), factories.UserFactory()
     me.user_permissions.set(
         Permission.objects.filter(
@@ -126,8 +129,8 @@ def world(db):
     return {
         "me": me,
         "client": client,
-        "mine": build(mine, me, judge),
-        "theirs": build(theirs, them, judge),
+        "mine": build(mine, me),
+        "theirs": build(theirs, them),
     }
 
 

@@ -98,7 +98,9 @@ def test_the_export_says_which_judge_pre_selection_an_annotator_saw(project, ann
     from llm_judges.selectors import _setting
     from llm_judges.services import preselection_show
 
-    judge = Judge.objects.create(name="stub-judge", kind="embedding", model="minilm")
+    judge = Judge.objects.create(
+        project=project, name="stub-judge", kind="embedding", model="minilm"
+    )
     Preselection.objects.create(project=project, judge=judge, prompt_version=judge.prompt_version)
     assignment = services.assignment_next(project=project, annotator=annotator)
     for item in items:  # shown only once the judge has answered every item

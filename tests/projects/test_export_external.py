@@ -49,7 +49,7 @@ def coded(project, annotator, items):
         '"time_spent_ms": 12300, "annotated_at": "2024-05-01T12:00:00+00:00", '
         '"source": "original study"}\n',
     )
-    judge = Judge.objects.create(name="nli-a", kind="nli", model="/models/nli")
+    judge = Judge.objects.create(project=project, name="nli-a", kind="nli", model="/models/nli")
     JudgeResult.objects.create(
         item=items[0],
         judge=judge,

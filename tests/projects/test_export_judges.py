@@ -49,7 +49,7 @@ def judged(project, items, annotator, stub, api_key, django_capture_on_commit_ca
         return Reply()
 
     stub.responder = responder
-    judge = make_llm_judge(stub, max_attempts=2)
+    judge = make_llm_judge(stub, project, max_attempts=2)
     humans_before = {fmt: export(project, fmt) for fmt in ("jsonl", "csv")}
     run = start(judge, project, django_capture_on_commit_callbacks)
     assert run.status == JudgeRun.Status.DONE
@@ -137,7 +137,7 @@ def test_the_humans_export_is_unchanged_by_a_judge_run(project, items, judged):
 
 
 def test_judges_only_takes_the_answer_columns_even_when_the_first_result_failed(project, items):
-    judge = Judge.objects.create(name="a-nli", kind="nli", model="/models/nli")
+    judge = Judge.objects.create(project=project, name="a-nli", kind="nli", model="/models/nli")
     for n, item in enumerate(items):
         JudgeResult.objects.create(
             item=item,
@@ -161,7 +161,7 @@ def test_judges_only_takes_the_answer_columns_even_when_the_first_result_failed(
 
 
 def test_only_failed_results_and_no_answers_export_without_answer_columns(project, items):
-    judge = Judge.objects.create(name="down", kind="llm", model="m")
+    judge = Judge.objects.create(project=project, name="down", kind="llm", model="m")
     JudgeResult.objects.create(
         item=items[0], judge=judge, prompt_version="v1", status="failed", error="HTTP 404"
     )
@@ -171,7 +171,9 @@ def test_only_failed_results_and_no_answers_export_without_answer_columns(projec
 
 def _results(project, items, judges: int, prefix: str) -> None:
     for j in range(judges):
-        judge = Judge.objects.create(name=f"{prefix}-{j}", kind="embedding", model="minilm")
+        judge = Judge.objects.create(
+            project=project, name=f"{prefix}-{j}", kind="embedding", model="minilm"
+        )
         run = JudgeRun.objects.create(judge=judge, project=project, prompt_version="v1")
         for n, item in enumerate(items):
             JudgeResult.objects.create(

@@ -232,7 +232,7 @@ def citation_project(db):
     Membership.objects.filter(project=project, user=bob).update(qualification="disqualified")
     Membership.objects.filter(project=project, user=carol).delete()
     Adjudication.objects.create(item=items[0], answer={"sentences": [1], "none": False})
-    judge = Judge.objects.create(name="the-judge", kind="llm", model="m-1")
+    judge = Judge.objects.create(project=project, name="the-judge", kind="llm", model="m-1")
     PreselectionShown.objects.create(
         assignment=Annotation.objects.filter(annotator=alice).first().assignment,
         judge=judge,
@@ -255,7 +255,7 @@ def citation_project(db):
             prompt_tokens=10 * n,
             latency_ms=100 + n,
         )
-    nli = Judge.objects.create(name="a-nli", kind="nli", model="/models/nli")
+    nli = Judge.objects.create(project=project, name="a-nli", kind="nli", model="/models/nli")
     JudgeResult.objects.create(
         item=items[3], judge=nli, prompt_version="v1", status="ok", answer={"sentences": []}
     )
@@ -338,7 +338,7 @@ def test_an_export_takes_the_same_few_queries_however_many_rows(db, monkeypatch)
     statements of their own."""
     monkeypatch.setattr(exports, "CHUNK", 2)
     project = factories.ProjectFactory(annotators_per_item=2)
-    judge = Judge.objects.create(name="counted", kind="embedding", model="minilm")
+    judge = Judge.objects.create(project=project, name="counted", kind="embedding", model="minilm")
 
     def grow(items: int, start: int) -> None:
         made = factories.make_items(project, items, start=start)

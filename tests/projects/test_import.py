@@ -333,7 +333,7 @@ def test_an_update_drops_judge_answers_and_marks_the_items_changed(project):
     records = [factories.citation_payload(1)]
     import_items(project=project, stream=jsonl(records), fmt="jsonl")
     item = Item.objects.get(project=project)
-    judge = Judge.objects.create(name="j", kind="embedding", model="m")
+    judge = Judge.objects.create(project=project, name="j", kind="embedding", model="m")
     JudgeResult.objects.create(
         item=item, judge=judge, prompt_version="v1", setting="sample", status="ok", answer={}
     )

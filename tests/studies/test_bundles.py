@@ -45,7 +45,7 @@ def anonymous(rows):
 @pytest.fixture
 def study(db):
     project = replay_registry.get("citation-recovery").run(scale=1, seed=3).project
-    judge = Judge.objects.create(name="gpt-x", kind="llm", model="gpt-x")
+    judge = Judge.objects.create(project=project, name="gpt-x", kind="llm", model="gpt-x")
     items = list(project.items.order_by("position"))
     JudgeResult.objects.create(
         item=items[0],

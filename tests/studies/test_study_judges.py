@@ -1,19 +1,19 @@
-"""Judges in study files: created and linked on apply, written back on export (base URL out of
-the parameters), apply(export(p)) a no-op; bad entries named by path; a judge that has run or
-that another project uses keeps its settings."""
+"""Judges in study files: a project's own judges, created on apply and written back on export,
+apply(export(p)) a no-op; an LLM judge names a model endpoint staff opened to the project, never
+a URL or a key; bad entries named by path; a judge that has run keeps its settings; another
+project's judge of the same name (or the staff catalogue's) is never touched."""
 
 import copy
 
 import jsonschema
 import pytest
 
-from llm_judges.models import Judge, JudgeRun
+from llm_judges.models import Judge, JudgeRun, ModelEndpoint
 from projects.models import Project
-from studies.models import StudyJudge
 from studies.study_files import study_apply, study_export, study_json_schema
 from tests import factories
 
-NAMES = ("gpt-judge", "minilm")  # beside the migration's baseline judge
+NAMES = ("gpt-judge", "minilm")  # beside the catalogue's baseline judge
 
 STUDY = {
     "slug": "judged-study",
@@ -25,7 +25,7 @@ STUDY = {
             "name": "gpt-judge",
             "kind": "llm",
             "model": "gpt-4o-mini",
-            "base_url": "http://vllm.internal:8000/v1",
+            "endpoint": "vllm-internal",
             "parameters": {"temperature": 0},
             "description": "The paper's GPT judge.",
         },
@@ -34,35 +34,48 @@ STUDY = {
 }
 
 
-def refused(data, path: str):
+@pytest.fixture
+def endpoint(db):
+    """The endpoint staff opened to every project (a study creating its project can name only
+    those: the project does not exist yet)."""
+    return ModelEndpoint.objects.create(
+        name="vllm-internal",
+        base_url="http://vllm.internal:8000/v1",
+        api_key_env="VLLM_API_KEY",
+        all_projects=True,
+    )
+
+
+def refused(data, path: str, **kwargs):
     from core.errors import Refusal
 
     with pytest.raises(Refusal) as exc:
-        study_apply(data=data)
+        study_apply(data=data, **kwargs)
     assert exc.value.field == path, exc.value.message
     return exc.value.message
 
 
-def test_apply_creates_and_links_the_judges_and_export_writes_them_back(db):
+def test_apply_creates_the_projects_own_judges_and_export_writes_them_back(endpoint):
     result = study_apply(data=STUDY)
     project = result["project"]
     assert "judges.gpt-judge: added" in result["changes"]
     llm = Judge.objects.get(name="gpt-judge")
-    assert llm.parameters["base_url"] == "http://vllm.internal:8000/v1"
-    assert llm.parameters["temperature"] == 0 and "api_key_env" in llm.parameters  # defaults
+    assert llm.project == project and llm.endpoint == endpoint
+    assert "base_url" not in llm.parameters and "api_key_env" not in llm.parameters
+    assert llm.parameters["temperature"] == 0 and "timeout" in llm.parameters  # defaults
     assert llm.description == "The paper's GPT judge."
-    assert set(
-        StudyJudge.objects.filter(project=project).values_list("judge__name", flat=True)
-    ) == {
+    assert set(Judge.objects.filter(project=project).values_list("name", flat=True)) == {
         "gpt-judge",
         "minilm",
     }
+    assert Judge.objects.get(name="minilm").endpoint is None
     exported = study_export(project=project)
     entry = next(j for j in exported["judges"] if j["name"] == "gpt-judge")
-    assert entry["base_url"] == "http://vllm.internal:8000/v1"
+    assert entry["endpoint"] == "vllm-internal"
+    assert "base_url" not in entry and "api_key_env" not in entry
     assert "base_url" not in entry["parameters"] and entry["parameters"]["temperature"] == 0
     minilm = next(j for j in exported["judges"] if j["name"] == "minilm")
-    assert "base_url" not in minilm  # only LLM judges have one
+    assert "endpoint" not in minilm  # only LLM judges call one
     jsonschema.validate(exported, study_json_schema())
 
     again = study_apply(data=exported)
@@ -71,20 +84,39 @@ def test_apply_creates_and_links_the_judges_and_export_writes_them_back(db):
     assert Judge.objects.filter(name__in=NAMES).count() == 2
 
 
-def test_a_judge_that_has_run_on_the_project_is_exported_too(db):
+def test_every_judge_of_the_project_is_exported_and_no_other_projects(endpoint):
     project = study_apply(data={**STUDY, "judges": []})["project"]
-    ran = Judge.objects.create(name="ran-here", kind="nli", model="/models/nli")  # no defaults
-    JudgeRun.objects.create(judge=ran, project=project, prompt_version="v1")
+    ran = Judge.objects.create(project=project, name="ran-here", kind="nli", model="/models/nli")
+    JudgeRun.objects.create(judge=ran, project=project, prompt_version="v1")  # no defaults above
+    other = factories.ProjectFactory()
+    Judge.objects.create(project=other, name="theirs", kind="nli", model="/models/nli")
     names = [j["name"] for j in study_export(project=project)["judges"]]
     assert names == ["ran-here"]
     assert study_apply(data=study_export(project=project))["changes"] == []
+
+
+ENDPOINT_HINT = "never names a server or a key"
 
 
 @pytest.mark.parametrize(
     "change, path, words",
     [
         ({"kind": "oracle"}, "judges[0].kind", "not a valid choice"),
-        ({"base_url": ""}, "judges[0].base_url", "required"),
+        # Where a judge's calls go is staff's: a URL or a key variable is refused with the hint.
+        ({"base_url": "https://collector.example/v1"}, "judges[0].base_url", ENDPOINT_HINT),
+        ({"api_key_env": "OPENAI_API_KEY"}, "judges[0].api_key_env", ENDPOINT_HINT),
+        (
+            {"parameters": {"base_url": "https://collector.example/v1"}},
+            "judges[0].parameters.base_url",
+            "Not a judge parameter",
+        ),
+        (
+            {"parameters": {"api_key_env": "OPENAI_API_KEY"}},
+            "judges[0].parameters.api_key_env",
+            "Not a judge parameter",
+        ),
+        ({"endpoint": ""}, "judges[0].endpoint", "needs a model endpoint (available: vllm"),
+        ({"endpoint": "nope"}, "judges[0].endpoint", "No model endpoint 'nope'"),
         ({"parameters": {"temprature": 0}}, "judges[0].parameters.temprature", "Unknown parameter"),
         (
             {"parameters": {"temperature": 9}},
@@ -94,12 +126,12 @@ def test_a_judge_that_has_run_on_the_project_is_exported_too(db):
         ({"model": " "}, "judges[0].model", ""),
         ({"name": "minilm"}, "judges[1].name", "listed twice"),
         # A key the judge entry does not have (the schema's additionalProperties: false) was
-        # dropped without a word; the outside probe put api_key_env beside parameters.
-        ({"api_key_env": "OPENAI_API_KEY"}, "judges[0].api_key_env", "Unknown key; a judge"),
+        # dropped without a word.
+        ({"temperature": 0}, "judges[0].temperature", "Unknown key; a judge"),
         ({"prompt": {"name": "p", "version": 1, "v": 2}}, "judges[0].prompt.v", "Unknown key"),
     ],
 )
-def test_a_bad_judge_entry_names_its_path_and_changes_nothing(db, change, path, words):
+def test_a_bad_judge_entry_names_its_path_and_changes_nothing(endpoint, change, path, words):
     data = copy.deepcopy(STUDY)
     data["judges"][0].update(change)
     message = refused(data, path)
@@ -108,61 +140,85 @@ def test_a_bad_judge_entry_names_its_path_and_changes_nothing(db, change, path, 
     assert not Judge.objects.filter(name__in=NAMES).exists()
 
 
-def test_an_embedding_judge_with_a_base_url_is_refused(db):
+def test_an_embedding_judge_names_no_endpoint(endpoint):
     data = copy.deepcopy(STUDY)
+    data["judges"][1]["endpoint"] = "vllm-internal"
+    assert "Only LLM judges" in refused(data, "judges[1].endpoint")
+    data["judges"][1].pop("endpoint")
     data["judges"][1]["base_url"] = "http://x/v1"
-    assert "Unknown parameter" in refused(data, "judges[1].base_url")
+    assert ENDPOINT_HINT in refused(data, "judges[1].base_url")
 
 
-def test_a_judge_nothing_depends_on_changes_and_one_that_has_run_does_not(db):
+def test_a_judge_nothing_depends_on_changes_and_one_that_has_run_does_not(endpoint):
+    newer = ModelEndpoint.objects.create(
+        name="vllm-newer", base_url="http://vllm-2.internal:8000/v1", all_projects=True
+    )
     project = study_apply(data=STUDY)["project"]
     changed = copy.deepcopy(study_export(project=project))
     changed["judges"][0]["model"] = "gpt-4o"
     changed["judges"][0]["description"] = "Newer model."
+    changed["judges"][0]["endpoint"] = "vllm-newer"
     result = study_apply(data=changed)
     assert any(c.startswith("judges.gpt-judge.model:") for c in result["changes"])
-    assert Judge.objects.get(name="gpt-judge").model == "gpt-4o"
+    assert any(c.startswith("judges.gpt-judge.endpoint:") for c in result["changes"])
+    judge = Judge.objects.get(project=project, name="gpt-judge")
+    assert (judge.model, judge.endpoint) == ("gpt-4o", newer)
 
-    JudgeRun.objects.create(
-        judge=Judge.objects.get(name="gpt-judge"), project=project, prompt_version="v1"
-    )
+    JudgeRun.objects.create(judge=judge, project=project, prompt_version="v1")
     changed["judges"][0]["model"] = "gpt-5"
     message = refused(changed, "judges[0].model")
     assert "has run" in message and "new name" in message
-    assert Judge.objects.get(name="gpt-judge").model == "gpt-4o"
-    # The description alone may still change.
     changed["judges"][0]["model"] = "gpt-4o"
+    changed["judges"][0]["endpoint"] = "vllm-internal"  # results are kept by judge
+    message = refused(changed, "judges[0].endpoint")
+    assert "has run" in message
+    judge.refresh_from_db()
+    assert (judge.model, judge.endpoint) == ("gpt-4o", newer)
+    # The description alone may still change.
+    changed["judges"][0]["endpoint"] = "vllm-newer"
     changed["judges"][0]["description"] = "Kept."
     study_apply(data=changed)
-    assert Judge.objects.get(name="gpt-judge").description == "Kept."
+    assert Judge.objects.get(project=project, name="gpt-judge").description == "Kept."
 
 
-def test_another_projects_study_cannot_change_a_shared_judge(db):
-    study_apply(data=STUDY)
+def test_another_projects_study_makes_its_own_judges_and_never_changes_these(endpoint):
+    mine = study_apply(data=STUDY)["project"]
+    minilm = Judge.objects.get(project=mine, name="minilm")
+    JudgeRun.objects.create(judge=minilm, project=mine, prompt_version="v1")
     other = copy.deepcopy(STUDY)
     other["slug"] = "other-study"
-    assert study_apply(data=other)["changes"]  # the same judges: linked, not changed
+    result = study_apply(data=other)
+    assert {"judges.gpt-judge: added", "judges.minilm: added"} <= set(result["changes"])
+    theirs = result["project"]
+    assert Judge.objects.filter(name__in=NAMES).count() == 4  # each project's own two
+    # Their judge of the same name has not run: its settings are theirs to change, and mine
+    # (which has run) stays as it was.
     other["judges"][1]["parameters"] = {"threshold": 0.9}
-    message = refused(other, "judges[1].parameters")
-    assert "another project" in message
-    assert Judge.objects.get(name="minilm").parameters["threshold"] == 0.6
+    other["judges"][1]["description"] = "Theirs."
+    study_apply(data=other)
+    assert Judge.objects.get(project=theirs, name="minilm").parameters["threshold"] == 0.9
+    minilm.refresh_from_db()
+    assert (minilm.parameters["threshold"], minilm.description) == (0.6, "")
+    assert study_apply(data=study_export(project=mine))["changes"] == []
 
 
-def test_a_dry_run_creates_no_judge(db):
+def test_a_dry_run_creates_no_judge(endpoint):
     result = study_apply(data=STUDY, dry_run=True)
     assert "judges.minilm: added" in result["changes"]
-    assert not Judge.objects.filter(name__in=NAMES).exists() and not StudyJudge.objects.exists()
+    assert not Judge.objects.filter(name__in=NAMES).exists()
+    assert not Project.objects.filter(slug=STUDY["slug"]).exists()
 
 
-def test_the_api_put_round_trips_judges(db):
+def test_the_api_put_round_trips_judges(endpoint):
     from tests.conftest import client_for
 
     researcher = factories.UserFactory(username="judge-researcher")
-    project = study_apply(data=STUDY)["project"]  # manage.py study: its keyed judge is allowed
+    project = study_apply(data=STUDY)["project"]
     factories.MembershipFactory(project=project, user=researcher, role="researcher")
     client = client_for(researcher)
     study = client.get(f"/api/projects/{project.slug}/").json()
     assert [j["name"] for j in study["judges"]] == ["gpt-judge", "minilm"]
+    assert study["judges"][0]["endpoint"] == "vllm-internal"
     response = client.put(f"/api/projects/{project.slug}/", study, format="json")
     assert response.status_code == 200 and response.json()["changes"] == []
     study["judges"][0]["parameters"] = {"temperature": "hot"}
@@ -171,8 +227,8 @@ def test_the_api_put_round_trips_judges(db):
     assert response.json()["field"] == "judges[0].parameters.temperature"
 
 
-def test_a_judge_that_is_not_this_studys_is_linked_as_it_is_but_never_changed(db):
-    baseline = Judge.objects.get(name="minilm-similarity")  # the migration's offline baseline
+def test_a_catalogue_judges_name_makes_the_projects_own_judge_and_leaves_the_catalogue(db):
+    baseline = Judge.objects.get(project=None, name="minilm-similarity")  # staff's catalogue
     data = copy.deepcopy(STUDY)
     data["judges"] = [
         {
@@ -180,19 +236,23 @@ def test_a_judge_that_is_not_this_studys_is_linked_as_it_is_but_never_changed(db
             "kind": "embedding",
             "model": baseline.model,
             "parameters": baseline.parameters,
-            "description": baseline.description,
+            "description": "Mine now.",
         }
     ]
     project = study_apply(data=data)["project"]
-    assert StudyJudge.objects.filter(project=project, judge=baseline).exists()
+    own = Judge.objects.get(project=project, name="minilm-similarity")
+    assert own.pk != baseline.pk and own.description == "Mine now."
     data["slug"] = "another-study"
-    data["judges"][0]["description"] = "Mine now."
-    message = refused(data, "judges[0].description")
-    assert "is used by another project" in message
-    StudyJudge.objects.all().delete()
-    message = refused(data, "judges[0].description")
-    assert "is not this study's" in message
-    assert Judge.objects.get(name="minilm-similarity").description == baseline.description
+    data["judges"][0]["parameters"] = {"threshold": 0.9}
+    another = study_apply(data=data)["project"]
+    assert Judge.objects.get(project=another, name=baseline.name).parameters["threshold"] == 0.9
+    own.refresh_from_db()
+    assert own.parameters["threshold"] == 0.6
+    catalogue = Judge.objects.get(project=None, name="minilm-similarity")
+    assert (catalogue.description, catalogue.parameters) == (
+        baseline.description,
+        baseline.parameters,
+    )
 
 
 def with_prompt(prompt):
@@ -201,7 +261,7 @@ def with_prompt(prompt):
     return data
 
 
-def test_a_judge_names_its_prompt_template_and_export_writes_it_back(db):
+def test_a_judge_names_its_prompt_template_and_export_writes_it_back(endpoint):
     from llm_judges.services.prompt_templates import prompt_template_save
 
     paper, _ = prompt_template_save(
@@ -212,7 +272,7 @@ def test_a_judge_names_its_prompt_template_and_export_writes_it_back(db):
     project = study_apply(data=with_prompt({"name": "xing-paper", "version": paper.version}))[
         "project"
     ]
-    judge = Judge.objects.get(name="gpt-judge")
+    judge = Judge.objects.get(project=project, name="gpt-judge")
     assert judge.prompt == paper and judge.prompt_version == paper.key
     exported = study_export(project=project)
     entry = next(j for j in exported["judges"] if j["name"] == "gpt-judge")
@@ -237,7 +297,7 @@ def test_a_judge_names_its_prompt_template_and_export_writes_it_back(db):
         ({"name": "ranking", "version": 1}, "is for ranking"),
     ],
 )
-def test_a_prompt_that_does_not_exist_or_fits_another_task_type_is_refused(db, prompt, words):
+def test_a_prompt_that_does_not_exist_or_fits_another_task_type_is_refused(endpoint, prompt, words):
     from llm_judges.services.prompt_templates import shipped_template
 
     shipped_template(task_type="ranking")
@@ -247,50 +307,59 @@ def test_a_prompt_that_does_not_exist_or_fits_another_task_type_is_refused(db, p
     assert not Judge.objects.filter(name="gpt-judge").exists()
 
 
-def test_a_prompt_on_a_judge_that_is_not_an_llm_is_refused(db):
+def test_a_prompt_on_a_judge_that_is_not_an_llm_is_refused(endpoint):
     data = copy.deepcopy(STUDY)
     data["judges"][1]["prompt"] = {"name": "citation_recovery", "version": 1}
     assert "LLM judges" in refused(data, "judges[1].prompt")
 
 
-def test_only_staff_set_up_a_judge_that_sends_the_servers_api_key(db):
-    """A researcher's study file must not send the organisation's key (``api_key_env``) to a
-    server of their choosing: new keyed judges and changes of a keyed judge's base URL or key are
-    staff's; keyless judges and existing judges named unchanged are anyone's."""
+def test_a_researchers_study_file_names_only_an_endpoint_open_to_the_project(endpoint):
+    """A researcher's study file must not send a judge's calls (and the organisation's key) to a
+    server of their choosing: it names one of the endpoints staff opened to the project, and
+    neither a URL nor a key variable nor another project's endpoint is accepted."""
     from django.contrib.auth.models import Permission
 
     from tests.conftest import client_for
 
-    researcher = factories.UserFactory(username="keyless-researcher")
+    researcher = factories.UserFactory(username="endpoint-researcher")
     researcher.user_permissions.add(Permission.objects.get(codename="add_project"))
     client = client_for(researcher)
-    keyed = copy.deepcopy(STUDY)
-    keyed["judges"][0]["base_url"] = "https://collector.example/v1"
-    response = client.post("/api/projects/", keyed, format="json")
-    assert response.status_code == 400, response.content
-    body = response.json()
-    assert body["field"] == "judges[0].parameters.api_key_env"
-    assert "OPENAI_API_KEY" in body["detail"] and "only staff" in body["detail"]
-    assert not Judge.objects.filter(name__in=NAMES).exists() and not Project.objects.exists()
+    elsewhere = factories.ProjectFactory()
+    theirs = ModelEndpoint.objects.create(
+        name="theirs-keyed", base_url="https://api.openai.com/v1", api_key_env="OPENAI_API_KEY"
+    )
+    theirs.projects.add(elsewhere)
 
-    keyless = copy.deepcopy(keyed)
-    keyless["judges"][0]["parameters"] = {"temperature": 0, "api_key_env": ""}
-    response = client.post("/api/projects/", keyless, format="json")
+    for change, field in [
+        ({"base_url": "https://collector.example/v1"}, "judges[0].base_url"),
+        (
+            {"parameters": {"temperature": 0, "api_key_env": "OPENAI_API_KEY"}},
+            "judges[0].parameters.api_key_env",
+        ),
+        ({"endpoint": "theirs-keyed"}, "judges[0].endpoint"),
+    ]:
+        study = copy.deepcopy(STUDY)
+        study["judges"][0].update(change)
+        response = client.post("/api/projects/", study, format="json")
+        assert response.status_code == 400, response.content
+        assert response.json()["field"] == field
+        assert not Project.objects.filter(slug=STUDY["slug"]).exists()
+    assert "(available: vllm-internal)" in response.json()["detail"]  # theirs is not offered
+    assert not Judge.objects.filter(name__in=NAMES).exists()
+
+    response = client.post("/api/projects/", STUDY, format="json")
     assert response.status_code == 201, response.content
-    assert Judge.objects.get(name="gpt-judge").parameters["api_key_env"] == ""
+    project = Project.objects.get(slug=STUDY["slug"])
+    assert Judge.objects.get(project=project, name="gpt-judge").endpoint == endpoint
 
-    # Staff set a key on it; the researcher's file may name it unchanged, not redirect it.
-    staff = factories.UserFactory(username="staff-member", is_staff=True)
-    study = client.get(f"/api/projects/{keyless['slug']}/").json()
-    study["judges"][0]["parameters"]["api_key_env"] = "OPENAI_API_KEY"
-    study["judges"][0]["base_url"] = "https://api.openai.com/v1"
-    study_apply(data=study, user=staff, slug=keyless["slug"])
-    again = client.get(f"/api/projects/{keyless['slug']}/").json()
-    response = client.put(f"/api/projects/{keyless['slug']}/", again, format="json")
-    assert response.status_code == 200 and response.json()["changes"] == []
-    again["judges"][0]["base_url"] = "https://collector.example/v1"
-    response = client.put(f"/api/projects/{keyless['slug']}/", again, format="json")
-    assert response.status_code == 400
-    assert response.json()["field"] == "judges[0].parameters.api_key_env"
-    judge = Judge.objects.get(name="gpt-judge")
-    assert judge.parameters["base_url"] == "https://api.openai.com/v1"
+    # Another project's endpoint stays refused on a change; once staff open it to this project,
+    # the study file may choose it.
+    study = client.get(f"/api/projects/{project.slug}/").json()
+    study["judges"][0]["endpoint"] = "theirs-keyed"
+    response = client.put(f"/api/projects/{project.slug}/", study, format="json")
+    assert response.status_code == 400 and response.json()["field"] == "judges[0].endpoint"
+    assert Judge.objects.get(project=project, name="gpt-judge").endpoint == endpoint
+    theirs.projects.add(project)
+    response = client.put(f"/api/projects/{project.slug}/", study, format="json")
+    assert response.status_code == 200, response.content
+    assert Judge.objects.get(project=project, name="gpt-judge").endpoint == theirs

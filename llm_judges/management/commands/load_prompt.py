@@ -67,8 +67,9 @@ def read_prompt_file(path: Path) -> list[dict]:
     else:
         try:
             documents = [d for d in yaml_load_all(text) if d is not None]
-        except UnsafeYAML as exc:
-            raise CommandError(f"{path}: {exc}.") from None
+        except UnsafeYAML as exc:  # "line L[, column C]: …" as for JSON above, or why not
+            separator = "," if str(exc).startswith("line ") else ":"
+            raise CommandError(f"{path}{separator} {exc}.") from None
     prompts: list = []
     for document in documents:
         prompts.extend(document if isinstance(document, list) else [document])

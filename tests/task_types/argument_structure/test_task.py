@@ -459,7 +459,7 @@ def test_a_judge_comparison_keeps_its_win_or_lose_outcome_beside_the_judge_outco
     project, _ = compare_project
     item = Item.objects.get()
     reply = '{"validity_a": true, "validity_b": false, "preference": "A"}'
-    judge = Judge.objects.create(name="comparer", kind="llm", model="m")
+    judge = Judge.objects.create(project=project, name="comparer", kind="llm", model="m")
     JudgeResult.objects.create(
         item=item,
         judge=judge,

@@ -633,7 +633,7 @@ def test_a_judge_exports_one_row_per_claim_it_labelled_and_one_for_an_answer_wit
     reply = json.dumps(
         {"claims": [{"id": c["id"], "label": "supported"} for c in first.payload["claims"]]}
     )
-    judge = Judge.objects.create(name="labeller", kind="nli", model="/models/nli")
+    judge = Judge.objects.create(project=project, name="labeller", kind="nli", model="/models/nli")
     JudgeResult.objects.create(
         item=first,
         judge=judge,

@@ -78,7 +78,7 @@ def by_content(request: dict) -> Reply:
 def run_both_orders(project, responder, capture, monkeypatch, name):
     monkeypatch.setenv("STUB_LLM_API_KEY", "sk-test")
     with StubLLM(responder) as stub:
-        judge = make_llm_judge(stub, name=name)
+        judge = make_llm_judge(stub, project, name=name)
         with capture(execute=True):
             runs = services.judge_run_start_both_orders(judge=judge, project=project)
         requests = stub.chat_requests()
@@ -166,7 +166,7 @@ def test_the_report_has_no_self_agreement_without_a_reversed_run(
 ):
     monkeypatch.setenv("STUB_LLM_API_KEY", "sk-test")
     with StubLLM(by_content) as stub:
-        judge = make_llm_judge(stub, name="once")
+        judge = make_llm_judge(stub, project, name="once")
         with django_capture_on_commit_callbacks(execute=True):
             services.judge_run_start(judge=judge, project=project)
     report = build_report(
@@ -180,7 +180,7 @@ def test_both_orders_from_the_api_and_run_judge_and_refused_where_there_is_one_o
 ):
     monkeypatch.setenv("STUB_LLM_API_KEY", "sk-test")
     with StubLLM(by_content) as stub:
-        judge = make_llm_judge(stub, name="api-judge")
+        judge = make_llm_judge(stub, project, name="api-judge")
         with django_capture_on_commit_callbacks(execute=True):
             response = client_for(researcher).post(
                 f"/api/projects/{project.slug}/judge-runs/",
@@ -194,7 +194,7 @@ def test_both_orders_from_the_api_and_run_judge_and_refused_where_there_is_one_o
         assert (estimate["to_judge"], estimate["calls"]) == (0, 0)  # both orders answered
 
         out = io.StringIO()
-        other = make_llm_judge(stub, name="cli-judge")
+        other = make_llm_judge(stub, project, name="cli-judge")
         call_command(
             "run_judge", project=project.slug, judge=other.name, both_orders=True, stdout=out
         )
@@ -203,6 +203,7 @@ def test_both_orders_from_the_api_and_run_judge_and_refused_where_there_is_one_o
         )
 
     citation = factories.ProjectFactory()
+    judge = make_llm_judge(stub, citation, name="api-judge")  # the citation project's own
     with pytest.raises(services.JudgeError, match="no other presentation") as refused:
         services.judge_run_start_both_orders(judge=judge, project=citation)
     assert refused.value.field == "both_orders"

@@ -516,7 +516,7 @@ def test_a_judge_ranking_exports_one_row_per_criterion_and_system_like_a_human(p
     answered, failed = Item.objects.filter(project=project).order_by("position")
     reply = json.dumps({"Coverage": {"A": 1, "B": 3, "C": 2}, "Overall": {"A": 2, "B": 1, "C": 2}})
     answer = prompts.get("ranking").parse(reply, answered)
-    judge = Judge.objects.create(name="ranker", kind="llm", model="m")
+    judge = Judge.objects.create(project=project, name="ranker", kind="llm", model="m")
     JudgeResult.objects.create(
         item=answered, judge=judge, prompt_version="v1", status="ok", answer=answer
     )
