@@ -9,8 +9,8 @@ import pytest
 from projects.models import Invitation, Membership
 from tests import factories
 from tests.e2e.conftest import login
-from tests.e2e.pages import PHONE, screenshot
-from tests.e2e.test_phone_and_accessibility import MIN_TARGET, axe_violations, no_overflow
+from tests.e2e.pages import MIN_TARGET, PHONE, no_overflow, screenshot
+from tests.e2e.test_phone_and_accessibility import axe_violations
 
 DESKTOP = {"viewport": {"width": 1280, "height": 900}}
 
