@@ -22,6 +22,7 @@ from core.errors import Refusal
 from projects import selectors
 from projects.models import ImportJob, Membership
 from projects.permissions import IsProjectResearcher
+from studies.middleware import large_uploads
 from studies.serializers import (
     AnnotationImportSerializer,
     ImportSerializer,
@@ -106,6 +107,7 @@ class ProgressView(APIView):
         return Response(project_progress(project=self.project))
 
 
+@large_uploads
 class ImportView(APIView):
     """Upload a file of items; a worker imports it, all or nothing. 201 with the report when the
     import has already finished (no broker), 400 with the line and field of the first problem,
@@ -137,6 +139,7 @@ class ImportView(APIView):
         return _job_response(job)
 
 
+@large_uploads
 class AnnotationImportView(APIView):
     """Upload annotations collected elsewhere (the original study, an MTurk batch) as external
     coders' answers (``studies.services.external_annotations``), imported in the request, all or
