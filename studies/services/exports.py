@@ -204,16 +204,26 @@ def _read_ahead(rows: Iterator[tuple], size: int) -> Iterator[tuple]:
 
 def _rows(project: Project, coders: str = "humans", *, raw: bool = False) -> Iterator[dict]:
     task_type = task_types.get(project.task_type)
+    # The task type's rows for this export: what they read of the project (a questionnaire's
+    # config, validated) is prepared once here, not once per row.
+    export_rows = task_type.exporter(project)
     with_judges = coders == "all"
     with _one_snapshot():
         if coders in ("humans", "all"):
             yield from _human_rows(
-                project, task_type, with_coder=coders != "humans", with_judges=with_judges, raw=raw
+                project,
+                task_type,
+                export_rows,
+                with_coder=coders != "humans",
+                with_judges=with_judges,
+                raw=raw,
             )
         if coders in ("external", "all"):
-            yield from _external_rows(project, task_type, with_judges=with_judges, raw=raw)
+            yield from _external_rows(
+                project, task_type, export_rows, with_judges=with_judges, raw=raw
+            )
         if coders in ("judges", "all"):
-            yield from _judge_rows(project, task_type, raw=raw)
+            yield from _judge_rows(project, task_type, export_rows, raw=raw)
 
 
 def _judge_columns(raw: bool) -> dict[str, Any]:
@@ -321,8 +331,17 @@ def _agreement_text(task_type: TaskType) -> Callable[[Any], str]:
     return key
 
 
+ExportRows = Callable[[Any, Any], list[dict]]
+
+
 def _human_rows(
-    project: Project, task_type: TaskType, *, with_coder: bool, with_judges: bool, raw: bool
+    project: Project,
+    task_type: TaskType,
+    export_rows: ExportRows,
+    *,
+    with_coder: bool,
+    with_judges: bool,
+    raw: bool,
 ) -> Iterator[dict]:
     members = {
         user_id: (pseudonym, qualification)
@@ -339,7 +358,7 @@ def _human_rows(
     items = _ItemsInOrder(project, fields)
     head = {"project": project.slug, "task_type": project.task_type}
     judge_columns = _judge_columns(raw) if with_judges else {}
-    export_rows, answer_key = task_type.export_rows, _agreement_text(task_type)
+    answer_key = _agreement_text(task_type)
     for item_id, answers in groupby(_current_answers(project), key=itemgetter(1)):
         answers = list(answers)  # one item's current answers (a handful)
         first = answers[0]
@@ -391,7 +410,7 @@ def _human_rows(
 
 
 def _external_rows(
-    project: Project, task_type: TaskType, *, with_judges: bool, raw: bool
+    project: Project, task_type: TaskType, export_rows: ExportRows, *, with_judges: bool, raw: bool
 ) -> Iterator[dict]:
     """One row per external coder's answer (several where the task type writes several), with
     the human rows' columns (one query, streamed)."""
@@ -427,16 +446,18 @@ def _external_rows(
             "preselection_shown": None,
             **(_judge_columns(raw) if with_judges else {}),
         }
-        parts = task_type.export_rows(item, SimpleNamespace(answer=external.answer))
+        parts = export_rows(item, SimpleNamespace(answer=external.answer))
         if not parts:
             if blank_answer is None:
-                blank_answer = _blank_answer_columns(project, task_type)
+                blank_answer = _blank_answer_columns(project, task_type, export_rows)
             parts = [blank_answer]
         for part in parts:
             yield {**row, **part}
 
 
-def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator[dict]:
+def _judge_rows(
+    project: Project, task_type: TaskType, export_rows: ExportRows, *, raw: bool
+) -> Iterator[dict]:
     """One row per judge answer (several where the task type writes several per answer), or one
     row with empty answer columns for an unparseable or failed result."""
     blank_answer: dict[str, None] | None = None  # the task type's columns, all empty
@@ -476,16 +497,18 @@ def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator
         parts = []
         if result["status"] == JudgeResult.Status.OK and result["answer"] is not None:
             item = ExportItem(project, fields, (result[f"item__{f}"] for f in fields))
-            parts = task_type.export_rows(item, SimpleNamespace(answer=result["answer"]))
+            parts = export_rows(item, SimpleNamespace(answer=result["answer"]))
         if not parts:  # no answer, or one with no rows (claim review: no claim judged)
             if blank_answer is None:
-                blank_answer = _blank_answer_columns(project, task_type)
+                blank_answer = _blank_answer_columns(project, task_type, export_rows)
             parts = [blank_answer]
         for part in parts:
             yield {**row, **part}
 
 
-def _blank_answer_columns(project: Project, task_type: TaskType) -> dict[str, None]:
+def _blank_answer_columns(
+    project: Project, task_type: TaskType, export_rows: ExportRows
+) -> dict[str, None]:
     """The task type's export columns, all empty (every row of a task type has the same keys):
     taken from one stored answer, a human's, an external coder's or a judge's. No answer
     anywhere: no columns."""
@@ -515,7 +538,7 @@ def _blank_answer_columns(project: Project, task_type: TaskType) -> dict[str, No
     if stored is None:
         return {}
     item = ExportItem(project, fields, (stored[f"item__{f}"] for f in fields))
-    parts = task_type.export_rows(item, SimpleNamespace(answer=stored["answer"]))
+    parts = export_rows(item, SimpleNamespace(answer=stored["answer"]))
     return dict.fromkeys(parts[0]) if parts else {}
 
 
