@@ -29,7 +29,7 @@ from studies.serializers import (
     ItemSerializer,
     ProjectSerializer,
 )
-from studies.services.exports import CODERS, FORMATS, export_chunks, export_options
+from studies.services.exports import CODERS, FORMATS, export_download, export_options
 from studies.services.external_annotations import import_annotations_upload, import_summary
 from studies.services.import_jobs import import_job_create, import_job_view
 from studies.services.imports import available_formats
@@ -214,10 +214,14 @@ class ExportView(APIView):
         ],
         responses={
             (200, EXPORT_CONTENT_TYPES["jsonl"]): OpenApiResponse(
-                OpenApiTypes.STR, description="JSON Lines: one annotation per line."
+                OpenApiTypes.STR,
+                description="JSON Lines: one annotation per line, then the end line "
+                '{"concord_export_end": {"rows", "sha256"}} (studies.export_check).',
             ),
             (200, EXPORT_CONTENT_TYPES["csv"]): OpenApiResponse(
-                OpenApiTypes.STR, description="CSV with a header row."
+                OpenApiTypes.STR,
+                description="CSV with a header row, then the end line "
+                "'# concord_export_end rows=N sha256=HEX' (studies.export_check).",
             ),
         },
     )
@@ -230,7 +234,7 @@ class ExportView(APIView):
 
 def export_response(project, fmt: str, coders: str = "humans") -> StreamingHttpResponse:
     response = StreamingHttpResponse(
-        export_chunks(project=project, fmt=fmt, coders=coders),
+        export_download(project=project, fmt=fmt, coders=coders),
         content_type=EXPORT_CONTENT_TYPES[fmt],
     )
     name = "annotations" if coders == "humans" else f"annotations-{coders}"

@@ -38,12 +38,15 @@ the current one is written. Memory stays flat in rows. JSONL is written by orjso
 space after ``,`` and ``:``; the same values as before); CSV text is unchanged. On PostgreSQL
 the export reads in one transaction of its own (cursors without ``WITH HOLD``). Downloads and
 the command take text in chunks of many rows (``export_chunks``); ``export_stream``,
-``export_jsonl`` and ``export_csv`` hand out one row per chunk.
+``export_jsonl`` and ``export_csv`` hand out one row per chunk. What downloads and the command
+write (``export_download``) ends with a trailer line, row count and sha256 of the bytes before
+it, that ``studies.export_check`` checks (issue 34: a cut-off download looked complete).
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import queue
@@ -64,11 +67,13 @@ from annotation import task_types
 from annotation.models import Annotation, ExternalAnnotation, Item
 from annotation.review import majority_key
 from annotation.task_types import TaskType
+from core import liveness
 from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
 from llm_judges.models import JudgeResult
 from llm_judges.selectors import judge_result_rows
 from projects.models import Membership, Project
+from studies.export_check import trailer
 
 FORMATS = ("jsonl", "csv")
 CODERS = ("humans", "external", "judges", "all")
@@ -542,20 +547,32 @@ def _blank_answer_columns(
     return dict.fromkeys(parts[0]) if parts else {}
 
 
-def _jsonl_text(project: Project, coders: str, *, rows: int) -> Iterator[str]:
+class _Tally:
+    """Rows written so far (for the export's trailer line)."""
+
+    rows = 0
+
+
+def _jsonl_text(
+    project: Project, coders: str, *, rows: int, tally: _Tally | None = None
+) -> Iterator[str]:
     """JSON Lines (compact, by orjson) in chunks of ``rows`` lines."""
     dumps, option = orjson.dumps, orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+    tally = tally or _Tally()
     if rows == 1:
         for row in _rows(project, coders, raw=True):
+            tally.rows += 1
             yield dumps(row, option=option).decode()
         return
     batch: list[bytes] = []
     for row in _rows(project, coders, raw=True):
         batch.append(dumps(row, option=option))
         if len(batch) == rows:
+            tally.rows += rows
             yield b"".join(batch).decode()
             batch.clear()
     if batch:
+        tally.rows += len(batch)
         yield b"".join(batch).decode()
 
 
@@ -580,8 +597,11 @@ def _csv_cells(values: Iterable[Any]) -> list[Any]:
     ]
 
 
-def _csv_text(project: Project, coders: str, *, rows: int) -> Iterator[str]:
+def _csv_text(
+    project: Project, coders: str, *, rows: int, tally: _Tally | None = None
+) -> Iterator[str]:
     """CSV in chunks of ``rows`` rows, the header in the first; see :func:`export_csv`."""
+    tally = tally or _Tally()
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     header: tuple[str, ...] | None = None
@@ -600,11 +620,13 @@ def _csv_text(project: Project, coders: str, *, rows: int) -> Iterator[str]:
         writer.writerow(cells)
         pending += 1
         if pending == rows:
+            tally.rows += pending
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate(0)
             pending = 0
     if pending:
+        tally.rows += pending
         yield buffer.getvalue()
 
 
@@ -635,6 +657,33 @@ def export_chunks(
     stream: a few writes per thousand rows instead of one per row); refused as
     :func:`export_stream`."""
     export_options(fmt=fmt, coders=coders)
+    return _text(project, fmt, coders, rows=rows)
+
+
+def _text(
+    project: Project, fmt: str, coders: str, *, rows: int, tally: _Tally | None = None
+) -> Iterator[str]:
     if fmt == "jsonl":
-        return _jsonl_text(project, coders, rows=rows)
-    return _csv_text(project, coders, rows=rows)
+        return _jsonl_text(project, coders, rows=rows, tally=tally)
+    return _csv_text(project, coders, rows=rows, tally=tally)
+
+
+def export_download(*, project: Project, fmt: str, coders: str = "humans") -> Iterator[bytes]:
+    """The export as it is downloaded and written to a file: the bytes of
+    :func:`export_chunks`, then the trailer line of ``studies.export_check`` (row count and
+    sha256 of every byte before it), so that a download cut off anywhere is told from a
+    complete one. Between chunks it tells the server that the worker is alive
+    (``core.liveness``): a long export is never killed as a hung worker. Refused as
+    :func:`export_stream`, before anything is read."""
+    export_options(fmt=fmt, coders=coders)
+    return _download(project, fmt, coders)
+
+
+def _download(project: Project, fmt: str, coders: str) -> Iterator[bytes]:
+    tally, digest = _Tally(), hashlib.sha256()
+    for chunk in _text(project, fmt, coders, rows=TEXT_CHUNK, tally=tally):
+        data = chunk.encode()
+        digest.update(data)
+        liveness.alive()
+        yield data
+    yield trailer(fmt=fmt, rows=tally.rows, sha256=digest.hexdigest()).encode()
