@@ -13,3 +13,12 @@ graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "30"))
 # The proxy holds client connections; a keep-alive slightly longer than its own avoids resets.
 keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
 accesslog = "-"
+
+
+def post_worker_init(worker):
+    """A sync worker reports to the arbiter only between requests, and one silent for
+    ``timeout`` seconds is killed: a long export (issue 34) reports between its chunks instead
+    (``core.liveness``), so the timeout never cuts one, and still catches a hung worker."""
+    from core import liveness
+
+    liveness.report_with(worker.notify)

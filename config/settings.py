@@ -66,9 +66,12 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "core.middleware.RefuseNulMiddleware",  # a NUL in a query or form: 400, never a 500
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Before anything reads the body: a request larger than its address takes is a 413 from
+    # its Content-Length (only import uploads of a project's researchers may be large).
+    "studies.middleware.RequestSizeLimitMiddleware",
+    "core.middleware.RefuseNulMiddleware",  # a NUL in a query or form: 400, never a 500
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # A Refusal raised in a page view: its code's status, plain text (JSON under /api/).
@@ -245,8 +248,12 @@ SPECTACULAR_SETTINGS = {
 # Celery: a real broker when REDIS_URL is set; otherwise tasks run in-process (eager).
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or None
-# Uploads (import files and mapping files) above this size are refused with a 413.
-CONCORD_MAX_UPLOAD_BYTES = env.int("CONCORD_MAX_UPLOAD_BYTES", default=50 * 2**20)
+# Uploads (import files and mapping files) above this size are refused with a 413. 512 MiB: a
+# 100k-item study file (about 130 MB of JSONL) with room to spare; uploads are stored in 1 MiB
+# parts, never whole in memory. Only the import forms and endpoints take bodies this large, and
+# only from a project's researchers (studies.middleware); every other request above
+# DATA_UPLOAD_MAX_MEMORY_SIZE is refused from its Content-Length before it is read.
+CONCORD_MAX_UPLOAD_BYTES = env.int("CONCORD_MAX_UPLOAD_BYTES", default=512 * 2**20)
 # Failed import jobs keep their upload this many days (to retry or inspect), then it is cleared.
 CONCORD_FAILED_IMPORT_RETENTION_DAYS = env.int("CONCORD_FAILED_IMPORT_RETENTION_DAYS", default=7)
 # An import job queued, or running without progress, this many minutes is flagged on its page

@@ -22,13 +22,14 @@ from core.errors import Refusal
 from projects import selectors
 from projects.models import ImportJob, Membership
 from projects.permissions import IsProjectResearcher
+from studies.middleware import large_uploads
 from studies.serializers import (
     AnnotationImportSerializer,
     ImportSerializer,
     ItemSerializer,
     ProjectSerializer,
 )
-from studies.services.exports import CODERS, FORMATS, export_chunks, export_options
+from studies.services.exports import CODERS, FORMATS, export_download, export_options
 from studies.services.external_annotations import import_annotations_upload, import_summary
 from studies.services.import_jobs import import_job_create, import_job_view
 from studies.services.imports import ImportFailed, available_formats
@@ -105,6 +106,7 @@ class ProgressView(APIView):
         return Response(project_progress(project=self.project))
 
 
+@large_uploads
 class ImportView(APIView):
     """Upload a file of items; a worker imports it, all or nothing. 201 with the report when the
     import has already finished (no broker), 400 with the line and field of the first problem,
@@ -141,6 +143,7 @@ class ImportView(APIView):
         return _job_response(job)
 
 
+@large_uploads
 class AnnotationImportView(APIView):
     """Upload annotations collected elsewhere (the original study, an MTurk batch) as external
     coders' answers (``studies.services.external_annotations``), imported in the request, all or
@@ -220,10 +223,14 @@ class ExportView(APIView):
         ],
         responses={
             (200, EXPORT_CONTENT_TYPES["jsonl"]): OpenApiResponse(
-                OpenApiTypes.STR, description="JSON Lines: one annotation per line."
+                OpenApiTypes.STR,
+                description="JSON Lines: one annotation per line, then the end line "
+                '{"concord_export_end": {"rows", "sha256"}} (studies.export_check).',
             ),
             (200, EXPORT_CONTENT_TYPES["csv"]): OpenApiResponse(
-                OpenApiTypes.STR, description="CSV with a header row."
+                OpenApiTypes.STR,
+                description="CSV with a header row, then the end line "
+                "'# concord_export_end rows=N sha256=HEX' (studies.export_check).",
             ),
         },
     )
@@ -236,7 +243,7 @@ class ExportView(APIView):
 
 def export_response(project, fmt: str, coders: str = "humans") -> StreamingHttpResponse:
     response = StreamingHttpResponse(
-        export_chunks(project=project, fmt=fmt, coders=coders),
+        export_download(project=project, fmt=fmt, coders=coders),
         content_type=EXPORT_CONTENT_TYPES[fmt],
     )
     name = "annotations" if coders == "humans" else f"annotations-{coders}"

@@ -6,6 +6,7 @@ anyone else), because they show gold and every annotator's answers. Uploaded fil
 by a Celery worker (``import_job_create``), never parsed in the request.
 """
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, F, OuterRef, Q, Subquery
@@ -23,6 +24,7 @@ from projects.models import ImportJob
 from projects.permissions import RESEARCH_ROLES, can_create_projects, project_for
 from studies.api import export_response
 from studies.forms import AnnotationImportForm, ImportForm
+from studies.middleware import large_uploads
 from studies.services.exports import CODERS, FORMATS
 from studies.services.external_annotations import (
     annotation_formats,
@@ -72,6 +74,7 @@ def home(request):
     )
 
 
+@large_uploads
 @login_required
 @require_http_methods(["GET", "POST"])
 def project_detail(request, slug):
@@ -109,6 +112,7 @@ def project_detail(request, slug):
     return _project_page(request, project, task_type, form, status=400 if form.errors else 200)
 
 
+@large_uploads
 @login_required
 @require_http_methods(["POST"])
 def project_import_annotations(request, slug):
@@ -176,6 +180,7 @@ def _project_page(request, project, task_type, form, *, status: int, annotation_
             "export_coders": CODERS,
             "import_jobs": jobs,
             "import_notices": imports["notices"],
+            "upload_limit": settings.CONCORD_MAX_UPLOAD_BYTES,
             "refresh_seconds": 3 if any(j.status in ("queued", "running") for j in jobs) else 0,
         },
         status=status,

@@ -157,3 +157,100 @@ def test_the_readme_documents_the_deployment_variables():
         "CONCORD_CLIENT_IP_HEADER",
     ):
         assert name in readme, name
+
+
+def test_the_proxy_refuses_large_bodies_from_their_content_length(tmp_path):
+    """Caddy itself, with deploy/Caddyfile's site block, in front of a stub upstream that records
+    what reaches it: a 120 MB POST to /login/ (only its first MiB sent) is a 413 and reaches no
+    worker; an import upload is passed on up to CONCORD_PROXY_UPLOAD_MAX, refused above it."""
+    require(shutil.which("caddy") is not None, "needs the caddy binary (apt-get install caddy)")
+    import http.client
+    import http.server
+    import socket
+    import threading
+    import time
+
+    received: list[tuple[str, int]] = []
+
+    class Upstream(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def do_POST(self):
+            length, read = int(self.headers.get("Content-Length") or 0), 0
+            while read < length and (chunk := self.rfile.read(min(65536, length - read))):
+                read += len(chunk)
+            received.append((self.path, read))
+            self.do_GET()
+
+        def log_message(self, *args):
+            pass
+
+    def free_port() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+
+    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    port = free_port()
+    config = tmp_path / "Caddyfile"
+    config.write_text("{\n\tadmin off\n}\n" + caddyfile())
+    env = {
+        **os.environ,
+        "XDG_DATA_HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "CONCORD_SITE_ADDRESS": f"http://127.0.0.1:{port}",
+        "CONCORD_UPSTREAM": f"127.0.0.1:{upstream.server_address[1]}",
+        "CONCORD_PROXY_UPLOAD_MAX": str(30 * 2**20),
+    }
+    caddy = subprocess.Popen(
+        ["caddy", "run", "--config", str(config), "--adapter", "caddyfile"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def post(path: str, length: int, sent: int) -> tuple[int, bytes]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.putrequest("POST", path)
+        conn.putheader("Content-Type", "application/octet-stream")
+        conn.putheader("Content-Length", str(length))
+        conn.endheaders()
+        try:
+            for _ in range(sent // 2**20):
+                conn.send(b"\0" * 2**20)
+        except OSError:  # the proxy answered and closed while the body was still going
+            pass
+        response = conn.getresponse()
+        body = response.read()
+        conn.close()
+        return response.status, body
+
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # until the proxy serves (and its first health check has passed)
+            try:
+                if post("/healthz-probe", 0, 0)[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "caddy did not start"
+        received.clear()
+        status, body = post("/login/", 120 * 10**6, 2**20)
+        assert status == 413 and b"20 MiB" in body
+        status, body = post("/api/projects/s/study/", 25 * 2**20, 2**20)
+        assert status == 413 and json.loads(body)["code"] == "too_large"
+        status, body = post("/api/projects/s/import/", 40 * 2**20, 2**20)
+        assert status == 413 and b"CONCORD_MAX_UPLOAD_BYTES" in body
+        assert received == []  # nothing of those reached the upstream
+        assert post("/api/projects/s/import/", 25 * 2**20, 25 * 2**20)[0] == 200
+        assert post("/login/", 2**20, 2**20)[0] == 200
+        assert received == [("/api/projects/s/import/", 25 * 2**20), ("/login/", 2**20)]
+    finally:
+        caddy.terminate()
+        caddy.wait(timeout=30)
+        upstream.shutdown()

@@ -273,6 +273,12 @@ class TaskType:
         and system…). Every row of a task type has the same keys."""
         return [self.export_row(item, annotation)]
 
+    def exporter(self, project: Any) -> Callable[[Any, Any], list[dict]]:
+        """:meth:`export_rows` for one export of ``project``: called once before its first row,
+        so that a task type whose rows depend on the project's config reads and validates it
+        once per export, not once per row (questionnaire). By default :meth:`export_rows`."""
+        return self.export_rows
+
     def demo_payload(self) -> dict:
         """One valid payload, for the contract test and the admin's example."""
         raise NotImplementedError(f"{type(self).__name__} must define demo_payload()")

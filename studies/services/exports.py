@@ -42,12 +42,15 @@ error). Memory stays flat in rows. JSONL is written by orjson (compact: no
 space after ``,`` and ``:``; the same values as before); CSV text is unchanged. On PostgreSQL
 the export reads in one transaction of its own (cursors without ``WITH HOLD``). Downloads and
 the command take text in chunks of many rows (``export_chunks``); ``export_stream``,
-``export_jsonl`` and ``export_csv`` hand out one row per chunk.
+``export_jsonl`` and ``export_csv`` hand out one row per chunk. What downloads and the command
+write (``export_download``) ends with a trailer line, row count and sha256 of the bytes before
+it, that ``studies.export_check`` checks (issue 34: a cut-off download looked complete).
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import queue
@@ -68,11 +71,13 @@ from annotation import task_types
 from annotation.models import Annotation, ExternalAnnotation, Item, readable_isoformat
 from annotation.review import majority_key
 from annotation.task_types import TaskType
+from core import liveness
 from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
 from llm_judges.models import JudgeResult
 from llm_judges.selectors import judge_result_rows
 from projects.models import Membership, Project
+from studies.export_check import trailer
 
 FORMATS = ("jsonl", "csv")
 CODERS = ("humans", "external", "judges", "all")
@@ -247,16 +252,26 @@ def _read_ahead(
 
 def _rows(project: Project, coders: str = "humans", *, raw: bool = False) -> Iterator[dict]:
     task_type = task_types.get(project.task_type)
+    # The task type's rows for this export: what they read of the project (a questionnaire's
+    # config, validated) is prepared once here, not once per row.
+    export_rows = task_type.exporter(project)
     with_judges = coders == "all"
     with _one_snapshot():
         if coders in ("humans", "all"):
             yield from _human_rows(
-                project, task_type, with_coder=coders != "humans", with_judges=with_judges, raw=raw
+                project,
+                task_type,
+                export_rows,
+                with_coder=coders != "humans",
+                with_judges=with_judges,
+                raw=raw,
             )
         if coders in ("external", "all"):
-            yield from _external_rows(project, task_type, with_judges=with_judges, raw=raw)
+            yield from _external_rows(
+                project, task_type, export_rows, with_judges=with_judges, raw=raw
+            )
         if coders in ("judges", "all"):
-            yield from _judge_rows(project, task_type, raw=raw)
+            yield from _judge_rows(project, task_type, export_rows, raw=raw)
 
 
 def _judge_columns(raw: bool) -> dict[str, Any]:
@@ -364,8 +379,17 @@ def _agreement_text(task_type: TaskType) -> Callable[[Any], str]:
     return key
 
 
+ExportRows = Callable[[Any, Any], list[dict]]
+
+
 def _human_rows(
-    project: Project, task_type: TaskType, *, with_coder: bool, with_judges: bool, raw: bool
+    project: Project,
+    task_type: TaskType,
+    export_rows: ExportRows,
+    *,
+    with_coder: bool,
+    with_judges: bool,
+    raw: bool,
 ) -> Iterator[dict]:
     members = {
         user_id: (pseudonym, qualification)
@@ -382,7 +406,7 @@ def _human_rows(
     items = _ItemsInOrder(project, fields)
     head = {"project": project.slug, "task_type": project.task_type}
     judge_columns = _judge_columns(raw) if with_judges else {}
-    export_rows, answer_key = task_type.export_rows, _agreement_text(task_type)
+    answer_key = _agreement_text(task_type)
     for item_id, answers in groupby(_current_answers(project), key=itemgetter(1)):
         answers = list(answers)  # one item's current answers (a handful)
         first = answers[0]
@@ -434,7 +458,7 @@ def _human_rows(
 
 
 def _external_rows(
-    project: Project, task_type: TaskType, *, with_judges: bool, raw: bool
+    project: Project, task_type: TaskType, export_rows: ExportRows, *, with_judges: bool, raw: bool
 ) -> Iterator[dict]:
     """One row per external coder's answer (several where the task type writes several), with
     the human rows' columns (one query, streamed)."""
@@ -471,16 +495,18 @@ def _external_rows(
             "preselection_shown": None,
             **(_judge_columns(raw) if with_judges else {}),
         }
-        parts = task_type.export_rows(item, SimpleNamespace(answer=external.answer))
+        parts = export_rows(item, SimpleNamespace(answer=external.answer))
         if not parts:
             if blank_answer is None:
-                blank_answer = _blank_answer_columns(project, task_type)
+                blank_answer = _blank_answer_columns(project, task_type, export_rows)
             parts = [blank_answer]
         for part in parts:
             yield {**row, **part}
 
 
-def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator[dict]:
+def _judge_rows(
+    project: Project, task_type: TaskType, export_rows: ExportRows, *, raw: bool
+) -> Iterator[dict]:
     """One row per judge answer (several where the task type writes several per answer), or one
     row with empty answer columns for an unparseable or failed result."""
     blank_answer: dict[str, None] | None = None  # the task type's columns, all empty
@@ -526,16 +552,18 @@ def _judge_rows(project: Project, task_type: TaskType, *, raw: bool) -> Iterator
         parts = []
         if result["status"] == JudgeResult.Status.OK and result["answer"] is not None:
             item = ExportItem(project, fields, (result[f"item__{f}"] for f in fields))
-            parts = task_type.export_rows(item, SimpleNamespace(answer=result["answer"]))
+            parts = export_rows(item, SimpleNamespace(answer=result["answer"]))
         if not parts:  # no answer, or one with no rows (claim review: no claim judged)
             if blank_answer is None:
-                blank_answer = _blank_answer_columns(project, task_type)
+                blank_answer = _blank_answer_columns(project, task_type, export_rows)
             parts = [blank_answer]
         for part in parts:
             yield {**row, **part}
 
 
-def _blank_answer_columns(project: Project, task_type: TaskType) -> dict[str, None]:
+def _blank_answer_columns(
+    project: Project, task_type: TaskType, export_rows: ExportRows
+) -> dict[str, None]:
     """The task type's export columns, all empty (every row of a task type has the same keys):
     taken from one stored answer, a human's, an external coder's or a judge's. No answer
     anywhere: no columns."""
@@ -565,24 +593,36 @@ def _blank_answer_columns(project: Project, task_type: TaskType) -> dict[str, No
     if stored is None:
         return {}
     item = ExportItem(project, fields, (stored[f"item__{f}"] for f in fields))
-    parts = task_type.export_rows(item, SimpleNamespace(answer=stored["answer"]))
+    parts = export_rows(item, SimpleNamespace(answer=stored["answer"]))
     return dict.fromkeys(parts[0]) if parts else {}
 
 
-def _jsonl_text(project: Project, coders: str, *, rows: int) -> Iterator[str]:
+class _Tally:
+    """Rows written so far (for the export's trailer line)."""
+
+    rows = 0
+
+
+def _jsonl_text(
+    project: Project, coders: str, *, rows: int, tally: _Tally | None = None
+) -> Iterator[str]:
     """JSON Lines (compact, by orjson) in chunks of ``rows`` lines."""
     dumps, option = orjson.dumps, orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+    tally = tally or _Tally()
     if rows == 1:
         for row in _rows(project, coders, raw=True):
+            tally.rows += 1
             yield dumps(row, option=option).decode()
         return
     batch: list[bytes] = []
     for row in _rows(project, coders, raw=True):
         batch.append(dumps(row, option=option))
         if len(batch) == rows:
+            tally.rows += rows
             yield b"".join(batch).decode()
             batch.clear()
     if batch:
+        tally.rows += len(batch)
         yield b"".join(batch).decode()
 
 
@@ -607,8 +647,11 @@ def _csv_cells(values: Iterable[Any]) -> list[Any]:
     ]
 
 
-def _csv_text(project: Project, coders: str, *, rows: int) -> Iterator[str]:
+def _csv_text(
+    project: Project, coders: str, *, rows: int, tally: _Tally | None = None
+) -> Iterator[str]:
     """CSV in chunks of ``rows`` rows, the header in the first; see :func:`export_csv`."""
+    tally = tally or _Tally()
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     header: tuple[str, ...] | None = None
@@ -627,11 +670,13 @@ def _csv_text(project: Project, coders: str, *, rows: int) -> Iterator[str]:
         writer.writerow(cells)
         pending += 1
         if pending == rows:
+            tally.rows += pending
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate(0)
             pending = 0
     if pending:
+        tally.rows += pending
         yield buffer.getvalue()
 
 
@@ -662,6 +707,33 @@ def export_chunks(
     stream: a few writes per thousand rows instead of one per row); refused as
     :func:`export_stream`."""
     export_options(fmt=fmt, coders=coders)
+    return _text(project, fmt, coders, rows=rows)
+
+
+def _text(
+    project: Project, fmt: str, coders: str, *, rows: int, tally: _Tally | None = None
+) -> Iterator[str]:
     if fmt == "jsonl":
-        return _jsonl_text(project, coders, rows=rows)
-    return _csv_text(project, coders, rows=rows)
+        return _jsonl_text(project, coders, rows=rows, tally=tally)
+    return _csv_text(project, coders, rows=rows, tally=tally)
+
+
+def export_download(*, project: Project, fmt: str, coders: str = "humans") -> Iterator[bytes]:
+    """The export as it is downloaded and written to a file: the bytes of
+    :func:`export_chunks`, then the trailer line of ``studies.export_check`` (row count and
+    sha256 of every byte before it), so that a download cut off anywhere is told from a
+    complete one. Between chunks it tells the server that the worker is alive
+    (``core.liveness``): a long export is never killed as a hung worker. Refused as
+    :func:`export_stream`, before anything is read."""
+    export_options(fmt=fmt, coders=coders)
+    return _download(project, fmt, coders)
+
+
+def _download(project: Project, fmt: str, coders: str) -> Iterator[bytes]:
+    tally, digest = _Tally(), hashlib.sha256()
+    for chunk in _text(project, fmt, coders, rows=TEXT_CHUNK, tally=tally):
+        data = chunk.encode()
+        digest.update(data)
+        liveness.alive()
+        yield data
+    yield trailer(fmt=fmt, rows=tally.rows, sha256=digest.hexdigest()).encode()

@@ -3,7 +3,7 @@ configured fields of each item (see the package docstring)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rest_framework import serializers
@@ -149,18 +149,28 @@ class Questionnaire(TaskType):
 
     def export_rows(self, item: Any, annotation: Any) -> list[dict]:
         """One row per question: its id, kind and distance, the answer as stored and as text."""
-        config = project_config(getattr(getattr(item, "project", None), "config", None))
-        answer = annotation.answer or {}
-        return [
-            {
-                "question": q["id"],
-                "kind": q["kind"],
-                "distance": q["distance"],
-                "answer": answer.get(q["id"]),
-                "answer_text": _value_text(q, answer.get(q["id"])),
-            }
-            for q in config["questions"]
+        return self.exporter(getattr(item, "project", None))(item, annotation)
+
+    def exporter(self, project: Any) -> Callable[[Any, Any], list[dict]]:
+        """The rows of one export: the project's questions are validated here, once per export
+        (issue 34: validating them for every row made a 100k-answer export ~1k rows/s)."""
+        questions = [
+            (q, {"question": q["id"], "kind": q["kind"], "distance": q["distance"]})
+            for q in project_config(getattr(project, "config", None))["questions"]
         ]
+
+        def export_rows(item: Any, annotation: Any) -> list[dict]:
+            answer = annotation.answer or {}
+            return [
+                {
+                    **fixed,
+                    "answer": answer.get(q["id"]),
+                    "answer_text": _value_text(q, answer.get(q["id"])),
+                }
+                for q, fixed in questions
+            ]
+
+        return export_rows
 
     def demo_payload(self) -> dict:
         return {

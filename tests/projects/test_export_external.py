@@ -15,6 +15,7 @@ from annotation.models import ExternalAnnotation
 from llm_judges.models import Judge, JudgeResult
 from llm_judges.selectors import _setting
 from projects.models import Membership
+from studies.export_check import export_body
 from studies.services.exports import export_stream
 from studies.services.external_annotations import import_annotations
 from tests.projects.test_export import annotate_all
@@ -147,13 +148,15 @@ def test_the_command_api_and_page_take_external(
 ):
     out = tmp_path / "ext.csv"
     call_command("export_annotations", project=coded.slug, fmt="csv", coders="external", out=out)
-    assert [r["coder"] for r in csv.DictReader(out.open())] == ["ext:w1", "ext:w2", "ext:w1"]
+    assert [
+        r["coder"] for r in csv.DictReader(io.StringIO(export_body(out.read_bytes()).decode()))
+    ] == ["ext:w1", "ext:w2", "ext:w1"]
 
     url = f"/api/projects/{coded.slug}/export/"
     response = researcher_client.get(url, {"format": "jsonl", "coders": "external"})
     assert response.status_code == 200
     assert "annotations-external.jsonl" in response["Content-Disposition"]
-    rows = jsonl_rows(b"".join(response.streaming_content).decode())
+    rows = jsonl_rows(export_body(b"".join(response.streaming_content)).decode())
     assert {r["coder_kind"] for r in rows} == {"external"} and len(rows) == 3
     response = researcher_client.get(url, {"coders": "externals"})
     assert response.status_code == 400 and response.json()["field"] == "coders"
@@ -163,7 +166,9 @@ def test_the_command_api_and_page_take_external(
     page = client.get(f"/p/{coded.slug}/").content.decode()
     assert '<option value="external">External coders (imported)</option>' in page
     response = client.get(f"/p/{coded.slug}/export/csv/", {"coders": "external"})
-    table = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    table = list(
+        csv.DictReader(io.StringIO(export_body(b"".join(response.streaming_content)).decode()))
+    )
     assert [r["coder_source"] for r in table] == [
         "mturk-batch-7.jsonl",
         "original study",

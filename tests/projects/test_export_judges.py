@@ -17,6 +17,7 @@ from llm_judges import prompts
 from llm_judges.models import Judge, JudgeResult, JudgeRun
 from llm_judges.selectors import _setting, judge_results_for_export
 from projects.models import Membership
+from studies.export_check import export_body
 from studies.services.exports import JUDGE_COLUMNS, export_stream
 from tests import factories
 from tests.llm_judges.conftest import api_key, make_llm_judge, start, stub  # noqa: F401
@@ -63,7 +64,7 @@ def test_all_coders_holds_one_row_per_judge_answer_and_a_failed_call_with_its_me
     judge, run, _ = judged
     out = tmp_path / "all.jsonl"
     call_command("export_annotations", project=project.slug, fmt="jsonl", coders="all", out=out)
-    rows = jsonl_rows(out.read_text())
+    rows = jsonl_rows(export_body(out.read_bytes()).decode())
 
     humans = [r for r in rows if r["coder_kind"] == "human"]
     judges = [r for r in rows if r["coder_kind"] == "judge"]
@@ -222,11 +223,13 @@ def test_the_api_exports_judges_and_names_a_bad_coders_value(
     response = researcher_client.get(url, {"format": "csv", "coders": "all"})
     assert response.status_code == 200 and response.streaming
     assert "annotations-all.csv" in response["Content-Disposition"]
-    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    rows = list(
+        csv.DictReader(io.StringIO(export_body(b"".join(response.streaming_content)).decode()))
+    )
     assert sum(r["coder_kind"] == "judge" for r in rows) == len(items)
 
     response = researcher_client.get(url, {"coders": "judges"})
-    assert len(jsonl_rows(b"".join(response.streaming_content).decode())) == len(items)
+    assert len(jsonl_rows(export_body(b"".join(response.streaming_content)).decode())) == len(items)
 
     response = researcher_client.get(url, {"coders": "robots"})
     assert response.status_code == 400 and response["Content-Type"] == "application/json"
@@ -244,7 +247,7 @@ def test_the_project_page_downloads_with_the_chosen_coders(client, researcher, p
 
     response = client.get(f"/p/{project.slug}/export/jsonl/", {"coders": "judges"})
     assert response.status_code == 200
-    rows = jsonl_rows(b"".join(response.streaming_content).decode())
+    rows = jsonl_rows(export_body(b"".join(response.streaming_content)).decode())
     assert {r["coder"] for r in rows} == {"stub-llm"} and len(rows) == 5
     assert {r["judge_outcome"] for r in rows} == {"ok", "unparseable", "failed"}
 

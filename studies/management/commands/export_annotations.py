@@ -3,7 +3,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from projects.models import Project
-from studies.services.exports import CODERS, FORMATS, export_chunks
+from studies.services.exports import CODERS, FORMATS, export_download
 
 
 class Command(BaseCommand):
@@ -31,10 +31,13 @@ class Command(BaseCommand):
             target = Project.objects.get(slug=project)
         except Project.DoesNotExist:
             raise CommandError(f"No project with slug {project!r}.") from None
-        stream = open(out, "w", encoding="utf-8", newline="") if out else sys.stdout
-        try:
-            for chunk in export_chunks(project=target, fmt=fmt, coders=coders):
-                stream.write(chunk)
-        finally:
-            if out:
-                stream.close()
+        # The bytes a download gets, its end line included (python -m studies.export_check).
+        if out:
+            with open(out, "wb") as stream:
+                for chunk in export_download(project=target, fmt=fmt, coders=coders):
+                    stream.write(chunk)
+            return
+        sys.stdout.flush()
+        for chunk in export_download(project=target, fmt=fmt, coders=coders):
+            sys.stdout.buffer.write(chunk)
+        sys.stdout.buffer.flush()

@@ -1,0 +1,450 @@
+"""Exports of 100k answers of every task type: rows/s and peak memory (issue 34: ">= 30k rows/s
+each"; a questionnaire export of 100k answers ran at ~1k rows/s).
+
+    .venv/bin/python bench/export_task_types.py [--answers 100000] [--only SLUG ...]
+        [--database-url URL] [--label-studio-url URL --label-studio-token T]
+
+For each registered task type it builds (or reuses) a project of ``--answers`` current answers
+(2 per item, 30 annotators) in PostgreSQL, in bulk: items prepared once from the task type's
+``demo_payload`` (its default config) and copied under new ids, each answer checked once by the
+task type's own answer serializer. Then, each in a fresh process (its own peak memory): the JSONL
+and the CSV download as the API streams it (``export_download``: rows, then the end line), to
+/dev/null. Rows are export rows (a questionnaire writes one per question, claim review one per
+claim, ranking one per criterion and system); rows/s and answers/s are both printed, with the
+peak RSS (VmHWM) of the exporting process. Nothing asserts a timing.
+
+With ``--label-studio-url`` and ``--label-studio-token`` it also imports ``--answers`` tasks,
+each with one annotation (two choices and a number, like citation recovery's answer), into a new
+Label Studio project and times its JSON and CSV exports through its API (``GET
+/api/projects/ID/export?exportType=JSON|CSV``) in the same run; ``--label-studio-pid``: its
+server process, for its peak RSS. docs/scale.md has figures.
+
+The database defaults to ``$BENCH_DATABASE_URL``, else ``concord_bench_export_types`` on
+``$BENCH_POSTGRES_URL`` (default postgres://postgres@127.0.0.1:5432/postgres), created and
+migrated when missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import answered_project  # noqa: E402
+from answered_project import child, setup_django  # noqa: E402
+from scale_data import ensure_database, peak_mb  # noqa: E402
+
+PER_ITEM = 2
+ANNOTATORS = 30
+TARGET_ROWS_PER_S = 30_000
+
+
+# --- one valid answer per task type (checked by its answer serializer before use) ------------
+
+
+def _answer(slug: str, item, n: int) -> dict:
+    """A plausible answer to ``item`` (prepared from the task type's demo payload); ``n`` varies
+    it. The bench names task types here, as a fixture would; the app never does."""
+    prepared, payload = item.prepared, item.payload
+    if slug == "citation_recovery":
+        return {
+            "sentences": [n % len(prepared["sentences"])],
+            "none": False,
+            "helpfulness": n % 101,
+        }
+    if slug == "claim_review":
+        return {
+            "claims": [
+                {"id": c["id"], "action": "keep", "agreement": "agree", "label": c["system_label"]}
+                for c in payload["claims"]
+            ]
+        }
+    if slug == "ranking":
+        keys = list(prepared["keys"])
+        criteria = item.config["criteria"]
+        rotated = keys[n % len(keys) :] + keys[: n % len(keys)]
+        return {
+            "order": keys,
+            "ranks": {c["name"]: {k: r + 1 for r, k in enumerate(rotated)} for c in criteria},
+        }
+    if slug == "stance":
+        return {
+            "label": ["agree", "disagree", "neutral"][n % 3],
+            "not_sure": False,
+            "sentences": [{"index": t["index"], "label": "neutral"} for t in prepared["targets"]],
+        }
+    if slug == "argument_structure":
+        return {
+            "claim": payload["claim"],
+            "evidence": [{"id": e["id"], "text": e["text"]} for e in payload["evidence"]],
+            "steps": prepared["draft"],
+        }
+    if slug == "questionnaire":
+        answer = {}
+        for q in item.config["questions"]:
+            kind = q["kind"]
+            if kind == "pairwise":
+                answer[q["id"]] = [-1, 0, 1][n % 3]
+            elif kind == "likert":
+                answer[q["id"]] = 1 + n % len(q["points"])
+            elif kind == "single":
+                answer[q["id"]] = q["options"][n % len(q["options"])]["value"]
+            elif kind == "multiple":
+                answer[q["id"]] = [q["options"][0]["value"]]
+            elif kind == "slider":
+                answer[q["id"]] = q.get("min", 0)
+            else:
+                answer[q["id"]] = "Clear and correct."
+        return answer
+    raise SystemExit(f"No benchmark answer for task type {slug!r}: add one in _answer().")
+
+
+def build(slug: str, answers: int) -> int:
+    """The project ``bench-export-<slug>-<answers>``, reused when complete; returns its id."""
+    from types import SimpleNamespace
+
+    from django.contrib.auth import get_user_model
+    from django.db import connection, transaction
+
+    from annotation import task_types
+    from annotation.models import Annotation, Assignment, Item
+    from projects.models import Membership, Project
+
+    project_slug = f"bench-export-{slug.replace('_', '-')}-{answers}"
+    existing = Project.objects.filter(slug=project_slug).first()
+    if existing is not None:
+        if Annotation.objects.filter(item__project=existing, is_current=True).count() == answers:
+            return existing.pk
+        existing.delete()
+    task_type = task_types.get(slug)
+    config = task_type.validate_config({})
+    User = get_user_model()
+    started = time.perf_counter()
+    with transaction.atomic():
+        project = Project.objects.create(
+            slug=project_slug,
+            name=f"Export benchmark {slug} ({answers} answers)",
+            task_type=slug,
+            config=config,
+            annotators_per_item=PER_ITEM,
+        )
+        users = []
+        for a in range(ANNOTATORS):
+            user, _ = User.objects.get_or_create(username=f"bench-export-types-{a}")
+            users.append(user)
+            Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
+        record = task_type.validate_payload(task_type.demo_payload())
+        template = task_type.prepare(dict(record), config=config)[0]
+        view = SimpleNamespace(
+            payload=template.payload, prepared=template.prepared, gold=template.gold
+        )
+        view.project, view.config = project, config
+        checked = []
+        for n in range(6):  # a few distinct answers, each checked as an annotator's would be
+            data = _answer(slug, view, n)
+            serializer = task_type.answer_serializer(data=data, context={"item": view})
+            if not serializer.is_valid():
+                raise SystemExit(f"{slug}: benchmark answer refused: {serializer.errors}")
+            checked.append(json.loads(json.dumps(serializer.validated_data)))
+        items_count = answers // PER_ITEM
+        item_ids: list[int] = []
+        batch = []
+        for n in range(items_count):
+            batch.append(
+                Item(
+                    project=project,
+                    external_id=f"{slug}-{n}",
+                    payload={**template.payload, "id": f"{slug}-{n}"},
+                    prepared=template.prepared,
+                    gold=template.gold,
+                    group=template.group,
+                    kind=template.kind,
+                    position=n + 1,
+                    assigned_count=PER_ITEM,
+                )
+            )
+            if len(batch) == 5000 or n == items_count - 1:
+                item_ids += [i.pk for i in Item.objects.bulk_create(batch)]
+                batch = []
+        base = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+        sequence = [0] * ANNOTATORS
+        assignments: list = []
+        annotations: list = []
+
+        def flush() -> None:
+            Assignment.objects.bulk_create(assignments, batch_size=5000)
+            for annotation in annotations:
+                annotation.assignment_id = annotation.assignment.pk
+            Annotation.objects.bulk_create(annotations, batch_size=5000)
+            assignments.clear()
+            annotations.clear()
+
+        for n, item_id in enumerate(item_ids):
+            for k in range(PER_ITEM):
+                a = (n + k * 11) % ANNOTATORS
+                sequence[a] += 1
+                reserved = base + timedelta(seconds=n * 2 + k)
+                assignment = Assignment(
+                    project=project,
+                    item_id=item_id,
+                    annotator=users[a],
+                    state=Assignment.State.SUBMITTED,
+                    reserved_at=reserved,
+                    expires_at=reserved + timedelta(hours=1),
+                    submitted_at=reserved + timedelta(seconds=30),
+                    sequence=sequence[a],
+                    submitted_revision=1,
+                )
+                assignments.append(assignment)
+                annotations.append(
+                    Annotation(
+                        assignment=assignment,
+                        item_id=item_id,
+                        annotator=users[a],
+                        answer=checked[(n + k) % len(checked)],
+                        version=1,
+                        is_current=True,
+                        time_spent_ms=4000 + n % 50_000,
+                        reported_time_ms=4000 + n % 50_000,
+                    )
+                )
+            if len(assignments) >= 15000:
+                flush()
+        flush()
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    print(f"built {project_slug} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return project.pk
+
+
+# --- measurement (each export in its own process) ----------------------------------------------
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.out = open(os.devnull, "wb")  # noqa: SIM115
+
+    def write(self, data: bytes) -> None:
+        self.bytes += len(data)
+        self.out.write(data)
+
+
+def worker(url: str, project_id: int, fmt: str) -> None:
+    setup_django(url)
+    from projects.models import Project
+    from studies.services.exports import export_download
+
+    project = Project.objects.get(pk=project_id)
+    sink, tail = Sink(), b""
+    cpu = time.process_time()
+    started = time.perf_counter()
+    for chunk in export_download(project=project, fmt=fmt):
+        sink.write(chunk)
+        tail = (tail + chunk)[-512:]
+    seconds = time.perf_counter() - started
+    end = tail.splitlines()[-1]  # the end line: the export's row count
+    rows = (
+        json.loads(end)["concord_export_end"]["rows"]
+        if fmt == "jsonl"
+        else int(end.split(b"rows=")[1].split(b" ")[0])
+    )
+    # This process's CPU time too: on a shared machine, rows per CPU second hardly move with the
+    # load where rows per second do.
+    cpu_seconds = time.process_time() - cpu
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "cpu_seconds": cpu_seconds,
+                "rows": rows,
+                "bytes": sink.bytes,
+                "peak_mb": peak_mb(),
+            }
+        )
+    )
+
+
+def prepare(url: str, slugs: list[str], answers: int) -> dict[str, int]:
+    setup_django(url)
+    from django.core.management import call_command
+
+    from annotation import task_types
+
+    call_command("migrate", verbosity=0)
+    known = [t.slug for t in task_types.all_task_types()]
+    chosen = slugs or known
+    unknown = sorted(set(chosen) - set(known))
+    if unknown:
+        raise SystemExit(f"Unknown task types: {', '.join(unknown)} (known: {', '.join(known)})")
+    built = {slug: build(slug, answers) for slug in chosen}
+    print(json.dumps(built))
+    return built
+
+
+# --- Label Studio (over HTTP) -----------------------------------------------------------------
+
+
+def _peak_of(pid: int | None) -> float | None:
+    """Peak RSS (VmHWM, MB) of process ``pid`` and its children (the largest one)."""
+    if not pid:
+        return None
+    pids, peak = [pid], 0.0
+    try:
+        pids += [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        pass
+    for one in pids:
+        try:
+            for line in Path(f"/proc/{one}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]) / 1024)
+        except OSError:
+            continue
+    return round(peak, 1)
+
+
+def label_studio(url: str, token: str, answers: int, pid: int | None) -> dict:
+    """Import ``answers`` tasks with one annotation each into a new Label Studio project, then
+    time its JSON and CSV exports (the whole response read)."""
+    import requests
+
+    session = requests.Session()
+    session.headers["Authorization"] = f"Token {token}"
+    config = (
+        '<View><Text name="text" value="$text"/>'
+        '<Choices name="sentences" toName="text" choice="multiple">'
+        '<Choice value="s0"/><Choice value="s1"/><Choice value="s2"/></Choices>'
+        '<Number name="helpfulness" toName="text" min="0" max="100"/></View>'
+    )
+    project = session.post(
+        f"{url}/api/projects/",
+        json={"title": f"Export benchmark {answers}", "label_config": config},
+        timeout=60,
+    )
+    project.raise_for_status()
+    project_id = project.json()["id"]
+    text = "The city added 40 km of lanes in 2023 [1]. It had 80 km before. " * 3
+    tasks = [
+        {
+            "data": {"text": text, "id": f"t{n}"},
+            "annotations": [
+                {
+                    "result": [
+                        {
+                            "from_name": "sentences",
+                            "to_name": "text",
+                            "type": "choices",
+                            "value": {"choices": [f"s{n % 3}"]},
+                        },
+                        {
+                            "from_name": "helpfulness",
+                            "to_name": "text",
+                            "type": "number",
+                            "value": {"number": n % 101},
+                        },
+                    ]
+                }
+            ],
+        }
+        for n in range(answers)
+    ]
+    started = time.perf_counter()
+    for start in range(0, answers, 20_000):
+        response = session.post(
+            f"{url}/api/projects/{project_id}/import",
+            json=tasks[start : start + 20_000],
+            timeout=1800,
+        )
+        response.raise_for_status()
+    imported = time.perf_counter() - started
+    figures: dict = {"project": project_id, "import_s": round(imported, 1)}
+    for kind in ("JSON", "CSV"):
+        started = time.perf_counter()
+        size = 0
+        with session.get(
+            f"{url}/api/projects/{project_id}/export",
+            params={"exportType": kind},
+            stream=True,
+            timeout=3600,
+        ) as response:
+            response.raise_for_status()
+            for chunk in response.iter_content(1 << 20):
+                size += len(chunk)
+        seconds = time.perf_counter() - started
+        figures[kind.lower()] = {
+            "seconds": round(seconds, 2),
+            "rows_per_s": round(answers / seconds),
+            "megabytes": round(size / 1e6, 1),
+            "server_peak_mb": _peak_of(pid),
+        }
+    return figures
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        _, _, url, project_id, fmt = sys.argv
+        worker(url, int(project_id), fmt)
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--prepare":
+        _, _, url, answers, *slugs = sys.argv
+        prepare(url, slugs, int(answers))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--answers", type=int, default=100_000)
+    parser.add_argument("--only", nargs="*", default=[], help="task type slugs (default: all)")
+    parser.add_argument("--database-url")
+    parser.add_argument("--label-studio-url")
+    parser.add_argument("--label-studio-token")
+    parser.add_argument("--label-studio-pid", type=int)
+    args = parser.parse_args()
+    url = args.database_url or answered_project.default_database_url("concord_bench_export_types")
+    ensure_database(url)
+    built = child(__file__, "--prepare", url, str(args.answers), *args.only, stderr=True)
+    load = os.getloadavg()[0]
+    print(f"{args.answers:,} answers per task type; load {load:.1f}")
+    print(
+        f"{'task type':<20} {'fmt':<5} {'rows':>9} {'rows/s':>9} {'answers/s':>10} "
+        f"{'rows/cpu-s':>10} {'MB':>7} {'peak RSS':>9}"
+    )
+    results: dict = {}
+    for slug, project_id in built.items():
+        for fmt in ("jsonl", "csv"):
+            run = child(__file__, "--worker", url, str(project_id), fmt)
+            rows_per_s = run["rows"] / run["seconds"]
+            results[f"{slug}/{fmt}"] = {**run, "rows_per_s": round(rows_per_s)}
+            flag = "" if rows_per_s >= TARGET_ROWS_PER_S else "  < 30k rows/s"
+            print(
+                f"{slug:<20} {fmt:<5} {run['rows']:>9,} {rows_per_s:>9,.0f} "
+                f"{args.answers / run['seconds']:>10,.0f} "
+                f"{run['rows'] / run['cpu_seconds']:>10,.0f} {run['bytes'] / 1e6:>7.1f} "
+                f"{run['peak_mb']:>6.0f} MB{flag}"
+            )
+    if args.label_studio_url:
+        if not args.label_studio_token:
+            raise SystemExit("--label-studio-url needs --label-studio-token")
+        ls = label_studio(
+            args.label_studio_url, args.label_studio_token, args.answers, args.label_studio_pid
+        )
+        results["label_studio"] = ls
+        print(f"Label Studio: import {ls['import_s']} s")
+        for kind in ("json", "csv"):
+            f = ls[kind]
+            print(
+                f"label_studio        {kind:<5} {args.answers:>9,} {f['rows_per_s']:>9,} "
+                f"{f['rows_per_s']:>10,} {f['megabytes']:>7.1f} "
+                f"{f['server_peak_mb'] or 0:>6.0f} MB  ({f['seconds']} s)"
+            )
+    else:
+        print("No Label Studio given (--label-studio-url/--label-studio-token): Concord only.")
+    print(f"load {os.getloadavg()[0]:.1f}")
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
