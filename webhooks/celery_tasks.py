@@ -5,7 +5,9 @@ from celery import shared_task
 from webhooks import services
 
 
-@shared_task(name="webhooks.deliver", acks_late=True, ignore_result=True, time_limit=120)
+@shared_task(
+    name="webhooks.deliver", acks_late=True, ignore_result=True, time_limit=120, soft_time_limit=100
+)
 def deliver(delivery_id: int) -> str:
     """One attempt of one delivery. Retries are new tasks with a countdown (the service
     schedules them), so a worker never sleeps on a receiver; a repeated task is skipped."""
