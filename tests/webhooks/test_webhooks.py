@@ -315,6 +315,7 @@ def test_the_page_adds_webhooks_shows_the_log_and_redelivers(
     browser = Client()
     browser.force_login(researcher)
     page = reverse("project-webhooks", args=[project.slug])
+    assert page in browser.get(reverse("project-detail", args=[project.slug])).content.decode()
     refused = browser.post(page, {"url": "http://10.0.0.1/x", "events": ["item.complete"]})
     assert refused.status_code == 400 and b"private address" in refused.content
     added = browser.post(page, {"url": receiver.url, "events": ["answer.submitted"]})
