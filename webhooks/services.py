@@ -18,8 +18,8 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -33,6 +33,9 @@ from projects.models import Project
 from webhooks import events as event_names
 from webhooks import signing
 from webhooks.models import Delivery, Subscription
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +99,7 @@ def destination_check(*, url: str) -> None:
 def subscription_create(
     *,
     project: Project,
-    user,
+    user: AbstractBaseUser | None,
     url: str,
     events: list[str],
     description: str = "",
@@ -251,7 +254,7 @@ _TAGS = re.compile(r"<[^>]{0,200}>")
 _SPACE = re.compile(r"\s+")
 
 
-def excerpt(raw: bytes | str, *, limit: int = EXCERPT_CHARS) -> str:
+def excerpt(*, raw: bytes | str, limit: int = EXCERPT_CHARS) -> str:
     """A receiver's answer as one short line: decoded leniently, tags and control characters
     removed, whitespace collapsed, at most ``limit`` characters (never the body verbatim)."""
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
@@ -276,7 +279,7 @@ def _post(subscription: Subscription, delivery: Delivery) -> tuple[int | None, s
     try:
         destination_check(url=subscription.url)
     except DestinationRefused as exc:
-        return None, excerpt(str(exc), limit=400), False
+        return None, excerpt(raw=str(exc), limit=400), False
     timeout = float(settings.CONCORD_WEBHOOK_TIMEOUT)
     client = checked_http_client(
         allow_private=False,
@@ -296,12 +299,12 @@ def _post(subscription: Subscription, delivery: Delivery) -> tuple[int | None, s
     except httpx.TimeoutException:
         return None, f"No answer within {timeout:g} s (timed out).", True
     except httpx.HTTPError as exc:
-        return None, excerpt(f"{type(exc).__name__}: {exc}", limit=400), True
+        return None, excerpt(raw=f"{type(exc).__name__}: {exc}", limit=400), True
     if 200 <= code < 300:
         return code, "", True
     if 300 <= code < 400:
         return code, f"HTTP {code}: redirects are not followed; give the final URL.", True
-    said = excerpt(answer[:READ_BYTES])
+    said = excerpt(raw=answer[:READ_BYTES])
     return code, f"HTTP {code}" + (f": {said}" if said else ""), True
 
 
@@ -368,7 +371,7 @@ def delivery_redeliver(*, delivery: Delivery) -> Delivery:
     return delivery
 
 
-def deliveries_due_send(*, grace_s: float = 60.0, now=None) -> int:
+def deliveries_due_send(*, grace_s: float = 60.0, now: datetime | None = None) -> int:
     """The safety net (Celery beat, ``webhooks.send_due``): hand to a worker every delivery that
     is due for ``grace_s`` seconds and was not taken (its task was lost or never queued), and
     take back attempts whose worker died (sending for longer than a timeout allows). Returns
