@@ -37,8 +37,21 @@ def team(transactional_db, celery_eager):
     return project, researcher, annotators
 
 
+OPEN: list[Concord] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients():
+    """Close every client a test opened, so no kept-alive connection outlives the test."""
+    yield
+    while OPEN:
+        OPEN.pop().close()
+
+
 def login(live_server, user) -> Concord:
-    return Concord.login(live_server.url, user.username, factories.PASSWORD)
+    concord = Concord.login(live_server.url, user.username, factories.PASSWORD)
+    OPEN.append(concord)
+    return concord
 
 
 def test_a_researcher_scripts_a_study_from_import_to_dataframe(team, live_server):
@@ -116,8 +129,8 @@ def test_refusals_carry_the_apis_code_and_field(team, live_server):
     with pytest.raises(InvalidRequest) as no_judge:
         concord.estimate_judge_run(project.slug, "nobody")
     assert no_judge.value.field == "judge"
-    with pytest.raises(NotAuthenticated):
-        Concord(live_server.url, token="0" * 64).projects()
+    with pytest.raises(NotAuthenticated), Concord(live_server.url, token="0" * 64) as stranger:
+        stranger.projects()
     with pytest.raises(InvalidRequest):
         Concord.login(live_server.url, researcher.username, "wrong password")
 

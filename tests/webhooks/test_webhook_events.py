@@ -3,6 +3,8 @@ run, a ready agreement snapshot (answers, complete items and imports: test_webho
 
 import json
 
+import pytest
+
 from agreement import services as agreement
 from agreement.reports import AnnotatorFilter, ReportOptions
 from annotation import services as workflow
@@ -11,6 +13,12 @@ from tests.agreement import helpers
 from tests.crowd.conftest import RIGHT, add_annotator, crowd_project
 from tests.llm_judges.conftest import start
 from webhooks import services
+
+
+@pytest.fixture(autouse=True)
+def _eager(celery_eager):
+    """Deliveries run in-process here, even where CI points Celery at Redis (a real worker:
+    test_webhooks_worker.py)."""
 
 
 def subscribe(project, user, receiver, *events):

@@ -18,6 +18,12 @@ from webhooks.models import Delivery, Subscription
 ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
 
 
+@pytest.fixture(autouse=True)
+def _eager(celery_eager):
+    """Deliveries run in-process here, even where CI points Celery at Redis (a real worker:
+    test_webhooks_worker.py)."""
+
+
 def expected_signature(secret: str, headers: dict, body: bytes) -> str:
     timestamp = headers["Concord-Timestamp"]
     mac = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256)
@@ -334,3 +340,20 @@ def test_the_page_adds_webhooks_shows_the_log_and_redelivers(
     annotator_browser = Client()
     annotator_browser.force_login(annotator)
     assert annotator_browser.get(page).status_code == 404
+
+
+def test_a_project_without_webhooks_pays_one_query_per_event_after_the_commit(
+    project, items, annotator, django_capture_on_commit_callbacks
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        assignment = workflow.assignment_next(project=project, annotator=annotator)
+        workflow.annotation_submit(assignment=assignment, answer=ANSWER)
+    assert len(callbacks) == 2  # answer.submitted, item.complete
+    with CaptureQueriesContext(connection) as queries:
+        for callback in callbacks:
+            callback()
+    assert len(queries) == 2  # the subscription lookups; nothing else, nothing sent
+    assert not Delivery.objects.exists()

@@ -170,9 +170,8 @@ class Concord:
     @classmethod
     def login(cls, url: str, username: str, password: str, **options: Any) -> Concord:
         """Ask for a new API token (it expires; :meth:`logout` revokes it)."""
-        anonymous = cls(url, **options)
-        answer = anonymous._call("token", data={"username": username, "password": password})
-        anonymous.close()
+        with cls(url, **options) as anonymous:
+            answer = anonymous._call("token", data={"username": username, "password": password})
         return cls(url, token=answer["token"], **options)
 
     def close(self) -> None:
