@@ -4,20 +4,27 @@ test server (pytest-django's ``live_server``) over real HTTP, Celery eager. Noth
 import json
 
 import pytest
-from concord_client import (
-    AnnotationExport,
-    Concord,
-    ExportFormatError,
-    ImportFailedError,
-    InvalidRequest,
-    NotAuthenticated,
-    NotFound,
-)
-from concord_client.webhooks import InvalidSignature, verify
 
 from llm_judges import services as judges
 from tests import factories
+from tests.conftest import REQUIRE_SERVICES
 from webhooks import signing
+
+try:  # installed by make install (pip install -e clients/python)
+    from concord_client import (
+        AnnotationExport,
+        Concord,
+        ExportFormatError,
+        ImportFailedError,
+        InvalidRequest,
+        NotAuthenticated,
+        NotFound,
+    )
+    from concord_client.webhooks import InvalidSignature, verify
+except ImportError:  # a machine that has not run make install since; CI must run these
+    if REQUIRE_SERVICES:
+        raise
+    pytest.skip("needs concord-client (make install)", allow_module_level=True)
 
 ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
 
