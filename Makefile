@@ -6,12 +6,14 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install run test test-file test-task lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch first, pinned to the local CPU wheel, so nothing pulls a CUDA build.
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	# the Python client (its own package, tests/clients/ runs it against a live server)
+	$(BIN)/python -m pip install --quiet -e "clients/python[pandas,datasets]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -44,6 +44,8 @@ from agreement.reports.inputs import AnnotatorFilter, ReportOptions, filter_key
 from agreement.reports.page import is_current, report_page
 from agreement.selectors import median_times_s
 from projects.models import Project
+from webhooks import events as webhook_events
+from webhooks.services import event_emit
 
 log = logging.getLogger(__name__)
 
@@ -272,6 +274,17 @@ def snapshot_compute(*, snapshot_id: int) -> str:
             status__in=(Status.DONE, Status.FAILED),
             created_at__lte=snapshot.created_at,
         ).exclude(pk=snapshot_id).delete()
+        event_emit(
+            project_id=snapshot.project_id,
+            event=webhook_events.AGREEMENT_SNAPSHOT_READY,
+            data={
+                "snapshot": snapshot_id,
+                "answers": snapshot.answers,
+                "data_version": snapshot.data_version,
+                "annotator_filter": snapshot.annotator_filter,
+                "page": f"/p/{snapshot.project.slug}/agreement/",
+            },
+        )
     return "done" if finished else "skipped"
 
 

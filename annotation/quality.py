@@ -25,6 +25,8 @@ from annotation.models import Annotation, Assignment, Batch, Item
 from core.errors import Refusal
 from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership
+from webhooks import events as webhook_events
+from webhooks.services import event_emit
 
 Qualification = Membership.Qualification
 Reason = Membership.QualificationReason
@@ -96,6 +98,12 @@ def after_submit(*, assignment: Assignment, project, item: Item) -> None:
     finished = None
     if assignment.batch_id is not None:
         finished = _finish_batch_if_done(assignment)
+    if finished is not None:
+        event_emit(
+            project_id=project.id,
+            event=webhook_events.BATCH_FINISHED,
+            data=lambda: _batch_event(finished),
+        )
     if finished is not None and finished.kind == Batch.Kind.QUALIFICATION:
         membership = _membership(project.id, assignment.annotator_id)
         if membership is not None:
@@ -104,6 +112,24 @@ def after_submit(*, assignment: Assignment, project, item: Item) -> None:
         membership = _membership(project.id, assignment.annotator_id)
         if membership is not None:
             check_control_accuracy(project_id=project.id, membership=membership, crowd=crowd)
+
+
+def _batch_event(batch: Batch) -> dict:
+    """What ``batch.finished`` says (webhooks): never the completion code."""
+    pseudonym = (
+        Membership.objects.filter(project_id=batch.project_id, user_id=batch.annotator_id)
+        .values_list("pseudonym", flat=True)
+        .first()
+    )
+    return {
+        "batch": batch.pk,
+        "kind": batch.kind,
+        "number": batch.number,
+        "size": batch.size,
+        "annotator": pseudonym or "",
+        "platform_session": batch.external_ref,
+        "finished_at": batch.finished_at.isoformat() if batch.finished_at else None,
+    }
 
 
 def _membership(project_id: int, user_id: int) -> Membership | None:

@@ -38,6 +38,8 @@ from annotation.models import (
 from core.errors import Refusal, first_error
 from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
+from webhooks import events as webhook_events
+from webhooks.services import event_emit
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -407,6 +409,57 @@ def draft_save(
     return draft
 
 
+ITEM_COMPLETE_IDS = uuid.UUID("6f1c3e52-2d7e-4d0e-9a3e-3a4c2f0b7c11")  # uuid5 namespace
+
+
+def _announce_submit(*, project: Project, annotation_id: int, item: Item, version: int) -> None:
+    """Webhook events of a stored answer, sent after the commit to the project's subscribers
+    (``webhooks``): ``answer.submitted``, and ``item.complete`` when this first answer of an
+    assignment gave a regular item its last required one (a fixed id per item: sent once)."""
+    event_emit(
+        project_id=project.id,
+        event=webhook_events.ANSWER_SUBMITTED,
+        data=lambda: _answer_event(annotation_id),
+    )
+    if version == 1 and item.kind == Item.Kind.REGULAR:
+        event_emit(
+            project_id=project.id,
+            event=webhook_events.ITEM_COMPLETE,
+            data=lambda: _item_complete_event(item.pk, project.annotators_per_item),
+            event_id=uuid.uuid5(ITEM_COMPLETE_IDS, f"{project.id}:{item.pk}"),
+        )
+
+
+def _pseudonym(project_id: int, user_id: int) -> str:
+    return (
+        Membership.objects.filter(project_id=project_id, user_id=user_id)
+        .values_list("pseudonym", flat=True)
+        .first()
+        or ""
+    )
+
+
+def _answer_event(annotation_id: int) -> dict:
+    annotation = Annotation.objects.select_related("item").get(pk=annotation_id)
+    return {
+        "annotation": annotation.pk,
+        "version": annotation.version,
+        "item": annotation.item_id,
+        "item_external_id": annotation.item.external_id,
+        "annotator": _pseudonym(annotation.item.project_id, annotation.annotator_id),
+        "answer": annotation.answer,
+        "time_spent_ms": annotation.time_spent_ms,
+        "submitted_at": annotation.created_at.isoformat(),
+    }
+
+
+def _item_complete_event(item_id: int, wanted: int) -> dict | None:
+    item = Item.objects.filter(pk=item_id).values("external_id", "submitted_count").first()
+    if item is None or item["submitted_count"] < wanted:
+        return None
+    return {"item": item_id, "item_external_id": item["external_id"], "answers": wanted}
+
+
 def annotation_submit(
     *,
     assignment: Assignment,
@@ -483,6 +536,7 @@ def annotation_submit(
         locked.state = Assignment.State.SUBMITTED
         Draft.objects.filter(assignment=locked).delete()
         quality.after_submit(assignment=locked, project=project, item=item)
+        _announce_submit(project=project, annotation_id=annotation.pk, item=item, version=version)
     assignment.state = Assignment.State.SUBMITTED
     assignment.correct = correct
     return annotation, True

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "axes",
     # Concord's apps, bottom layer first (docs/architecture.md; enforced by lint-imports).
     "projects",
+    "webhooks",
     "annotation",
     "crowd",
     "llm_judges",
@@ -264,6 +265,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "studies.purge_failed_imports",
         "schedule": 24 * 3600,
     },
+    # Webhook deliveries that are due and were not taken (a lost task, a broker that was away).
+    "webhooks-send-due": {"task": "webhooks.send_due", "schedule": 60},
 }
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 # `make run`: eager judge runs go on a thread of the dev server, so starting one never blocks the
@@ -293,6 +296,17 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_step": 0.2,
     "interval_max": 0.2,
 }
+
+# Webhooks (webhooks/): researchers' URLs may not reach private, loopback or link-local
+# addresses (as model endpoints); staff list the hosts that may (a receiver on the same network,
+# tests). Each attempt waits CONCORD_WEBHOOK_TIMEOUT seconds at most; failed ones are retried
+# after CONCORD_WEBHOOK_RETRY_SECONDS, doubled each time (at most an hour), up to
+# CONCORD_WEBHOOK_MAX_ATTEMPTS attempts; CONCORD_WEBHOOK_QUEUE: their Celery queue (empty: default).
+CONCORD_WEBHOOK_PRIVATE_HOSTS = env.list("CONCORD_WEBHOOK_PRIVATE_HOSTS", default=[])
+CONCORD_WEBHOOK_TIMEOUT = env.float("CONCORD_WEBHOOK_TIMEOUT", default=5.0)
+CONCORD_WEBHOOK_RETRY_SECONDS = env.float("CONCORD_WEBHOOK_RETRY_SECONDS", default=30.0)
+CONCORD_WEBHOOK_MAX_ATTEMPTS = env.int("CONCORD_WEBHOOK_MAX_ATTEMPTS", default=8)
+CONCORD_WEBHOOK_QUEUE = env.str("CONCORD_WEBHOOK_QUEUE", default="")
 
 # Annotation workflow
 CONCORD_RESERVATION_MINUTES = env.int("CONCORD_RESERVATION_MINUTES", default=60)

@@ -167,7 +167,15 @@ pages = [
     path("admin/", admin.site.urls),
 ]
 
-urlpatterns = api + pages + [path("", include("llm_judges.urls")), path("", include("crowd.urls"))]
+urlpatterns = (
+    api
+    + pages
+    + [
+        path("", include("llm_judges.urls")),
+        path("", include("crowd.urls")),
+        path("", include("webhooks.urls")),
+    ]
+)
 
 # Errors outside DRF views: JSON {"detail", "code"} under /api/, HTML pages elsewhere.
 handler400 = "core.error_views.bad_request"

@@ -96,6 +96,7 @@ CHECKED_APPS = [
     "core",
     "metrics",
     "projects",
+    "webhooks",
     "annotation",
     "crowd",
     "llm_judges",

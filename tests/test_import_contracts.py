@@ -16,6 +16,7 @@ PACKAGES = [
     "core",
     "metrics",
     "projects",
+    "webhooks",
     "annotation",
     "crowd",
     "llm_judges",

@@ -28,6 +28,8 @@ from llm_judges.services.configuration import _prompt_for, judge_connection
 from llm_judges.services.errors import JudgeError
 from llm_judges.services.prompt_templates import template_for
 from llm_judges.services.safe_text import db_safe_text
+from webhooks import events as webhook_events
+from webhooks.services import event_emit
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -471,19 +473,46 @@ def judge_run_cancel(*, run: JudgeRun) -> bool:
     )
     _refresh_counts(run.pk)
     run.refresh_from_db()
+    if stopped:
+        _announce_finished(run.pk)
     return bool(stopped)
 
 
 def _fail_run(run_id: int, message: str, *, excerpt: str = "") -> None:
     """End an active run as failed with ``message`` (researchers see it) and, behind it, the
     server's sanitised ``excerpt`` (staff only)."""
-    JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE).update(
+    failed = JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE).update(
         status=Status.FAILED,
         error=db_safe_text(text=message)[0][:4000],
         error_excerpt=db_safe_text(text=excerpt)[0][:4000],
         finished_at=timezone.now(),
     )
     _refresh_counts(run_id)
+    if failed:
+        _announce_finished(run_id)
+
+
+def _announce_finished(run_id: int) -> None:
+    """``judge_run.finished`` to the project's webhooks: how the run ended, with its counts."""
+    run = JudgeRun.objects.select_related("judge").filter(pk=run_id).first()
+    if run is None:
+        return
+    event_emit(
+        project_id=run.project_id,
+        event=webhook_events.JUDGE_RUN_FINISHED,
+        data={
+            "run": run.pk,
+            "judge": run.judge.name,
+            "status": run.status,
+            "total": run.total,
+            "answered": run.answered_count,
+            "unparseable": run.unparseable_count,
+            "failed": run.failed_count,
+            "not_run": run.not_run_count,
+            "error": (run.error or "")[:2000],
+            "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        },
+    )
 
 
 def _refresh_counts(run_id: int) -> None:
@@ -510,7 +539,8 @@ def _refresh_counts(run_id: int) -> None:
     finished = counts["answered"] + counts["unparseable"] + counts["failed"] + counts["not_run"]
     ending = JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE, total__lte=finished)
     if not counts["failed"]:
-        ending.update(status=Status.DONE, finished_at=timezone.now())
+        if ending.update(status=Status.DONE, finished_at=timezone.now()):
+            _announce_finished(run_id)
         return
     if not ending.exists():
         return
@@ -520,9 +550,10 @@ def _refresh_counts(run_id: int) -> None:
         status, message = Status.FAILED, f"Every item judged failed: {summary}"
     else:
         status, message = Status.DONE, f"{counts['failed']} items failed: {summary}"
-    ending.update(
+    if ending.update(
         status=status, finished_at=timezone.now(), error=db_safe_text(text=message)[0][:4000]
-    )
+    ):
+        _announce_finished(run_id)
 
 
 def failure_summary(*, run: JudgeRun) -> str:

@@ -24,6 +24,8 @@ from django.utils import timezone
 from core.errors import Refusal
 from projects.models import ImportJob, ImportJobPart, Project
 from studies.services.imports import ImportFailed, ImportReport, import_items
+from webhooks import events as webhook_events
+from webhooks.services import event_emit
 
 log = logging.getLogger(__name__)
 
@@ -361,6 +363,7 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
         )
         job.finished_at = timezone.now()
         job.save(update_fields=["status", "message", "finished_at"])
+        _announce_finished(job)
         raise
     else:
         job.status, job.message = ImportJob.Status.DONE, report.summary()
@@ -375,7 +378,25 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "message", "report", "finished_at"])
     cache.delete(_progress_key(job.id))
+    _announce_finished(job)
     return job
+
+
+def _announce_finished(job: ImportJob) -> None:
+    """``import.finished`` to the project's webhooks (done or failed, with the counts)."""
+    report = job.report or {}
+    event_emit(
+        project_id=job.project_id,
+        event=webhook_events.IMPORT_FINISHED,
+        data={
+            "job": job.pk,
+            "status": job.status,
+            "message": job.message[:2000],
+            "filename": job.filename,
+            "format": job.fmt,
+            **{k: report.get(k) for k in ("records", "created", "updated", "skipped")},
+        },
+    )
 
 
 def import_job_view(*, job: ImportJob) -> dict:

@@ -1,0 +1,229 @@
+"""The Python client (clients/python, package concord-client) against a live Concord: the
+test server (pytest-django's ``live_server``) over real HTTP, Celery eager. Nothing is mocked."""
+
+import json
+
+import pytest
+
+from llm_judges import services as judges
+from tests import factories
+from tests.conftest import REQUIRE_SERVICES
+from webhooks import signing
+
+try:  # installed by make install (pip install -e clients/python)
+    from concord_client import (
+        AnnotationExport,
+        Concord,
+        ExportFormatError,
+        ImportFailedError,
+        InvalidRequest,
+        NotAuthenticated,
+        NotFound,
+    )
+    from concord_client.webhooks import InvalidSignature, verify
+except ImportError:  # a machine that has not run make install since; CI must run these
+    if REQUIRE_SERVICES:
+        raise
+    pytest.skip("needs concord-client (make install)", allow_module_level=True)
+
+ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
+
+
+def jsonl(records) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in records).encode()
+
+
+@pytest.fixture
+def team(transactional_db, celery_eager):
+    researcher = factories.UserFactory(username=factories.unique("client-researcher"))
+    annotators = [factories.UserFactory(username=factories.unique("client-ann")) for _ in range(2)]
+    project = factories.ProjectFactory(annotators_per_item=2)
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    for annotator in annotators:
+        factories.MembershipFactory(project=project, user=annotator, role="annotator")
+    return project, researcher, annotators
+
+
+OPEN: list[Concord] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients():
+    """Close every client a test opened, so no kept-alive connection outlives the test."""
+    yield
+    while OPEN:
+        OPEN.pop().close()
+
+
+def login(live_server, user) -> Concord:
+    concord = Concord.login(live_server.url, user.username, factories.PASSWORD)
+    OPEN.append(concord)
+    return concord
+
+
+def test_a_researcher_scripts_a_study_from_import_to_dataframe(team, live_server):
+    project, researcher, annotators = team
+    concord = login(live_server, researcher)
+    assert [(p["slug"], p["role"]) for p in concord.projects()] == [(project.slug, "researcher")]
+
+    # study file: export, change, apply
+    study = concord.export_study(project.slug)
+    assert study["slug"] == project.slug
+    changed = concord.apply_study(project.slug, {**study, "guidelines": "Read the claim first."})
+    assert changed["study"]["guidelines"] == "Read the claim first."
+    assert changed["changes"]
+
+    # items, with the job's progress
+    seen = []
+    job = concord.import_items(
+        project.slug,
+        jsonl(factories.citation_payload(n) for n in range(3)),
+        on_progress=seen.append,
+    )
+    assert job["status"] == "done" and seen and seen[-1]["status"] == "done"
+    assert len(list(concord.items(project.slug))) == 3
+
+    # annotations collected elsewhere
+    counts = concord.import_annotations(
+        project.slug,
+        jsonl([{"item": "claim-0", "coder": "w1", "answer": {"helpfulness": 40}}]),
+        source="pilot",
+    )
+    assert counts["summary"]
+
+    # two annotators answer by script
+    for annotator in annotators:
+        bot = login(live_server, annotator)
+        assert bot.annotate(project.slug, lambda assignment: ANSWER) == 3
+        assert bot.next_item(project.slug) is None  # nothing left
+    assert concord.progress(project.slug)
+
+    rows = list(concord.export_annotations(project.slug))
+    assert len(rows) == 6 and {r["helpfulness"] for r in rows} == {70}
+    assert all(r["annotator"].startswith("ann-") for r in rows)
+    external = list(concord.export_annotations(project.slug, coders="external"))
+    assert [r["coder"] for r in external] == ["ext:w1"]
+
+    frame = concord.annotations_dataframe(project.slug, coders="all")
+    assert len(frame) == 7 and "coder_kind" in frame.columns
+    dataset = concord.annotations_dataset(project.slug)
+    assert dataset.num_rows == 6 and "item_id" in dataset.column_names
+    concord.logout()
+    with pytest.raises(NotAuthenticated) as refused:
+        concord.projects()
+    assert refused.value.status == 401
+
+
+def test_refusals_carry_the_apis_code_and_field(team, live_server):
+    project, researcher, annotators = team
+    concord = login(live_server, researcher)
+    with pytest.raises(InvalidRequest) as bad:
+        concord.import_items(project.slug, b'{"id": "x"}\n')
+    # the import names line and field in its message (the API sends no "field" here)
+    assert bad.value.code == "invalid" and "line 1, field 'claim'" in bad.value.detail
+    with pytest.raises(InvalidRequest) as bad_format:
+        concord.import_items(project.slug, b"{}\n", format="xlsx")
+    assert bad_format.value.field == "format"
+    with pytest.raises(InvalidRequest) as bad_coders:
+        list(concord.export_annotations(project.slug, coders="aliens"))
+    assert bad_coders.value.field == "coders"
+    with pytest.raises(InvalidRequest) as bad_hook:
+        concord.create_webhook(project.slug, "http://127.0.0.1:9/", ["answer.submitted"])
+    assert bad_hook.value.field == "url" and "loopback" in bad_hook.value.detail
+    with pytest.raises(NotFound) as missing:
+        login(live_server, annotators[0]).export_study(project.slug)
+    assert missing.value.code == "not_found" and missing.value.status == 404
+    with pytest.raises(InvalidRequest) as no_judge:
+        concord.estimate_judge_run(project.slug, "nobody")
+    assert no_judge.value.field == "judge"
+    with pytest.raises(NotAuthenticated), Concord(live_server.url, token="0" * 64) as stranger:
+        stranger.projects()
+    with pytest.raises(InvalidRequest):
+        Concord.login(live_server.url, researcher.username, "wrong password")
+
+
+def test_a_staff_member_creates_a_project_from_a_study_file(team, live_server):
+    project, researcher, _ = team
+    staff = factories.UserFactory(username=factories.unique("client-staff"), is_staff=True)
+    study = login(live_server, researcher).export_study(project.slug)
+    slug = factories.unique("scripted")
+    created = login(live_server, staff).create_project({**study, "slug": slug, "members": []})
+    assert created["study"]["slug"] == slug
+
+
+def test_a_judge_run_is_estimated_started_and_followed(team, live_server):
+    project, researcher, _ = team
+    factories.make_items(project, 2)
+    judges.judge_create(
+        project=project,
+        name="minilm",
+        kind="embedding",
+        model="all-MiniLM-L6-v2",
+        parameters={"threshold": 0.6},
+    )
+    concord = login(live_server, researcher)
+    estimate = concord.estimate_judge_run(project.slug, "minilm")
+    assert estimate["items"] == 2
+    run = concord.start_judge_run(project.slug, "minilm")
+    progress = list(concord.follow_judge_run(project.slug, run["id"], poll_s=0.2, timeout_s=120))
+    assert progress[-1]["status"] == "done"
+    assert [r["id"] for r in concord.judge_runs(project.slug)] == [run["id"]]
+
+
+def test_a_failed_import_is_raised_with_its_job(team, live_server, monkeypatch):
+    """A job that fails after it was queued (here: a worker error on a valid-looking file)."""
+    project, researcher, _ = team
+    concord = login(live_server, researcher)
+    job = concord.import_items(
+        project.slug, jsonl([factories.citation_payload(0)]), wait=False
+    )  # already done in eager mode: polling it again is a 200 with the job
+    assert concord.wait_for_import(project.slug, job["id"])["status"] == "done"
+    from projects.models import ImportJob
+
+    ImportJob.objects.filter(pk=job["id"]).update(status="failed", message="the worker died")
+    with pytest.raises(ImportFailedError) as failed:
+        concord.wait_for_import(project.slug, job["id"])
+    assert failed.value.job["id"] == job["id"] and "worker died" in failed.value.detail
+
+
+# --- the export reader, with and without a trailer (issue 34 may add one) -------------------
+
+
+def rows_and_trailer(lines):
+    export = AnnotationExport(iter(lines))
+    return list(export), export.trailer
+
+
+def test_a_final_line_that_is_not_a_row_is_kept_as_the_trailer():
+    row = json.dumps({"item_id": "a", "annotator": "ann-1"})
+    manifest = json.dumps({"manifest": {"rows": 2, "sha256": "…"}})
+    assert rows_and_trailer([row, row, manifest]) == (
+        [json.loads(row)] * 2,
+        {"manifest": {"rows": 2, "sha256": "…"}},
+    )
+    assert rows_and_trailer([row, "# 2 rows"]) == ([json.loads(row)], "# 2 rows")
+    assert rows_and_trailer([row, ""]) == ([json.loads(row)], None)
+    with pytest.raises(ExportFormatError, match="line 1"):
+        rows_and_trailer([manifest, row])
+
+
+# --- webhooks: the receiver's side ----------------------------------------------------------
+
+
+def test_verify_accepts_concords_signature_and_refuses_replays_and_tampering():
+    body = signing.body_bytes({"id": "e1", "event": "item.complete", "data": {"item": 3}})
+    headers = signing.signed_headers(
+        secret="whsec_x", event="item.complete", event_id="e1", timestamp=1_000_000, body=body
+    )
+    assert verify(secret="whsec_x", headers=headers, body=body, now=1_000_010)["data"] == {
+        "item": 3
+    }
+    with pytest.raises(InvalidSignature, match="too old"):
+        verify(secret="whsec_x", headers=headers, body=body, now=1_000_000 + 301)
+    with pytest.raises(InvalidSignature, match="does not match"):
+        verify(secret="whsec_x", headers=headers, body=body + b" ", now=1_000_010)
+    with pytest.raises(InvalidSignature, match="does not match"):
+        verify(secret="whsec_y", headers=headers, body=body, now=1_000_010)
+    replayed = {**headers, "Concord-Timestamp": str(1_000_000 + 3600)}
+    with pytest.raises(InvalidSignature, match="does not match"):
+        verify(secret="whsec_x", headers=replayed, body=body, now=1_000_000 + 3600)
