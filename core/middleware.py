@@ -85,11 +85,17 @@ class RefusalMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not isinstance(exception, Refusal):
             return None
-        if is_api(request):
-            return JsonResponse(exception.as_json(), status=exception.status)
-        return HttpResponse(
-            exception.message, status=exception.status, content_type="text/plain; charset=utf-8"
-        )
+        return refusal_response(request, exception)
+
+
+def refusal_response(request: HttpRequest, refusal: Refusal) -> HttpResponse:
+    """A refusal answered outside a view (a middleware's or a page's): JSON under /api/, plain
+    text elsewhere, with the status of its code."""
+    if is_api(request):
+        return JsonResponse(refusal.as_json(), status=refusal.status)
+    return HttpResponse(
+        refusal.message, status=refusal.status, content_type="text/plain; charset=utf-8"
+    )
 
 
 REFUSED_METHODS = ("TRACE", "CONNECT")

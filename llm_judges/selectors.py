@@ -558,10 +558,8 @@ def run_estimate(
     reserves them (``budget.PromptMeter``: the judge's tokenizer, else one token per byte),
     completion tokens at most ``max_tokens`` each; ``max_tokens`` (in all) is the bound's
     "at most". Raises ``JudgeError`` as starting the run would (judge, filters)."""
-    from llm_judges.parameters import clean_parameters
-    from llm_judges.services import budget
     from llm_judges.services.configuration import _prompt_for
-    from llm_judges.services.prompt_templates import template_for, template_messages
+    from llm_judges.services.prompt_templates import template_for
     from llm_judges.services.runs import _selection, clean_filters
 
     prompt = _prompt_for(judge, project)
@@ -607,6 +605,16 @@ def run_estimate(
     if judge.kind != Judge.Kind.LLM:
         estimate["method"] = f"A {judge.kind} judge runs on the workers: no calls, no tokens."
         return estimate
+    _estimate_llm(estimate, judge=judge, prompt=prompt, template=template, todo=todo)
+    return estimate
+
+
+def _estimate_llm(estimate: dict, *, judge: Judge, prompt, template, todo: list) -> None:
+    """An LLM judge's calls and tokens for the items to judge, into ``estimate``."""
+    from llm_judges.parameters import clean_parameters
+    from llm_judges.services import budget
+    from llm_judges.services.prompt_templates import template_messages
+
     parameters = {**clean_parameters(judge.kind, judge.parameters), **(template.parameters or {})}
     try:
         meter = budget.PromptMeter(tokenizer=parameters.get("tokenizer", ""))
@@ -638,7 +646,6 @@ def run_estimate(
         f"completion tokens at most max_tokens ({parameters['max_tokens']}) per call. A token "
         "budget reserves the same bound before each call."
     )
-    return estimate
 
 
 def judge_presented_answers(*, project: Project, judge: Judge) -> dict[str, dict[str, dict]]:

@@ -23,7 +23,8 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 from rest_framework import exceptions
 
-from core.error_views import is_api, json_error
+from core.errors import Refusal
+from core.middleware import refusal_response
 from projects.models import Project
 from projects.permissions import RESEARCH_ROLES, has_role
 from projects.tokens import TokenAuthentication
@@ -103,6 +104,4 @@ class RequestSizeLimitMiddleware:
                 "(setting DATA_UPLOAD_MAX_MEMORY_SIZE). Only a project's researchers may send "
                 "larger files, to its import forms (setting CONCORD_MAX_UPLOAD_BYTES)."
             )
-        if is_api(request):
-            return json_error(message, code="too_large", status=413)
-        return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        return refusal_response(request, Refusal(message, code="too_large"))

@@ -232,6 +232,25 @@ def response_format_for(mode: str, response_format: dict | None) -> dict | None:
     return response_format
 
 
+def _reply_outcome(response, *, latency_ms: int) -> CallOutcome:
+    """A chat completion as a call's outcome: the reply's text, why it ended, the usage."""
+    usage = getattr(response, "usage", None)
+    choices = getattr(response, "choices", None) or []
+    text, finish_reason = "", ""
+    if choices:
+        message = choices[0].message
+        text = message.content if message.content is not None else (message.refusal or "")
+        finish_reason = str(getattr(choices[0], "finish_reason", None) or "")
+    return CallOutcome(
+        text=text,
+        finish_reason=finish_reason[:20],
+        http_status=200,
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        latency_ms=latency_ms,
+    )
+
+
 class LLMBackend:
     """One endpoint and model with its sampling settings; safe to share between threads."""
 
@@ -350,19 +369,4 @@ class LLMBackend:
                 excerpt=excerpt_of(str(exc)),
                 latency_ms=elapsed(),
             )
-        latency = elapsed()
-        usage = getattr(response, "usage", None)
-        choices = getattr(response, "choices", None) or []
-        text, finish_reason = "", ""
-        if choices:
-            message = choices[0].message
-            text = message.content if message.content is not None else (message.refusal or "")
-            finish_reason = str(getattr(choices[0], "finish_reason", None) or "")
-        return CallOutcome(
-            text=text,
-            finish_reason=finish_reason[:20],
-            http_status=200,
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            latency_ms=latency,
-        )
+        return _reply_outcome(response, latency_ms=elapsed())

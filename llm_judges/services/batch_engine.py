@@ -714,6 +714,57 @@ def _retry_or_give_up(batch: _Batch, transient: list[Pending]) -> None:
         )
 
 
+def _reply_result(
+    batch: _Batch,
+    item: Item,
+    outcome: llm_module.CallOutcome,
+    *,
+    seed: int | None,
+    response_format: dict | None,
+) -> tuple[JudgeResult, str]:
+    """The result of a reply (parsed, or unparseable with why) and the call's outcome kind."""
+    # Parsed as received (a reply with a NUL in it is not the clean JSON asked for), stored
+    # as PostgreSQL can hold it.
+    text, cleaned = db_safe_text(text=outcome.text)
+    answer, error = None, ""
+    try:
+        answer = batch.prompt.parse(outcome.text, item)
+        kind = JudgeCall.Outcome.OK
+    except prompts.Unparseable as exc:
+        kind, error = JudgeCall.Outcome.UNPARSEABLE, str(exc)
+    except Exception as exc:  # a parser bug must not lose the reply: keep it, flag it
+        log.exception("judge reply parser failed on item %s", item.pk)
+        kind, error = JudgeCall.Outcome.UNPARSEABLE, f"parser error: {exc!r}"
+    error_class = ""
+    if answer is None:
+        error_class = "unparseable"
+        if outcome.finish_reason == "length":
+            error, error_class = f"{TRUNCATED}: {error}", "truncated"
+    answer, in_answer = db_safe_value(value=answer)
+    error, _ = db_safe_text(text=error)
+    detail = {}
+    if cleaned or in_answer:
+        detail["raw_cleaned"] = {**cleaned, **{f"answer_{k}": n for k, n in in_answer.items()}}
+    result = JudgeResult(
+        item=item,
+        status=ResultStatus.OK if answer is not None else ResultStatus.UNPARSEABLE,
+        answer=answer,
+        raw=text,
+        detail=detail,
+        error=error[:4000],
+        error_class=error_class,
+        finish_reason=outcome.finish_reason,
+        schema_valid=prompts.matches_schema(outcome.text, response_format),
+        seed=seed,
+        attempts=batch.attempt + 1,
+        prompt_tokens=outcome.prompt_tokens,
+        completion_tokens=outcome.completion_tokens,
+        latency_ms=outcome.latency_ms,
+        **batch.key(),
+    )
+    return result, kind
+
+
 def _store_llm_outcome(
     batch: _Batch,
     item: Item,
@@ -729,44 +780,8 @@ def _store_llm_outcome(
     excerpt, _ = db_safe_text(text=outcome.excerpt)
     if outcome.ok:
         batch.replied = True
-        # Parsed as received (a reply with a NUL in it is not the clean JSON asked for), stored
-        # as PostgreSQL can hold it.
-        text, cleaned = db_safe_text(text=outcome.text)
-        answer, error = None, ""
-        try:
-            answer = batch.prompt.parse(outcome.text, item)
-            kind = JudgeCall.Outcome.OK
-        except prompts.Unparseable as exc:
-            kind, error = JudgeCall.Outcome.UNPARSEABLE, str(exc)
-        except Exception as exc:  # a parser bug must not lose the reply: keep it, flag it
-            log.exception("judge reply parser failed on item %s", item.pk)
-            kind, error = JudgeCall.Outcome.UNPARSEABLE, f"parser error: {exc!r}"
-        error_class = ""
-        if answer is None:
-            error_class = "unparseable"
-            if outcome.finish_reason == "length":
-                error, error_class = f"{TRUNCATED}: {error}", "truncated"
-        answer, in_answer = db_safe_value(value=answer)
-        error, _ = db_safe_text(text=error)
-        detail = {}
-        if cleaned or in_answer:
-            detail["raw_cleaned"] = {**cleaned, **{f"answer_{k}": n for k, n in in_answer.items()}}
-        result = JudgeResult(
-            item=item,
-            status=ResultStatus.OK if answer is not None else ResultStatus.UNPARSEABLE,
-            answer=answer,
-            raw=text,
-            detail=detail,
-            error=error[:4000],
-            error_class=error_class,
-            finish_reason=outcome.finish_reason,
-            schema_valid=prompts.matches_schema(outcome.text, response_format),
-            seed=seed,
-            attempts=batch.attempt + 1,
-            prompt_tokens=outcome.prompt_tokens,
-            completion_tokens=outcome.completion_tokens,
-            latency_ms=outcome.latency_ms,
-            **batch.key(),
+        result, kind = _reply_result(
+            batch, item, outcome, seed=seed, response_format=response_format
         )
     else:
         kind = outcome.error_kind

@@ -512,13 +512,30 @@ def item_detail(*, project: Project, item_id: int) -> ItemDetail:
         raise BrowserRefused("This project has no such item.", code="not_found")
     task_type = task_types.get(project.task_type)
     gold = item.gold
+    coders = [
+        *_human_answers(project, item, task_type, gold),
+        *_external_answers(item, task_type, gold),
+        *_judge_answers(item, task_type, gold),
+    ]
+    return ItemDetail(
+        item=item,
+        reference=item_reference(item_id=item.id),
+        status=_status(item.assigned_count, item.submitted_count, project.annotators_per_item),
+        display=readable(task_type.display(item)),
+        gold=readable(gold) if gold is not None else None,
+        coders=coders,
+    )
+
+
+def _human_answers(project: Project, item: Item, task_type: Any, gold: Any) -> list[CoderAnswers]:
+    """Every annotator's answers to the item, every version, by pseudonym."""
+    coders: list[CoderAnswers] = []
     members = {
         m["user_id"]: m
         for m in Membership.objects.filter(project=project).values(
             "user_id", "pseudonym", "qualification", "removed_at"
         )
     }
-    coders: list[CoderAnswers] = []
     by_annotator: dict[int, list[Annotation]] = {}
     for annotation in Annotation.objects.filter(item=item).order_by("annotator_id", "version"):
         by_annotator.setdefault(annotation.annotator_id, []).append(annotation)
@@ -552,6 +569,12 @@ def item_detail(*, project: Project, item_id: int) -> ItemDetail:
                 ],
             )
         )
+    return coders
+
+
+def _external_answers(item: Item, task_type: Any, gold: Any) -> list[CoderAnswers]:
+    """External coders' answers to the item."""
+    coders: list[CoderAnswers] = []
     for external in (
         ExternalAnnotation.objects.filter(item=item).select_related("coder").order_by("coder__name")
     ):
@@ -575,6 +598,12 @@ def item_detail(*, project: Project, item_id: int) -> ItemDetail:
                 ],
             )
         )
+    return coders
+
+
+def _judge_answers(item: Item, task_type: Any, gold: Any) -> list[CoderAnswers]:
+    """Every judge result for the item (all prompt versions, settings, presentations)."""
+    coders: list[CoderAnswers] = []
     results = (
         JudgeResult.objects.filter(item=item)
         .select_related("judge")
@@ -613,14 +642,7 @@ def item_detail(*, project: Project, item_id: int) -> ItemDetail:
                 error=result.error,
             )
         )
-    return ItemDetail(
-        item=item,
-        reference=item_reference(item_id=item.id),
-        status=_status(item.assigned_count, item.submitted_count, project.annotators_per_item),
-        display=readable(task_type.display(item)),
-        gold=readable(gold) if gold is not None else None,
-        coders=coders,
-    )
+    return coders
 
 
 def readable(value: Any, *, depth: int = 0) -> dict:

@@ -76,7 +76,7 @@ def wait_for(condition, *, timeout: float, what: str, worker=None):
         value = condition()
         if value:
             return value
-        time.sleep(0.1)
+        time.sleep(0.1)  # sleep-ok: polling another process (the worker) until it has delivered
     log = f"\nworker log:\n{worker.log()}" if worker else ""
     raise AssertionError(f"timed out waiting for {what}{log}")
 
