@@ -54,6 +54,7 @@ from llm_judges.services.prompt_templates import shipped_template
 from projects.crowd import CrowdSettingsSerializer
 from projects.members import member_add, member_role_set
 from projects.models import Membership, Project
+from projects.services import project_settings, settings_version_record
 
 KEYS = (
     "slug",
@@ -524,11 +525,13 @@ def study_apply(
     dry_run: bool = False,
     slug: str | None = None,
     create_only: bool = False,
+    via: str = "study file",
 ) -> dict:
     """Create or update the project a study file describes. Returns ``{"created", "changes",
     "project"}`` (``project`` is None on a dry run of a new study). ``slug``: the project the
     caller means (the API's URL); the file's slug must match it. ``create_only``: refuse a slug
-    that is taken."""
+    that is taken. A change of the guidelines, config or crowd settings records a new settings
+    version (``projects.services.settings_version_record``; ``via`` says where it was made)."""
     attrs = _validated(data)
     if slug is not None and attrs["slug"] != slug:
         raise Refusal(f"slug: the file is for {attrs['slug']!r}, not {slug!r}.", field="slug")
@@ -562,6 +565,7 @@ def study_apply(
         if dry_run:
             return {"created": project is None, "changes": changes, "project": project}
         created = project is None
+        previous = None if created else project_settings(project=project)
         if created:
             project = Project(slug=attrs["slug"], created_by=user)
         for key in (
@@ -575,6 +579,7 @@ def study_apply(
         ):
             setattr(project, key, attrs[key])
         project.save()
+        settings_version_record(project=project, before=previous, by=user, via=via)
         current = {
             m.user.username: m
             for m in Membership.objects.current().filter(project=project).select_related("user")
