@@ -510,13 +510,7 @@ def annotation_submit(
     now = timezone.now()
 
     with transaction.atomic():
-        # The settings version in force now (not when the page was loaded), read with the lock
-        # on the assignment alone (OF self: submits never wait on the project row).
-        locked = (
-            Assignment.objects.select_for_update(of=("self",))
-            .annotate(settings_now=F("project__settings_version"))
-            .get(pk=assignment.pk)
-        )
+        locked = _locked_for_submit(assignment)
         locked.project = project
         current = Annotation.objects.filter(assignment=locked, is_current=True).first()
         if current is not None and (
@@ -565,6 +559,17 @@ def annotation_submit(
     assignment.state = Assignment.State.SUBMITTED
     assignment.correct = correct
     return annotation, True
+
+
+def _locked_for_submit(assignment: Assignment) -> Assignment:
+    """The assignment's row, locked, with the project's settings version in force now (not when
+    the page was loaded) as ``settings_now``: the lock is on the assignment alone (OF self), so
+    submits never wait on the project row."""
+    return (
+        Assignment.objects.select_for_update(of=("self",))
+        .annotate(settings_now=F("project__settings_version"))
+        .get(pk=assignment.pk)
+    )
 
 
 def assignment_reopen(*, assignment: Assignment) -> None:

@@ -39,6 +39,7 @@ class Project(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     settings_version = models.PositiveIntegerField(
         default=1,
+        db_default=1,
         editable=False,
         help_text="The number of the guidelines and task settings in force (ProjectSettings"
         "Version); every answer records the one it was made under.",
@@ -161,6 +162,7 @@ class Membership(models.Model):
     pseudonym = models.CharField(max_length=20, unique=True, default=_new_pseudonym, editable=False)
     order_seed = models.PositiveBigIntegerField(
         default=new_order_seed,
+        db_default=0,  # rows written outside Django (bulk SQL) share seed 0
         editable=False,
         help_text="Seeds this member's item order (crowd assignment_strategy random) and which "
         "side is shown first (counterbalancing): their order is reproducible from it.",

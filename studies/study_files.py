@@ -497,6 +497,26 @@ def _judges_apply(*, project: Project, judges: list[dict]) -> None:
             judge.save()
 
 
+def _members_apply(*, project: Project, members: list) -> None:
+    """Add the study file's members or set their roles; a refusal names the entry."""
+    current = {
+        m.user.username: m
+        for m in Membership.objects.current().filter(project=project).select_related("user")
+    }
+    for index, member in enumerate(members):
+        try:
+            if member["username"] in current:
+                member_role_set(membership=current[member["username"]], role=member["role"])
+            else:
+                member_add(project=project, username=member["username"], role=member["role"])
+        except Refusal as exc:
+            raise Refusal(
+                f"members[{index}].{exc.field or 'username'}: {exc.message} Nothing changed.",
+                code=exc.code,
+                field=f"members[{index}].{exc.field or 'username'}",
+            ) from None
+
+
 def _config_change_check(project: Project, config: dict) -> None:
     """Refuse a config change that would make the project's existing answers wrong (the task
     type says which: a questionnaire question's kind), once it has answers."""
@@ -580,22 +600,7 @@ def study_apply(
             setattr(project, key, attrs[key])
         project.save()
         settings_version_record(project=project, before=previous, by=user, via=via)
-        current = {
-            m.user.username: m
-            for m in Membership.objects.current().filter(project=project).select_related("user")
-        }
-        for index, member in enumerate(attrs["members"]):
-            try:
-                if member["username"] in current:
-                    member_role_set(membership=current[member["username"]], role=member["role"])
-                else:
-                    member_add(project=project, username=member["username"], role=member["role"])
-            except Refusal as exc:
-                raise Refusal(
-                    f"members[{index}].{exc.field or 'username'}: {exc.message} Nothing changed.",
-                    code=exc.code,
-                    field=f"members[{index}].{exc.field or 'username'}",
-                ) from None
+        _members_apply(project=project, members=attrs["members"])
         _judges_apply(project=project, judges=attrs["judges"])
         if created and user is not None:
             Membership.objects.get_or_create(

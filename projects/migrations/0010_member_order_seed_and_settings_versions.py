@@ -25,6 +25,7 @@ class Migration(migrations.Migration):
             model_name="membership",
             name="order_seed",
             field=models.PositiveBigIntegerField(
+                db_default=0,
                 default=projects.models.new_order_seed,
                 editable=False,
                 help_text="Seeds this member's item order (crowd assignment_strategy random) and which side is shown first (counterbalancing): their order is reproducible from it.",
@@ -34,6 +35,7 @@ class Migration(migrations.Migration):
             model_name="project",
             name="settings_version",
             field=models.PositiveIntegerField(
+                db_default=1,
                 default=1,
                 editable=False,
                 help_text="The number of the guidelines and task settings in force (ProjectSettingsVersion); every answer records the one it was made under.",
