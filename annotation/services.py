@@ -530,22 +530,9 @@ def annotation_submit(
         if current is not None:
             version = current.version + 1
             Annotation.objects.filter(pk=current.pk).update(is_current=False)
-        try:
-            annotation = Annotation.objects.create(
-                assignment=locked,
-                item_id=locked.item_id,
-                annotator_id=locked.annotator_id,
-                answer=clean,
-                version=version,
-                is_current=True,
-                submission_id=submission_id,
-                time_spent_ms=_server_time_ms(locked, reported=reported, now=now),
-                reported_time_ms=reported,
-                presentation=locked.presentation,
-                settings_version=locked.settings_now,
-            )
-        except IntegrityError:  # pragma: no cover - guarded by the row lock above
-            raise WorkflowError("This answer was already recorded.", code="conflict") from None
+        annotation = _store_version(
+            locked, clean, version=version, submission_id=submission_id, reported=reported, now=now
+        )
         changes = {
             "correct": correct,
             "submitted_revision": max(locked.submitted_revision, revision),
@@ -559,6 +546,29 @@ def annotation_submit(
     assignment.state = Assignment.State.SUBMITTED
     assignment.correct = correct
     return annotation, True
+
+
+def _store_version(
+    locked: Assignment, answer: dict, *, version: int, submission_id, reported: int, now
+) -> Annotation:
+    """The new current answer version of ``locked`` (its row lock held), with the active time
+    the server accepts, the assignment's presentation and the settings version in force."""
+    try:
+        return Annotation.objects.create(
+            assignment=locked,
+            item_id=locked.item_id,
+            annotator_id=locked.annotator_id,
+            answer=answer,
+            version=version,
+            is_current=True,
+            submission_id=submission_id,
+            time_spent_ms=_server_time_ms(locked, reported=reported, now=now),
+            reported_time_ms=reported,
+            presentation=locked.presentation,
+            settings_version=locked.settings_now,
+        )
+    except IntegrityError:  # pragma: no cover - guarded by the row lock
+        raise WorkflowError("This answer was already recorded.", code="conflict") from None
 
 
 def _locked_for_submit(assignment: Assignment) -> Assignment:
