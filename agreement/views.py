@@ -68,15 +68,31 @@ def _parameters(query: QueryDict, specs: tuple[ReportParameter, ...]) -> tuple:
     return tuple(values)
 
 
+def _settings_version(query: QueryDict) -> int:
+    """``settings_version=<n>``: only the answers made under settings version n (blank: all)."""
+    text = query.get("settings_version", "").strip()
+    if not text:
+        return 0
+    if not text.isdecimal() or not 1 <= int(text) <= 2**31:
+        raise BadQuery(
+            f"settings_version must be a version number, got {text!r}", field="settings_version"
+        )
+    return int(text)
+
+
 def parse_choice(
     query: QueryDict, *, shared_with: str = "", parameters: tuple[ReportParameter, ...] = ()
 ) -> Choice:
     """Filter and options from GET parameters: ``select=1`` with ``include=<pseudonym>``…
     (exactly these annotators), ``exclude=<pseudonym>``…, ``disqualified=include``,
-    ``judge=<key>``…, and ``<name>=<number>`` for each of the task type's report
-    ``parameters``."""
+    ``judge=<key>``…, ``settings_version=<n>`` (the answers made under that settings version)
+    and ``<name>=<number>`` for each of the task type's report ``parameters``."""
     include = tuple(query.getlist("include")) if query.get("select") else None
-    options = ReportOptions(shared_with=shared_with, parameters=_parameters(query, parameters))
+    options = ReportOptions(
+        shared_with=shared_with,
+        parameters=_parameters(query, parameters),
+        settings_version=_settings_version(query),
+    )
     return Choice(
         AnnotatorFilter(
             include=include,
@@ -209,6 +225,7 @@ def dashboard(request, slug):
         "parameters": [
             {"spec": spec, "value": choice.options.parameter(spec)} for spec in parameters
         ],
+        "settings_versions": range(project.settings_version, 0, -1),
         "project": project,
         "task_type": task_type,
         "progress": progress,

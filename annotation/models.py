@@ -28,10 +28,17 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, Value
 from django.db.models.functions import Cast
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+
+SHUFFLE_KEYS = 2**31
+
+
+def new_shuffle_key() -> int:
+    """An item's place in the random order (uniform in [0, 2^31))."""
+    return secrets.randbelow(SHUFFLE_KEYS)
 
 
 class Item(models.Model):
@@ -62,6 +69,13 @@ class Item(models.Model):
         editable=False,
         help_text="Submitted assignments of this item (kept by the database).",
     )
+    shuffle_key = models.IntegerField(
+        default=new_shuffle_key,
+        db_default=0,
+        editable=False,
+        help_text="A random number drawn at import: the random item order walks the items by "
+        "it from each annotator's own starting point and direction (annotation.ordering).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -84,6 +98,12 @@ class Item(models.Model):
                 fields=["project", "kind", "assigned_count", "position", "id"],
                 condition=Q(is_full=False),
                 name="item_open_least_idx",
+            ),
+            # The random order: each annotator reads it from their own key, up or down.
+            models.Index(
+                fields=["project", "kind", "shuffle_key", "id"],
+                condition=Q(is_full=False),
+                name="item_open_shuffle_idx",
             ),
         ]
         ordering = ["position", "id"]
@@ -275,6 +295,14 @@ class Assignment(models.Model):
         help_text="For control and qualification items: whether the current answer matches gold "
         "(the task type's score()['correct']). Never shown to the annotator.",
     )
+    presentation = models.JSONField(
+        default=dict,
+        db_default=Value({}, output_field=models.JSONField()),
+        blank=True,
+        help_text="How the item was laid out for this annotator where that is counterbalanced "
+        "(the task type's presentation: which side first, the outputs' order); set when it is "
+        "reserved, copied to every answer.",
+    )
 
     class Meta:
         constraints = [
@@ -328,6 +356,18 @@ class Annotation(models.Model):
     )
     reported_time_ms = models.PositiveBigIntegerField(
         default=0, help_text="Active time on this version as the annotator's browser reported it."
+    )
+    presentation = models.JSONField(
+        default=dict,
+        db_default=Value({}, output_field=models.JSONField()),
+        blank=True,
+        help_text="The assignment's presentation this answer was made in (which side first…).",
+    )
+    settings_version = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The project's settings version (guidelines, config, crowd) in force when "
+        "this answer was submitted; empty for answers stored before versions were recorded.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -24,7 +24,7 @@ from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation import quality, task_types
+from annotation import ordering, quality, task_types
 from annotation.models import (
     Annotation,
     AnnotatorAnswerCounts,
@@ -116,16 +116,26 @@ def assignment_next(
     membership = Membership.objects.current().filter(project=project, user=annotator).first()
     if membership is None or membership.qualification == Membership.Qualification.DISQUALIFIED:
         return None
+    seed = membership.order_seed
     if quality.needs_qualification(crowd, membership):
-        return _start_batch(project, annotator, crowd, now, kind=Batch.Kind.QUALIFICATION)
+        return _start_batch(
+            project, annotator, crowd, now, kind=Batch.Kind.QUALIFICATION, seed=seed
+        )
     if crowd.batches:
         return _start_batch(
-            project, annotator, crowd, now, kind=Batch.Kind.MAIN, ref=batch_ref, force=start_batch
+            project,
+            annotator,
+            crowd,
+            now,
+            kind=Batch.Kind.MAIN,
+            ref=batch_ref,
+            force=start_batch,
+            seed=seed,
         )
-    return _next_single(project, annotator, crowd, now)
+    return _next_single(project, annotator, crowd, now, seed=seed)
 
 
-def _next_single(project, annotator, crowd: CrowdSettings, now) -> Assignment | None:
+def _next_single(project, annotator, crowd: CrowdSettings, now, *, seed: int) -> Assignment | None:
     # Skip rows other requests hold; if that finds nothing although items with room remain (all
     # of them locked for an instant), wait for a lock instead of telling the annotator "done".
     for attempt, skip_locked in enumerate((True, False, False, False)):
@@ -152,15 +162,13 @@ def _next_single(project, annotator, crowd: CrowdSettings, now) -> Assignment | 
             ):
                 control = _unseen(project, annotator, Item.Kind.CONTROL).order_by("?").first()
                 if control is not None:
-                    return _reserve(project, annotator, control, now, sequence=sequence)
-            item = (
-                _free_items(project, annotator, crowd)
-                .select_for_update(skip_locked=skip_locked)
-                .first()
+                    return _reserve(project, annotator, control, now, sequence=sequence, seed=seed)
+            taken = _take_free(
+                project, annotator, crowd, seed=seed, count=1, skip_locked=skip_locked
             )
-            if item is not None:
-                return _reserve(project, annotator, item, now, sequence=sequence)
-        if not _free_items(project, annotator, crowd).exists():
+            if taken:
+                return _reserve(project, annotator, taken[0], now, sequence=sequence, seed=seed)
+        if not _open_items(project, annotator).exists():
             return None
     return None
 
@@ -178,22 +186,54 @@ def _unseen(project, annotator, kind: str):
     return Item.objects.filter(project=project, kind=kind).exclude(id__in=seen)
 
 
-def _free_items(project, annotator, crowd: CrowdSettings):
-    """Regular items with room that the annotator has not had, in queue order.
+def _open_items(project, annotator):
+    """Regular items with room that the annotator has not had, in no order.
 
-    Reads the open queue only (``is_full = false``: the partial indexes ``item_open_queue_idx``
-    and ``item_open_least_idx``, whose order is the queue's), and drops the items the annotator
-    already had with a NOT EXISTS probe per candidate (the unique (item, annotator) index), so the
-    cost does not grow with the project's full items nor with its assignments, and "nothing left"
-    is an empty index range."""
-    order = ("position", "id")
-    if crowd.assignment_strategy == "least_annotated":
-        order = ("assigned_count", "position", "id")
-    return (
-        Item.objects.filter(project=project, kind=Item.Kind.REGULAR, is_full=False)
-        .filter(~Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator)))
-        .order_by(*order)
+    Reads the open queue only (``is_full = false``: the partial indexes ``item_open_queue_idx``,
+    ``item_open_least_idx`` and ``item_open_shuffle_idx``, whose orders are the queue's), and
+    drops the items the annotator already had with a NOT EXISTS probe per candidate (the unique
+    (item, annotator) index), so the cost does not grow with the project's full items nor with its
+    assignments, and "nothing left" is an empty index range."""
+    return Item.objects.filter(project=project, kind=Item.Kind.REGULAR, is_full=False).filter(
+        ~Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator))
     )
+
+
+def _free_items(project, annotator, crowd: CrowdSettings, *, seed: int) -> list:
+    """The open items in the annotator's order (``annotation.ordering``), as querysets to read
+    one after the other: one for the import order and the least annotated first; for the random
+    order, the walk from the annotator's starting point and then the part it wraps round to."""
+    items = _open_items(project, annotator)
+    if crowd.assignment_strategy == "least_annotated":
+        return [items.order_by("assigned_count", "position", "id")]
+    if crowd.assignment_strategy == "random":
+        origin = ordering.start(seed)
+        if ordering.descending(seed):
+            down = ("-shuffle_key", "-id")
+            return [
+                items.filter(shuffle_key__lte=origin).order_by(*down),
+                items.filter(shuffle_key__gt=origin).order_by(*down),
+            ]
+        up = ("shuffle_key", "id")
+        return [
+            items.filter(shuffle_key__gte=origin).order_by(*up),
+            items.filter(shuffle_key__lt=origin).order_by(*up),
+        ]
+    return [items.order_by("position", "id")]
+
+
+def _take_free(
+    project, annotator, crowd: CrowdSettings, *, seed: int, count: int, skip_locked: bool = False
+) -> list[Item]:
+    """Up to ``count`` open items in the annotator's order, locked (``FOR UPDATE``, skipping
+    rows other requests hold when ``skip_locked``); the wrapped part of a random walk is read only
+    when the first part has too few."""
+    taken: list[Item] = []
+    for part in _free_items(project, annotator, crowd, seed=seed):
+        taken += part.select_for_update(skip_locked=skip_locked)[: count - len(taken)]
+        if len(taken) >= count:
+            break
+    return taken
 
 
 def _next_sequence(project, annotator) -> int:
@@ -203,7 +243,16 @@ def _next_sequence(project, annotator) -> int:
     return (last or 0) + 1
 
 
-def _reserve(project, annotator, item: Item, now, *, sequence: int) -> Assignment:
+def _presentation(project, item: Item, *, seed: int, sequence: int) -> dict:
+    """How the task type lays ``item`` out for the annotator's ``sequence``-th assignment (its
+    counterbalanced side, ``annotation.ordering.flipped``)."""
+    task = task_types.get(project.task_type)
+    return task.presentation(
+        item, config=project.config or {}, flipped=ordering.flipped(seed, sequence)
+    )
+
+
+def _reserve(project, annotator, item: Item, now, *, sequence: int, seed: int) -> Assignment:
     """Create the assignment and take the place; the caller holds the item's row lock."""
     assignment = Assignment.objects.create(
         project=project,
@@ -212,6 +261,7 @@ def _reserve(project, annotator, item: Item, now, *, sequence: int) -> Assignmen
         reserved_at=now,
         expires_at=now + _reservation_window(),
         sequence=sequence,
+        presentation=_presentation(project, item, seed=seed, sequence=sequence),
     )
     # The same statement for every kind (it matches no row for a control), so dealing a control
     # costs the server exactly what dealing a regular item does.
@@ -239,7 +289,7 @@ def _open_batch_assignment(project, annotator) -> Assignment | None:
 
 
 def _main_batch_items(
-    project, annotator, crowd: CrowdSettings, *, ref: str, force: bool
+    project, annotator, crowd: CrowdSettings, *, ref: str, force: bool, seed: int
 ) -> tuple[list[Item], list[Item]]:
     """(regular, chosen) for a main batch: up to ``batch_size`` free regular items (locked) and
     the controls, shuffled together; nothing when the annotator is not due a batch."""
@@ -250,7 +300,7 @@ def _main_batch_items(
         done = done.filter(external_ref=ref)
     if (ref or not force) and done.exists():
         return [], []
-    regular = list(_free_items(project, annotator, crowd).select_for_update()[: crowd.batch_size])
+    regular = _take_free(project, annotator, crowd, seed=seed, count=crowd.batch_size)
     if not regular:
         return [], []
     controls = _batch_controls(project, annotator, crowd) if crowd.controls_per_batch else []
@@ -282,7 +332,15 @@ def _qualification_items(project, annotator, crowd: CrowdSettings) -> list[Item]
 
 
 def _create_batch(
-    project, annotator, crowd: CrowdSettings, now, *, kind: str, ref: str, chosen: list[Item]
+    project,
+    annotator,
+    crowd: CrowdSettings,
+    now,
+    *,
+    kind: str,
+    ref: str,
+    chosen: list[Item],
+    seed: int,
 ) -> tuple[Batch, list[Assignment]]:
     """The batch row and one reserved assignment per chosen item, in the chosen order."""
     number = (
@@ -314,6 +372,9 @@ def _create_batch(
                 expires_at=expires_at,
                 sequence=first_sequence + offset,
                 batch=batch,
+                presentation=_presentation(
+                    project, item, seed=seed, sequence=first_sequence + offset
+                ),
             )
             for offset, item in enumerate(chosen)
         ]
@@ -322,7 +383,15 @@ def _create_batch(
 
 
 def _start_batch(
-    project, annotator, crowd: CrowdSettings, now, *, kind: str, ref: str = "", force: bool = False
+    project,
+    annotator,
+    crowd: CrowdSettings,
+    now,
+    *,
+    kind: str,
+    seed: int,
+    ref: str = "",
+    force: bool = False,
 ) -> Assignment | None:
     """Reserve a whole batch and return its first assignment, or None when the annotator is not
     due one (their batch for ``ref`` is finished; without ``ref`` and ``force``, a finished batch
@@ -340,13 +409,15 @@ def _start_batch(
         if current is not None:
             return current
         if kind == Batch.Kind.MAIN:
-            regular, chosen = _main_batch_items(project, annotator, crowd, ref=ref, force=force)
+            regular, chosen = _main_batch_items(
+                project, annotator, crowd, ref=ref, force=force, seed=seed
+            )
         else:
             regular, chosen = [], _qualification_items(project, annotator, crowd)
         if not chosen:
             return None
         batch, assignments = _create_batch(
-            project, annotator, crowd, now, kind=kind, ref=ref, chosen=chosen
+            project, annotator, crowd, now, kind=kind, ref=ref, chosen=chosen, seed=seed
         )
         if regular:
             Item.objects.filter(id__in=[i.id for i in regular]).update(
@@ -492,7 +563,7 @@ def annotation_submit(
     now = timezone.now()
 
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        locked = _locked_for_submit(assignment)
         locked.project = project
         current = Annotation.objects.filter(assignment=locked, is_current=True).first()
         if current is not None and (
@@ -512,20 +583,9 @@ def annotation_submit(
         if current is not None:
             version = current.version + 1
             Annotation.objects.filter(pk=current.pk).update(is_current=False)
-        try:
-            annotation = Annotation.objects.create(
-                assignment=locked,
-                item_id=locked.item_id,
-                annotator_id=locked.annotator_id,
-                answer=clean,
-                version=version,
-                is_current=True,
-                submission_id=submission_id,
-                time_spent_ms=_server_time_ms(locked, reported=reported, now=now),
-                reported_time_ms=reported,
-            )
-        except IntegrityError:  # pragma: no cover - guarded by the row lock above
-            raise WorkflowError("This answer was already recorded.", code="conflict") from None
+        annotation = _store_version(
+            locked, clean, version=version, submission_id=submission_id, reported=reported, now=now
+        )
         changes = {
             "correct": correct,
             "submitted_revision": max(locked.submitted_revision, revision),
@@ -540,6 +600,40 @@ def annotation_submit(
     assignment.state = Assignment.State.SUBMITTED
     assignment.correct = correct
     return annotation, True
+
+
+def _store_version(
+    locked: Assignment, answer: dict, *, version: int, submission_id, reported: int, now
+) -> Annotation:
+    """The new current answer version of ``locked`` (its row lock held), with the active time
+    the server accepts, the assignment's presentation and the settings version in force."""
+    try:
+        return Annotation.objects.create(
+            assignment=locked,
+            item_id=locked.item_id,
+            annotator_id=locked.annotator_id,
+            answer=answer,
+            version=version,
+            is_current=True,
+            submission_id=submission_id,
+            time_spent_ms=_server_time_ms(locked, reported=reported, now=now),
+            reported_time_ms=reported,
+            presentation=locked.presentation,
+            settings_version=locked.settings_now,
+        )
+    except IntegrityError:  # pragma: no cover - guarded by the row lock
+        raise WorkflowError("This answer was already recorded.", code="conflict") from None
+
+
+def _locked_for_submit(assignment: Assignment) -> Assignment:
+    """The assignment's row, locked, with the project's settings version in force now (not when
+    the page was loaded) as ``settings_now``: the lock is on the assignment alone (OF self), so
+    submits never wait on the project row."""
+    return (
+        Assignment.objects.select_for_update(of=("self",))
+        .annotate(settings_now=F("project__settings_version"))
+        .get(pk=assignment.pk)
+    )
 
 
 def assignment_reopen(*, assignment: Assignment) -> None:

@@ -197,9 +197,9 @@ def build_project(slug: str, items: int, *, per_item: int = 3):
         cursor.execute(
             """
             INSERT INTO annotation_item (project_id, external_id, payload, prepared, gold, kind,
-                "group", position, assigned_count, is_full, created_at, updated_at)
-            SELECT %s, 'claim-' || n, %s::jsonb, %s::jsonb, %s::jsonb, 'regular', '', n, 0, false,
-                now(), now()
+                "group", position, shuffle_key, assigned_count, is_full, created_at, updated_at)
+            SELECT %s, 'claim-' || n, %s::jsonb, %s::jsonb, %s::jsonb, 'regular', '', n,
+                floor(random() * 2147483648)::int, 0, false, now(), now()
             FROM generate_series(1, %s) AS n
             """,
             [

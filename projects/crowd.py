@@ -18,8 +18,10 @@ Keys (all optional; defaults in brackets):
   ``qualification_pass_mark`` [0.8], ``qualification_min_seconds`` [0] of active time for the
   whole round, ``qualification_rounds`` [1] rounds an annotator may take (each on items they have
   not seen).
-- ``assignment_strategy`` ["in_order"]: "in_order" (import order) or "least_annotated" (items with
-  the fewest live assignments first, then import order).
+- ``assignment_strategy`` ["in_order"]: the order items are offered in: "in_order" (import
+  order), "least_annotated" (items with the fewest live assignments first, then import order) or
+  "random" (each annotator's own order, reproducible from their membership's ``order_seed``; see
+  ``annotation.ordering``). Every order keeps N annotators per item and the controls.
 - ``batch_minutes`` [reservation window]: how long a batch stays reserved before it is abandoned
   and its items return to the pool.
 - ``min_seconds_per_item`` [0]: annotators are warned before submitting faster than this, and the
@@ -44,7 +46,7 @@ from rest_framework import serializers
 
 from core.serializers import KnownKeysOnly
 
-STRATEGIES = ("in_order", "least_annotated")
+STRATEGIES = ("in_order", "least_annotated", "random")
 MTURK_SUBMIT_URLS = {
     True: "https://workersandbox.mturk.com/mturk/externalSubmit",
     False: "https://www.mturk.com/mturk/externalSubmit",

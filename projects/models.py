@@ -37,6 +37,13 @@ class Project(models.Model):
         "(see projects/crowd.py; {} switches it all off).",
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    settings_version = models.PositiveIntegerField(
+        default=1,
+        db_default=1,
+        editable=False,
+        help_text="The number of the guidelines and task settings in force (ProjectSettings"
+        "Version); every answer records the one it was made under.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -50,8 +57,49 @@ class Project(models.Model):
         return self.name
 
 
+class ProjectSettingsVersion(models.Model):
+    """One version of what annotators work under: the guidelines, the task type's config and the
+    crowd settings, as they were from ``created_at`` until the next version. Written by
+    ``projects.services.settings_version_record`` whenever a change moves them (study files, the
+    settings page, the API, the admin); never changed afterwards. A project that was never
+    changed has no rows and is at version 1; its first change records version 1 (the settings
+    before) and version 2."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="settings_versions")
+    number = models.PositiveIntegerField()
+    guidelines = models.TextField(blank=True)
+    config = models.JSONField(default=dict, blank=True)
+    crowd = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    via = models.CharField(
+        max_length=40, blank=True, help_text="Where the change was made (study file, admin…)."
+    )
+
+    class Meta:
+        ordering = ["project", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "number"], name="project_settings_version_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project.slug} settings v{self.number}"
+
+
 def _new_pseudonym() -> str:
     return "ann-" + secrets.token_hex(5)
+
+
+ORDER_SEED_BITS = 32
+
+
+def new_order_seed() -> int:
+    """A member's seed for their item order and sides (``annotation.ordering``)."""
+    return secrets.randbits(ORDER_SEED_BITS)
 
 
 class MembershipQuerySet(models.QuerySet):
@@ -112,6 +160,13 @@ class Membership(models.Model):
     qualification_changed_at = models.DateTimeField(null=True, blank=True)
     feedback = models.TextField(blank=True, help_text="Shown to the annotator on their page.")
     pseudonym = models.CharField(max_length=20, unique=True, default=_new_pseudonym, editable=False)
+    order_seed = models.PositiveBigIntegerField(
+        default=new_order_seed,
+        db_default=0,  # rows written outside Django (bulk SQL) share seed 0
+        editable=False,
+        help_text="Seeds this member's item order (crowd assignment_strategy random) and which "
+        "side is shown first (counterbalancing): their order is reproducible from it.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     removed_at = models.DateTimeField(
         null=True,

@@ -3,6 +3,7 @@ import json
 from django import forms
 from django.contrib import admin
 from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
 from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.html import format_html
@@ -13,7 +14,7 @@ from annotation.models import Assignment
 from projects.admin import ProjectScopedAdmin
 from projects.crowd import CrowdSettingsSerializer
 from projects.models import Membership, Project
-from projects.services import researcher_add
+from projects.services import project_settings, researcher_add, settings_version_record
 from studies.schema_forms import (
     SEP,
     schema_errors,
@@ -269,7 +270,11 @@ class ProjectAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if not change and obj.created_by_id is None:
             obj.created_by = request.user
-        super().save_model(request, obj, form, change)
+        stored = Project.objects.filter(pk=obj.pk).first() if change else None
+        before = project_settings(project=stored) if stored is not None else None
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            settings_version_record(project=obj, before=before, by=request.user, via="admin")
         if not change and not request.user.is_superuser:
             researcher_add(project=obj, user=request.user)  # or they could not open it
 

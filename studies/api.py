@@ -50,7 +50,7 @@ class ProjectListView(ListAPIView):
             raise Refusal(
                 "Only staff or users allowed to add projects can create them.", code="forbidden"
             )
-        result = study_apply(data=request.data, user=request.user, create_only=True)
+        result = study_apply(data=request.data, user=request.user, create_only=True, via="API")
         return Response(
             {"study": study_export(project=result["project"]), "changes": result["changes"]},
             status=status.HTTP_201_CREATED,
@@ -82,7 +82,9 @@ class ProjectStudyView(APIView):
 
     @extend_schema(request=dict, responses=dict)
     def put(self, request, slug):
-        result = study_apply(data=request.data, user=request.user, slug=self.project.slug)
+        result = study_apply(
+            data=request.data, user=request.user, slug=self.project.slug, via="API"
+        )
         return Response(
             {"study": study_export(project=result["project"]), "changes": result["changes"]}
         )

@@ -38,12 +38,12 @@ from core.errors import Refusal
 from core.json_safety import first_problem
 from llm_judges.models import Judge, JudgeResult
 from llm_judges.parameters import clean_model, clean_parameters
-from projects.models import Membership, Project
+from projects.models import Membership, Project, ProjectSettingsVersion
 from studies.services.external_annotations import annotated_at
 from studies.study_files import JudgeEntrySerializer, study_apply
 
 REQUIRED = ("study.json", "items.jsonl", "annotations.jsonl", "annotators.jsonl")
-OPTIONAL = ("judge_results.jsonl", "external_annotations.jsonl")
+OPTIONAL = ("judge_results.jsonl", "external_annotations.jsonl", "settings_versions.jsonl")
 MAX_COUNT = 10**12  # tokens, milliseconds: beyond any real value, within the columns
 PSEUDONYM_LENGTH = 40
 
@@ -314,6 +314,8 @@ def _annotations(loaded: _Loaded, path: Path) -> None:
         answer = _object(row, "answer", where)
         version = _count(row, "version", where, minimum=1, optional=False)
         time_spent = _count(row, "time_spent_ms", where)
+        settings_version = _count(row, "settings_version", where, minimum=1)
+        presentation = _object(row, "presentation", where, optional=True) or {}
         assignment = Assignment.objects.create(
             project=loaded.project,
             item=item,
@@ -322,7 +324,8 @@ def _annotations(loaded: _Loaded, path: Path) -> None:
             reserved_at=now,
             expires_at=now,
             submitted_at=now,
-            sequence=sequence,
+            sequence=_count(row, "sequence", where, minimum=1) or sequence,
+            presentation=presentation,
         )
         Annotation.objects.create(
             assignment=assignment,
@@ -331,6 +334,8 @@ def _annotations(loaded: _Loaded, path: Path) -> None:
             answer=answer,
             version=version,
             time_spent_ms=time_spent,
+            presentation=presentation,
+            settings_version=settings_version,
         )
         if item.kind == Item.Kind.REGULAR:
             counts[item.pk] += 1
@@ -402,6 +407,34 @@ def _external(loaded: _Loaded, path: Path | None) -> None:
     ExternalAnnotation.objects.bulk_create(answers, batch_size=2000)
 
 
+def _settings_versions(loaded: _Loaded, path: Path | None) -> None:
+    """The bundle's settings versions replace the one the study file recorded (a bundle written
+    before versions were bundled, or of a project never changed, has none: the study file's
+    settings are version 1); the project is at the last."""
+    rows = list(_rows(path))
+    if not rows:
+        return
+    versions = []
+    for where, row in rows:
+        versions.append(
+            ProjectSettingsVersion(
+                project=loaded.project,
+                number=_count(row, "number", where, minimum=1, optional=False),
+                guidelines=_text(row, "guidelines", where, limit=1_000_000),
+                config=_object(row, "config", where),
+                crowd=_object(row, "crowd", where),
+                via=_text(row, "via", where, limit=40),
+            )
+        )
+    numbers = [v.number for v in versions]
+    if len(set(numbers)) != len(numbers):
+        raise BundleRefused("settings_versions.jsonl: a version number appears twice.")
+    ProjectSettingsVersion.objects.filter(project=loaded.project).delete()
+    ProjectSettingsVersion.objects.bulk_create(versions)
+    Project.objects.filter(pk=loaded.project.pk).update(settings_version=max(numbers))
+    loaded.project.settings_version = max(numbers)
+
+
 def bundle_load(*, directory: Path, user=None) -> Project:
     """Load a bundle written by :func:`studies.bundles.bundle_write` as a new project (see the
     module doc); ``user`` becomes its researcher. ``BundleRefused`` (nothing loaded) when the
@@ -412,7 +445,7 @@ def bundle_load(*, directory: Path, user=None) -> Project:
         raise BundleRefused(f"slug: a project {study.get('slug')!r} exists here already.")
     try:
         with transaction.atomic():
-            project = study_apply(data=study, user=user, create_only=True)["project"]
+            project = study_apply(data=study, user=user, create_only=True, via="bundle")["project"]
             loaded = _Loaded(project=project)
             versions = _judge_prompt_versions(files.get("judge_results.jsonl"))
             _judges(loaded, judge_entries, versions)
@@ -421,6 +454,7 @@ def bundle_load(*, directory: Path, user=None) -> Project:
             _annotations(loaded, files["annotations.jsonl"])
             _judge_results(loaded, files.get("judge_results.jsonl"))
             _external(loaded, files.get("external_annotations.jsonl"))
+            _settings_versions(loaded, files.get("settings_versions.jsonl"))
     except IntegrityError as exc:  # a concurrent load of the same bundle, or a row we missed
         raise BundleRefused(f"The bundle conflicts with what is here ({exc}).") from None
     return project

@@ -4,13 +4,17 @@
 
 * ``study.json`` — the study file (:mod:`studies.study_files`) without member accounts;
 * ``items`` — external id, kind, group, position, payload, prepared data and gold;
-* ``annotations`` — every current human answer, by the annotator's pseudonym, with active time;
+* ``annotations`` — every current human answer, by the annotator's pseudonym, with active time,
+  the settings version it was made under, its place in the annotator's order (``sequence``) and
+  how the item was laid out for them (``presentation``);
 * ``annotators`` — pseudonym and qualification state (who the dashboard counts);
 * ``judge_results`` — every judge answer or failure, with judge, kind, model, prompt version,
   setting, outcome, message, tokens and latency (no raw replies);
 * ``external_annotations`` — the answers of external coders (annotations collected elsewhere and
   imported), by coder name, with the coder's and the answer's source, time and timestamp;
-* each of those five as JSON Lines and as Parquet (nested fields JSON-encoded), loadable with
+* ``settings_versions`` — every recorded version of the guidelines, config and crowd settings
+  (none when they never changed);
+* each of those six as JSON Lines and as Parquet (nested fields JSON-encoded), loadable with
   ``datasets.load_dataset("parquet", data_files=…)``;
 * ``agreement.json`` — the dashboard's report (every annotator but the disqualified);
 * ``README.md`` — a dataset card: what, who, when, licences, how computed, the agreement summary;
@@ -46,12 +50,19 @@ from agreement.reports.gather import gather
 from annotation.models import Annotation, ExternalAnnotation, Item, readable_isoformat
 from core.errors import Refusal
 from llm_judges.models import JudgeResult
-from projects.models import Membership, Project
+from projects.models import Membership, Project, ProjectSettingsVersion
 from studies.bundle_loading import bundle_load
 from studies.study_files import study_export
 
-TABLES = ("items", "annotations", "annotators", "judge_results", "external_annotations")
-NESTED = {"payload", "prepared", "gold", "answer", "detail"}
+TABLES = (
+    "items",
+    "annotations",
+    "annotators",
+    "judge_results",
+    "external_annotations",
+    "settings_versions",
+)
+NESTED = {"payload", "prepared", "gold", "answer", "detail", "presentation", "config", "crowd"}
 
 
 def _items(project: Project) -> list[dict]:
@@ -72,7 +83,7 @@ def _items(project: Project) -> list[dict]:
 def _annotations(project: Project, pseudonyms: dict[int, str]) -> list[dict]:
     rows = (
         Annotation.objects.filter(item__project=project, is_current=True)
-        .select_related("item")
+        .select_related("item", "assignment")
         .order_by("item__position", "item_id", "annotator_id")
     )
     return [
@@ -83,8 +94,27 @@ def _annotations(project: Project, pseudonyms: dict[int, str]) -> list[dict]:
             "version": a.version,
             "time_spent_ms": a.time_spent_ms,
             "created_at": a.created_at.isoformat(),
+            "settings_version": a.settings_version,
+            "sequence": a.assignment.sequence,
+            "presentation": a.presentation,
         }
         for a in rows
+    ]
+
+
+def _settings_versions(project: Project) -> list[dict]:
+    """The project's recorded settings versions (none for a project never changed: version 1 is
+    the study file's settings)."""
+    return [
+        {
+            "number": v.number,
+            "guidelines": v.guidelines,
+            "config": v.config,
+            "crowd": v.crowd,
+            "created_at": v.created_at.isoformat(),
+            "via": v.via,
+        }
+        for v in ProjectSettingsVersion.objects.filter(project=project).order_by("number")
     ]
 
 
@@ -196,6 +226,7 @@ def bundle_write(*, project: Project, out: Path) -> list[Path]:
         ],
         "judge_results": _judge_results(project),
         "external_annotations": _external_annotations(project),
+        "settings_versions": _settings_versions(project),
     }
     study = {**study_export(project=project), "members": []}
     written = [out / "study.json"]

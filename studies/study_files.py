@@ -55,6 +55,7 @@ from llm_judges.services.prompt_templates import shipped_template
 from projects.crowd import CrowdSettingsSerializer
 from projects.members import member_add, member_role_set
 from projects.models import Membership, Project
+from projects.services import project_settings, settings_version_record
 
 KEYS = (
     "slug",
@@ -507,6 +508,26 @@ def _judges_apply(*, project: Project, judges: list[dict]) -> None:
             judge.save()
 
 
+def _members_apply(*, project: Project, members: list) -> None:
+    """Add the study file's members or set their roles; a refusal names the entry."""
+    current = {
+        m.user.username: m
+        for m in Membership.objects.current().filter(project=project).select_related("user")
+    }
+    for index, member in enumerate(members):
+        try:
+            if member["username"] in current:
+                member_role_set(membership=current[member["username"]], role=member["role"])
+            else:
+                member_add(project=project, username=member["username"], role=member["role"])
+        except Refusal as exc:
+            raise Refusal(
+                f"members[{index}].{exc.field or 'username'}: {exc.message} Nothing changed.",
+                code=exc.code,
+                field=f"members[{index}].{exc.field or 'username'}",
+            ) from None
+
+
 def _config_change_check(project: Project, config: dict) -> None:
     """Refuse a config change that would make the project's existing answers wrong (the task
     type says which: a questionnaire question's kind), once it has answers."""
@@ -535,11 +556,13 @@ def study_apply(
     dry_run: bool = False,
     slug: str | None = None,
     create_only: bool = False,
+    via: str = "study file",
 ) -> dict:
     """Create or update the project a study file describes. Returns ``{"created", "changes",
     "project"}`` (``project`` is None on a dry run of a new study). ``slug``: the project the
     caller means (the API's URL); the file's slug must match it. ``create_only``: refuse a slug
-    that is taken."""
+    that is taken. A change of the guidelines, config or crowd settings records a new settings
+    version (``projects.services.settings_version_record``; ``via`` says where it was made)."""
     attrs = _validated(data)
     if slug is not None and attrs["slug"] != slug:
         raise Refusal(f"slug: the file is for {attrs['slug']!r}, not {slug!r}.", field="slug")
@@ -573,6 +596,7 @@ def study_apply(
         if dry_run:
             return {"created": project is None, "changes": changes, "project": project}
         created = project is None
+        previous = None if created else project_settings(project=project)
         if created:
             project = Project(slug=attrs["slug"], created_by=user)
         for key in (
@@ -586,22 +610,8 @@ def study_apply(
         ):
             setattr(project, key, attrs[key])
         project.save()
-        current = {
-            m.user.username: m
-            for m in Membership.objects.current().filter(project=project).select_related("user")
-        }
-        for index, member in enumerate(attrs["members"]):
-            try:
-                if member["username"] in current:
-                    member_role_set(membership=current[member["username"]], role=member["role"])
-                else:
-                    member_add(project=project, username=member["username"], role=member["role"])
-            except Refusal as exc:
-                raise Refusal(
-                    f"members[{index}].{exc.field or 'username'}: {exc.message} Nothing changed.",
-                    code=exc.code,
-                    field=f"members[{index}].{exc.field or 'username'}",
-                ) from None
+        settings_version_record(project=project, before=previous, by=user, via=via)
+        _members_apply(project=project, members=attrs["members"])
         _judges_apply(project=project, judges=attrs["judges"])
         if created and user is not None:
             Membership.objects.get_or_create(

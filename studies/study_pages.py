@@ -53,7 +53,9 @@ def study_new_form(request, task_type):
     form = form_class(request.POST or None)
     if request.method == "POST" and form.is_valid() and request.POST.get("action") != "preview":
         try:
-            result = study_apply(data=form.study(base={}), user=request.user, create_only=True)
+            result = study_apply(
+                data=form.study(base={}), user=request.user, create_only=True, via="new study page"
+            )
         except Refusal as refusal:
             form.add_refusal(refusal)
         else:
@@ -78,6 +80,7 @@ def study_settings(request, slug):
                 data=form.study(base=study_export(project=project)),
                 user=request.user,
                 slug=project.slug,
+                via="settings page",
             )
         except Refusal as refusal:
             form.add_refusal(refusal)

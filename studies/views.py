@@ -167,6 +167,7 @@ def _project_page(request, project, task_type, form, *, status: int, annotation_
             "project": project,
             "task_type": task_type,
             "progress": project_progress(project=project),
+            "settings_versions": selectors.settings_versions(project=project),
             "form": form,
             "annotation_form": annotation_form
             or AnnotationImportForm(formats=annotation_formats(project=project)),

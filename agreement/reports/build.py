@@ -28,8 +28,9 @@ from .tables import clean, column, table
 
 # Bump when the figures a report contains change meaning, so that cached snapshots are redone.
 # 3: ordinal bootstrap intervals re-estimate rank positions per replicate; alpha rows carry
-# ``alpha_no_variation``.
-REPORT_VERSION = 3
+# ``alpha_no_variation``. 4: the questionnaire and ranking sections show the annotators'
+# position effect.
+REPORT_VERSION = 4
 
 
 def build_report(

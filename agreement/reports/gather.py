@@ -14,22 +14,26 @@ Which answers count:
 * judge answers from ``llm_judges`` (:func:`judge_answers`), added as coders ``judge:<name>``
   when selected by name;
 * annotations collected elsewhere (``annotation.ExternalAnnotation``) count as human coders
-  ``ext:<name>`` (labelled "<name> (external)"), chosen and excluded like annotators.
+  ``ext:<name>`` (labelled "<name> (external)"), chosen and excluded like annotators;
+* with ``ReportOptions.settings_version``, only the annotators' current answers made under that
+  settings version (guidelines, config and crowd settings, ``projects.ProjectSettingsVersion``);
+  external coders' answers, made elsewhere, are then left out (selected judges still count).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Max, TextField
+from django.db.models import Count, Max, TextField, Value
 from django.db.models.functions import Cast
 
 from annotation import task_types
 from annotation.models import Annotation, ExternalAnnotation, Item
 from annotation.selectors import project_counts
+from annotation.task_types import TaskType
 from projects.models import Membership, Project
 
 from .build import REPORT_VERSION
@@ -181,17 +185,30 @@ class _HumanAnswers:
     answers: dict[str, dict[str, dict]]  # coder -> unit -> answer
     labels: dict[str, str]  # coder -> username
     qualification: dict[str, str]  # coder -> membership qualification
+    presented: dict[str, dict[str, dict]] = field(default_factory=dict)  # coder -> unit -> layout
 
 
-def _human_answers(project: Project, key_of: Mapping[int, str]) -> _HumanAnswers:
-    """Every current human answer on the units, by pseudonymous coder."""
+def _human_answers(
+    project: Project,
+    key_of: Mapping[int, str],
+    *,
+    settings_version: int = 0,
+    with_presentation: bool = False,
+) -> _HumanAnswers:
+    """Every current human answer on the units, by pseudonymous coder (of one settings version
+    when ``settings_version`` is set), with each answer's presentation when
+    ``with_presentation`` (task types that counterbalance the layout)."""
     members = _members(project)
     found = _HumanAnswers({}, {}, {})
     current = Annotation.objects.filter(
         item__project=project, item__kind=Item.Kind.REGULAR, is_current=True
     ).order_by("id")
-    rows = current.values_list("annotator_id", "item_id", _ANSWER_TEXT)
-    for user_id, item_id, answer in parsed_answers(rows.iterator(chunk_size=_CHUNK)):
+    if settings_version:
+        current = current.filter(settings_version=settings_version)
+    layout = Cast("presentation", TextField()) if with_presentation else Value(None, TextField())
+    rows = current.values_list("annotator_id", "item_id", layout, _ANSWER_TEXT)
+    layouts: dict[str, Any] = {}
+    for user_id, item_id, shown, answer in parsed_answers(rows.iterator(chunk_size=_CHUNK)):
         unit = key_of.get(item_id)
         if unit is None:
             continue
@@ -201,6 +218,10 @@ def _human_answers(project: Project, key_of: Mapping[int, str]) -> _HumanAnswers
             found.labels[coder] = member["user__username"] if member else coder
             found.qualification[coder] = member["qualification"] if member else ""
         found.answers.setdefault(coder, {})[unit] = answer
+        if shown is not None and shown != "{}":
+            if shown not in layouts:
+                layouts[shown] = json.loads(shown)
+            found.presented.setdefault(coder, {})[unit] = layouts[shown]
     return found
 
 
@@ -282,8 +303,14 @@ def gather(
     options = options or ReportOptions()
     task_type = task_types.get(project.task_type)
     items, key_of = _items(project, options)
-    humans = _human_answers(project, key_of)
-    _external_answers(project, key_of, humans)
+    humans = _human_answers(
+        project,
+        key_of,
+        settings_version=options.settings_version,
+        with_presentation=type(task_type).presentation is not TaskType.presentation,
+    )
+    if not options.settings_version:  # made elsewhere: under none of this project's versions
+        _external_answers(project, key_of, humans)
 
     answers = humans.answers
     coders: list[CoderInfo] = []
@@ -312,6 +339,7 @@ def gather(
         excluded=excluded,
         available_judges=sorted(set(available_judges(project)) | set(extra_judges or {})),
         presented=presented,
+        human_presented={c: p for c, p in humans.presented.items() if c in answers},
     )
 
 

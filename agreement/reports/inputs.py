@@ -79,10 +79,14 @@ class ReportOptions:
     confidence: float = 0.95
     shared_with: str = ""  # restrict to items whose external id is also in this project
     parameters: tuple[tuple[str, float], ...] = ()
+    # Only the human answers made under this settings version (0: every version).
+    settings_version: int = 0
 
     def __post_init__(self) -> None:
         if not 1 <= self.n_boot <= 100_000:
             raise ValueError("n_boot must lie between 1 and 100000")
+        if isinstance(self.settings_version, bool) or not 0 <= self.settings_version <= 2**31:
+            raise ValueError("settings_version must be a version number (0: every version)")
         object.__setattr__(self, "parameters", tuple(sorted(dict(self.parameters).items())))
 
     def parameter(self, spec: ReportParameter) -> float:
@@ -134,6 +138,10 @@ class ReportInput:
     # Judge coders' answers in other presentations of the items (ranking: outputs reversed),
     # ``{coder: {presentation: {unit: answer}}}``: their self-agreement measures position bias.
     presented: dict[str, dict[str, dict[str, dict]]] = field(default_factory=dict)
+    # How each human answer's item was laid out for its coder where the task type counterbalances
+    # it (``TaskType.presentation``: sides, output order), ``{coder: {unit: presentation}}``:
+    # the human position effect.
+    human_presented: dict[str, dict[str, dict]] = field(default_factory=dict)
     # Answer fields as reliability columns, built once per report input and shared by the
     # generic table and the task type's section (:func:`agreement.reports.generic.columns_of`).
     columns_cache: dict = field(default_factory=dict, repr=False, compare=False)

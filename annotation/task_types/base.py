@@ -218,6 +218,15 @@ class TaskType:
         order shuffled per annotator) uses it."""
         raise NotImplementedError(f"{type(self).__name__} must define display()")
 
+    def presentation(self, item: Any, *, config: Mapping[str, Any], flipped: bool) -> dict:
+        """How ``item`` is laid out for one assignment where the layout is counterbalanced
+        between annotators (which of two compared texts comes first, the outputs' order), as a
+        JSON object stored with the assignment and every answer made in it (and exported);
+        ``display`` reads it back from ``assignment.presentation``. ``flipped`` is the
+        assignment's side (``annotation.ordering.flipped``: balanced within one per annotator).
+        {} (the default): nothing is counterbalanced."""
+        return {}
+
     def annotator_config(self, config: Mapping[str, Any]) -> dict:
         """The validated config without the keys annotators must not see."""
         return {k: v for k, v in config.items() if k not in self.private_config}

@@ -4,7 +4,11 @@ One row per current annotation version: item external id, group, kind, pseudonym
 the task type's answer columns (with gold and scores), time spent, timestamps and provenance;
 then the annotator's qualification state (``excluded`` when disqualified), the item's majority
 answer (by the task type's agreement key), its adjudicated answer, and the judge whose
-pre-selection the annotator was shown (empty when none). Task
+pre-selection the annotator was shown (empty when none); the settings version the answer was
+made under (``settings_version``, empty for answers stored before versions were recorded), the
+item's place in the annotator's order (``sequence``, 1-based) and how it was laid out for them
+(``presentation``: which side first, the outputs' order; JSON, empty where nothing is
+counterbalanced). Task
 types may write several rows per annotation (``export_rows``: claim review, ranking), each
 repeating those common columns.
 
@@ -120,6 +124,9 @@ HUMAN_ONLY = (
     "majority",
     "adjudicated",
     "preselection_shown",
+    "settings_version",
+    "sequence",
+    "presentation",
 )
 
 
@@ -289,7 +296,8 @@ def _current_answers(project: Project) -> Iterator[tuple]:
     """The project's current answers as tuples, in export order, from one server-side cursor:
     item position, item id, external id, kind, group, annotator id, version, time spent,
     reported time, reserved at, submitted at, answer (JSON text), the item's current
-    adjudication (JSON text) and the judge whose pre-selection was shown. The item's own JSON
+    adjudication (JSON text), the judge whose pre-selection was shown, the settings version the
+    answer was made under, the assignment's sequence and its presentation (JSON text). The item's own JSON
     comes from :class:`_ItemsInOrder` (once per item, not once per answer)."""
     answers = (
         Annotation.objects.filter(item__project=project, is_current=True)
@@ -299,6 +307,7 @@ def _current_answers(project: Project) -> Iterator[tuple]:
             ),
             answer_json=Cast("answer", TextField()),
             adjudicated_json=Cast("current_adjudication__answer", TextField()),
+            presentation_json=Cast("presentation", TextField()),
         )
         .order_by("item__position", "item_id", "assignment__sequence", "id")
         .values_list(
@@ -316,6 +325,9 @@ def _current_answers(project: Project) -> Iterator[tuple]:
             "answer_json",
             "adjudicated_json",
             "assignment__judge_preselection_shown__judge__name",
+            "settings_version",
+            "assignment__sequence",
+            "presentation_json",
         )
     )
     return _read_ahead(answers.iterator(chunk_size=CHUNK), CHUNK)
@@ -446,6 +458,11 @@ def _human_rows(
                 "adjudicated": adjudicated,
                 # Which judge's pre-selection the annotator was shown (anchoring must show).
                 "preselection_shown": a[13] or "",
+                # The guidelines and settings in force (projects.ProjectSettingsVersion), the
+                # place of the item in the annotator's order, and how it was laid out.
+                "settings_version": a[14],
+                "sequence": a[15],
+                "presentation": _json(a[16]) or None,
                 **judge_columns,
             }
             parts = export_rows(item, SimpleNamespace(answer=answer))  # several: claims…
@@ -493,6 +510,9 @@ def _external_rows(
             "majority": None,
             "adjudicated": None,
             "preselection_shown": None,
+            "settings_version": None,
+            "sequence": None,
+            "presentation": None,
             **(_judge_columns(raw) if with_judges else {}),
         }
         parts = export_rows(item, SimpleNamespace(answer=external.answer))

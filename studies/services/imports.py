@@ -26,7 +26,7 @@ from rest_framework.exceptions import ValidationError
 
 from annotation import services as annotation_services
 from annotation import task_types
-from annotation.models import Assignment, Item
+from annotation.models import Assignment, Item, new_shuffle_key
 from annotation.task_types import PayloadError, PreparedItem, TaskType
 from annotation.task_types.base import jsonl_records
 from core.errors import Refusal, first_error
@@ -419,6 +419,7 @@ _COPY_COLUMNS = (
     "kind",
     "group",
     "position",
+    "shuffle_key",
     "assigned_count",
     "is_full",
     "created_at",
@@ -470,6 +471,7 @@ def _insert_items(
                     _copy_text(item.kind),
                     _copy_text(item.group),
                     str(position),
+                    str(new_shuffle_key()),
                 )
             )
         )

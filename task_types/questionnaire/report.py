@@ -12,7 +12,10 @@ Rules:
 * alpha: Krippendorff's alpha under the question's declared distance (:mod:`metrics.alpha`
   through :func:`agreement.reports.generic.alpha_with_ci`), one unit per item, with a bootstrap
   interval over items; free-text questions have none. Every coder that counts is a coder here
-  (judges too, when selected).
+  (judges too, when selected);
+* position effect (pairwise questions): each annotator sees half of their items with the two
+  fields swapped (``Questionnaire.presentation``); the share of decided answers preferring the
+  side shown first, with a Wilson interval (50 % without a position effect).
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ from agreement.reports.inputs import ReportInput
 from agreement.reports.sections import Figure, SectionResult
 from agreement.reports.tables import Table, column, table
 from metrics.distances import AgreementError
+from metrics.position import first_shown_preference
 
-from .serializers import PREFER_FIRST, PREFER_SECOND, TIE, project_config
+from .serializers import PAIRWISE_VALUES, PREFER_FIRST, PREFER_SECOND, TIE, project_config
 from .task import Questionnaire, _value_text
 
 
@@ -125,6 +129,79 @@ def _questions_table(rows: list[dict], inp: ReportInput) -> Table:
     )
 
 
+def positional(value: int, question: dict, first_shown: str) -> int:
+    """A pairwise answer (-1: the question's first field better) as +1 when the field shown
+    first was preferred, -1 when the one shown second was, 0 for a tie."""
+    first_is_first = first_shown == question["fields"][0]
+    if value == TIE:
+        return 0
+    return 1 if (value == PREFER_FIRST) == first_is_first else -1
+
+
+def position_rows(inp: ReportInput, questions: list[dict]) -> list[dict]:
+    """One row per pairwise question: the annotators' answers by the side shown first
+    (``Questionnaire.presentation``), and the share of decided ones that prefer it."""
+    rows = []
+    for question in questions:
+        if question["kind"] != "pairwise":
+            continue
+        outcomes: list[int] = []
+        swapped = 0
+        for coder, layouts in inp.human_presented.items():
+            for unit, layout in layouts.items():
+                answer = inp.answers.get(coder, {}).get(unit)
+                first_shown = (layout.get("first_shown") or {}).get(question["id"])
+                value = answer.get(question["id"]) if isinstance(answer, Mapping) else None
+                if first_shown not in question["fields"] or value not in PAIRWISE_VALUES:
+                    continue
+                outcomes.append(positional(value, question, first_shown))
+                swapped += first_shown == question["fields"][1]
+        if not outcomes:
+            continue
+        found = first_shown_preference(outcomes, inp.options.confidence)
+        rows.append(
+            {
+                "question": question["id"],
+                "answers": found.answers,
+                "as_configured": found.answers - swapped,
+                "swapped": swapped,
+                "first": found.first,
+                "ties": found.ties,
+                "second": found.second,
+                "share_first": found.share_first,
+                "share_first_lower": found.low,
+                "share_first_upper": found.high,
+            }
+        )
+    return rows
+
+
+def _position_table(rows: list[dict], inp: ReportInput) -> Table:
+    return table(
+        "Annotators' position effect on pairwise questions",
+        [
+            column("question", "Question", "text"),
+            column("answers", "Answers", "int"),
+            column("as_configured", "Shown as configured", "int"),
+            column("swapped", "Shown swapped", "int"),
+            column("first", "Shown first preferred", "int"),
+            column("ties", "Ties", "int"),
+            column("second", "Shown second preferred", "int"),
+            column(
+                "share_first",
+                f"Share preferring the side shown first [{round(100 * inp.options.confidence)} %"
+                " CI]",
+                "ci",
+            ),
+        ],
+        rows,
+        note="Each annotator sees half of their items (within one) with a pairwise question's "
+        "two fields swapped; without a position effect the side shown first is preferred in "
+        "half of the decided answers (50 %). Wilson interval; only answers whose presentation "
+        "was recorded count.",
+    )
+
+
 def section(inp: ReportInput) -> SectionResult:
     try:
         questions = project_config(inp.config)["questions"]
@@ -144,6 +221,17 @@ def section(inp: ReportInput) -> SectionResult:
         result.summary.append(
             Figure(f"α · {row['question']}", "—" if alpha is None else f"{alpha:.2f}")
         )
+    positions = position_rows(inp, questions)
+    if positions:
+        result.tables["human_position"] = _position_table(positions, inp)
+        for row in positions:
+            share = row["share_first"]
+            result.summary.append(
+                Figure(
+                    f"Shown first preferred · {row['question']}",
+                    "—" if share is None else f"{100 * share:.0f} %",
+                )
+            )
     return result
 
 

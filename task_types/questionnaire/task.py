@@ -94,12 +94,48 @@ class Questionnaire(TaskType):
 
     # --- annotation ---------------------------------------------------------------------------
 
-    def display(self, item: Any, *, assignment: Any = None) -> dict:
-        """The configured fields' texts, by name; nothing else of the record (provenance such as
-        the system behind a response stays hidden)."""
-        config = project_config(getattr(getattr(item, "project", None), "config", None))
+    def presentation(self, item: Any, *, config: Mapping[str, Any], flipped: bool) -> dict:
+        """Which of each pairwise question's two fields comes first (left, or above). Flipped,
+        the two fields of every pairwise question trade places on the page and its choices are
+        listed the other way round; the answer keeps its meaning (-1: the question's first
+        field is better). ``fields`` is the fields' order on the page, ``first_shown`` each
+        pairwise question's field shown first. {} without pairwise questions."""
+        try:
+            questionnaire = project_config(config)
+        except serializers.ValidationError:
+            return {}
+        pairs = [q for q in questionnaire["questions"] if q["kind"] == "pairwise"]
+        if not pairs:
+            return {}
+        order = [f["name"] for f in questionnaire["fields"]]
+        if flipped:
+            for question in pairs:
+                first, second = (order.index(name) for name in question["fields"])
+                if first < second:
+                    order[first], order[second] = order[second], order[first]
         return {
-            "fields": {f["name"]: str(item.payload.get(f["name"], "")) for f in config["fields"]}
+            "flipped": flipped,
+            "fields": order,
+            "first_shown": {q["id"]: min(q["fields"], key=order.index) for q in pairs},
+        }
+
+    def display(self, item: Any, *, assignment: Any = None) -> dict:
+        """The configured fields' texts, by name, and their order on the page (the assignment's
+        presentation; without one, the config's order); nothing else of the record (provenance
+        such as the system behind a response stays hidden)."""
+        raw = getattr(getattr(item, "project", None), "config", None)
+        config = project_config(raw)
+        presented = getattr(assignment, "presentation", None) or self.presentation(
+            item, config=raw or {}, flipped=False
+        )
+        names = [f["name"] for f in config["fields"]]
+        order = presented.get("fields")
+        if not isinstance(order, list) or sorted(order) != sorted(names):
+            order = names
+        return {
+            "fields": {f["name"]: str(item.payload.get(f["name"], "")) for f in config["fields"]},
+            "order": order,
+            "first_shown": presented.get("first_shown") or {},
         }
 
     def headline(self, payload: Mapping[str, Any]) -> str:

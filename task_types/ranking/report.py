@@ -16,7 +16,10 @@ Rules:
   with the outputs in reverse order) is compared with itself, per criterion: the share of items
   it ranked identically (by output, whatever the order), the mean absolute rank difference per
   (item, system), and alpha (ordinal) with the two presentations as two coders. An unbiased
-  judge scores 1, 0 and 1.
+  judge scores 1, 0 and 1;
+* the annotators' position effect: each annotator ranks half of their items with the outputs in
+  the item's order and half reversed (``Ranking.presentation``); the mean rank given at each
+  shown position, and each system's MAR in either presentation (Δ 0 without a position effect).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import ReportInput
 from agreement.reports.sections import Figure, SectionResult
 from agreement.reports.tables import Table, column, table
+from metrics.position import mean_rank_by_position
 from metrics.ranking import mean_average_rank
 
 from .task import Ranking
@@ -228,6 +232,91 @@ def _self_agreement_table(rows: list[dict], inp: ReportInput) -> Table:
     )
 
 
+def human_position_rows(inp: ReportInput, criterion: str) -> tuple[list[dict], list[dict]]:
+    """The annotators' position effect on ``criterion``, from the answers whose presentation was
+    recorded (``Ranking.presentation``: the item's order, or reversed): the mean rank given at
+    each shown position, and each system's mean rank in either presentation. With the outputs
+    counterbalanced and no position effect, every position has the same mean rank and each
+    system the same rank both ways round."""
+    positions: list[tuple[int, float]] = []
+    by_system: dict[str, dict[bool, list[float]]] = {}
+    for coder, layouts in inp.human_presented.items():
+        for unit, layout in layouts.items():
+            answer = inp.answers.get(coder, {}).get(unit)
+            order = layout.get("order") if isinstance(layout, Mapping) else None
+            ranks = (
+                (answer.get("ranks") or {}).get(criterion) if isinstance(answer, Mapping) else None
+            )
+            if (
+                not isinstance(order, list)
+                or not isinstance(ranks, Mapping)
+                or unit not in inp.items
+            ):
+                continue
+            systems = inp.items[unit].extra.get("systems", {})
+            flipped = bool(layout.get("reversed"))
+            for place, key in enumerate(order, start=1):
+                rank = ranks.get(key)
+                if rank is None:
+                    continue
+                positions.append((place, float(rank)))
+                system = systems.get(key) or key
+                by_system.setdefault(system, {False: [], True: []})[flipped].append(float(rank))
+    position_rows = [
+        {"criterion": criterion, "position": place, "ranks": count, "mean_rank": value}
+        for place, (count, value) in mean_rank_by_position(positions).items()
+    ]
+    system_rows = []
+    for system, split in sorted(by_system.items()):
+        shown, flipped = split[False], split[True]
+        row = {
+            "criterion": criterion,
+            "system": system,
+            "shown": len(shown),
+            "reversed": len(flipped),
+            "mar_shown": mean(shown) if shown else None,
+            "mar_reversed": mean(flipped) if flipped else None,
+        }
+        row["difference"] = row["mar_reversed"] - row["mar_shown"] if shown and flipped else None
+        system_rows.append(row)
+    return position_rows, system_rows
+
+
+def _human_position_tables(position_rows: list[dict], system_rows: list[dict]) -> dict[str, Table]:
+    return {
+        "human_position": table(
+            "Annotators' position effect: mean rank by the position shown",
+            [
+                column("criterion", "Criterion", "text"),
+                column("position", "Position shown", "int"),
+                column("ranks", "Ranks given", "int"),
+                column("mean_rank", "Mean rank", "num"),
+            ],
+            position_rows,
+            note="Each annotator ranks half of their items (within one) with the outputs in the "
+            "item's order and half reversed (the judges' two presentations), so every output "
+            "is shown at every position; without a position effect each position has the same "
+            "mean rank. Only answers whose presentation was recorded count.",
+        ),
+        "human_presentation": table(
+            "Annotators' ranks as shown and reversed (position bias)",
+            [
+                column("criterion", "Criterion", "text"),
+                column("system", "System", "text"),
+                column("shown", "Ranks, item's order", "int"),
+                column("reversed", "Ranks, reversed", "int"),
+                column("mar_shown", "MAR, item's order", "num"),
+                column("mar_reversed", "MAR, reversed", "num"),
+                column("difference", "Δ MAR (reversed − item's order)", "num"),
+            ],
+            system_rows,
+            note="The same comparison as the judges' self-agreement, between the annotators "
+            "who saw an item each way round: an unbiased panel gives each system the same "
+            "mean rank (Δ 0).",
+        ),
+    }
+
+
 def section(inp: ReportInput) -> SectionResult:
     labels = {c.id: c.label or c.id for c in inp.coders}
     result = SectionResult(title="Ranking", tables={})
@@ -279,6 +368,24 @@ def section(inp: ReportInput) -> SectionResult:
                 )
     if self_rows:
         result.tables["judge_self_agreement"] = _self_agreement_table(self_rows, inp)
+    if inp.human_presented:
+        position_rows: list[dict] = []
+        system_rows: list[dict] = []
+        for criterion in _criteria(inp):
+            by_position, by_system = human_position_rows(inp, criterion)
+            position_rows += by_position
+            system_rows += by_system
+            if len(by_position) > 1:
+                first, last = by_position[0], by_position[-1]
+                result.summary.append(
+                    Figure(
+                        f"Position · {criterion}",
+                        f"mean rank {first['mean_rank']:.2f} shown first, "
+                        f"{last['mean_rank']:.2f} shown last",
+                    )
+                )
+        if position_rows:
+            result.tables.update(_human_position_tables(position_rows, system_rows))
     return result
 
 

@@ -125,19 +125,33 @@ class Ranking(TaskType):
 
     # --- annotation ---------------------------------------------------------------------------
 
+    def presentation(self, item: Any, *, config: Mapping[str, Any], flipped: bool) -> dict:
+        """The outputs' order for one assignment, by opaque key: the item's order (the one
+        judges see, :func:`display_order` without an annotator) or, flipped, that order reversed
+        (the judges' "reversed" presentation), so each annotator ranks half of their items each
+        way round and the report compares the two (the human position effect)."""
+        keys = item.prepared["keys"]
+        order = [keys[i] for i in display_order(item)]
+        if flipped:
+            order.reverse()
+        return {"order": order, "reversed": flipped}
+
     def display(self, item: Any, *, assignment: Any = None) -> dict:
-        """The claim, its label and the outputs by opaque key in this annotator's order: never
-        the system names."""
+        """The claim, its label and the outputs by opaque key in this annotator's order (the
+        assignment's presentation; assignments reserved before presentations were recorded keep
+        their shuffle per annotator): never the system names."""
         keys = item.prepared["keys"]
         outputs = item.payload["outputs"]
-        annotator_id = getattr(assignment, "annotator_id", None)
+        index = {key: i for i, key in enumerate(keys)}
+        presented = (getattr(assignment, "presentation", None) or {}).get("order")
+        if isinstance(presented, list) and sorted(presented) == sorted(keys):
+            order = [index[key] for key in presented]
+        else:
+            order = display_order(item, getattr(assignment, "annotator_id", None))
         return {
             "claim": item.payload["claim"],
             "label": item.payload["label"],
-            "outputs": [
-                {"key": keys[i], "text": outputs[i]["text"]}
-                for i in display_order(item, annotator_id)
-            ],
+            "outputs": [{"key": keys[i], "text": outputs[i]["text"]} for i in order],
         }
 
     def score(self, answer: dict, gold: dict | None) -> dict:

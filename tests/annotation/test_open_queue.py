@@ -169,7 +169,9 @@ def test_queue_order_is_kept_for_both_strategies(project):
     Item.objects.filter(pk=items[1].pk).update(assigned_count=1)
     crowd = crowd_settings(project)
     (annotator,) = add_annotators(project, 1)
-    first = list(services._free_items(project, annotator, crowd).values_list("id", flat=True))
+    first = list(
+        services._free_items(project, annotator, crowd, seed=0)[0].values_list("id", flat=True)
+    )
     assert first == [i.pk for i in items[1:]]
 
     project.crowd = {**(project.crowd or {}), "assignment_strategy": "least_annotated"}
@@ -177,7 +179,9 @@ def test_queue_order_is_kept_for_both_strategies(project):
     project._crowd_settings = None  # parsed once per instance
     least = crowd_settings(project)
     assert least.assignment_strategy == "least_annotated"
-    order = list(services._free_items(project, annotator, least).values_list("id", flat=True))
+    order = list(
+        services._free_items(project, annotator, least, seed=0)[0].values_list("id", flat=True)
+    )
     assert order == [i.pk for i in items[2:]] + [items[1].pk]
 
 
@@ -195,20 +199,24 @@ def test_the_free_item_lookup_and_nothing_left_read_only_the_open_queue(postgres
     for strategy, index in (
         ("in_order", "item_open_queue_idx"),
         ("least_annotated", "item_open_least_idx"),
+        ("random", "item_open_shuffle_idx"),
     ):
         project.crowd = {"assignment_strategy": strategy}
         project.save()
         project._crowd_settings = None  # parsed once per instance
-        free = services._free_items(project, annotator, crowd_settings(project))
-        plan = free[:1].explain()
-        assert index in plan, plan
-        assert "Seq Scan on annotation_item" not in plan, plan
+        # Both directions of the random walk, and both parts of it (before and after the wrap).
+        for seed in (2**30, 2**31 + 2**30):
+            for free in services._free_items(
+                project, annotator, crowd_settings(project), seed=seed
+            ):
+                plan = free[:1].explain()
+                assert index in plan, plan
+                assert "Seq Scan on annotation_item" not in plan, plan
     # "Nothing left" when every item is full: an empty range of the same index.
     Item.objects.filter(project=project).update(assigned_count=2)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotation_item")
-    free = services._free_items(project, annotator, crowd_settings(project))
-    plan = free.explain()
+    plan = services._open_items(project, annotator).explain()
     assert "Seq Scan on annotation_item" not in plan, plan
     assert services.assignment_next(project=project, annotator=annotator) is None
 

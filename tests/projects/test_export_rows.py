@@ -96,6 +96,9 @@ def _reference_human_rows(project, task_type, *, with_judges, raw):
                 "majority": majority,
                 "adjudicated": final.answer if final else None,
                 "preselection_shown": shown.get((item.id, annotation.annotator_id), ""),
+                "settings_version": annotation.settings_version,
+                "sequence": annotation.assignment.sequence,
+                "presentation": annotation.presentation or None,
                 **(_judge_columns(raw) if with_judges else {}),
             }
             for part in task_type.export_rows(item, annotation):

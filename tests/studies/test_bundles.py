@@ -92,7 +92,14 @@ def test_a_bundle_loads_into_an_instance_without_the_project_with_equal_figures(
         ["study.json", "agreement.json", "README.md", "manifest.json"]
         + [
             f"{t}.{ext}"
-            for t in ("items", "annotations", "annotators", "judge_results", "external_annotations")
+            for t in (
+                "items",
+                "annotations",
+                "annotators",
+                "judge_results",
+                "external_annotations",
+                "settings_versions",
+            )
             for ext in ("jsonl", "parquet")
         ]
     )

@@ -55,6 +55,13 @@ class Command(BaseCommand):
             metavar="NAME=VALUE",
             help="a report parameter of the task type (e.g. transparency_threshold=0.5)",
         )
+        parser.add_argument(
+            "--settings-version",
+            type=int,
+            default=0,
+            metavar="N",
+            help="only the answers made under this settings version (default: all)",
+        )
         parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates")
         parser.add_argument(
             "--table",
@@ -71,6 +78,7 @@ class Command(BaseCommand):
         try:
             report_options = ReportOptions(
                 n_boot=options["n_boot"],
+                settings_version=options["settings_version"],
                 parameters=_parameters(options["param"], parameters_for(project.task_type)),
             )
         except ValueError as exc:

@@ -1,12 +1,14 @@
 """The questionnaire in a real browser: every question kind answered by keyboard only and by mouse
 (taps on a phone) at 1280 and 390 px; Markdown fields rendered as text nodes, side by side on a
-wide screen and stacked on a phone. Screenshots go to bench/out/pages/."""
+wide screen and stacked on a phone; an item whose pairwise fields are swapped for its annotator
+(counterbalancing) at both sizes, axe clean. Screenshots go to bench/out/pages/."""
 
 import io
 import json
 
 import pytest
 
+from annotation import ordering
 from annotation.models import Annotation
 from studies.services.imports import import_items
 from tests import factories
@@ -30,12 +32,16 @@ EXPECTED = {
 def annotate(live_server, browser):
     contexts = []
 
-    def open_page(size: str):
+    def open_page(size: str, *, flipped: bool = False):
         project = factories.ProjectFactory(
             task_type="questionnaire", config=CONFIG, annotators_per_item=1
         )
         annotator = factories.UserFactory()
-        factories.MembershipFactory(project=project, user=annotator, role="annotator")
+        # The seed decides whether the first item shows the pair swapped (ordering.flipped).
+        seed = next(s for s in range(10) if ordering.flipped(s, 1) == flipped)
+        factories.MembershipFactory(
+            project=project, user=annotator, role="annotator", order_seed=seed
+        )
         body = "".join(json.dumps(r) + "\n" for r in RECORDS[:2]).encode()
         import_items(project=project, stream=io.BytesIO(body), fmt="jsonl")
         context = browser.new_context(**SIZES[size])
@@ -186,3 +192,42 @@ def test_dataset_text_never_becomes_html(live_server, page):
     assert page.locator(".qn-field[data-field='right'] li").inner_text() == "<i>item</i>"
     assert page.evaluate("window.__pwned === undefined")
     assert page.locator("#task img, #task script, #task b, #task i").count() == 0
+
+
+@pytest.mark.parametrize("size", ["1280", "390"])
+def test_a_swapped_pair_shows_its_second_field_first_and_keeps_the_answers_meaning(annotate, size):
+    from tests.e2e.test_phone_and_accessibility import axe_violations
+
+    page, annotator = annotate(size, flipped=True)
+    left = page.locator(".qn-field[data-field='left']")
+    right = page.locator(".qn-field[data-field='right']")
+    if size == "1280":  # side by side: the right answer now stands on the left
+        assert abs(left.bounding_box()["y"] - right.bounding_box()["y"]) < 1
+        assert right.bounding_box()["x"] < left.bounding_box()["x"]
+    else:  # stacked: the right answer above the left one
+        assert right.bounding_box()["y"] < left.bounding_box()["y"]
+    choices = page.locator(".qn-question[data-question='better'] .qn-choice")
+    assert choices.first.inner_text().startswith("Right answer is better")
+    assert choices.last.inner_text().startswith("Left answer is better")
+    no_overflow(page)
+    assert axe_violations(page) == []
+    keyboard = page.keyboard
+    keyboard.press("2")  # topic: money
+    keyboard.press("1")  # issues: wrong
+    keyboard.press("2")  # issues: vague
+    keyboard.press("ArrowDown")
+    keyboard.press("3")  # helpful: Yes
+    keyboard.press("End")  # sure: 100
+    keyboard.press("ArrowDown")
+    keyboard.type("Clear enough")
+    keyboard.press("Escape")
+    keyboard.press("ArrowDown")
+    assert current(page) == "better"
+    keyboard.press("1")  # the first choice shown: the right answer is better
+    assert page.locator("#validation").inner_text() == "Ready to submit."
+    screenshot(page, f"questionnaire-swapped-{size}")
+    keyboard.press("Enter")
+    answer = submitted_answer(page, annotator)
+    assert answer["better"] == 1  # stored in the config's terms: the second field preferred
+    stored = Annotation.objects.get(annotator=annotator, item__external_id="r1").presentation
+    assert stored["flipped"] is True and stored["first_shown"] == {"better": "right"}

@@ -148,7 +148,11 @@ def test_jsonl_and_csv_items_import_with_their_fields_and_provenance(project):
     item = Item.objects.get(external_id="r1")
     assert item.payload["left"] == "**Yes.**" and item.payload["model"] == "x"
     shown = TASK.display(item)
-    assert shown == {"fields": {"prompt": "Question 1?", "left": "**Yes.**", "right": "No."}}
+    assert shown == {
+        "fields": {"prompt": "Question 1?", "left": "**Yes.**", "right": "No."},
+        "order": ["prompt", "left", "right"],  # no assignment: as configured
+        "first_shown": {"better": "left"},
+    }
     assert TASK.headline(item.payload) == "Question 1?"
     assert TASK.headline({"id": "x", "model": "secret-system", "left": "L"}) == ""
     csv_text = 'id,prompt,left,right\nc1,"Is it, though?",A,B\n'

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from annotation import services, task_types
-from annotation.models import Item
+from annotation.models import Assignment, Item
 from metrics.ranking import mean_average_rank
 from studies.services.exports import export_stream
 from studies.services.imports import ImportFailed, import_items
@@ -306,7 +306,10 @@ def test_each_annotator_sees_a_stable_order_of_their_own_and_never_a_system_name
         again = client.get(f"/api/assignments/{response.data['id']}/").data["item"]["outputs"]
         assert [o["key"] for o in again] == shown  # stable for this annotator
         index = {k: i for i, k in enumerate(item.prepared["keys"])}
-        assert [index[k] for k in shown] == display_order(item, user.id)
+        # The item's order (the judges'), or reversed: counterbalanced per annotator.
+        presentation = Assignment.objects.get(pk=response.data["id"]).presentation
+        expected = display_order(item)[:: -1 if presentation["reversed"] else 1]
+        assert [index[k] for k in shown] == expected == [index[k] for k in presentation["order"]]
         seen_orders.add(tuple(shown))
         page = Client()
         page.force_login(user)
@@ -429,7 +432,7 @@ def test_the_export_reattaches_systems_one_row_per_criterion_and_system_and_feed
     for user, plan in plans.items():
         while (assignment := services.assignment_next(project=project, annotator=user)) is not None:
             item = assignment.item
-            shown = [item.prepared["keys"][i] for i in display_order(item, user.id)]
+            shown = assignment.presentation["order"]
             services.annotation_submit(
                 assignment=assignment, answer=ranks_for(item, plan, order=shown)
             )
@@ -494,7 +497,7 @@ def test_annotators_who_gave_the_same_ranks_in_different_orders_are_not_a_disput
         user = annotator_in(project)
         assignment = services.assignment_next(project=project, annotator=user)
         item = assignment.item
-        shown = [item.prepared["keys"][i] for i in display_order(item, user.id)]
+        shown = assignment.presentation["order"]
         shown = shown if shown not in orders else list(reversed(shown))
         orders.append(shown)
         services.annotation_submit(assignment=assignment, answer=ranks_for(item, plan, order=shown))

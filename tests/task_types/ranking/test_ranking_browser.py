@@ -32,19 +32,21 @@ CRITERIA = [
 
 
 def setup_project():
-    """A project whose seed makes this annotator's order of the first item differ from the
-    payload (system) order, so the test shows the mapping survives a real shuffle."""
+    """A project whose seed makes the first item's order (and its reverse, which the annotator
+    may be shown instead) differ from the payload (system) order, so the test shows the mapping
+    survives a real shuffle."""
     records = [json.loads(line) for line in EXPLANATIONS.read_text().splitlines()[:2]]
     researcher = factories.UserFactory()
     annotator = factories.UserFactory()
     seed = next(
         s
         for s in range(100)
+        # The item's order (reversed for half of an annotator's items): neither way round
+        # the payload order.
         if display_order(
-            SimpleNamespace(prepared={"keys": [1, 2, 3], "order_seed": f"{s}:{records[0]['id']}"}),
-            annotator.id,
+            SimpleNamespace(prepared={"keys": [1, 2, 3], "order_seed": f"{s}:{records[0]['id']}"})
         )
-        not in ([0, 1, 2],)
+        not in ([0, 1, 2], [2, 1, 0])
     )
     project = factories.ProjectFactory(
         task_type="ranking",

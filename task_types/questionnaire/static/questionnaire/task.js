@@ -3,12 +3,13 @@
  * Keys: ArrowUp / ArrowDown move between questions; digits 1–9, 0 choose an option or a Likert
  * point (single choice and Likert then move on; multiple choice toggles); ArrowLeft / ArrowRight
  * move a slider by its step (Shift: by 10), Home / End to 0 / 100; a / t / b (or 1 / 2 / 3) give
- * a pairwise preference; moving to a free-text question puts the cursor in its box, Esc leaves it.
+ * a pairwise preference (1 / 2 / 3 in the order shown: an assignment may show the pair's second
+ * field first, its presentation); moving to a free-text question puts the cursor in its box, Esc leaves it.
  * All dataset text goes through textContent (Markdown through markdown.js, which does too). */
 (function () {
   "use strict";
 
-  let questions, fields, values, current, notify;
+  let questions, fields, values, current, notify, firstShown = {};
 
   const el = (id) => document.getElementById(id);
 
@@ -33,6 +34,9 @@
       const out = [{ value: -1, label: q.labels[0], key: "a" }];
       if (q.allow_tie) out.push({ value: 0, label: q.labels[1], key: "t" });
       out.push({ value: 1, label: q.labels[2], key: "b" });
+      // Counterbalanced: when the second field is shown first, so is its choice (1 / 2 / 3
+      // follow the page; a / t / b stay with their labels).
+      if (firstShown[q.id] === q.fields[1]) out.reverse();
       return out;
     }
     return [];
@@ -74,8 +78,12 @@
     // without one, every field after the first does.
     const pairwise = questions.find((q) => q.kind === "pairwise");
     const paired = pairwise ? pairwise.fields : fields.slice(1).map((f) => f.name);
+    // The fields in this assignment's order (a pairwise question's two fields may trade places).
+    const byName = new Map(fields.map((f) => [f.name, f]));
+    const order = (item.order || []).filter((name) => byName.has(name));
+    const shown = order.length === fields.length ? order.map((name) => byName.get(name)) : fields;
     let row = null;
-    for (const f of fields) {
+    for (const f of shown) {
       const node = renderField(f, (item.fields || {})[f.name] || "");
       if (layout === "side_by_side" && paired.includes(f.name)) {
         if (!row) { row = make("div", "qn-pair"); root.appendChild(row); }
@@ -229,6 +237,7 @@
       questions = config.questions || [];
       fields = config.fields || [];
       notify = onChange;
+      firstShown = (data && data.first_shown) || {};
       current = 0;
       values = {};
       for (const q of questions) {
