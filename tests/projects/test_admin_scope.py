@@ -56,7 +56,13 @@ def build(project: Project, researcher) -> dict:
         judge=judge, project=project, prompt_version="v1", status=JudgeRun.Status.RUNNING
     )
     result = JudgeResult.objects.create(
-        item=regular, judge=judge, prompt_version="v1", run=run, status="ok", answer=ANSWER
+        item=regular,
+        judge=judge,
+        prompt_version="v1",
+        run=run,
+        produced_by=run,
+        status="ok",
+        answer=ANSWER,
     )
     return {
         Project: project,
