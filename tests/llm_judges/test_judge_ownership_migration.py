@@ -67,7 +67,12 @@ def test_shared_judges_become_each_projects_own_with_their_results():
         },
     )
     unused = Judge.objects.create(name="spare", kind="nli", model="/models/nli", parameters={})
-    builtin = Judge.objects.get(name="minilm-similarity")
+    # Created by migration 0002; a transactional test run before this one may have emptied the
+    # table, so it is made here as 0002 makes it when missing.
+    builtin, _ = Judge.objects.get_or_create(
+        name="minilm-similarity",
+        defaults={"kind": "embedding", "model": "all-MiniLM-L6-v2", "prompt_version": "v1"},
+    )
     for p in projects[:2]:
         StudyJudge.objects.create(project=p, judge=shared)
         run = JudgeRun.objects.create(
