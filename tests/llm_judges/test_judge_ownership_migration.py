@@ -32,8 +32,16 @@ def before():
     return [node for node in latest() if node[0] not in moved] + BEFORE
 
 
+@pytest.fixture
+def back_to_latest():
+    """Whatever happens in the test, the database ends at the latest migrations (a test that
+    stopped half-way would leave the tables of the old schema for the next tests)."""
+    yield
+    migrate(latest())
+
+
 @pytest.mark.django_db(transaction=True)
-def test_shared_judges_become_each_projects_own_with_their_results():
+def test_shared_judges_become_each_projects_own_with_their_results(back_to_latest):
     old = migrate(before())
     Project = old.get_model("projects", "Project")
     Item = old.get_model("annotation", "Item")
