@@ -17,11 +17,13 @@ def compose() -> dict:
     return yaml.safe_load((REPO / "docker-compose.yml").read_text())
 
 
-def test_compose_runs_a_proxy_postgres_redis_web_and_a_worker_each_with_a_health_check():
+def test_compose_runs_a_proxy_postgres_redis_web_a_worker_and_beat_each_with_a_health_check():
     services = compose()["services"]
-    assert set(services) == {"proxy", "postgres", "redis", "web", "worker"}
+    assert set(services) == {"proxy", "postgres", "redis", "web", "worker", "beat"}
     for name, service in services.items():
         assert "test" in service["healthcheck"], name
+    # Exactly one scheduler of the periodic tasks (lost judge runs, upload purges).
+    assert services["beat"]["command"][:4] == ["celery", "-A", "config", "beat"]
 
 
 def test_web_and_worker_wait_for_healthy_services_and_share_the_environment():
