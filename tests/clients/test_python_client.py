@@ -5,26 +5,22 @@ import json
 
 import pytest
 
+# concord-client is installed by make install (pip install -e clients/python): `make test`
+# always has it, so these tests never skip.
+from concord_client import (
+    AnnotationExport,
+    Concord,
+    ExportFormatError,
+    ImportFailedError,
+    InvalidRequest,
+    NotAuthenticated,
+    NotFound,
+)
+from concord_client.webhooks import InvalidSignature, verify
+
 from llm_judges import services as judges
 from tests import factories
-from tests.conftest import REQUIRE_SERVICES
 from webhooks import signing
-
-try:  # installed by make install (pip install -e clients/python)
-    from concord_client import (
-        AnnotationExport,
-        Concord,
-        ExportFormatError,
-        ImportFailedError,
-        InvalidRequest,
-        NotAuthenticated,
-        NotFound,
-    )
-    from concord_client.webhooks import InvalidSignature, verify
-except ImportError:  # a machine that has not run make install since; CI must run these
-    if REQUIRE_SERVICES:
-        raise
-    pytest.skip("needs concord-client (make install)", allow_module_level=True)
 
 ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
 
