@@ -100,6 +100,36 @@ def payload(n: int, rng: random.Random, *, count_first: bool = False) -> dict:
     }
 
 
+def bulk_items(
+    *, project, templates: list, count: int, prefix: str, per_item: int = PER_ITEM
+) -> list[int]:
+    """``count`` items made from prepared ``templates`` in turn (ids ``<prefix>-<n>``), each
+    counting ``per_item`` assignments already; bulk-created 5,000 at a time."""
+    from annotation.models import Item
+
+    item_ids: list[int] = []
+    batch = []
+    for n in range(count):
+        template = templates[n % len(templates)]
+        batch.append(
+            Item(
+                project=project,
+                external_id=f"{prefix}-{n}",
+                payload={**template.payload, "id": f"{prefix}-{n}"},
+                prepared=template.prepared,
+                gold=template.gold,
+                group=template.group,
+                kind=template.kind,
+                position=n + 1,
+                assigned_count=per_item,
+            )
+        )
+        if len(batch) == 5000 or n == count - 1:
+            item_ids += [i.pk for i in Item.objects.bulk_create(batch)]
+            batch = []
+    return item_ids
+
+
 def build(
     *,
     answers: int,
@@ -129,7 +159,7 @@ def build(
     from django.db import connection, transaction
 
     from annotation import task_types
-    from annotation.models import Adjudication, Annotation, Assignment, Item
+    from annotation.models import Adjudication, Annotation, Assignment
     from llm_judges.models import Judge, PreselectionShown
     from projects.models import Membership, Project
 
@@ -172,25 +202,9 @@ def build(
         for n in range(200):  # prepared once each, then reused under new ids
             record = task_type.validate_payload(payload(n, rng, count_first=count_first))
             templates.append(task_type.prepare(dict(record), config=config)[0])
-        item_ids: list[int] = []
-        batch = []
-        for n in range(items_count):
-            template = templates[n % len(templates)]
-            batch.append(
-                Item(
-                    project=project,
-                    external_id=f"synthetic-{n}",
-                    payload={**template.payload, "id": f"synthetic-{n}"},
-                    prepared=template.prepared,
-                    gold=template.gold,
-                    group=template.group,
-                    position=n + 1,
-                    assigned_count=PER_ITEM,
-                )
-            )
-            if len(batch) == 5000 or n == items_count - 1:
-                item_ids += [i.pk for i in Item.objects.bulk_create(batch)]
-                batch = []
+        item_ids = bulk_items(
+            project=project, templates=templates, count=items_count, prefix="synthetic"
+        )
         widths = [len(t.prepared.get("sentences", [])) or 4 for t in templates]
         base = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
         sequence = [0] * ANNOTATORS

@@ -112,7 +112,7 @@ def build(slug: str, answers: int) -> int:
     from django.db import connection, transaction
 
     from annotation import task_types
-    from annotation.models import Annotation, Assignment, Item
+    from annotation.models import Annotation, Assignment
     from projects.models import Membership, Project
 
     project_slug = f"bench-export-{slug.replace('_', '-')}-{answers}"
@@ -152,25 +152,13 @@ def build(slug: str, answers: int) -> int:
                 raise SystemExit(f"{slug}: benchmark answer refused: {serializer.errors}")
             checked.append(json.loads(json.dumps(serializer.validated_data)))
         items_count = answers // PER_ITEM
-        item_ids: list[int] = []
-        batch = []
-        for n in range(items_count):
-            batch.append(
-                Item(
-                    project=project,
-                    external_id=f"{slug}-{n}",
-                    payload={**template.payload, "id": f"{slug}-{n}"},
-                    prepared=template.prepared,
-                    gold=template.gold,
-                    group=template.group,
-                    kind=template.kind,
-                    position=n + 1,
-                    assigned_count=PER_ITEM,
-                )
-            )
-            if len(batch) == 5000 or n == items_count - 1:
-                item_ids += [i.pk for i in Item.objects.bulk_create(batch)]
-                batch = []
+        item_ids = answered_project.bulk_items(
+            project=project,
+            templates=[template],
+            count=items_count,
+            prefix=slug,
+            per_item=PER_ITEM,
+        )
         base = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
         sequence = [0] * ANNOTATORS
         assignments: list = []

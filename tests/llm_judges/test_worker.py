@@ -20,27 +20,16 @@ from tests import factories
 from tests.conftest import require
 from tests.llm_judges.conftest import API_KEY, API_KEY_ENV, make_llm_judge
 from tests.llm_judges.stub_llm import Reply, claim_of
-from tests.llm_judges.worker import CeleryWorker, database_url
+from tests.llm_judges.worker import CeleryWorker, database_url, redis_reachable, wait_for
 
 VISIBILITY_TIMEOUT = 2
-
-
-def _redis_reachable() -> bool:
-    if not settings.REDIS_URL:
-        return False
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2).ping())
-    except redis.RedisError:
-        return False
 
 
 @pytest.fixture
 def broker(transactional_db, settings):
     """A real broker, a queue of our own, and the test process enqueueing to it."""
     require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
-    require(_redis_reachable(), "needs Redis (set REDIS_URL)")
+    require(redis_reachable(), "needs Redis (set REDIS_URL)")
     queue = f"judges-test-{uuid.uuid4().hex[:8]}"
     settings.CONCORD_JUDGE_QUEUE = queue
     celery_app.conf.task_always_eager = False  # the autouse fixture restores it
@@ -62,17 +51,6 @@ def start_worker(queue: str, **kwargs) -> CeleryWorker:
     )
     worker.wait_ready()
     return worker
-
-
-def wait_for(condition, *, timeout: float, what: str, worker: CeleryWorker | None = None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)  # sleep-ok: polls what a worker process has written
-    log = f"\nworker log:\n{worker.log()}" if worker else ""
-    raise AssertionError(f"timed out waiting for {what}{log}")
 
 
 def run_status(run) -> str:

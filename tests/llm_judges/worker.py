@@ -94,3 +94,32 @@ class CeleryWorker:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+def redis_reachable() -> bool:
+    """Whether the broker of the settings (REDIS_URL) answers: the real-worker tests need it."""
+    from django.conf import settings
+
+    if not settings.REDIS_URL:
+        return False
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2).ping())
+    except redis.RedisError:
+        return False
+
+
+def wait_for(condition, *, timeout: float, what: str, worker: CeleryWorker | None = None):
+    """Poll ``condition()`` until it is true (returned) or ``timeout`` seconds pass (an
+    AssertionError naming ``what``, with the worker's log)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)  # sleep-ok: polls what a worker process has written
+    log = f"\nworker log:\n{worker.log()}" if worker else ""
+    raise AssertionError(f"timed out waiting for {what}{log}")

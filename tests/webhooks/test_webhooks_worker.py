@@ -7,7 +7,6 @@ Needs PostgreSQL (DATABASE_URL) and Redis (REDIS_URL): skipped on a bare laptop,
 import hashlib
 import hmac
 import json
-import time
 import uuid
 
 import pytest
@@ -17,28 +16,17 @@ from django.db import connection
 from config.celery import app as celery_app
 from tests import factories
 from tests.conftest import client_for, require
-from tests.llm_judges.worker import CeleryWorker, database_url
+from tests.llm_judges.worker import CeleryWorker, database_url, redis_reachable, wait_for
 from webhooks import services
 from webhooks.models import Delivery
 
 ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
 
 
-def _redis_reachable() -> bool:
-    if not settings.REDIS_URL:
-        return False
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2).ping())
-    except redis.RedisError:
-        return False
-
-
 @pytest.fixture
 def queue(transactional_db, settings):
     require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
-    require(_redis_reachable(), "needs Redis (set REDIS_URL)")
+    require(redis_reachable(), "needs Redis (set REDIS_URL)")
     name = f"webhooks-test-{uuid.uuid4().hex[:8]}"
     settings.CONCORD_WEBHOOK_QUEUE = name
     settings.CONCORD_WEBHOOK_PRIVATE_HOSTS = ["127.0.0.1"]
@@ -68,17 +56,6 @@ def worker(queue):
     process.wait_ready()
     yield process
     process.stop()
-
-
-def wait_for(condition, *, timeout: float, what: str, worker=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)  # sleep-ok: polling another process (the worker) until it has delivered
-    log = f"\nworker log:\n{worker.log()}" if worker else ""
-    raise AssertionError(f"timed out waiting for {what}{log}")
 
 
 @pytest.fixture
