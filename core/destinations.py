@@ -1,7 +1,7 @@
 """Where the server may call out to: the addresses an outbound URL's host resolves to.
 
 Two kinds of outbound calls take an address someone chose: a judge's model endpoint (staff's,
-``llm_judges.backends.destinations``) and a project's webhook (a researcher's, ``webhooks``).
+``llm_judges.backends.llm``) and a project's webhook (a researcher's, ``webhooks``).
 Neither may reach loopback, private, link-local (cloud metadata at 169.254.169.254), shared,
 multicast, reserved or unspecified addresses unless staff allowed it (an endpoint's "allow
 private network"; for webhooks, the hosts listed in ``CONCORD_WEBHOOK_PRIVATE_HOSTS``). The check

@@ -170,6 +170,7 @@ def _moment(row: dict, key: str, where: str) -> datetime | None:
 class _Loaded:
     project: Project
     items: dict[str, Item] = field(default_factory=dict)
+    items_by_pk: dict[int, Item] = field(default_factory=dict)
     accounts: dict[str, Any] = field(default_factory=dict)
     judges: dict[str, Judge] = field(default_factory=dict)
 
@@ -247,6 +248,7 @@ def _items(loaded: _Loaded, path: Path) -> None:
         loaded.items[external_id] = item
         rows.append(item)
     Item.objects.bulk_create(rows, batch_size=1000)
+    loaded.items_by_pk = {item.pk: item for item in rows}
 
 
 def _item(loaded: _Loaded, row: dict, where: str) -> Item:
@@ -300,23 +302,20 @@ def _annotators(loaded: _Loaded, path: Path) -> None:
 
 
 def _annotations(loaded: _Loaded, path: Path) -> None:
-    """Submitted assignments and their annotations; an answer of a removed member is kept under
-    an account of its own (not a member)."""
+    """Submitted assignments and their annotations, written in bulk once every row is checked;
+    an answer of a removed member is kept under an account of its own (not a member)."""
     now = timezone.now()
     counts: Counter[int] = Counter()
     seen: set[tuple[int, str]] = set()
+    rows = []
     for sequence, (where, row) in enumerate(_rows(path), start=1):
         item = _item(loaded, row, where)
         account = _account(loaded, row.get("annotator"), where)
         if (item.pk, row["annotator"]) in seen:
             raise BundleRefused(f"{where}: a second answer of {row['annotator']} to this item.")
         seen.add((item.pk, row["annotator"]))
-        answer = _object(row, "answer", where)
-        version = _count(row, "version", where, minimum=1, optional=False)
-        time_spent = _count(row, "time_spent_ms", where)
-        settings_version = _count(row, "settings_version", where, minimum=1)
         presentation = _object(row, "presentation", where, optional=True) or {}
-        assignment = Assignment.objects.create(
+        assignment = Assignment(
             project=loaded.project,
             item=item,
             annotator=account,
@@ -327,20 +326,26 @@ def _annotations(loaded: _Loaded, path: Path) -> None:
             sequence=_count(row, "sequence", where, minimum=1) or sequence,
             presentation=presentation,
         )
-        Annotation.objects.create(
-            assignment=assignment,
+        annotation = Annotation(
             item=item,
             annotator=account,
-            answer=answer,
-            version=version,
-            time_spent_ms=time_spent,
+            answer=_object(row, "answer", where),
+            version=_count(row, "version", where, minimum=1, optional=False),
+            time_spent_ms=_count(row, "time_spent_ms", where),
             presentation=presentation,
-            settings_version=settings_version,
+            settings_version=_count(row, "settings_version", where, minimum=1),
         )
+        rows.append((assignment, annotation))
         if item.kind == Item.Kind.REGULAR:
             counts[item.pk] += 1
-    for item_id, count in counts.items():
-        Item.objects.filter(id=item_id).update(assigned_count=count)
+    Assignment.objects.bulk_create([a for a, _ in rows], batch_size=2000)
+    for assignment, annotation in rows:
+        annotation.assignment = assignment
+    Annotation.objects.bulk_create([a for _, a in rows], batch_size=2000)
+    counted = [loaded.items_by_pk[pk] for pk in counts]
+    for item in counted:
+        item.assigned_count = counts[item.pk]
+    Item.objects.bulk_update(counted, ["assigned_count"], batch_size=1000)
 
 
 def _judge_prompt_versions(path: Path | None) -> dict[str, str]:

@@ -15,8 +15,8 @@ import socket
 import pytest
 from django.core.management import CommandError, call_command
 
+from core import destinations
 from llm_judges import services
-from llm_judges.backends import destinations
 from llm_judges.models import Judge, JudgeResult, ModelEndpoint
 from projects.models import Membership
 from studies.study_files import read_study_file, study_export

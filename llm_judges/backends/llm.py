@@ -40,7 +40,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from llm_judges.backends.destinations import REFUSED as REFUSED_DESTINATION
+from core.destinations import REFUSED as REFUSED_DESTINATION
 from llm_judges.backends.errors import ConfigError
 
 TRANSIENT = "transient"
@@ -270,7 +270,7 @@ class LLMBackend:
     ) -> None:
         import openai
 
-        from llm_judges.backends.destinations import checked_http_client, url_check
+        from core.destinations import DestinationRefused, checked_http_client, url_check
 
         api_key = "not-needed"  # local servers (vLLM, Ollama) accept anything
         if api_key_env:
@@ -287,9 +287,12 @@ class LLMBackend:
         self.structured_output = structured_output
         self.seed = seed
         self.top_p = top_p  # sent only when set (a prompt template's parameters)
-        # Only where the endpoint may reach (llm_judges.backends.destinations): checked now, so a
-        # refused host fails the run at once, and again on every connection the client opens.
-        url_check(base_url, allow_private=allow_private_network)
+        # Only where the endpoint may reach (core.destinations): checked now, so a refused host
+        # fails the run at once (a ConfigError), and again on every connection the client opens.
+        try:
+            url_check(base_url, allow_private=allow_private_network)
+        except DestinationRefused as exc:
+            raise ConfigError(str(exc)) from None
         self.client = openai.OpenAI(
             base_url=base_url,
             api_key=api_key,
