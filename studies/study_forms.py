@@ -25,7 +25,7 @@ from studies.study_files import config_json_schema, crowd_json_schema, error_pat
 
 CONFIG, CROWD = "config", "crowd"
 # The top-level keys of a study file that the form edits, with their form field.
-OWN_KEYS = ("slug", "name", "status", "annotators_per_item", "guidelines")
+OWN_KEYS = ("name", "slug", "status", "annotators_per_item", "guidelines")
 
 
 def newline_normalised(text: str) -> str:

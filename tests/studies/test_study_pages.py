@@ -178,3 +178,14 @@ def test_previewing_the_guidelines_saves_nothing(creator):
     assert response.status_code == 200 and "<strong>Bold</strong>" in page
     assert "<script>alert(1)</script>" not in page
     assert not Project.objects.filter(slug="s-study").exists()
+
+
+def test_enter_in_a_field_saves_rather_than_previews(creator):
+    """The form's first submit button is the form's default (what Enter presses): save."""
+    import re
+
+    _, client = creator
+    page = client.get("/p/new/stance/").content.decode()
+    form = page[page.index('<form method="post" class="study-form"') :]
+    first = re.search(r"<button[^>]*type=\"submit\"[^>]*>", form).group(0)
+    assert 'value="save"' in first
