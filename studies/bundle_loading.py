@@ -40,7 +40,7 @@ from llm_judges.models import Judge, JudgeResult
 from llm_judges.parameters import clean_model, clean_parameters
 from projects.models import Membership, Project, ProjectSettingsVersion
 from studies.services.external_annotations import annotated_at
-from studies.study_files import JudgeEntrySerializer, study_apply
+from studies.study_files import JudgeEntrySerializer, error_paths, study_apply
 
 REQUIRED = ("study.json", "items.jsonl", "annotations.jsonl", "annotators.jsonl")
 OPTIONAL = ("judge_results.jsonl", "external_annotations.jsonl", "settings_versions.jsonl")
@@ -67,6 +67,11 @@ def _checked_files(directory: Path) -> dict[str, Path]:
     listed = manifest.get("files") if isinstance(manifest, dict) else None
     if not isinstance(listed, dict):
         raise BundleRefused("manifest.json: 'files' must map each file to its sha256.")
+    odd = sorted(
+        str(name) for name in listed if Path(str(name)).name != name or name in ("", ".", "..")
+    )
+    if odd:
+        raise BundleRefused(f"manifest.json: {odd[0]!r} is not a file of the bundle's folder.")
     files = {}
     for name in (*REQUIRED, *OPTIONAL):
         path = directory / name
@@ -222,6 +227,7 @@ def _first(detail: Any) -> str:
 
 def _items(loaded: _Loaded, path: Path) -> None:
     task_type = task_types.get(loaded.project.task_type)
+    config = task_type.validate_config(loaded.project.config)
     kinds = set(Item.Kind.values)
     rows = []
     for where, row in _rows(path):
@@ -232,9 +238,11 @@ def _items(loaded: _Loaded, path: Path) -> None:
             raise BundleRefused(f"{where}: kind must be one of {', '.join(sorted(kinds))}.")
         payload = _object(row, "payload", where)
         try:
-            task_type.validate_payload(payload)
+            validated = task_type.validate_payload(payload)
         except PayloadError as exc:
             raise BundleRefused(f"{where}: payload: {exc}") from None
+        gold = _object(row, "gold", where, optional=True)
+        _gold_check(task_type, config, validated, external_id, gold, where)
         item = Item(
             project=loaded.project,
             external_id=external_id,
@@ -243,12 +251,28 @@ def _items(loaded: _Loaded, path: Path) -> None:
             position=_count(row, "position", where, optional=False),
             payload=payload,
             prepared=_object(row, "prepared", where),
-            gold=_object(row, "gold", where, optional=True),
+            gold=gold,
         )
         loaded.items[external_id] = item
         rows.append(item)
     Item.objects.bulk_create(rows, batch_size=1000)
     loaded.items_by_pk = {item.pk: item for item in rows}
+
+
+def _gold_check(task_type, config, payload: dict, external_id: str, gold, where: str) -> None:
+    """An item's gold is what its payload gives (the task type derives it on import): a bundle
+    cannot bring gold of its own."""
+    try:
+        prepared = task_type.prepare(dict(payload), config=config)
+    except PayloadError as exc:
+        raise BundleRefused(f"{where}: payload: {exc}") from None
+    derived = next((p for p in prepared if p.external_id == external_id), None)
+    if derived is None:
+        raise BundleRefused(
+            f"{where}: external_id {external_id!r} is not an item its payload gives."
+        )
+    if json.loads(json.dumps(derived.gold)) != gold:
+        raise BundleRefused(f"{where}: gold is not what the item's payload gives.")
 
 
 def _item(loaded: _Loaded, row: dict, where: str) -> Item:
@@ -292,6 +316,11 @@ def _annotators(loaded: _Loaded, path: Path) -> None:
             raise BundleRefused(
                 f"{where}: qualification must be one of {', '.join(sorted(qualifications))}."
             )
+        if Membership.objects.filter(pseudonym=row.get("annotator")).exists():
+            raise BundleRefused(
+                f"{where}: the pseudonym {row.get('annotator')!r} is in use here already "
+                "(pseudonyms are unique across the instance)."
+            )
         Membership.objects.create(
             project=loaded.project,
             user=_account(loaded, row.get("annotator"), where),
@@ -303,7 +332,9 @@ def _annotators(loaded: _Loaded, path: Path) -> None:
 
 def _annotations(loaded: _Loaded, path: Path) -> None:
     """Submitted assignments and their annotations, written in bulk once every row is checked;
-    an answer of a removed member is kept under an account of its own (not a member)."""
+    an answer of a removed member is kept under an account of its own (not a member). Answers
+    are checked as a submitted answer is."""
+    task_type = task_types.get(loaded.project.task_type)
     now = timezone.now()
     counts: Counter[int] = Counter()
     seen: set[tuple[int, str]] = set()
@@ -326,10 +357,14 @@ def _annotations(loaded: _Loaded, path: Path) -> None:
             sequence=_count(row, "sequence", where, minimum=1) or sequence,
             presentation=presentation,
         )
+        answer = _object(row, "answer", where)
+        checked = task_type.answer_serializer(data=answer, context={"item": item})
+        if not checked.is_valid():
+            raise BundleRefused(f"{where}: {error_paths(checked.errors, 'answer')[0]}")
         annotation = Annotation(
             item=item,
             annotator=account,
-            answer=_object(row, "answer", where),
+            answer=answer,
             version=_count(row, "version", where, minimum=1, optional=False),
             time_spent_ms=_count(row, "time_spent_ms", where),
             presentation=presentation,

@@ -269,7 +269,7 @@ def bundle(tmp_path, db):
             assignment=assignment,
             item=item,
             annotator=annotator,
-            answer={"sentences": [0], "none": False},
+            answer={"sentences": [0], "none": False, "helpfulness": 50},
         )
     out = tmp_path / "bundle"
     call_command("bundle", project.slug, str(out))
@@ -351,6 +351,13 @@ def test_a_bundle_never_adds_answers_to_an_existing_account(bundle):
         ),
         ("annotations.jsonl", lambda rows: [{**rows[0], "version": 10**30}], "version"),
         ("annotations.jsonl", lambda rows: [{**rows[0], "item": "nope"}], "not in items"),
+        # Found by the outside probe: values an import or a submit would refuse.
+        ("annotations.jsonl", lambda rows: [{**rows[0], "answer": {"label": "banana"}}], "answer"),
+        (
+            "items.jsonl",
+            lambda rows: [{**rows[0], "gold": {"sentences": [99]}}, *rows[1:]],
+            "gold is not what the item's payload gives",
+        ),
     ],
 )
 def test_a_crafted_bundle_is_refused_naming_file_line_and_field(bundle, name, change, message):
@@ -373,6 +380,25 @@ def test_a_bundle_with_a_5000_digit_number_is_refused_naming_its_line(bundle):
     manifest["files"]["annotations.jsonl"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     (directory / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(CommandError, match="annotations.jsonl line 1"):
+        call_command("bundle_load", str(directory))
+
+
+def test_a_bundle_loads_back_only_under_pseudonyms_not_in_use(bundle):
+    """Pseudonyms are unique across the instance: a second load (another slug) is refused
+    naming the pseudonym, not with a database error."""
+    directory, slug, pseudonym = bundle
+    call_command("bundle_load", str(directory))
+    rewrite(directory, "study.json", lambda study: {**study, "slug": f"{slug}-again"})
+    with pytest.raises(CommandError, match=f"pseudonym {pseudonym!r} is in use"):
+        call_command("bundle_load", str(directory))
+
+
+def test_a_manifest_naming_a_file_outside_the_bundle_is_refused(bundle):
+    directory, _, _ = bundle
+    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest["files"]["../../etc/passwd"] = {"sha256": "0" * 64}
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(CommandError, match="not a file of the bundle's folder"):
         call_command("bundle_load", str(directory))
 
 
