@@ -39,6 +39,19 @@ class _PlainLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+    def construct_mapping(self, node, deep=False):  # type: ignore[override]
+        """A key given twice is refused (the last one would win without a word)."""
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) or key is None:
+                if key in seen:
+                    raise UnsafeYAML(
+                        f"line {key_node.start_mark.line + 1}: the key {key!r} is given twice"
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
 
 def _size_check(text: str) -> None:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
@@ -60,6 +73,8 @@ def yaml_load(text: str) -> Any:
         return yaml.load(text, Loader=_PlainLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise _not_valid(exc) from None
+    except ValueError as exc:  # an integer of thousands of digits
+        raise UnsafeYAML(f"a number cannot be read ({_first_words(exc)})") from None
 
 
 def yaml_load_all(text: str) -> list[Any]:
@@ -69,6 +84,13 @@ def yaml_load_all(text: str) -> list[Any]:
         return list(yaml.load_all(text, Loader=_PlainLoader))  # noqa: S506
     except yaml.YAMLError as exc:
         raise _not_valid(exc) from None
+    except ValueError as exc:  # an integer of thousands of digits
+        raise UnsafeYAML(f"a number cannot be read ({_first_words(exc)})") from None
+
+
+def _first_words(exc: Exception) -> str:
+    """Python's message without its advice to raise the limit ("use sys.set_int_max_str…")."""
+    return str(exc).split(";")[0]
 
 
 class _PlainDumper(yaml.SafeDumper):

@@ -45,6 +45,8 @@ from rest_framework import serializers
 from annotation import task_types
 from annotation.models import Annotation, ExternalAnnotation
 from core.errors import Refusal
+from core.json_safety import UnsafeJSON
+from core.json_safety import loads as json_loads
 from core.serializers import KnownKeysOnly
 from core.yaml_safety import UnsafeYAML, yaml_dump, yaml_load
 from llm_judges.models import Judge, JudgeRun, ModelEndpoint, PromptTemplate
@@ -357,12 +359,15 @@ def read_study_file(path: Path) -> dict:
             raise Refusal(f"{path.name}: {exc}", field="file") from None
     else:
         try:
-            data = json.loads(text)
+            data = json_loads(text)  # bounded depth, no 5,000-digit numbers (core.json_safety)
         except json.JSONDecodeError as exc:
             raise Refusal(
                 f"{path.name} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}",
                 field="file",
             ) from None
+        except UnsafeJSON as exc:
+            where = f" at {exc.field}" if exc.field else ""
+            raise Refusal(f"{path.name}{where}: {exc.message}", field="file") from None
     if not isinstance(data, dict):
         raise Refusal(f"{path.name} must hold one object (a mapping of keys).", field="file")
     if "guidelines_file" in data:

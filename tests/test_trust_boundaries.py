@@ -505,3 +505,32 @@ def test_a_keyed_endpoints_key_goes_only_to_its_own_url(
     assert receiver.requests == []
     assert JudgeResult.objects.filter(judge=keyed).count() == 3
     assert API_KEY_ENV == keyed.endpoint.api_key_env
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "big.yaml",
+            "slug: s\nannotators_per_item: " + "9" * 5000 + "\n",
+            "a number cannot be read",
+        ),
+        (
+            "big.json",
+            '{"slug": "s", "annotators_per_item": ' + "9" * 5000 + "}",
+            "annotators_per_item",
+        ),
+        ("deep.json", '{"config": ' + "[" * 5000 + "]" * 5000 + "}", "nested"),
+        ("twice.yaml", "slug: s\nannotators_per_item: 3\nannotators_per_item: 1\n", "given twice"),
+    ],
+)
+def test_a_crafted_study_file_is_refused_with_a_message_not_a_traceback(
+    tmp_path, db, name, text, message
+):
+    """Found by the outside probe: these gave ValueError / RecursionError tracebacks, or (a key
+    given twice) applied the last value without a word."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(CommandError, match=message) as refused:
+        call_command("study", "apply", str(path), "--dry-run")
+    assert "sys.set_int_max_str_digits" not in str(refused.value)
