@@ -32,7 +32,7 @@ from studies.serializers import (
 from studies.services.exports import CODERS, FORMATS, export_download, export_options
 from studies.services.external_annotations import import_annotations_upload, import_summary
 from studies.services.import_jobs import import_job_create, import_job_view
-from studies.services.imports import ImportFailed, available_formats
+from studies.services.imports import DETECT, ImportFailed, available_formats
 from studies.study_files import study_apply, study_export
 
 
@@ -128,7 +128,7 @@ class ImportView(APIView):
         body = ImportSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         fmt = body.validated_data["format"]
-        formats = available_formats(task_type=task_types.get(self.project.task_type))
+        formats = [DETECT, *available_formats(task_type=task_types.get(self.project.task_type))]
         if fmt not in formats:
             raise ImportFailed(
                 f"Unknown format {fmt!r}; choose one of {', '.join(formats)}.", field="format"

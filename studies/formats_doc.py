@@ -34,6 +34,13 @@ def formats_markdown() -> str:
         "hand. Every format below has an example file, offered next to the import form on the",
         "project page (`/formats/<task type>/<format>/`), and a test imports each one.",
         "",
+        "The import form, the API and `manage.py import_items` detect the format by default:",
+        "each format below tries to read a first record from the file's first 4 MiB that the",
+        "task type accepts, the task type's own formats first, and the first that can is used",
+        "(the import's result says which). A format that is one JSON document is detected only",
+        "in a file under 4 MiB. A file that the chosen format cannot read, or that holds no",
+        "records, is refused, naming the format it looks like.",
+        "",
     ]
     for task_type in task_types.all_task_types():
         lines += [f"## {task_type.name} (`{task_type.slug}`)", "", task_type.description, ""]

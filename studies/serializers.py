@@ -35,7 +35,11 @@ class ItemSerializer(serializers.ModelSerializer):
 
 class ImportSerializer(serializers.Serializer):
     file = serializers.FileField()
-    format = serializers.CharField()
+    format = serializers.CharField(
+        default="detect",
+        help_text="jsonl, csv, a format of the task type, or detect (the default): the format "
+        "whose reader takes a first record from the file's beginning.",
+    )
     update = serializers.BooleanField(default=False)
     mapping = serializers.FileField(
         required=False, help_text="Mapping file for formats that need one."

@@ -368,6 +368,7 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
     else:
         job.status, job.message = ImportJob.Status.DONE, report.summary()
         job.report = {
+            "format": report.fmt,  # the format detected, where the job's is "detect"
             "records": report.records,
             "created": report.created,
             "updated": report.updated,

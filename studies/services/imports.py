@@ -33,11 +33,19 @@ from core.errors import Refusal, first_error
 from core.heap import older_objects_set_aside
 from llm_judges.models import JudgeResult
 from projects.models import Project
+from studies.services.format_detection import (
+    Detection,
+    Reader,
+    formats_matching,
+    looks_like,
+    sample_of,
+)
 
 CHUNK_SIZE = 1000
 # Long explanations or evidence lists fit in one CSV cell (the csv module's default is 128 KiB).
 csv.field_size_limit(64 * 1024 * 1024)
 GENERIC_FORMATS = ("jsonl", "csv")
+DETECT = "detect"  # the import form's default: the format is judged from the file's beginning
 
 
 class ImportFailed(Refusal):
@@ -55,9 +63,13 @@ class ImportReport:
     skip_reason: str = "nothing to annotate"  # the task type's ``skip_reason``
     # What the researcher should know about how items were made: note -> record locations.
     notes: dict[str, list[str]] = field(default_factory=dict)
+    fmt: str = ""  # the format the file was read in
+    detected: bool = False  # whether that format was detected rather than chosen
 
     def summary(self) -> str:
         text = f"{self.records} records read, {self.created} items created, {self.updated} updated"
+        if self.detected:
+            text = f"Read as {self.fmt} (detected): {text}"
         if self.skipped:
             text += f", {len(self.skipped)} skipped ({self.skip_reason}: {_first(self.skipped)})"
         for note, locations in self.notes.items():
@@ -74,6 +86,12 @@ def available_formats(*, task_type: TaskType) -> list[str]:
     return [*GENERIC_FORMATS, *task_type.readers]
 
 
+def _detectable_readers(task_type: TaskType) -> dict[str, Reader]:
+    """The readers detection tries, the task type's own formats first (they are the more
+    specific: a Transparent-FCExp file is also one JSON object, a ReproHum CSV also a CSV)."""
+    return {fmt: _reader_for(task_type, fmt) for fmt in [*task_type.readers, *GENERIC_FORMATS]}
+
+
 def formats_taking(*, task_type: TaskType, option: str) -> list[str]:
     """The task type's import formats whose reader takes ``option`` (e.g. a ``mapping`` file)."""
     return [
@@ -83,7 +101,7 @@ def formats_taking(*, task_type: TaskType, option: str) -> list[str]:
     ]
 
 
-def _csv_reader(task_type: TaskType) -> Callable[[IO[str]], Iterator[tuple[str, dict]]]:
+def _csv_reader(task_type: TaskType) -> Reader:
     def read(stream: IO[str]) -> Iterator[tuple[str, dict]]:
         reader = csv.DictReader(stream, strict=True)  # bad quoting is an error, not merged rows
         rows = iter(reader)
@@ -112,9 +130,7 @@ def _csv_reader(task_type: TaskType) -> Callable[[IO[str]], Iterator[tuple[str, 
     return read
 
 
-def _reader_for(
-    task_type: TaskType, fmt: str, options: Mapping[str, Any] | None = None
-) -> Callable[[IO[str]], Iterator[tuple[str, dict]]]:
+def _reader_for(task_type: TaskType, fmt: str, options: Mapping[str, Any] | None = None) -> Reader:
     if fmt == "jsonl":
         reader = jsonl_records
     elif fmt == "csv":
@@ -261,43 +277,98 @@ def import_items(
         ) from None
     if isinstance(stream.read(0), bytes):
         stream = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
-    reader = _reader_for(task_type, fmt, options)
-    report = ImportReport(skip_reason=task_type.skip_reason)
-    seen: set[str] = set()
     try:
-        # The collector's full passes walk only the import's own objects (core.heap).
-        with older_objects_set_aside(), transaction.atomic(), _BackgroundCopy() as copier:
-            _take_turn(project)
-            last = Item.objects.filter(project=project).aggregate(p=Max("position"))["p"]
-            writer = _ChunkWriter(
-                project=project,
-                seen=seen,
-                position=(last or 0) + 1,
-                update=update,
-                report=report,
-                had_items=last is not None,
-                copier=copier,
-            )
-            records = _prepared_records(reader(stream), task_type, config, report)
-            for chunk in _chunks(records, CHUNK_SIZE):
-                writer.write(chunk)
-                # With DEBUG on, Django keeps every SQL statement of the request or task; the bulk
-                # inserts of a large file would pile up there (memory must stay flat).
-                reset_queries()
-                if progress:
-                    progress(report)
-    except PayloadError as exc:
-        raise ImportFailed(f"Nothing imported. {exc}") from None
+        sample, complete, stream = sample_of(stream=stream)
     except UnicodeDecodeError as exc:
+        raise _not_utf8(exc) from None
+    # The formats whose reader takes a first record from the file's beginning (asked only when
+    # the format is to be detected, or to name the likely one when the chosen one reads nothing).
+    matching = functools.cache(
+        lambda: formats_matching(
+            task_type=task_type, readers=_detectable_readers(task_type), sample=sample
+        )
+    )
+    report = ImportReport(skip_reason=task_type.skip_reason, fmt=fmt)
+    if fmt == DETECT:
+        report.fmt, report.detected = _detected(task_type, matching(), complete), True
+    reader = _reader_for(task_type, report.fmt, options)
+    try:
+        _import_records(project, task_type, config, reader(stream), update, report, progress)
+    except PayloadError as exc:
+        read_as = f"Read as {report.fmt} (detected): " if report.detected else ""
+        first_record = report.records <= 1
+        hint = looks_like(formats=matching().valid, chosen=report.fmt) if first_record else ""
+        raise ImportFailed(f"Nothing imported. {read_as}{exc}{hint}") from None
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(exc) from None
+    if not report.records:
+        empty = " (it is empty)" if not sample.strip() else ""
         raise ImportFailed(
-            f"Nothing imported. The file is not UTF-8 text ({exc.reason})."
-        ) from None
+            f"Nothing imported. The file holds no records in the {report.fmt} format{empty}."
+            + looks_like(formats=matching().valid, chosen=report.fmt)
+        )
     # Fresh planner statistics for the free-item lookup after a bulk import (PostgreSQL only).
     # An import writes items only: the assignment and answer tables keep their statistics.
     annotation_services.statistics_refresh(
         rows=report.created + report.updated, model_classes=(Item,)
     )
     return report
+
+
+def _import_records(
+    project: Project,
+    task_type: TaskType,
+    config: dict,
+    records: Iterable[tuple[str, dict]],
+    update: bool,
+    report: ImportReport,
+    progress: Callable[[ImportReport], None] | None,
+) -> None:
+    """Validate, prepare and write the records, all in one transaction (nothing is written if
+    one of them is refused)."""
+    seen: set[str] = set()
+    # The collector's full passes walk only the import's own objects (core.heap).
+    with older_objects_set_aside(), transaction.atomic(), _BackgroundCopy() as copier:
+        _take_turn(project)
+        last = Item.objects.filter(project=project).aggregate(p=Max("position"))["p"]
+        writer = _ChunkWriter(
+            project=project,
+            seen=seen,
+            position=(last or 0) + 1,
+            update=update,
+            report=report,
+            had_items=last is not None,
+            copier=copier,
+        )
+        for chunk in _chunks(_prepared_records(records, task_type, config, report), CHUNK_SIZE):
+            writer.write(chunk)
+            # With DEBUG on, Django keeps every SQL statement of the request or task; the bulk
+            # inserts of a large file would pile up there (memory must stay flat).
+            reset_queries()
+            if progress:
+                progress(report)
+
+
+def _detected(task_type: TaskType, detection: Detection, complete: bool) -> str:
+    """The first format whose first record the task type accepts; else the first that reads a
+    record at all, so that the import names the line and field at fault in it."""
+    if detection.valid or detection.readable:
+        return (detection.valid or detection.readable)[0]
+    formats = ", ".join(available_formats(task_type=task_type))
+    unsure = (
+        ""
+        if complete
+        else " A format that is one JSON document is only detected in files under 4 MiB."
+    )
+    raise ImportFailed(
+        f"Nothing imported. None of the formats of {task_type.name} ({formats}) reads a "
+        f"first record from this file.{unsure} Choose the format to see what is wrong in it.",
+        field="format",
+    )
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> ImportFailed:
+    return ImportFailed(f"Nothing imported. The file is not UTF-8 text ({exc.reason}).")
 
 
 # The first key of the transaction-level advisory lock that imports into one project take.

@@ -14,7 +14,11 @@ class Command(BaseCommand):
         parser.add_argument("file")
         parser.add_argument("--project", required=True, help="Project slug")
         parser.add_argument(
-            "--format", required=True, dest="fmt", help="jsonl, csv or a task-specific format"
+            "--format",
+            default="detect",
+            dest="fmt",
+            help="jsonl, csv, a task-specific format, or detect (the default): judged from the "
+            "file's beginning",
         )
         parser.add_argument(
             "--update", action="store_true", help="Replace items whose external id exists"

@@ -262,7 +262,7 @@ class Concord:
         slug: str,
         file: FileLike,
         *,
-        format: str = "jsonl",
+        format: str = "detect",
         update: bool = False,
         wait: bool = True,
         on_progress: Progress | None = None,
