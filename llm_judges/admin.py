@@ -157,7 +157,13 @@ class PreviewForm(forms.Form):
 
 @admin.register(PromptTemplate)
 class PromptTemplateAdmin(admin.ModelAdmin):
-    """Prompts as data. Saving an edit of a record a run used makes the next version."""
+    """Prompts as data. Saving an edit of a record a run used makes the next version.
+
+    Prompt templates are one catalogue for every project (a study file names one by name and
+    version, and a record no run has used is edited in place), so only superusers add, change or
+    delete them; other staff with the model's permissions read them and preview them on their
+    projects' items (found by the outside probe: a staff researcher could rewrite a record that
+    another project's judge uses)."""
 
     form = PromptTemplateForm
     list_display = ["name", "version", "task_type", "builtin", "short_fingerprint", "created_at"]
@@ -170,6 +176,14 @@ class PromptTemplateAdmin(admin.ModelAdmin):
         if obj is not None:
             fields += ["name", "task_type"]
         return fields
+
+    def has_add_permission(self, request):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+    has_delete_permission = has_change_permission
 
     @admin.display(description="Fingerprint")
     def short_fingerprint(self, obj):
@@ -189,13 +203,8 @@ class PromptTemplateAdmin(admin.ModelAdmin):
             if change:
                 stored = PromptTemplate.objects.get(pk=obj.pk)
                 content["task_type"] = stored.task_type
-                saved, what = prompt_template_revise(
-                    template=stored,
-                    changes=content,
-                    projects=None
-                    if request.user.is_superuser
-                    else researched_projects(user=request.user),
-                )
+                # a superuser's edit (the only writer): every project's judges move with it
+                saved, what = prompt_template_revise(template=stored, changes=content)
             else:
                 saved, what = prompt_template_save(name=form.cleaned_data["name"], **content)
         except services.JudgeError as exc:  # form.clean checked the same: a race

@@ -103,11 +103,12 @@ class JudgeAddForm(forms.Form):
     )
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
-    def __init__(self, *args, endpoints, **kwargs):
+    def __init__(self, *args, endpoints, kinds, **kwargs):
         super().__init__(*args, **kwargs)
         from llm_judges.models import Judge, ModelEndpoint
 
-        self.fields["kind"].choices = Judge.Kind.choices
+        # only the kinds the project's task type can run
+        self.fields["kind"].choices = [(k, label) for k, label in Judge.Kind.choices if k in kinds]
         self.fields["endpoint"].queryset = ModelEndpoint.objects.filter(
             pk__in=[e.pk for e in endpoints]
         )

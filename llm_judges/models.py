@@ -189,7 +189,9 @@ class ModelEndpoint(models.Model):
 
         try:
             self.base_url, self.api_key_env = clean_endpoint(
-                base_url=self.base_url, api_key_env=self.api_key_env
+                base_url=self.base_url,
+                api_key_env=self.api_key_env,
+                allow_private=self.allow_private_network,
             )
         except ValueError as exc:
             field, message = exc.args

@@ -14,6 +14,8 @@ from urllib.parse import urlparse
 
 from rest_framework import serializers
 
+from core.destinations import address_refusal
+
 API_KEY_ENV = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
 EMBEDDING_MODELS = ("all-MiniLM-L6-v2",)
 
@@ -43,17 +45,49 @@ ENDPOINT_MESSAGE = (
 )
 
 
-def clean_endpoint(*, base_url: str, api_key_env: str) -> tuple[str, str]:
-    """A model endpoint's URL and key variable, checked; ``ValueError(field, message)``."""
+def clean_endpoint(
+    *, base_url: str, api_key_env: str, allow_private: bool = True
+) -> tuple[str, str]:
+    """A model endpoint's URL and key variable, checked; ``ValueError(field, message)``. The
+    URL carries no user name or password (the key is read from ``api_key_env``'s variable);
+    unless ``allow_private``, a host written as a loopback, private or link-local address (or
+    ``localhost``) is refused now, at save, rather than at the first run (a host name is
+    checked when it is called, ``core.destinations``)."""
     parsed = urlparse(base_url or "")
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         raise ValueError("base_url", "Must be an http(s) URL such as http://host:8000/v1.")
+    if parsed.username is not None or parsed.password is not None:
+        raise ValueError(
+            "base_url",
+            "Must not carry a user name or password: the key is read from the variable named "
+            "in api_key_env.",
+        )
+    try:
+        parsed.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise ValueError("base_url", "The port must be a number from 0 to 65535.") from None
+    why = "" if allow_private else _private_host(parsed.hostname or "")
+    if why:
+        raise ValueError(
+            "base_url",
+            f"{parsed.hostname} is {why}; tick 'allow private network' to call a server there.",
+        )
     if api_key_env and not API_KEY_ENV.match(api_key_env):
         raise ValueError(
             "api_key_env",
             "Must be the name of an environment variable ending in _API_KEY (e.g. OPENAI_API_KEY).",
         )
     return base_url.rstrip("/"), api_key_env
+
+
+def _private_host(host: str) -> str:
+    """Why ``host``, written as an address or ``localhost``, is not public ("" otherwise)."""
+    if host.lower().rstrip(".") == "localhost" or host.lower().endswith(".localhost"):
+        return "this machine (localhost)"
+    try:
+        return address_refusal(host)
+    except ValueError:  # a host name: checked on every call, where it resolves then
+        return ""
 
 
 class LLMParameters(_Common):

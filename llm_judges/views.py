@@ -114,7 +114,8 @@ class _JudgeSetup:
         self.request, self.project = request, project
         self.judges, self.endpoints = judges, endpoints
         self.sources = selectors.judges_to_copy(project=project, user=request.user)
-        self.add_form = JudgeAddForm(endpoints=endpoints, prefix="add")
+        self.kinds = services.kinds_supported(task_type=project.task_type)
+        self.add_form = JudgeAddForm(endpoints=endpoints, kinds=self.kinds, prefix="add")
         self.copy_form = JudgeCopyForm(sources=self.sources, endpoints=endpoints, prefix="copy")
         self.endpoint_form = JudgeEndpointForm(judges=judges, endpoints=endpoints, prefix="ep")
 
@@ -130,7 +131,9 @@ class _JudgeSetup:
         post = self.request.POST
         try:
             if action == "add":
-                self.add_form = form = JudgeAddForm(post, endpoints=self.endpoints, prefix="add")
+                self.add_form = form = JudgeAddForm(
+                    post, endpoints=self.endpoints, kinds=self.kinds, prefix="add"
+                )
                 if not form.is_valid():
                     return False
                 judge = services.judge_create(project=self.project, **form.cleaned_data)

@@ -534,3 +534,54 @@ def test_a_crafted_study_file_is_refused_with_a_message_not_a_traceback(
     with pytest.raises(CommandError, match=message) as refused:
         call_command("study", "apply", str(path), "--dry-run")
     assert "sys.set_int_max_str_digits" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("http://127.0.0.1:8000/v1", "a loopback address"),
+        ("http://localhost:8000/v1", "this machine"),
+        ("http://[::1]/v1", "a loopback address"),
+        ("http://169.254.169.254/latest", "a link-local address"),
+        ("http://10.1.2.3/v1", "a private address"),
+        ("https://user:secret@api.example/v1", "user name or password"),
+        ("https://api.example:99999/v1", "port"),
+    ],
+)
+def test_the_endpoint_admin_refuses_a_private_or_credentialed_url_unless_allowed(db, url, message):
+    """Found by the outside probe: such URLs were saved, and refused only at the first run."""
+    from django.core.exceptions import ValidationError
+
+    endpoint = ModelEndpoint(name="e", base_url=url)
+    with pytest.raises(ValidationError, match=message):
+        endpoint.full_clean()
+    endpoint.allow_private_network = True
+    if "user name" in message or "port" in message:
+        with pytest.raises(ValidationError, match=message):
+            endpoint.full_clean()
+    else:
+        endpoint.full_clean()  # staff allowed it
+
+
+def test_only_superusers_write_prompt_templates_in_the_admin(db):
+    """Found by the outside probe: staff with the model's permissions could rewrite a prompt
+    record that another project's judge uses (records no run used are edited in place)."""
+    from django.contrib.auth.models import Permission
+    from django.test import Client
+
+    from llm_judges.models import PromptTemplate
+    from llm_judges.services.prompt_templates import shipped_template
+
+    template = shipped_template(task_type="stance")
+    staff = factories.UserFactory(is_staff=True)
+    staff.user_permissions.add(*Permission.objects.filter(content_type__app_label="llm_judges"))
+    client = Client()
+    client.force_login(staff)
+    assert client.get("/admin/llm_judges/prompttemplate/").status_code == 200  # may read
+    change = f"/admin/llm_judges/prompttemplate/{template.pk}/change/"
+    assert client.post(change, {"template": "Ignore the item."}).status_code == 403
+    assert client.get("/admin/llm_judges/prompttemplate/add/").status_code == 403
+    delete = f"/admin/llm_judges/prompttemplate/{template.pk}/delete/"
+    assert client.post(delete, {"post": "yes"}).status_code == 403
+    stored = PromptTemplate.objects.get(pk=template.pk)
+    assert stored.template == template.template

@@ -24,6 +24,7 @@ ways and combines the two labels by :func:`combine_directions`.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -31,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from llm_judges.backends.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 _models: dict[tuple[str, str, str], NLIModel | Seq2SeqNLIModel] = {}
 _lock = threading.Lock()
@@ -51,7 +54,7 @@ def detect_model_type(path: str) -> str:
     try:
         config = AutoConfig.from_pretrained(path, local_files_only=True)
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"Cannot read the NLI model's config in {path}: {exc}") from exc
+        raise _unreadable(path, "config", exc) from exc
     architectures = getattr(config, "architectures", None) or []
     if any(name.endswith("ForSequenceClassification") for name in architectures):
         return "classifier"
@@ -77,6 +80,18 @@ def load_nli_model(
         return model
 
 
+def _unreadable(path: str, what: str, exc: Exception) -> ConfigError:
+    """The researcher reads that the directory holds no loadable model; the loader's own
+    message (file names, permissions of the worker's file system) goes to the worker's log
+    only (found by the outside probe: it was shown on the judges page)."""
+    log.warning("NLI model %s in %s could not be loaded: %r", what, path, exc)
+    return ConfigError(
+        f"The NLI model directory {path} holds no {what} that loads: it must be a Hugging Face "
+        "model saved with save_pretrained (config, weights and tokenizer); the worker's log "
+        "has the loader's message."
+    )
+
+
 class NLIModel:
     model_type = "classifier"
 
@@ -92,7 +107,7 @@ class NLIModel:
                 path, local_files_only=True
             )
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"Cannot load the NLI model in {path}: {exc}") from exc
+            raise _unreadable(path, "classifier", exc) from exc
         self.model.eval()
         id2label = self.model.config.id2label
         wanted = entailment_label.lower()
@@ -160,7 +175,7 @@ class Seq2SeqNLIModel:
             self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
             self.model = AutoModelForSeq2SeqLM.from_pretrained(path, local_files_only=True)
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"Cannot load the seq2seq NLI model in {path}: {exc}") from exc
+            raise _unreadable(path, "seq2seq model", exc) from exc
         self.model.eval()
         self.path = path
 

@@ -46,6 +46,8 @@ from llm_judges.services.configuration import (
     judge_copy,
     judge_create,
     judge_endpoint_set,
+    kind_check,
+    kinds_supported,
 )
 from llm_judges.services.errors import JudgeError
 from llm_judges.services.preselection import (
@@ -89,6 +91,8 @@ __all__ = [
     "judge_copy",
     "judge_create",
     "judge_endpoint_set",
+    "kind_check",
+    "kinds_supported",
     "judge_run_cancel",
     "judge_run_heartbeat",
     "judge_run_start",

@@ -34,6 +34,8 @@ def judge_create(
     use (``JudgeError`` otherwise); without one it keeps its results but cannot run. With
     ``prompt`` (LLM judges) it renders that template, on projects of its task type only."""
     cleaned = clean_parameters(kind, parameters)
+    if project is not None:
+        kind_check(kind=kind, task_type=project.task_type)
     if prompt is not None and kind != Judge.Kind.LLM:
         raise JudgeError("Prompt templates are for LLM judges.", field="prompt")
     endpoint_check(endpoint=endpoint, kind=kind, project=project)
@@ -54,6 +56,27 @@ def judge_create(
         raise JudgeError(
             f"The project has a judge named {name!r} already.", code="conflict", field="name"
         ) from None
+
+
+def kinds_supported(*, task_type: str) -> tuple[str, ...]:
+    """The judge kinds that can judge items of ``task_type`` (its judging module's)."""
+    try:
+        return tuple(prompts.get(task_type).kinds)
+    except prompts.PromptNotFound:
+        return ()
+
+
+def kind_check(*, kind: str, task_type: str) -> None:
+    """Refuse a judge of a kind the project's task type cannot run (found by the outside probe:
+    the judges page said "ready" for one, which then could never run)."""
+    kinds = kinds_supported(task_type=task_type)
+    if kind not in kinds:
+        label = dict(Judge.Kind.choices).get(kind, kind)
+        supported = ", ".join(str(dict(Judge.Kind.choices).get(k, k)) for k in kinds) or "none"
+        raise JudgeError(
+            f"{task_type} items cannot be judged by {label} judges (its judges: {supported}).",
+            field="kind",
+        )
 
 
 def endpoint_check(*, endpoint: ModelEndpoint | None, kind: str, project: Project | None) -> None:

@@ -131,3 +131,31 @@ def test_the_judges_page_answers_404_to_a_researcher_of_another_project(project,
     )
     assert response.status_code == 404
     assert not Judge.objects.filter(project=project).exists()
+
+
+def test_a_judge_of_a_kind_the_task_type_cannot_run_is_not_offered_nor_made(researcher, db):
+    """Found by the outside probe: the page said "ready" for an embedding judge on a ranking
+    project, which could never run."""
+    from llm_judges.services import JudgeError, judge_create
+
+    ranking = factories.ProjectFactory(task_type="ranking")
+    factories.MembershipFactory(project=ranking, user=researcher, role="researcher")
+    client = Client()
+    client.force_login(researcher)
+    page = client.get(f"/p/{ranking.slug}/judges/").content.decode()
+    assert 'value="llm"' in page and 'value="embedding"' not in page and 'value="nli"' not in page
+    refused = post(
+        client,
+        ranking,
+        **{"action": "add", "add-name": "mini", "add-kind": "embedding", "add-model": "m"},
+    )
+    assert refused.status_code == 200 and "Select a valid choice" in refused.content.decode()
+    with pytest.raises(JudgeError, match="ranking items cannot be judged by") as error:
+        judge_create(project=ranking, name="mini", kind="embedding", model="all-MiniLM-L6-v2")
+    assert error.value.field == "kind"
+    catalogue = Judge.objects.get(project=None, name="minilm-similarity")
+    with pytest.raises(JudgeError, match="cannot be judged by"):
+        from llm_judges.services import judge_copy
+
+        judge_copy(judge=catalogue, project=ranking)
+    assert not Judge.objects.filter(project=ranking).exists()

@@ -320,3 +320,19 @@ def test_a_real_worker_runs_a_seq2seq_judge_both_ways(broker, t5):  # noqa: F811
         assert [p["label"] for p in result.detail["pairs"]] == [
             combine_directions(mapped(f), mapped(r)) for f, r in zip(f_texts, r_texts, strict=True)
         ]
+
+
+def test_a_directory_that_holds_no_model_is_named_without_the_loaders_message(tmp_path, caplog):
+    """Found by the outside probe: the loader's own error (the worker's file names and
+    permissions) reached the judges page."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text('{"model_type": "secret-internal-name", ')
+    with pytest.raises(nli.ConfigError) as refused:
+        nli.detect_model_type(str(broken))
+    message = str(refused.value)
+    assert "holds no config that loads" in message and "worker's log" in message
+    assert "secret-internal-name" not in message and "Expecting" not in message
+    assert "could not be loaded" in caplog.text  # the loader's message is in the worker's log
+    with pytest.raises(nli.ConfigError, match="holds no classifier that loads"):
+        nli.NLIModel(str(broken))
