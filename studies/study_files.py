@@ -656,6 +656,11 @@ def study_json_schema() -> dict:
 
 
 def _schema_of(field: Any) -> dict:
+    # A field whose value the serializer checks by hand (a questionnaire's questions) gives its
+    # own schema (``json_schema``, a function).
+    own = getattr(field, "json_schema", None)
+    if callable(own):
+        return own()
     if isinstance(field, serializers.ListSerializer):
         return {"type": "array", "items": _schema_of(field.child)}
     if isinstance(field, serializers.Serializer):

@@ -283,6 +283,93 @@ def clean_question(index: int, raw: Any, field_labels: Mapping[str, str]) -> dic
     return question
 
 
+def question_json_schema() -> dict:
+    """The JSON Schema of one question, one variant per kind, written from the constants that
+    ``clean_question`` checks with (study files and editors read it; checks that need the rest
+    of the config, such as a pairwise question's fields being item fields, stay in
+    ``clean_question``)."""
+    text = {"type": "string"}
+    whole = {"type": "integer"}
+    option = {
+        "oneOf": [
+            {"type": "string", "minLength": 1, "description": "value and label"},
+            {
+                "type": "object",
+                "properties": {
+                    "value": {"type": ["string", "integer"], "minLength": 1},
+                    "label": {"type": ["string", "integer"], "minLength": 1},
+                },
+                "required": ["value"],
+                "additionalProperties": False,
+            },
+        ]
+    }
+    settings: dict[str, dict] = {
+        "id": {**text, "pattern": NAME.pattern, "description": "lower-case letters, digits, _"},
+        "prompt": {**text, "minLength": 1, "description": "the question as annotators read it"},
+        "help": {**text, "description": "a line under the question (optional)"},
+        "required": {"type": "boolean", "default": True},
+        "options": {"type": "array", "minItems": 2, "maxItems": MAX_CHOICES, "items": option},
+        "min": {**whole, "minimum": 0, "description": "fewest options ticked"},
+        "max": {**whole, "minimum": 0, "description": "most options ticked"},
+        "points": {
+            "type": "array",
+            "minItems": MIN_POINTS,
+            "maxItems": MAX_POINTS,
+            "items": {**text, "minLength": 1},
+            "description": "the labels of the scale's points, lowest first",
+        },
+        "min_label": text,
+        "max_label": text,
+        "step": {**whole, "minimum": 1, "maximum": 50, "default": 1},
+        "max_length": {**whole, "minimum": 1, "maximum": 20000, "default": DEFAULT_TEXT_LENGTH},
+        "multiline": {"type": "boolean", "default": True},
+        "fields": {
+            "type": "array",
+            "minItems": 2,
+            "maxItems": 2,
+            "items": text,
+            "description": "the two item fields compared",
+        },
+        "allow_tie": {"type": "boolean", "default": True},
+        "labels": {
+            "type": "array",
+            "minItems": 3,
+            "maxItems": 3,
+            "items": {**text, "minLength": 1},
+            "description": "first preferred, tie, second preferred",
+        },
+    }
+    needs = {"single": ["options"], "multiple": ["options"], "likert": ["points"]}
+    needs["pairwise"] = ["fields"]
+    variants = []
+    for kind in KINDS:
+        keys = sorted((COMMON_KEYS | KIND_KEYS[kind]) - {"kind", "distance"})
+        properties = {"kind": {"const": kind}, **{key: settings[key] for key in keys}}
+        properties["distance"] = (
+            {"enum": list(DISTANCES[kind]), "default": DISTANCES[kind][0]}
+            if DISTANCES[kind]
+            else {"type": "null"}
+        )
+        variants.append(
+            {
+                "title": f"a {kind} question",
+                "type": "object",
+                "properties": properties,
+                "required": ["id", "kind", "prompt", *needs.get(kind, [])],
+                "additionalProperties": False,
+            }
+        )
+    return {"oneOf": variants, "description": f"a question; kind is one of {', '.join(KINDS)}"}
+
+
+class QuestionField(serializers.JSONField):
+    """A question of the config (checked by ``clean_question``), described by
+    :func:`question_json_schema` in the study file's JSON Schema."""
+
+    json_schema = staticmethod(question_json_schema)
+
+
 class QuestionnaireConfigSerializer(serializers.Serializer):
     fields = ItemFieldSerializer(many=True, default=DEFAULT_FIELDS)
     layout = serializers.ChoiceField(
@@ -291,7 +378,7 @@ class QuestionnaireConfigSerializer(serializers.Serializer):
         help_text="stacked: the fields one below the other; side_by_side: in columns (stacked "
         "again on narrow screens).",
     )
-    questions = serializers.ListField(child=serializers.JSONField(), default=DEFAULT_QUESTIONS)
+    questions = serializers.ListField(child=QuestionField(), default=DEFAULT_QUESTIONS)
 
     def validate_fields(self, value: list[dict]) -> list[dict]:
         if not value:
