@@ -20,7 +20,7 @@ from annotation.models import (
     ProjectItemCounts,
 )
 from annotation.references import item_reference
-from projects.crowd import crowd_settings
+from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
 
 if TYPE_CHECKING:
@@ -167,12 +167,32 @@ STOP_MESSAGES = {
         "Batch complete – thank you!",
         "You finished this batch. Your completion code is below.",
     ),
+    "quota_reached": (
+        "You have done your share – thank you!",
+        "You have annotated as many items as this study asks of each annotator. Everything you "
+        "submitted is kept, and you can still reopen your previous items.",
+    ),
     "project_closed": (
         "This project is not open right now",
         "The researchers have paused or closed this project, so no new items are handed out. "
         "Everything you submitted is kept, and you can still reopen your previous items.",
     ),
 }
+
+
+def quota_reached(*, project: Project, annotator: User, crowd: CrowdSettings) -> bool:
+    """Whether the annotator holds or has done the project's ``max_items_per_annotator``
+    regular items (reservations that expired do not count); at most that many rows read."""
+    limit = crowd.max_items_per_annotator
+    if not limit:
+        return False
+    had = Assignment.objects.filter(
+        project=project,
+        annotator=annotator,
+        item__kind=Item.Kind.REGULAR,
+        state__in=(Assignment.State.RESERVED, Assignment.State.SUBMITTED),
+    )
+    return had[:limit].count() >= limit
 
 
 def annotator_stop(*, project: Project, user: User, batch_ref: str = "") -> dict | None:
@@ -212,6 +232,8 @@ def annotator_stop(*, project: Project, user: User, batch_ref: str = "") -> dict
                 "size": batch.size,
                 "can_start_another": more,
             }
+    elif quota_reached(project=project, annotator=user, crowd=crowd):
+        reason = "quota_reached"
     if reason is None:
         return None
     title, message = STOP_MESSAGES[reason]

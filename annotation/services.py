@@ -35,6 +35,7 @@ from annotation.models import (
     ProjectAnswerCounts,
     ProjectItemCounts,
 )
+from annotation.selectors import quota_reached
 from core.errors import Refusal, first_error
 from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
@@ -155,6 +156,8 @@ def _next_single(project, annotator, crowd: CrowdSettings, now, *, seed: int) ->
                 )
                 if opened is not None:
                     return opened
+                if quota_reached(project=project, annotator=annotator, crowd=crowd):
+                    return None  # under the membership lock: two tabs cannot pass it together
                 _reclaim(project.id, batches=crowd.qualification_required)
             sequence = _next_sequence(project, annotator)
             if crowd.control_rate and _control_turn(

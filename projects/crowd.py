@@ -73,6 +73,13 @@ class CrowdSettingsSerializer(KnownKeysOnly):
     assignment_strategy = serializers.ChoiceField(choices=STRATEGIES, default="in_order")
     batch_minutes = serializers.IntegerField(min_value=1, required=False)
     min_seconds_per_item = serializers.IntegerField(min_value=0, default=0)
+    max_items_per_annotator = serializers.IntegerField(
+        min_value=1,
+        max_value=1_000_000,
+        required=False,
+        help_text="The most regular items one annotator is given (controls not counted); empty: "
+        "no limit. Without batches only (a batch study sets batch_size).",
+    )
     prolific_completion_code = serializers.RegexField(
         r"^[A-Za-z0-9_-]{0,64}$", allow_blank=True, default=""
     )
@@ -100,6 +107,13 @@ class CrowdSettingsSerializer(KnownKeysOnly):
             raise serializers.ValidationError(
                 {"control_rate": "With batches, use controls_per_batch instead of control_rate."}
             )
+        if attrs.get("max_items_per_annotator") and attrs["batch_size"]:
+            raise serializers.ValidationError(
+                {
+                    "max_items_per_annotator": "With batches, each batch is batch_size items "
+                    "and a worker takes as many batches as the study lets them; leave this empty."
+                }
+            )
         if attrs["control_rate"] >= 1:
             raise serializers.ValidationError(
                 {"control_rate": "Must be below 1: some regular items must be dealt too."}
@@ -122,6 +136,7 @@ class CrowdSettings:
     assignment_strategy: str = "in_order"
     batch_minutes: int = 0
     min_seconds_per_item: int = 0
+    max_items_per_annotator: int | None = None
     prolific_completion_code: str = ""
     prolific_screened_out_code: str = ""
     mturk_sandbox: bool = True
