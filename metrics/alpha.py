@@ -41,7 +41,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, count
 from operator import itemgetter
 from typing import Any
 
@@ -393,8 +393,12 @@ def reliability_columns(data: ReliabilityData, distance: DistanceSpec) -> Reliab
         return data
     set_valued = isinstance(distance, str) and distance in SET_DISTANCES
     if isinstance(data, Mapping):
-        n_units, unit_of, flat = _flatten_mapping(data)
-        codes, table = _raw_codes(flat, set_valued)
+        coded = _code_mapping(data)
+        if coded is None:  # rows that are not dicts, or unhashable values: the general path
+            n_units, unit_of, flat = _flatten_mapping(data)
+            codes, table = _raw_codes(flat, set_valued)
+        else:
+            n_units, unit_of, codes, table = coded
         return ReliabilityColumns(
             units=unit_of, values=codes, table=table, n_units=n_units, unit_keys=list(data)
         )
@@ -409,6 +413,45 @@ def reliability_columns(data: ReliabilityData, distance: DistanceSpec) -> Reliab
         unit_keys=unit_keys,
         coder_keys=coder_keys,
     )
+
+
+def _code_mapping(data: Mapping) -> tuple[int, np.ndarray, np.ndarray, list] | None:
+    """``{unit: {coder: value}}`` with dict rows and hashable values, coded in one pass:
+    (n_units, unit code per value, value code per value, distinct values); None for any other
+    input, which :func:`_flatten_mapping` and :func:`_raw_codes` handle (and refuse).
+
+    Each value is read once, straight from its row: no list of all values is built, so an
+    answer object is touched once (a list of them would touch each again to count and release
+    the reference; with distinct answer objects spread over memory, every touch is a cache miss).
+    """
+    rows = list(data.values())
+    try:
+        sizes = np.fromiter(map(len, rows), np.int64, len(rows))
+        values = chain.from_iterable(map(dict.values, rows))
+        codes, table = _first_appearance_codes(values, int(sizes.sum()))
+    except TypeError:
+        return None
+    unit_of = np.repeat(np.arange(len(rows), dtype=np.int64), sizes)
+    return len(rows), unit_of, codes, table
+
+
+def _first_appearance_codes(items: Iterable[Hashable], n: int) -> tuple[np.ndarray, list]:
+    """Code each of the ``n`` items by the distinct item it equals, in order of first
+    appearance: (codes, distinct items, each the first of its equals). Raises TypeError for an
+    unhashable item.
+
+    One dict lookup per item: ``setdefault`` maps each distinct item to the position where it
+    first appears, and those positions are then ranked in numpy. Equal items are merged exactly
+    as ``dict.fromkeys`` merges them (same hash, then identity or ``==``), so 1, 1.0 and True
+    are one item, and a NaN only equals itself (the same object).
+    """
+    index: dict = {}
+    first = np.fromiter(map(index.setdefault, items, count()), np.int64, n)
+    is_first = np.zeros(n, dtype=bool)
+    is_first[first] = True
+    rank = np.cumsum(is_first, dtype=np.int64)
+    rank -= 1
+    return rank[first], list(index)
 
 
 def _flatten_mapping(data: Mapping) -> tuple[int, np.ndarray, list]:
@@ -498,21 +541,17 @@ def _check_one_value_per_coder(
 
 def _index(keys: Iterable[Hashable], what: str) -> tuple[np.ndarray, list]:
     """Integer code per key, in order of first appearance."""
-    keys = list(keys)
+    keys = keys if isinstance(keys, list) else list(keys)
     try:
-        index = dict.fromkeys(keys)
+        return _first_appearance_codes(keys, len(keys))
     except TypeError as exc:
         raise AgreementError(f"{what} identifiers must be hashable") from exc
-    for i, key in enumerate(index):
-        index[key] = i
-    codes = np.fromiter(map(index.__getitem__, keys), np.int64, len(keys))
-    return codes, list(index)
 
 
 def _raw_codes(flat: list, set_valued: bool) -> tuple[np.ndarray, list]:
     """Code each value by the distinct (hashable) value it equals: (codes, distinct values)."""
     try:
-        index = dict.fromkeys(flat)
+        return _first_appearance_codes(flat, len(flat))
     except TypeError as exc:
         if not set_valued:
             bad = next(v for v in flat if not _hashable(v))
@@ -521,13 +560,9 @@ def _raw_codes(flat: list, set_valued: bool) -> tuple[np.ndarray, list]:
             ) from exc
         flat = _hashable_keys(flat)
         try:
-            index = dict.fromkeys(flat)
+            return _first_appearance_codes(flat, len(flat))
         except TypeError as exc2:
             raise AgreementError("set-valued distances need iterables of hashable labels") from exc2
-    for i, key in enumerate(index):
-        index[key] = i
-    codes = np.fromiter(map(index.__getitem__, flat), np.int64, len(flat))
-    return codes, list(index)
 
 
 def _code_table(

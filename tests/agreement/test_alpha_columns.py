@@ -7,6 +7,7 @@ database would give them — reach the same alpha and bootstrap, and that bad co
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -192,3 +193,86 @@ def test_set_distances_from_the_table_of_distinct_sets_equal_those_per_pair(kind
     assert metric._lookup is not None  # as many pairs as the table has entries: it was built
     assert np.array_equal(from_table, per_pair)
     assert np.array_equal(metric.pair_distances(a[:10], b[:10]), per_pair[:10])
+
+
+# Answers of mixed hashable types as one mapping can hold them: numbers that are equal across
+# types (1, 1.0 and True), -1 and -2 (equal hashes in CPython, unequal values), text, tuples,
+# frozensets, and the missing values None and NaN.
+MIXED_ANSWERS = (0, 1, -1, -2, 1.0, True, False, 0.0, 2.5, "a", "b", "1", (1, 2), (2, 1))
+MIXED_ANSWERS += (frozenset({1, 2}), frozenset(), b"a", None, math.nan)
+
+
+def fresh_copy(value):
+    """An equal answer as a new object (as parsed from its own JSON row), not a shared one."""
+    if isinstance(value, float):
+        return float(repr(value))  # a new NaN is a new object: only equal to itself
+    if isinstance(value, str | bytes):
+        return value[:0] + value[:1] + value[1:]
+    if isinstance(value, tuple | frozenset):
+        return type(value)(list(value))
+    return value
+
+
+@st.composite
+def answer_mappings(draw, answers):
+    """``{item: {annotator: answer}}`` with unequal annotator sets per item (some items with
+    one answer or none), answers drawn from ``answers``, some as distinct equal objects."""
+    n_items = draw(st.integers(1, 12))
+    annotators = [f"ann{i}" for i in range(draw(st.integers(2, 6)))]
+    data = {}
+    for item in range(n_items):
+        who = draw(st.lists(st.sampled_from(annotators), unique=True, max_size=len(annotators)))
+        row = {}
+        for annotator in who:
+            value = draw(st.sampled_from(answers))
+            row[annotator] = fresh_copy(value) if draw(st.booleans()) else value
+        data[f"claim-{item}"] = row
+    # At least one pairable item, with two non-missing answers.
+    data["claim-pair"] = {"ann0": fresh_copy(answers[0]), "ann1": fresh_copy(answers[1])}
+    return data
+
+
+def dict_coded(data: dict) -> tuple[list[int], list]:
+    """The mapping's value codes the plain way: ``dict.fromkeys`` over all values, then a lookup
+    per value (what the adapter did before it coded each value in one pass)."""
+    flat = [v for row in data.values() for v in row.values()]
+    index = dict.fromkeys(flat)
+    for i, key in enumerate(index):
+        index[key] = i
+    return [index[v] for v in flat], list(index)
+
+
+@SETTINGS
+@given(answer_mappings(MIXED_ANSWERS))
+def test_the_mapping_is_coded_as_a_dict_codes_it_and_gives_the_columns_alpha(data):
+    columns = reliability_columns(data, "nominal")
+    codes, table = dict_coded(data)
+    assert columns.values.tolist() == codes
+    # The same entries, each the first of its equals (1 before 1.0 before True, say).
+    assert len(columns.table) == len(table)
+    assert all(ours is theirs for ours, theirs in zip(columns.table, table, strict=True))
+    sizes = [len(row) for row in data.values()]
+    assert columns.units.tolist() == [u for u, m in enumerate(sizes) for _ in range(m)]
+
+    ours, theirs = alpha_details(data, "nominal"), alpha_details(as_columns(data), "nominal")
+    assert ours == theirs
+
+
+numeric_answers = (0, 1, 2, -1, -2, 1.0, 2.0, 3.5, 0.0, None, math.nan)
+
+
+@SETTINGS
+@given(answer_mappings(numeric_answers))
+def test_numeric_answers_of_mixed_types_give_the_columns_alpha_at_every_numeric_level(data):
+    for distance in ("ordinal", "interval"):
+        assert alpha_details(data, distance) == alpha_details(as_columns(data), distance)
+
+
+set_answers = (frozenset({0, 1}), (1, 0), [0, 1], frozenset(), [], (2,), [3, 2], None, math.nan)
+
+
+@SETTINGS
+@given(answer_mappings(set_answers))
+def test_set_answers_given_as_frozensets_tuples_and_lists_give_the_columns_alpha(data):
+    for distance in ("jaccard", "masi"):
+        assert alpha_details(data, distance) == alpha_details(as_columns(data), distance)

@@ -1,0 +1,86 @@
+"""Issue 31: every researcher page reads a number of queries that does not grow with the project.
+
+One study is grown in place from N items to 3N (items, annotators' answers, judge verdicts,
+controls), and each page is counted at both sizes after a first visit (which may refresh cached
+figures). The item browser and the agreement dashboard are counted in their own tests
+(tests/studies/test_item_browser.py, tests/agreement/test_dashboard.py and
+tests/agreement/test_snapshot_page.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from tests import factories
+from tests.agreement.helpers import answer
+from tests.studies.test_item_browser import judge_answer, judge_for
+
+N_ITEMS = 6
+
+PAGES = [
+    ("project-detail", ""),
+    ("crowd-quality", ""),
+    ("review-list", ""),
+    ("review-list", "?show=all"),
+    ("project-judges", ""),
+    ("agreement-judge-validation", ""),
+    ("project-members", ""),
+]
+
+
+class GrowingStudy:
+    """A citation-recovery study with three annotators and a judge, grown by ``add``: every
+    regular item gets three answers (the second annotator disagrees on every other item) and a
+    judge verdict; every fourth item is a control item answered by all three."""
+
+    def __init__(self, researcher):
+        self.project = factories.ProjectFactory(annotators_per_item=3)
+        factories.MembershipFactory(project=self.project, user=researcher, role="researcher")
+        self.annotators = [factories.UserFactory() for _ in range(3)]
+        for user in self.annotators:
+            factories.MembershipFactory(project=self.project, user=user, role="annotator")
+        self.judge = judge_for(self.project)
+        self.size = 0
+
+    def add(self, count: int) -> None:
+        start = self.size
+        regular = factories.make_items(self.project, count, start=start)
+        controls = factories.make_items(
+            self.project, count // 4 or 1, kind="control", start=start + 10_000
+        )
+        for n, item in enumerate(regular):
+            first, second, third = self.annotators
+            answer(item, first, [1])
+            answer(item, second, [1] if n % 2 else [2, 3])
+            answer(item, third, [1])
+            judge_answer(self.project, self.judge, item, [1])
+        for item in controls:
+            for user in self.annotators:
+                answer(item, user, [1])
+        self.size += count
+
+
+def page_queries(client: Client, url: str) -> int:
+    client.get(url)  # the first visit may refresh cached figures
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+    assert response.status_code == 200, (url, response.status_code)
+    return len(queries)
+
+
+@pytest.mark.parametrize(("page", "query"), PAGES)
+def test_a_researcher_page_reads_as_many_queries_at_3n_items_as_at_n(db, researcher, page, query):
+    study = GrowingStudy(researcher)
+    client = Client()
+    client.force_login(researcher)
+    url = reverse(page, args=[study.project.slug]) + query
+
+    study.add(N_ITEMS)
+    small = page_queries(client, url)
+    study.add(2 * N_ITEMS)
+    assert study.size == 3 * N_ITEMS
+    assert page_queries(client, url) == small
