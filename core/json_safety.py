@@ -196,12 +196,15 @@ def json_problem(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
 def first_problem(value: Any, *, max_depth: int = MAX_DEPTH) -> tuple[list[str], str] | None:
     """None when ``value`` is safe JSON; otherwise the path (keys and list indices) of the first
     problem and what is wrong there (a key that is not safe text ends the path as it is: show
-    it with ``repr``)."""
-    stack: list[tuple[Any, int, list[str]]] = [(value, 0, [])]
+    it with ``repr``). A value nested too deeply is named as :func:`deep_path` names text too
+    deep to parse, without the list indices after the last key, so the path does not depend on
+    whether Python could parse the text."""
+    # (node, depth, path, how much of the path ends with its last object key)
+    stack: list[tuple[Any, int, list[str], int]] = [(value, 0, [], 0)]
     while stack:
-        node, depth, path = stack.pop()
+        node, depth, path, keyed = stack.pop()
         if depth > max_depth:
-            return path, f"nested more than {max_depth} levels deep"
+            return path[:keyed], f"nested more than {max_depth} levels deep"
         if isinstance(node, dict):
             for key, child in node.items():
                 if not isinstance(key, str):
@@ -209,26 +212,31 @@ def first_problem(value: Any, *, max_depth: int = MAX_DEPTH) -> tuple[list[str],
                 problem = _text_problem(key)
                 if problem:
                     return [*path, key], f"the key {problem}"
-                stack.append((child, depth + 1, [*path, key]))
+                stack.append((child, depth + 1, [*path, key], len(path) + 1))
         elif isinstance(node, list):
-            stack.extend((child, depth + 1, [*path, str(i)]) for i, child in enumerate(node))
-        elif isinstance(node, _OversizedInteger):
-            digits = len(node.lstrip("-"))
-            return path, (
-                f"integer out of range ({digits} digits; at most {MAX_SAFE_INTEGER} in size)"
-            )
-        elif isinstance(node, str):
-            problem = _text_problem(node)
+            stack.extend((child, depth + 1, [*path, str(i)], keyed) for i, child in enumerate(node))
+        else:
+            problem = _scalar_problem(node)
             if problem:
                 return path, problem
-        elif isinstance(node, bool) or node is None:
-            continue
-        elif isinstance(node, int):
-            if abs(node) > MAX_SAFE_INTEGER:
-                return path, f"integer out of range (at most {MAX_SAFE_INTEGER} in size)"
-        elif isinstance(node, float):
-            if not math.isfinite(node):
-                return path, "numbers must be finite (no NaN or infinity)"
-        else:
-            return path, "not a JSON value"
     return None
+
+
+def _scalar_problem(node: Any) -> str:
+    """What is wrong with a JSON scalar ("" when it is safe)."""
+    if isinstance(node, _OversizedInteger):
+        digits = len(node.lstrip("-"))
+        return f"integer out of range ({digits} digits; at most {MAX_SAFE_INTEGER} in size)"
+    if isinstance(node, str):
+        return _text_problem(node) or ""
+    if isinstance(node, bool) or node is None:
+        return ""
+    if isinstance(node, int):
+        return (
+            f"integer out of range (at most {MAX_SAFE_INTEGER} in size)"
+            if abs(node) > MAX_SAFE_INTEGER
+            else ""
+        )
+    if isinstance(node, float):
+        return "" if math.isfinite(node) else "numbers must be finite (no NaN or infinity)"
+    return "not a JSON value"

@@ -664,33 +664,8 @@ def _schema_of(field: Any) -> dict:
     if isinstance(field, serializers.ListSerializer):
         return {"type": "array", "items": _schema_of(field.child)}
     if isinstance(field, serializers.Serializer):
-        props = {name: _schema_of(f) for name, f in field.fields.items()}
-        required = [name for name, f in field.fields.items() if f.required]
-        schema: dict[str, Any] = {
-            "type": "object",
-            "properties": props,
-            "additionalProperties": False,
-        }
-        if required:
-            schema["required"] = required
-        return schema
-    schema: dict[str, Any] = {}
-    if isinstance(field, serializers.ChoiceField):
-        schema["enum"] = list(field.choices)
-    elif isinstance(field, serializers.BooleanField):
-        schema["type"] = "boolean"
-    elif isinstance(field, serializers.IntegerField):
-        schema["type"] = "integer"
-    elif isinstance(field, (serializers.FloatField, serializers.DecimalField)):
-        schema["type"] = (
-            ["number", "string"] if isinstance(field, serializers.DecimalField) else "number"
-        )
-    elif isinstance(field, serializers.ListField):
-        schema = {"type": "array", "items": _schema_of(field.child)}
-    elif isinstance(field, serializers.DictField):
-        schema = {"type": "object"}
-    elif isinstance(field, serializers.CharField):
-        schema["type"] = "string"
+        return _object_schema(field)
+    schema = _type_schema(field)
     for attr, key in (
         ("min_value", "minimum"),
         ("max_value", "maximum"),
@@ -705,3 +680,35 @@ def _schema_of(field: Any) -> dict:
     if default is not serializers.empty and not callable(default):
         schema["default"] = default if not hasattr(default, "as_tuple") else str(default)
     return schema
+
+
+def _object_schema(serializer: serializers.Serializer) -> dict:
+    props = {name: _schema_of(f) for name, f in serializer.fields.items()}
+    required = [name for name, f in serializer.fields.items() if f.required]
+    schema: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+# A serializer field's JSON type, the first class that matches (a ChoiceField is an enum).
+_JSON_TYPES: tuple[tuple[type, Any], ...] = (
+    (serializers.BooleanField, "boolean"),
+    (serializers.IntegerField, "integer"),
+    (serializers.DecimalField, ["number", "string"]),
+    (serializers.FloatField, "number"),
+    (serializers.CharField, "string"),
+)
+
+
+def _type_schema(field: Any) -> dict[str, Any]:
+    if isinstance(field, serializers.ChoiceField):
+        return {"enum": list(field.choices)}
+    if isinstance(field, serializers.ListField):
+        return {"type": "array", "items": _schema_of(field.child)}
+    if isinstance(field, serializers.DictField):
+        return {"type": "object"}
+    for kind, json_type in _JSON_TYPES:
+        if isinstance(field, kind):
+            return {"type": json_type}
+    return {}

@@ -167,3 +167,16 @@ def test_the_fast_path_takes_ordinary_records():
     assert json_safety._fast_loads(line, max_depth=MAX_DEPTH) is not json_safety._DECLINED
     wide = json.dumps({"evidence": [{"id": n, "text": "t"} for n in range(200)]})
     assert json_safety._fast_loads(wide, max_depth=MAX_DEPTH) is not json_safety._DECLINED
+
+
+def test_a_value_too_deep_is_named_alike_whether_or_not_python_could_parse_it():
+    """Found by the hypothesis test above (n = 1987, in a deeper call stack): text too deep for
+    ``json.loads`` was named by ``deep_path`` (no list indices after the last key) and the same
+    text parsed by ``first_problem`` (every index): the path depended on the stack's depth."""
+    for text in ("[" * 70 + "]" * 70, '{"a": ' + "[" * 70 + "]" * 70 + "}"):
+        parsed = json_safety.first_problem(json.loads(text), max_depth=64)
+        assert parsed == (
+            json_safety.deep_path(text, max_depth=64),
+            "nested more than 64 levels deep",
+        )
+    assert json_safety.first_problem(json.loads('{"a": ' + "[" * 70 + "]" * 70 + "}"))[0] == ["a"]

@@ -78,75 +78,89 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
 
 def parse_compact(text: str) -> list[dict]:
     """Steps from the compact text form; raises :class:`StructureSyntaxError` with the column."""
-    tokens = _tokens(text)
-    end_column = len(text.rstrip()) + 1
-    steps: list[dict] = []
-    index = 0
+    return _CompactParser(text).steps()
 
-    def peek() -> tuple[str, str, int] | None:
-        return tokens[index] if index < len(tokens) else None
 
-    def group() -> list[str]:
-        nonlocal index
-        token = peek()
+class _CompactParser:
+    """A recursive-descent reading of ``chain (';' chain)*`` where ``chain = group ('->'
+    group)+`` and ``group = id | '(' id (',' id)* ')'``."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens = _tokens(text)
+        self.end_column = len(text.rstrip()) + 1
+        self.index = 0
+
+    def peek(self) -> tuple[str, str, int] | None:
+        return self.tokens[self.index] if self.index < len(self.tokens) else None
+
+    def _found(self, token: tuple[str, str, int] | None) -> tuple[str, int]:
+        """How a problem names ``token``, and its column (the end for no token)."""
+        return ("the end", self.end_column) if token is None else (repr(token[1]), token[2])
+
+    def steps(self) -> list[dict]:
+        steps: list[dict] = []
+        while self.index < len(self.tokens):
+            steps += self.chain()
+            token = self.peek()
+            if token is None:
+                break
+            self.index += 1  # the ';' (chain checked it)
+        return steps
+
+    def chain(self) -> list[dict]:
+        chain_column = self.tokens[self.index][2]
+        steps = []
+        left = self.group()
+        while (token := self.peek()) is not None and token[0] == "arrow":
+            self.index += 1
+            right = self.group()
+            steps += [
+                {"premises": list(dict.fromkeys(left)), "conclusion": conclusion}
+                for conclusion in right
+            ]
+            left = right
+        token = self.peek()
+        if token is not None and token[1] != ";":
+            raise StructureSyntaxError(f"expected '->' or ';' but found {token[1]!r}", token[2])
+        if not steps:
+            raise StructureSyntaxError(
+                "a part without '->' (write premises -> conclusion)", chain_column
+            )
+        return steps
+
+    def group(self) -> list[str]:
+        token = self.peek()
         if token is None:
-            raise StructureSyntaxError("expected an evidence id, 'claim' or '('", end_column)
+            raise StructureSyntaxError("expected an evidence id, 'claim' or '('", self.end_column)
         kind, value, column = token
+        self.index += 1
         if kind == "id":
-            index += 1
             return [node_id(value)]
         if value != "(":
             raise StructureSyntaxError(
                 f"expected an evidence id, 'claim' or '(' but found {value!r}", column
             )
-        index += 1
+        return self.members()
+
+    def members(self) -> list[str]:
         members = []
         while True:
-            token = peek()
+            token = self.peek()
             if token is None or token[0] != "id":
-                found = "the end" if token is None else repr(token[1])
+                found, column = self._found(token)
                 raise StructureSyntaxError(
-                    f"expected an evidence id inside '(' but found {found}",
-                    end_column if token is None else token[2],
+                    f"expected an evidence id inside '(' but found {found}", column
                 )
             members.append(node_id(token[1]))
-            index += 1
-            token = peek()
-            if token is not None and token[1] == ",":
-                index += 1
+            self.index += 1
+            token = self.peek()
+            if token is not None and token[1] in (",", ")"):
+                self.index += 1
+                if token[1] == ")":
+                    return members
                 continue
-            if token is not None and token[1] == ")":
-                index += 1
-                return members
-            found = "the end" if token is None else repr(token[1])
-            raise StructureSyntaxError(
-                f"expected ',' or ')' but found {found}", end_column if token is None else token[2]
-            )
-
-    if not tokens:
-        return []
-    while index < len(tokens):
-        chain_column = tokens[index][2]
-        left = group()
-        arrows = 0
-        while (token := peek()) is not None and token[0] == "arrow":
-            index += 1
-            right = group()
-            for conclusion in right:
-                steps.append({"premises": list(dict.fromkeys(left)), "conclusion": conclusion})
-            left = right
-            arrows += 1
-        token = peek()
-        if token is not None and token[1] != ";":
-            raise StructureSyntaxError(f"expected '->' or ';' but found {token[1]!r}", token[2])
-        if arrows == 0:
-            raise StructureSyntaxError(
-                "a part without '->' (write premises -> conclusion)", chain_column
-            )
-        if token is None:
-            break
-        index += 1
-    return steps
+            found, column = self._found(token)
+            raise StructureSyntaxError(f"expected ',' or ')' but found {found}", column)
 
 
 def _group_text(nodes: Sequence[str]) -> str:

@@ -472,58 +472,75 @@ def clean_answer(question: dict, value: Any) -> Any:
         if question["required"]:
             raise ValueError("This question needs an answer.")
         return None
-    if kind == "single":
-        values = [o["value"] for o in question["options"]]
-        if isinstance(value, bool) or value not in values:
-            raise ValueError(
-                f"{value!r} is not one of the options ({', '.join(map(str, values))})."
-            )
-        return value
-    if kind == "multiple":
-        values = [o["value"] for o in question["options"]]
-        if not isinstance(value, list):
-            raise ValueError("Give the chosen options as a list.")
-        strangers = [v for v in value if isinstance(v, bool) or v not in values]
-        if strangers:
-            raise ValueError(f"{strangers[0]!r} is not one of the options.")
-        if len(set(value)) != len(value):
-            raise ValueError("An option is chosen twice.")
-        if not question["min"] <= len(value) <= question["max"]:
-            raise ValueError(
-                f"Choose {question['min']} to {question['max']} options ({len(value)} chosen)."
-            )
-        if not value and not question["required"] and question["min"] == 0:
-            return []
-        return [v for v in values if v in value]  # the options' order: equal sets, equal lists
-    if kind == "likert":
-        n = len(question["points"])
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= n:
-            raise ValueError(f"Choose a point from 1 to {n}.")
-        return value
-    if kind == "slider":
-        if not _is_number(value) or value != int(value):
-            raise ValueError(f"Give a whole number from {SLIDER_MIN} to {SLIDER_MAX}.")
-        if not SLIDER_MIN <= value <= SLIDER_MAX:
-            raise ValueError(f"Give a whole number from {SLIDER_MIN} to {SLIDER_MAX}.")
-        return int(value)
-    if kind == "text":
-        if not isinstance(value, str):
-            raise ValueError("Give a text.")
-        if "\x00" in value:
-            raise ValueError("The text contains a NUL character.")
-        text = value.strip()
-        if len(text) > question["max_length"]:
-            raise ValueError(f"At most {question['max_length']} characters ({len(text)} given).")
-        return text
-    if kind == "pairwise":
-        allowed = PAIRWISE_VALUES if question["allow_tie"] else (PREFER_FIRST, PREFER_SECOND)
-        if isinstance(value, bool) or value not in allowed:
-            raise ValueError(
-                "Give -1 (the first is better), 1 (the second is better)"
-                + (" or 0 (a tie)." if question["allow_tie"] else "; this question allows no tie.")
-            )
-        return int(value)
-    raise ValueError(f"Unknown question kind {kind!r}.")  # pragma: no cover - config is checked
+    return _ANSWER_CHECKS[kind](question, value)
+
+
+def _single_answer(question: dict, value: Any) -> Any:
+    values = [o["value"] for o in question["options"]]
+    if isinstance(value, bool) or value not in values:
+        raise ValueError(f"{value!r} is not one of the options ({', '.join(map(str, values))}).")
+    return value
+
+
+def _multiple_answer(question: dict, value: Any) -> list:
+    values = [o["value"] for o in question["options"]]
+    if not isinstance(value, list):
+        raise ValueError("Give the chosen options as a list.")
+    strangers = [v for v in value if isinstance(v, bool) or v not in values]
+    if strangers:
+        raise ValueError(f"{strangers[0]!r} is not one of the options.")
+    if len(set(value)) != len(value):
+        raise ValueError("An option is chosen twice.")
+    if not question["min"] <= len(value) <= question["max"]:
+        raise ValueError(
+            f"Choose {question['min']} to {question['max']} options ({len(value)} chosen)."
+        )
+    return [v for v in values if v in value]  # the options' order: equal sets, equal lists
+
+
+def _likert_answer(question: dict, value: Any) -> int:
+    n = len(question["points"])
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= n:
+        raise ValueError(f"Choose a point from 1 to {n}.")
+    return value
+
+
+def _slider_answer(question: dict, value: Any) -> int:
+    if not _is_number(value) or value != int(value) or not SLIDER_MIN <= value <= SLIDER_MAX:
+        raise ValueError(f"Give a whole number from {SLIDER_MIN} to {SLIDER_MAX}.")
+    return int(value)
+
+
+def _text_answer(question: dict, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("Give a text.")
+    if "\x00" in value:
+        raise ValueError("The text contains a NUL character.")
+    text = value.strip()
+    if len(text) > question["max_length"]:
+        raise ValueError(f"At most {question['max_length']} characters ({len(text)} given).")
+    return text
+
+
+def _pairwise_answer(question: dict, value: Any) -> int:
+    allowed = PAIRWISE_VALUES if question["allow_tie"] else (PREFER_FIRST, PREFER_SECOND)
+    if isinstance(value, bool) or value not in allowed:
+        raise ValueError(
+            "Give -1 (the first is better), 1 (the second is better)"
+            + (" or 0 (a tie)." if question["allow_tie"] else "; this question allows no tie.")
+        )
+    return int(value)
+
+
+# One check per question kind (KINDS): the kind's answer, checked and normalised.
+_ANSWER_CHECKS = {
+    "single": _single_answer,
+    "multiple": _multiple_answer,
+    "likert": _likert_answer,
+    "slider": _slider_answer,
+    "text": _text_answer,
+    "pairwise": _pairwise_answer,
+}
 
 
 class QuestionnaireAnswerSerializer(serializers.Serializer):
