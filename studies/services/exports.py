@@ -88,6 +88,7 @@ CODERS = ("humans", "external", "judges", "all")
 HERE = "concord"  # coder_source of answers made on this platform
 CHUNK = 2000  # rows per fetch from a server-side cursor
 TEXT_CHUNK = 500  # rows per text chunk handed to a streaming response
+BATCH_ITEMS = 500  # items per call of a task type's prepare_batch hook (``_prepared_in_batches``)
 SORT_MEMORY = "64MB"  # PostgreSQL work_mem of an export's transaction (300k rows sort in ~25 MB)
 
 JUDGE_COLUMNS = (
@@ -180,7 +181,7 @@ def _one_snapshot() -> Iterator[None]:
         yield
 
 
-def _take(rows: Iterator[tuple], size: int) -> tuple[list[tuple], BaseException | None]:
+def _take(rows: Iterator[Any], size: int) -> tuple[list[Any], BaseException | None]:
     """The next ``size`` rows of ``rows`` (fewer at its end), and the error that stopped the
     cursor within them, if any: the rows read before a failure are kept, not lost with it."""
     chunk: list[tuple] = []
@@ -415,15 +416,12 @@ def _human_rows(
         if qualification == Membership.Qualification.DISQUALIFIED
     }
     fields = _item_fields(task_type)
-    items = _ItemsInOrder(project, fields)
     head = {"project": project.slug, "task_type": project.task_type}
     judge_columns = _judge_columns(raw) if with_judges else {}
     answer_key = _agreement_text(task_type)
-    for item_id, answers in groupby(_current_answers(project), key=itemgetter(1)):
-        answers = list(answers)  # one item's current answers (a handful)
+    answered = _answered_items(project, _ItemsInOrder(project, fields), fields)
+    for item, answers, decoded in _prepared_in_batches(answered, export_rows):
         first = answers[0]
-        item = ExportItem(project, fields, items.values(first[0], item_id))
-        decoded = [_json(a[11]) for a in answers]
         # The item's majority (by the task type's agreement key) and final answer.
         key = majority_key(
             [answer_key(d) for a, d in zip(answers, decoded, strict=True) if a[5] not in excluded]
@@ -472,6 +470,38 @@ def _human_rows(
             else:
                 for part in parts:
                     yield {**row, **part}
+
+
+def _answered_items(
+    project: Project, items: _ItemsInOrder, fields: tuple[str, ...]
+) -> Iterator[tuple[ExportItem, list[tuple]]]:
+    """Each answered item (its fields from ``items``) with its current answers' rows."""
+    for item_id, answers in groupby(_current_answers(project), key=itemgetter(1)):
+        answers = list(answers)  # one item's current answers (a handful)
+        yield ExportItem(project, fields, items.values(answers[0][0], item_id)), answers
+
+
+def _prepared_in_batches(
+    answered: Iterator[tuple[ExportItem, list[tuple]]], export_rows: ExportRows
+) -> Iterator[tuple[ExportItem, list[tuple], list[Any]]]:
+    """Each item with its answers' rows and their decoded answers. When the task type's rows
+    have a ``prepare_batch`` hook (argument structure: its structure metrics embed sentences),
+    it is called with ``BATCH_ITEMS`` items' ``(item, decoded answers)`` before their rows are
+    made, so that such work is done once per batch, not once per row."""
+    prepare = getattr(export_rows, "prepare_batch", None)
+    decoded = ((item, answers, [_json(a[11]) for a in answers]) for item, answers in answered)
+    if prepare is None:
+        yield from decoded
+        return
+    while True:  # a cursor's failure mid-batch: the batch's items before it, then the error
+        batch, error = _take(decoded, BATCH_ITEMS)
+        if batch:
+            prepare([(item, answers) for item, _, answers in batch])
+            yield from batch
+        if error is not None:
+            raise error
+        if len(batch) < BATCH_ITEMS:
+            return
 
 
 def _external_rows(
