@@ -665,16 +665,24 @@ def _jsonl_text(
             tally.rows += 1
             yield dumps(row, option=option).decode()
         return
+    for chunk in _jsonl_bytes(project, coders, rows=rows, tally=tally):
+        yield chunk.decode()
+
+
+def _jsonl_bytes(project: Project, coders: str, *, rows: int, tally: _Tally) -> Iterator[bytes]:
+    """:func:`_jsonl_text`'s chunks as the UTF-8 bytes orjson writes (a download sends them as
+    they are: no decoding to text and encoding back of every byte)."""
+    dumps, option = orjson.dumps, orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
     batch: list[bytes] = []
     for row in _rows(project, coders, raw=True):
         batch.append(dumps(row, option=option))
         if len(batch) == rows:
             tally.rows += rows
-            yield b"".join(batch).decode()
+            yield b"".join(batch)
             batch.clear()
     if batch:
         tally.rows += len(batch)
-        yield b"".join(batch).decode()
+        yield b"".join(batch)
 
 
 _ASCII = json.encoder.encode_basestring_ascii
@@ -799,8 +807,12 @@ def export_download(*, project: Project, fmt: str, coders: str = "humans") -> It
 
 def _download(project: Project, fmt: str, coders: str) -> Iterator[bytes]:
     tally, digest = _Tally(), hashlib.sha256()
-    for chunk in _text(project, fmt, coders, rows=TEXT_CHUNK, tally=tally):
-        data = chunk.encode()
+    chunks = (
+        _jsonl_bytes(project, coders, rows=TEXT_CHUNK, tally=tally)
+        if fmt == "jsonl"
+        else (text.encode() for text in _csv_text(project, coders, rows=TEXT_CHUNK, tally=tally))
+    )
+    for data in chunks:
         digest.update(data)
         liveness.alive()
         yield data
