@@ -89,7 +89,7 @@ CODERS = ("humans", "external", "judges", "all")
 HERE = "concord"  # coder_source of answers made on this platform
 CHUNK = 2000  # rows per fetch from a server-side cursor
 TEXT_CHUNK = 500  # rows per text chunk handed to a streaming response
-BATCH_ITEMS = 500  # items per call of a task type's prepare_batch hook (``_prepared_in_batches``)
+BATCH_ITEMS = 500  # items per call of a task type's prepare_rows hook (``_prepared_in_batches``)
 SORT_MEMORY = "64MB"  # PostgreSQL work_mem of an export's transaction (300k rows sort in ~25 MB)
 
 JUDGE_COLUMNS = (
@@ -486,10 +486,10 @@ def _prepared_in_batches(
     answered: Iterator[tuple[ExportItem, list[tuple]]], export_rows: ExportRows
 ) -> Iterator[tuple[ExportItem, list[tuple], list[Any]]]:
     """Each item with its answers' rows and their decoded answers. When the task type's rows
-    have a ``prepare_batch`` hook (argument structure: its structure metrics embed sentences),
+    have a ``prepare_rows`` hook (argument structure: its structure metrics embed sentences),
     it is called with ``BATCH_ITEMS`` items' ``(item, decoded answers)`` before their rows are
     made, so that such work is done once per batch, not once per row."""
-    prepare = getattr(export_rows, "prepare_batch", None)
+    prepare = getattr(export_rows, "prepare_rows", None)
     decoded = ((item, answers, [_json(a[11]) for a in answers]) for item, answers in answered)
     if prepare is None:
         yield from decoded

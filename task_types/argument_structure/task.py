@@ -159,7 +159,9 @@ class ArgumentStructure(TaskType):
         """The rows of one export (:meth:`export_row`'s): the scorer is chosen once, the draft's
         metrics are computed once per item and an answer's once per distinct answer of the
         item, and the edge sentences of a batch of items are embedded in one model call
-        (``prepare_batch``), never one call per row."""
+        (``prepare_rows``), never one call per row. The model's float32 vectors depend in their
+        last bits on the sentences encoded with them (padding), so a Structure Similarity may
+        differ from one computed row by row (or by an export before issue 34) by ~1e-7."""
         config = getattr(project, "config", None) or {}
         return _StructureExporter(fresh_edge_scorer(config.get("similarity_scorer")))
 
@@ -347,7 +349,7 @@ class _StructureMetrics:
 
 class _StructureExporter:
     """:meth:`ArgumentStructure.exporter`'s rows, with the scorer's model calls made per batch
-    of items (``prepare_batch``, called by the export before the batch's rows)."""
+    of items (``prepare_rows``, called by the export before the batch's rows)."""
 
     def __init__(self, scorer: Any) -> None:
         self.metrics = _StructureMetrics(scorer)
@@ -355,7 +357,7 @@ class _StructureExporter:
     def __call__(self, item: Any, annotation: Any) -> list[dict]:
         return [_export_row(item, annotation.answer, self.metrics)]
 
-    def prepare_batch(self, answered: list[tuple[Any, list[dict]]]) -> None:
+    def prepare_rows(self, answered: list[tuple[Any, list[dict]]]) -> None:
         """Embed every edge sentence of these items' answers (``(item, answers)``) in one call;
         the vectors of the batch before are dropped (memory stays flat in rows)."""
         scorer = self.metrics.scorer
