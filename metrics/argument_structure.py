@@ -213,6 +213,20 @@ def alignment_scores(
     return AlignmentScores(precision, recall, f1, pairs)
 
 
+def _exact_alignment(predicted: Sequence[str], gold: Sequence[str]) -> AlignmentScores:
+    """:func:`alignment_scores` with :func:`exact_match_scorer` for edge lists without repeats,
+    without the Hungarian method: each sentence matches at most one identical one, so the best
+    alignment pairs every shared sentence (the same figures, to the bit)."""
+    if not predicted or not gold:
+        return alignment_scores(predicted, gold, exact_match_scorer)
+    where = {sentence: j for j, sentence in enumerate(gold)}
+    pairs = tuple((i, where[p]) for i, p in enumerate(predicted) if p in where)
+    total = float(len(pairs))
+    precision, recall = total / len(predicted), total / len(gold)
+    f1 = 2 * precision * recall / (precision + recall) if total else 0.0
+    return AlignmentScores(precision, recall, f1, pairs)
+
+
 def exact_match_scorer(predicted: Sequence[str], gold: Sequence[str]) -> list[list[float]]:
     """1 for identical edge sentences, else 0."""
     return [[1.0 if p == g else 0.0 for g in gold] for p in predicted]
@@ -310,7 +324,7 @@ def structure_metrics(
     reference_text = as_text(reference, reference_texts)
     predicted_edges = list(dict.fromkeys(_edge_sentence(s) for s in predicted_text))
     reference_edges = list(dict.fromkeys(_edge_sentence(s) for s in reference_text))
-    exact = alignment_scores(predicted_edges, reference_edges, exact_match_scorer)
+    exact = _exact_alignment(predicted_edges, reference_edges)
     semantic = (
         alignment_scores(predicted_edges, reference_edges, scorer) if scorer is not None else None
     )

@@ -285,7 +285,10 @@ class TaskType:
     def exporter(self, project: Any) -> Callable[[Any, Any], list[dict]]:
         """:meth:`export_rows` for one export of ``project``: called once before its first row,
         so that a task type whose rows depend on the project's config reads and validates it
-        once per export, not once per row (questionnaire). By default :meth:`export_rows`."""
+        once per export, not once per row (questionnaire). By default :meth:`export_rows`. The
+        callable may have a ``prepare_rows(answered)`` method: the export calls it with each
+        batch of ``(item, decoded answers)`` before making their rows (argument structure embeds
+        a batch's sentences in one model call)."""
         return self.export_rows
 
     def demo_payload(self) -> dict:

@@ -57,6 +57,7 @@ import csv
 import hashlib
 import io
 import json
+import json.encoder
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -77,7 +78,7 @@ from annotation.review import majority_key
 from annotation.task_types import TaskType
 from core import liveness
 from core.errors import Refusal
-from core.spreadsheet import spreadsheet_safe
+from core.spreadsheet import FORMULA_START, spreadsheet_safe
 from llm_judges.models import JudgeResult
 from llm_judges.selectors import judge_result_rows
 from projects.models import Membership, Project
@@ -88,6 +89,7 @@ CODERS = ("humans", "external", "judges", "all")
 HERE = "concord"  # coder_source of answers made on this platform
 CHUNK = 2000  # rows per fetch from a server-side cursor
 TEXT_CHUNK = 500  # rows per text chunk handed to a streaming response
+BATCH_ITEMS = 500  # items per call of a task type's prepare_rows hook (``_prepared_in_batches``)
 SORT_MEMORY = "64MB"  # PostgreSQL work_mem of an export's transaction (300k rows sort in ~25 MB)
 
 JUDGE_COLUMNS = (
@@ -180,7 +182,7 @@ def _one_snapshot() -> Iterator[None]:
         yield
 
 
-def _take(rows: Iterator[tuple], size: int) -> tuple[list[tuple], BaseException | None]:
+def _take(rows: Iterator[Any], size: int) -> tuple[list[Any], BaseException | None]:
     """The next ``size`` rows of ``rows`` (fewer at its end), and the error that stopped the
     cursor within them, if any: the rows read before a failure are kept, not lost with it."""
     chunk: list[tuple] = []
@@ -415,15 +417,12 @@ def _human_rows(
         if qualification == Membership.Qualification.DISQUALIFIED
     }
     fields = _item_fields(task_type)
-    items = _ItemsInOrder(project, fields)
     head = {"project": project.slug, "task_type": project.task_type}
     judge_columns = _judge_columns(raw) if with_judges else {}
     answer_key = _agreement_text(task_type)
-    for item_id, answers in groupby(_current_answers(project), key=itemgetter(1)):
-        answers = list(answers)  # one item's current answers (a handful)
+    answered = _answered_items(project, _ItemsInOrder(project, fields), fields)
+    for item, answers, decoded in _prepared_in_batches(answered, export_rows):
         first = answers[0]
-        item = ExportItem(project, fields, items.values(first[0], item_id))
-        decoded = [_json(a[11]) for a in answers]
         # The item's majority (by the task type's agreement key) and final answer.
         key = majority_key(
             [answer_key(d) for a, d in zip(answers, decoded, strict=True) if a[5] not in excluded]
@@ -472,6 +471,38 @@ def _human_rows(
             else:
                 for part in parts:
                     yield {**row, **part}
+
+
+def _answered_items(
+    project: Project, items: _ItemsInOrder, fields: tuple[str, ...]
+) -> Iterator[tuple[ExportItem, list[tuple]]]:
+    """Each answered item (its fields from ``items``) with its current answers' rows."""
+    for item_id, answers in groupby(_current_answers(project), key=itemgetter(1)):
+        answers = list(answers)  # one item's current answers (a handful)
+        yield ExportItem(project, fields, items.values(answers[0][0], item_id)), answers
+
+
+def _prepared_in_batches(
+    answered: Iterator[tuple[ExportItem, list[tuple]]], export_rows: ExportRows
+) -> Iterator[tuple[ExportItem, list[tuple], list[Any]]]:
+    """Each item with its answers' rows and their decoded answers. When the task type's rows
+    have a ``prepare_rows`` hook (argument structure: its structure metrics embed sentences),
+    it is called with ``BATCH_ITEMS`` items' ``(item, decoded answers)`` before their rows are
+    made, so that such work is done once per batch, not once per row."""
+    prepare = getattr(export_rows, "prepare_rows", None)
+    decoded = ((item, answers, [_json(a[11]) for a in answers]) for item, answers in answered)
+    if prepare is None:
+        yield from decoded
+        return
+    while True:  # a cursor's failure mid-batch: the batch's items before it, then the error
+        batch, error = _take(decoded, BATCH_ITEMS)
+        if batch:
+            prepare([(item, answers) for item, _, answers in batch])
+            yield from batch
+        if error is not None:
+            raise error
+        if len(batch) < BATCH_ITEMS:
+            return
 
 
 def _external_rows(
@@ -634,20 +665,43 @@ def _jsonl_text(
             tally.rows += 1
             yield dumps(row, option=option).decode()
         return
+    for chunk in _jsonl_bytes(project, coders, rows=rows, tally=tally):
+        yield chunk.decode()
+
+
+def _jsonl_bytes(project: Project, coders: str, *, rows: int, tally: _Tally) -> Iterator[bytes]:
+    """:func:`_jsonl_text`'s chunks as the UTF-8 bytes orjson writes (a download sends them as
+    they are: no decoding to text and encoding back of every byte)."""
+    dumps, option = orjson.dumps, orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
     batch: list[bytes] = []
     for row in _rows(project, coders, raw=True):
         batch.append(dumps(row, option=option))
         if len(batch) == rows:
             tally.rows += rows
-            yield b"".join(batch).decode()
+            yield b"".join(batch)
             batch.clear()
     if batch:
         tally.rows += len(batch)
-        yield b"".join(batch).decode()
+        yield b"".join(batch)
+
+
+_ASCII = json.encoder.encode_basestring_ascii
+_C_ENCODER = json.encoder.c_make_encoder  # None where Python has no C accelerator
+_DEFAULT = json.JSONEncoder().default  # refuses what JSON cannot hold, as json.dumps does
+
+
+def _json_cell(value: list | dict) -> str:
+    """``json.dumps(value)``, the same text, without its per-call set-up (a CSV of 100k rows
+    has hundreds of thousands of list cells): the C encoder ``json.dumps`` itself makes, made
+    here with the same settings (ASCII, ``", "`` and ``": "``, circular check, NaN allowed)."""
+    if _C_ENCODER is None:
+        return json.dumps(value)
+    encoder = _C_ENCODER({}, _DEFAULT, _ASCII, None, ": ", ", ", False, False, True)
+    return "".join(encoder(value, 0))
 
 
 def _csv_cell(value: Any) -> Any:
-    return json.dumps(value) if isinstance(value, list | dict) else spreadsheet_safe(value)
+    return _json_cell(value) if isinstance(value, list | dict) else spreadsheet_safe(value)
 
 
 # Cells the csv writer gets as they are: spreadsheet_safe passes numbers and booleans, and its
@@ -656,11 +710,13 @@ _PLAIN_CELL = frozenset({int, float, bool, type(None)})
 
 
 def _csv_cells(values: Iterable[Any]) -> list[Any]:
-    plain, safe = _PLAIN_CELL, spreadsheet_safe
+    """The cells of one row; text as :func:`spreadsheet_safe` makes it (inlined: it is called
+    for every text cell of every row)."""
+    plain, formula = _PLAIN_CELL, FORMULA_START
     return [
         value
         if (kind := type(value)) in plain
-        else safe(value)
+        else ("'" + value if value.startswith(formula) else value)
         if kind is str
         else _csv_cell(value)
         for value in values
@@ -751,8 +807,12 @@ def export_download(*, project: Project, fmt: str, coders: str = "humans") -> It
 
 def _download(project: Project, fmt: str, coders: str) -> Iterator[bytes]:
     tally, digest = _Tally(), hashlib.sha256()
-    for chunk in _text(project, fmt, coders, rows=TEXT_CHUNK, tally=tally):
-        data = chunk.encode()
+    chunks = (
+        _jsonl_bytes(project, coders, rows=TEXT_CHUNK, tally=tally)
+        if fmt == "jsonl"
+        else (text.encode() for text in _csv_text(project, coders, rows=TEXT_CHUNK, tally=tally))
+    )
+    for data in chunks:
         digest.update(data)
         liveness.alive()
         yield data

@@ -11,7 +11,7 @@ sentences clipped at 0. A project picks its scorer with ``config.similarity_scor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from metrics.argument_structure import EdgeScorer
@@ -31,13 +31,22 @@ class EmbeddingEdgeScorer:
         self._vectors: dict[str, Any] = {}
 
     def __call__(self, predicted: Sequence[str], gold: Sequence[str]) -> list[list[float]]:
-        missing = [t for t in dict.fromkeys([*predicted, *gold]) if t not in self._vectors]
-        if missing:
-            self._vectors.update(zip(missing, self._embed(missing), strict=True))
+        self.warm([*predicted, *gold])
         return [
             [max(0.0, min(1.0, float(self._vectors[p] @ self._vectors[g]))) for g in gold]
             for p in predicted
         ]
+
+    def warm(self, sentences: Iterable[str], *, keep_only: bool = False) -> None:
+        """Embed those of ``sentences`` not embedded yet, in one call (an export hands over the
+        edge sentences of many rows at once: one model call per batch, not one per row).
+        ``keep_only``: drop the vectors of other sentences (an export's memory stays flat)."""
+        wanted = dict.fromkeys(sentences)
+        if keep_only:
+            self._vectors = {t: v for t, v in self._vectors.items() if t in wanted}
+        missing = [t for t in wanted if t not in self._vectors]
+        if missing:
+            self._vectors.update(zip(missing, self._embed(missing), strict=True))
 
 
 def _minilm() -> EdgeScorer:
@@ -57,6 +66,12 @@ def edge_scorer(name: str | None = None) -> EdgeScorer | None:
     if name not in _made:
         _made[name] = SCORERS[name]()
     return _made[name]
+
+
+def fresh_edge_scorer(name: str | None = None) -> EdgeScorer | None:
+    """A new scorer named as in :func:`edge_scorer`, with vectors of its own (an export's: the
+    model is still loaded once per process)."""
+    return SCORERS[name or DEFAULT_SCORER]()
 
 
 def evidence_texts(evidence: Sequence[Mapping] | None) -> dict[str, str]:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import orjson
+
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
+from metrics.argument_structure import edge_sentences
 
 from .formats import decode_csv_row, read_checkwhy
 from .graph import structure_metrics, to_compact
-from .scoring import answer_texts, edge_scorer, evidence_texts
+from .scoring import answer_texts, edge_scorer, evidence_texts, fresh_edge_scorer
 from .serializers import (
     CRITERIA,
     METRIC_KEYS,
@@ -149,68 +152,18 @@ class ArgumentStructure(TaskType):
         """The same columns for every mode (empty where they do not apply): the final structure as
         JSON steps and compact text, text edits, review decisions, and metrics against the reference
         for the final and the draft structure."""
-        answer, payload, prepared = annotation.answer, item.payload, item.prepared
-        review = prepared.get("review") if prepared.get("mode") == "review" else None
-        reference = (item.gold or {}).get("structure") or payload.get("reference_structure") or []
-        row: dict[str, Any] = {
-            "mode": prepared.get("mode"),
-            "review": review,
-            "label": payload.get("label"),
-            "claim": answer.get("claim", payload["claim"]),
-            "claim_revised": "claim" in answer and answer["claim"] != payload["claim"].strip(),
-            "evidence": answer.get("evidence"),
-            "evidence_added": None,
-            "evidence_deleted": None,
-            "evidence_revised": None,
-            "structure": None,
-            "structure_text": None,
-            "draft_structure_text": to_compact(payload["structure"])
-            if payload.get("structure")
-            else None,
-            "reference_structure_text": to_compact(reference) if reference else None,
-            "invalid_causal_relation": answer.get("invalid_causal_relation")
-            if "steps" in answer
-            else None,
-            "decision": answer.get("decision"),
-            **{criterion: answer.get(criterion) for criterion in CRITERIA},
-            "reference_validity": answer.get("reference_validity"),
-            "preference": answer.get("preference"),
-            "outcome": answer.get("outcome"),
-            "ab_order": prepared.get("order"),
-            **{key: None for key in METRIC_KEYS},
-            "draft_metrics": None,
-        }
-        if "steps" in answer:
-            row.update(_evidence_changes(payload["evidence"], answer["evidence"]))
-            row["structure"] = answer["steps"]
-            row["structure_text"] = answer.get("structure_text") or to_compact(answer["steps"])
-        elif review == "filter":
-            row["structure"] = prepared["structure"]
-            row["structure_text"] = to_compact(prepared["structure"])
-        elif review == "compare":
-            row["structure"] = payload.get("structure")
-            row["structure_text"] = row["draft_structure_text"]
-        if reference and "steps" in answer and not answer.get("invalid_causal_relation"):
-            texts = evidence_texts(payload["evidence"])
-            scorer = edge_scorer(_config(item).get("similarity_scorer"))
-            row.update(
-                structure_metrics(
-                    answer["steps"],
-                    reference,
-                    predicted_texts=answer_texts(payload["evidence"], answer),
-                    reference_texts=texts,
-                    scorer=scorer,
-                )
-            )
-            if payload.get("structure"):
-                row["draft_metrics"] = structure_metrics(
-                    payload["structure"],
-                    reference,
-                    predicted_texts=texts,
-                    reference_texts=texts,
-                    scorer=scorer,
-                )
-        return row
+        scorer = edge_scorer(_config(item).get("similarity_scorer"))
+        return _export_row(item, annotation.answer, _StructureMetrics(scorer))
+
+    def exporter(self, project: Any) -> Callable[[Any, Any], list[dict]]:
+        """The rows of one export (:meth:`export_row`'s): the scorer is chosen once, the draft's
+        metrics are computed once per item and an answer's once per distinct answer of the
+        item, and the edge sentences of a batch of items are embedded in one model call
+        (``prepare_rows``), never one call per row. The model's float32 vectors depend in their
+        last bits on the sentences encoded with them (padding), so a Structure Similarity may
+        differ from one computed row by row (or by an export before issue 34) by ~1e-7."""
+        config = getattr(project, "config", None) or {}
+        return _StructureExporter(fresh_edge_scorer(config.get("similarity_scorer")))
 
     def demo_payload(self) -> dict:
         return {
@@ -271,3 +224,150 @@ def _evidence_changes(original: list[dict], final: list[dict]) -> dict:
         "evidence_deleted": [i for i in before if i not in after],
         "evidence_revised": [i for i in after if i in before and after[i] != before[i].strip()],
     }
+
+
+def _export_row(item: Any, answer: dict, metrics: _StructureMetrics) -> dict:
+    payload, prepared = item.payload, item.prepared
+    review = prepared.get("review") if prepared.get("mode") == "review" else None
+    reference = _reference(item)
+    draft_text, reference_text = metrics.compact_texts(item)
+    row: dict[str, Any] = {
+        "mode": prepared.get("mode"),
+        "review": review,
+        "label": payload.get("label"),
+        "claim": answer.get("claim", payload["claim"]),
+        "claim_revised": "claim" in answer and answer["claim"] != payload["claim"].strip(),
+        "evidence": answer.get("evidence"),
+        "evidence_added": None,
+        "evidence_deleted": None,
+        "evidence_revised": None,
+        "structure": None,
+        "structure_text": None,
+        "draft_structure_text": draft_text,
+        "reference_structure_text": reference_text,
+        "invalid_causal_relation": answer.get("invalid_causal_relation")
+        if "steps" in answer
+        else None,
+        "decision": answer.get("decision"),
+        **{criterion: answer.get(criterion) for criterion in CRITERIA},
+        "reference_validity": answer.get("reference_validity"),
+        "preference": answer.get("preference"),
+        "outcome": answer.get("outcome"),
+        "ab_order": prepared.get("order"),
+        **{key: None for key in METRIC_KEYS},
+        "draft_metrics": None,
+    }
+    if "steps" in answer:
+        row.update(_evidence_changes(payload["evidence"], answer["evidence"]))
+        row["structure"] = answer["steps"]
+        row["structure_text"] = answer.get("structure_text") or to_compact(answer["steps"])
+    elif review == "filter":
+        row["structure"] = prepared["structure"]
+        row["structure_text"] = to_compact(prepared["structure"])
+    elif review == "compare":
+        row["structure"] = payload.get("structure")
+        row["structure_text"] = row["draft_structure_text"]
+    if reference and "steps" in answer and not answer.get("invalid_causal_relation"):
+        row.update(metrics.of_answer(item, answer))
+        if payload.get("structure"):
+            row["draft_metrics"] = metrics.of_draft(item)
+    return row
+
+
+def _reference(item: Any) -> list:
+    return (item.gold or {}).get("structure") or item.payload.get("reference_structure") or []
+
+
+class _StructureMetrics:
+    """CheckWhy's metrics of the rows of one item at a time: what depends only on the item (the
+    draft's metrics, compact texts) is computed once per item, an answer's metrics once per
+    distinct answer of the item. Items are told apart by identity (an export hands every answer
+    of an item the same item object)."""
+
+    def __init__(self, scorer: Any) -> None:
+        self.scorer = scorer
+        self._item: Any = None
+        self._memo: dict[Any, Any] = {}
+
+    def _for(self, item: Any) -> dict[Any, Any]:
+        if item is not self._item:
+            self._item, self._memo = item, {}
+        return self._memo
+
+    def compact_texts(self, item: Any) -> tuple[str | None, str | None]:
+        """The draft's and the reference's compact text (None where there is none)."""
+        memo = self._for(item)
+        if "texts" not in memo:
+            draft, reference = item.payload.get("structure"), _reference(item)
+            memo["texts"] = (
+                to_compact(draft) if draft else None,
+                to_compact(reference) if reference else None,
+            )
+        return memo["texts"]
+
+    def of_draft(self, item: Any) -> dict:
+        memo = self._for(item)
+        if "draft" not in memo:
+            texts = evidence_texts(item.payload["evidence"])
+            memo["draft"] = structure_metrics(
+                item.payload["structure"],
+                _reference(item),
+                predicted_texts=texts,
+                reference_texts=texts,
+                scorer=self.scorer,
+            )
+        return memo["draft"]
+
+    def of_answer(self, item: Any, answer: dict) -> dict:
+        memo = self._for(item)
+        key = orjson.dumps([answer["steps"], answer.get("evidence")])
+        if key not in memo:
+            memo[key] = structure_metrics(
+                answer["steps"],
+                _reference(item),
+                predicted_texts=answer_texts(item.payload["evidence"], answer),
+                reference_texts=evidence_texts(item.payload["evidence"]),
+                scorer=self.scorer,
+            )
+        return memo[key]
+
+    def sentences(self, item: Any, answers: list[dict]) -> list[str]:
+        """The edge sentences the scorer will be asked about for this item's rows (to embed
+        them in advance, with a batch's others)."""
+        measured = [a for a in answers if "steps" in a and not a.get("invalid_causal_relation")]
+        reference = _reference(item)
+        if not reference or not measured:
+            return []
+        texts = evidence_texts(item.payload["evidence"])
+        found = edge_sentences(reference, texts)
+        if item.payload.get("structure"):
+            found += edge_sentences(item.payload["structure"], texts)
+        for answer in measured:
+            found += edge_sentences(answer["steps"], answer_texts(item.payload["evidence"], answer))
+        return found
+
+
+class _StructureExporter:
+    """:meth:`ArgumentStructure.exporter`'s rows, with the scorer's model calls made per batch
+    of items (``prepare_rows``, called by the export before the batch's rows)."""
+
+    def __init__(self, scorer: Any) -> None:
+        self.metrics = _StructureMetrics(scorer)
+
+    def __call__(self, item: Any, annotation: Any) -> list[dict]:
+        return [_export_row(item, annotation.answer, self.metrics)]
+
+    def prepare_rows(self, answered: list[tuple[Any, list[dict]]]) -> None:
+        """Embed every edge sentence of these items' answers (``(item, answers)``) in one call;
+        the vectors of the batch before are dropped (memory stays flat in rows)."""
+        scorer = self.metrics.scorer
+        if scorer is None or not hasattr(scorer, "warm"):
+            return
+        scorer.warm(
+            (
+                sentence
+                for item, answers in answered
+                for sentence in self.metrics.sentences(item, answers)
+            ),
+            keep_only=True,
+        )

@@ -3,7 +3,7 @@ the annotator labels the whole response and each of them (see the package docstr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
@@ -217,34 +217,19 @@ class Stance(TaskType):
     def export_row(self, item: Any, annotation: Any) -> dict:
         """One row per answer; ``claim_id``, ``veracity``, ``level`` and ``label`` are the
         ``(claim_id, veracity, level, stance)`` rows of :func:`metrics.stance.factual_accuracy`."""
-        answer = annotation.answer
-        payload = item.payload
-        sentences = item.prepared["sentences"]
-        similarity = {t["index"]: t for t in item.prepared["targets"]}
-        gold = item.gold or {}
-        return {
-            "claim_id": payload.get("claim_id") or payload["claim"],
-            "claim": payload["claim"],
-            "veracity": payload.get("veracity") or None,
-            "level": payload.get("level"),
-            "model": payload.get("model") or None,
-            "query": payload.get("query") or None,
-            "label": answer.get("label"),
-            "not_sure": answer.get("not_sure", False),
-            "sentence_labels": [
-                {
-                    "index": s["index"],
-                    "text": sentences[s["index"]] if s["index"] < len(sentences) else None,
-                    "label": s["label"],
-                    "not_sure": s.get("not_sure", False),
-                    "similarity": similarity.get(s["index"], {}).get("similarity"),
-                    "similarity_rank": similarity.get(s["index"], {}).get("rank"),
-                }
-                for s in answer.get("sentences", [])
-            ],
-            "gold_label": gold.get("label"),
-            "correct": self.score(answer, item.gold).get("correct"),
-        }
+        return _export_row(_ItemColumns(item), annotation.answer)
+
+    def exporter(self, project: Any) -> Callable[[Any, Any], list[dict]]:
+        """:meth:`export_row`'s rows, what they take from the item read once per item (an
+        export hands every answer of an item the same item object), not once per row."""
+        last: list[Any] = [None, None]  # the item and its columns
+
+        def export_rows(item: Any, annotation: Any) -> list[dict]:
+            if item is not last[0]:
+                last[0], last[1] = item, _ItemColumns(item)
+            return [_export_row(last[1], annotation.answer)]
+
+        return export_rows
 
     def demo_payload(self) -> dict:
         return {
@@ -266,3 +251,54 @@ class Stance(TaskType):
                 "vitamin C."
             ),
         }
+
+
+class _ItemColumns:
+    """What a stance row takes from its item: the claim's columns, the sentences and their
+    similarity to the claim (by sentence index), the gold label."""
+
+    __slots__ = ("claim", "gold_label", "sentences", "similarity")
+
+    def __init__(self, item: Any) -> None:
+        payload = item.payload
+        self.claim = {
+            "claim_id": payload.get("claim_id") or payload["claim"],
+            "claim": payload["claim"],
+            "veracity": payload.get("veracity") or None,
+            "level": payload.get("level"),
+            "model": payload.get("model") or None,
+            "query": payload.get("query") or None,
+        }
+        self.sentences = item.prepared["sentences"]
+        self.similarity = {
+            t["index"]: (t.get("similarity"), t.get("rank")) for t in item.prepared["targets"]
+        }
+        self.gold_label = (item.gold or {}).get("label")
+
+
+def _export_row(item: _ItemColumns, answer: dict) -> dict:
+    sentences, similarity, unknown = item.sentences, item.similarity, (None, None)
+    labels = []
+    for s in answer.get("sentences", []):
+        index = s["index"]
+        score, rank = similarity.get(index, unknown)
+        labels.append(
+            {
+                "index": index,
+                "text": sentences[index] if index < len(sentences) else None,
+                "label": s["label"],
+                "not_sure": s.get("not_sure", False),
+                "similarity": score,
+                "similarity_rank": rank,
+            }
+        )
+    gold = item.gold_label
+    return {
+        **item.claim,
+        "label": answer.get("label"),
+        "not_sure": answer.get("not_sure", False),
+        "sentence_labels": labels,
+        "gold_label": gold,
+        # score(): without a gold label no verdict
+        "correct": answer.get("label") == gold if gold else None,
+    }

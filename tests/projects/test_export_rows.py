@@ -519,3 +519,104 @@ def test_a_download_stopped_before_the_thread_handed_anything_ends_it_too():
     release.set()  # the thread's fetch ends; the export waits for it, then the thread ends
     closer.join()
     assert not _reading_threads()
+
+
+# --- per-item work done once per item, not once per row (issue 34) -----------------------------
+
+
+def stance_items(project, count: int) -> None:
+    """Stance items made directly (no embedding model): every other one with a gold label."""
+    for n in range(count):
+        Item.objects.create(
+            project=project,
+            external_id=f"stance-{n}",
+            position=n,
+            payload={
+                "id": f"stance-{n}",
+                "claim": f"Claim {n}.",
+                "claim_id": f"c{n % 2}",
+                "veracity": "false" if n % 2 else "",
+                "level": n,
+                "query": f"What about claim {n}?",
+                "response": "One. Two. Three.",
+            },
+            prepared={
+                "sentences": ["One.", "Two.", "=Three."],
+                "targets": [
+                    {"index": 2, "similarity": 0.75, "rank": 1},
+                    {"index": 0, "similarity": 0.5 + n / 100, "rank": 2},
+                ],
+            },
+            gold={"label": "agree"} if n % 2 else None,
+        )
+
+
+def test_stance_rows_equal_the_model_instance_export(db):
+    project = factories.ProjectFactory(task_type="stance", config={"k": 2}, annotators_per_item=2)
+    stance_items(project, 4)
+    for label, sure in (("agree", False), ("disagree", True)):
+        answer_all(
+            project,
+            member(project),
+            lambda item, label=label, sure=sure: {
+                "label": label,
+                "not_sure": sure,
+                "sentences": [
+                    {"index": 0, "label": "neutral", "not_sure": sure},
+                    {"index": 2, "label": label},
+                ],
+            },
+        )
+    assert_same_as_reference(project)
+
+
+def test_stance_reads_each_item_once_per_export(db, monkeypatch):
+    import task_types.stance.task as stance_task
+
+    project = factories.ProjectFactory(task_type="stance", config={"k": 2}, annotators_per_item=3)
+    stance_items(project, 3)
+    for _ in range(3):
+        answer_all(
+            project,
+            member(project),
+            lambda item: {
+                "label": "agree",
+                "sentences": [{"index": 0, "label": "agree"}, {"index": 2, "label": "agree"}],
+            },
+        )
+    made = []
+    columns = stance_task._ItemColumns
+    monkeypatch.setattr(
+        stance_task, "_ItemColumns", lambda item: made.append(item) or columns(item)
+    )
+    assert len(list(export_jsonl(project=project))) == 9
+    assert len(made) == 3  # once per item, not once per row
+
+
+def test_argument_structure_rows_equal_the_model_instance_export(db, monkeypatch):
+    from tests.task_types.argument_structure import test_export_batches as batches
+
+    monkeypatch.setitem(
+        batches.scoring.SCORERS,
+        batches.scoring.MINILM,
+        lambda: batches.scoring.EmbeddingEdgeScorer(
+            name="counting", embed=batches.CountingEmbedder()
+        ),
+    )
+    monkeypatch.setattr(batches.scoring, "_made", {})
+    project = batches.answered_project(4)
+    assert_same_as_reference(project)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [],
+        {},
+        [1, 2.5, -0.0, True, None, 10**30],
+        {"é": "naïve “quoted” \\ \n\t", "b": [{"c": float("nan")}, float("inf")]},
+        [{"index": 0, "text": "=cmd", "similarity": 0.1 + 0.2}],
+    ],
+)
+def test_a_csv_json_cell_is_the_text_json_dumps_writes(value):
+    assert exports._json_cell(value) == json.dumps(value)

@@ -224,3 +224,24 @@ def test_the_metrics_module_loads_without_django():
         "assert 'django' not in sys.modules, sorted(k for k in sys.modules if k.startswith('django'))"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=60)
+
+
+def test_the_exact_match_shortcut_gives_the_hungarian_figures_to_the_bit():
+    """Exact Match Similarity pairs shared sentences without the Hungarian method (issue 34)."""
+    import random
+
+    from metrics.argument_structure import (
+        _exact_alignment,
+        alignment_scores,
+        exact_match_scorer,
+    )
+
+    rng = random.Random(7)
+    words = [f"s{i}" for i in range(8)]
+    for _ in range(300):
+        predicted = list(dict.fromkeys(rng.choices(words, k=rng.randint(0, 6))))
+        gold = list(dict.fromkeys(rng.choices(words, k=rng.randint(0, 6))))
+        fast = _exact_alignment(predicted, gold)
+        slow = alignment_scores(predicted, gold, exact_match_scorer)
+        assert (fast.precision, fast.recall, fast.f1) == (slow.precision, slow.recall, slow.f1)
+        assert fast.pairs == slow.pairs
