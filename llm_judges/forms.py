@@ -94,7 +94,9 @@ class JudgeAddForm(forms.Form):
         "workers; embedding: all-MiniLM-L6-v2.",
     )
     endpoint = forms.ModelChoiceField(
-        queryset=None, required=False, empty_label="(none: NLI and embedding judges)"
+        queryset=None,
+        required=False,
+        empty_label="(none: NLI and embedding judges; an LLM judge then waits for one)",
     )
     parameters = forms.CharField(
         required=False,

@@ -10,6 +10,7 @@ secret such as ``DJANGO_SECRET_KEY``); a judge's parameters are its sampling set
 from __future__ import annotations
 
 import re
+import socket
 from urllib.parse import urlparse
 
 from rest_framework import serializers
@@ -86,7 +87,11 @@ def _private_host(host: str) -> str:
         return "this machine (localhost)"
     try:
         return address_refusal(host)
-    except ValueError:  # a host name: checked on every call, where it resolves then
+    except ValueError:
+        pass
+    try:  # the IPv4 shorthands the resolver takes: 127.1, 2130706433, 0x7f000001
+        return address_refusal(socket.inet_ntoa(socket.inet_aton(host)))
+    except OSError:  # a host name: checked on every call, where it resolves then
         return ""
 
 

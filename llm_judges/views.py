@@ -164,7 +164,13 @@ class _JudgeSetup:
                 text = " ".join(map(str, problem)) if isinstance(problem, list) else str(problem)
                 form.add_error(name if name in form.fields else "parameters", text)
             return False
-        messages.success(self.request, f"{judge.name} is ready.")
+        if judge.kind == judge.Kind.LLM and judge.endpoint is None:
+            messages.warning(
+                self.request,
+                f"{judge.name} is added; choose its model endpoint below before it can run.",
+            )
+        else:
+            messages.success(self.request, f"{judge.name} is ready.")
         return True
 
 

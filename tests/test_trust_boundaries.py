@@ -585,3 +585,12 @@ def test_only_superusers_write_prompt_templates_in_the_admin(db):
     assert client.post(delete, {"post": "yes"}).status_code == 403
     stored = PromptTemplate.objects.get(pk=template.pk)
     assert stored.template == template.template
+
+
+@pytest.mark.parametrize("host", ["127.1", "2130706433", "0x7f000001", "0177.0.0.1"])
+def test_the_endpoint_admin_refuses_ipv4_shorthands_of_private_addresses(db, host):
+    """Found by the outside probe: the resolver's shorthands of 127.0.0.1 saved."""
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError, match="loopback"):
+        ModelEndpoint(name="e", base_url=f"http://{host}/v1").full_clean()

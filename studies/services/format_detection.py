@@ -14,6 +14,7 @@ researcher chooses its format (the message says so).
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO
@@ -65,11 +66,46 @@ class SampledText(io.TextIOBase):
 
 
 def sample_of(*, stream: IO[str]) -> tuple[str, bool, SampledText]:
-    """The file's first characters, whether they are the whole file, and the file as a stream
+    """The file's first characters (at least its first line, however long: a JSON Lines record
+    may be larger than the sample), whether they are the whole file, and the file as a stream
     that starts again from its beginning."""
     sample = stream.read(SAMPLE_CHARACTERS)
     complete = len(sample) < SAMPLE_CHARACTERS
+    if not complete and "\n" not in sample:
+        rest = stream.readline()
+        sample += rest
+        complete = not rest.endswith("\n")  # the first line ran to the end of the file
     return sample, complete, SampledText(sample=sample, stream=stream)
+
+
+def starts_as_json(sample: str) -> bool:
+    """Whether the file starts like a JSON value spread over the file (an array or an object):
+    no CSV header starts so."""
+    return sample.lstrip("\ufeff \t\r\n")[:1] in ("[", "{")
+
+
+def shape_hint(sample: str) -> str:
+    """What the file is, when it is one JSON document rather than JSON Lines ("" otherwise)."""
+    start = sample.lstrip("\ufeff \t\r\n")
+    if start[:1] == "[":
+        return (
+            "The file is one JSON array; JSON Lines (jsonl) has one record, a JSON object, per "
+            "line."
+        )
+    if start[:1] == "{" and not _one_line_object(start.split("\n", 1)[0]):
+        return (
+            "The file is one JSON object written over several lines; JSON Lines (jsonl) has one "
+            "record per line."
+        )
+    return ""
+
+
+def _one_line_object(line: str) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -86,9 +122,12 @@ def formats_matching(
     *, task_type: TaskType, readers: Mapping[str, Reader], sample: str
 ) -> Detection:
     """Try every reader on ``sample``: does it read a first record, and does the task type
-    accept it?"""
+    accept it? A file that starts like a JSON document is not read as generic CSV (whose
+    "record" would be the document's second line)."""
     valid, readable = [], []
     for fmt, reader in readers.items():
+        if fmt == "csv" and starts_as_json(sample):
+            continue
         record = _first_record(reader=reader, sample=sample)
         if record is None:
             continue
@@ -116,4 +155,9 @@ def looks_like(*, formats: list[str], chosen: str) -> str:
     if not others:
         return ""
     names = " or ".join(others)
-    return f" This file looks like the {names} format: choose it, or “detect the format”."
+    return f"This file looks like the {names} format: choose it, or “detect the format”."
+
+
+def sentences(*parts: str) -> str:
+    """``parts`` as one text, each ending with a full stop, the empty ones left out."""
+    return " ".join(p if p.endswith((".", "!", "?", "”")) else p + "." for p in parts if p)

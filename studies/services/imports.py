@@ -39,6 +39,9 @@ from studies.services.format_detection import (
     formats_matching,
     looks_like,
     sample_of,
+    sentences,
+    shape_hint,
+    starts_as_json,
 )
 
 CHUNK_SIZE = 1000
@@ -86,10 +89,21 @@ def available_formats(*, task_type: TaskType) -> list[str]:
     return [*GENERIC_FORMATS, *task_type.readers]
 
 
-def _detectable_readers(task_type: TaskType) -> dict[str, Reader]:
+def _detectable_readers(
+    task_type: TaskType, options: Mapping[str, Any] | None = None
+) -> dict[str, Reader]:
     """The readers detection tries, the task type's own formats first (they are the more
-    specific: a Transparent-FCExp file is also one JSON object, a ReproHum CSV also a CSV)."""
-    return {fmt: _reader_for(task_type, fmt) for fmt in [*task_type.readers, *GENERIC_FORMATS]}
+    specific: a Transparent-FCExp file is also one JSON object, a ReproHum CSV also a CSV).
+    With ``options`` (a mapping file), only the formats that take them, given them."""
+    formats = [*task_type.readers, *GENERIC_FORMATS]
+    if options:
+        formats = [
+            fmt
+            for fmt in formats
+            if fmt in task_type.readers
+            and set(options) <= set(inspect.signature(task_type.readers[fmt]).parameters)
+        ]
+    return {fmt: _reader_for(task_type, fmt, options) for fmt in formats}
 
 
 def formats_taking(*, task_type: TaskType, option: str) -> list[str]:
@@ -112,7 +126,7 @@ def _csv_reader(task_type: TaskType) -> Reader:
                 return
             except csv.Error as exc:  # e.g. an unterminated quote
                 raise PayloadError(
-                    f"not valid CSV: {exc}", location=f"line {reader.line_num}"
+                    f"not valid CSV: {exc}", location=f"line {max(reader.line_num, 1)}"
                 ) from None
             # Line numbers count the header, as a spreadsheet shows them.
             location = f"line {reader.line_num}"
@@ -285,27 +299,29 @@ def import_items(
     # the format is to be detected, or to name the likely one when the chosen one reads nothing).
     matching = functools.cache(
         lambda: formats_matching(
-            task_type=task_type, readers=_detectable_readers(task_type), sample=sample
+            task_type=task_type, readers=_detectable_readers(task_type, options), sample=sample
         )
     )
     report = ImportReport(skip_reason=task_type.skip_reason, fmt=fmt)
     if fmt == DETECT:
-        report.fmt, report.detected = _detected(task_type, matching(), complete), True
+        report.fmt, report.detected = _detected(task_type, matching(), sample, complete), True
     reader = _reader_for(task_type, report.fmt, options)
     try:
         _import_records(project, task_type, config, reader(stream), update, report, progress)
     except PayloadError as exc:
         read_as = f"Read as {report.fmt} (detected): " if report.detected else ""
-        first_record = report.records <= 1
-        hint = looks_like(formats=matching().valid, chosen=report.fmt) if first_record else ""
-        raise ImportFailed(f"Nothing imported. {read_as}{exc}{hint}") from None
+        hint = _hint(matching().valid, report.fmt, sample) if report.records <= 1 else ""
+        message = f"Nothing imported. {read_as}{exc}"
+        raise ImportFailed(sentences(message, hint) if hint else message) from None
     except UnicodeDecodeError as exc:
         raise _not_utf8(exc) from None
     if not report.records:
         empty = " (it is empty)" if not sample.strip() else ""
         raise ImportFailed(
-            f"Nothing imported. The file holds no records in the {report.fmt} format{empty}."
-            + looks_like(formats=matching().valid, chosen=report.fmt)
+            sentences(
+                f"Nothing imported. The file holds no records in the {report.fmt} format{empty}",
+                _hint(matching().valid, report.fmt, sample),
+            )
         )
     # Fresh planner statistics for the free-item lookup after a bulk import (PostgreSQL only).
     # An import writes items only: the assignment and answer tables keep their statistics.
@@ -349,26 +365,44 @@ def _import_records(
                 progress(report)
 
 
-def _detected(task_type: TaskType, detection: Detection, complete: bool) -> str:
+def _detected(task_type: TaskType, detection: Detection, sample: str, complete: bool) -> str:
     """The first format whose first record the task type accepts; else the first that reads a
     record at all, so that the import names the line and field at fault in it."""
     if detection.valid or detection.readable:
         return (detection.valid or detection.readable)[0]
+    if not sample.strip():
+        raise ImportFailed("Nothing imported. The file is empty: it holds no records.")
     formats = ", ".join(available_formats(task_type=task_type))
     unsure = (
         ""
-        if complete
-        else " A format that is one JSON document is only detected in files under 4 MiB."
+        if complete or not starts_as_json(sample)
+        else "Only the file's first 4 MiB are looked at, so a format that is one JSON document "
+        "larger than that is not detected: choose it"
     )
     raise ImportFailed(
-        f"Nothing imported. None of the formats of {task_type.name} ({formats}) reads a "
-        f"first record from this file.{unsure} Choose the format to see what is wrong in it.",
+        sentences(
+            f"Nothing imported. None of the formats of {task_type.name} ({formats}) reads a "
+            "first record from this file",
+            shape_hint(sample),
+            unsure,
+            "Choose the format to see what is wrong in it",
+        ),
         field="format",
     )
 
 
+def _hint(valid: list[str], chosen: str, sample: str) -> str:
+    """The format the file looks like; else, for a JSON document read as JSON Lines, what it
+    is."""
+    return looks_like(formats=valid, chosen=chosen) or (
+        shape_hint(sample) if chosen == "jsonl" else ""
+    )
+
+
 def _not_utf8(exc: UnicodeDecodeError) -> ImportFailed:
-    return ImportFailed(f"Nothing imported. The file is not UTF-8 text ({exc.reason}).")
+    utf16 = isinstance(exc.object, bytes) and exc.object[:2] in (b"\xff\xfe", b"\xfe\xff")
+    hint = "; it looks like UTF-16: save it as UTF-8" if utf16 else ""
+    return ImportFailed(f"Nothing imported. The file is not UTF-8 text ({exc.reason}{hint}).")
 
 
 # The first key of the transaction-level advisory lock that imports into one project take.

@@ -128,3 +128,79 @@ def test_the_import_form_and_the_api_default_to_detecting(
         )
     assert response.status_code in (201, 202), response.content
     assert project.items.count() >= 1
+
+
+# --- found by the outside probe ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('[\n  {"id": "a", "prompt": "p"},\n  {"id": "b", "prompt": "q"}\n]\n', "one JSON array"),
+        ('{\n  "a": {"id": "a"}\n}\n', "one JSON object written over several lines"),
+    ],
+)
+def test_a_json_document_is_not_read_as_csv_and_is_named(db, text, said):
+    project = factories.ProjectFactory(task_type="questionnaire")
+    with pytest.raises(ImportFailed) as refused:
+        import_items(project=project, stream=io.StringIO(text), fmt="detect")
+    assert "Read as csv" not in str(refused.value) and said in str(refused.value)
+    with pytest.raises(ImportFailed, match=said):
+        import_items(project=project, stream=io.StringIO(text), fmt="jsonl")
+
+
+def test_a_json_document_larger_than_the_sample_says_to_choose_its_format(db, monkeypatch):
+    from studies.services import format_detection
+
+    monkeypatch.setattr(format_detection, "SAMPLE_CHARACTERS", 1000)
+    project = factories.ProjectFactory(task_type="citation_recovery")
+    with _fcexp_file().open("rb") as stream, pytest.raises(ImportFailed) as refused:
+        import_items(project=project, stream=stream, fmt="detect")
+    assert "Read as csv" not in str(refused.value)
+    assert "first 4 MiB" in str(refused.value) and "choose it" in str(refused.value)
+
+
+def test_a_first_jsonl_line_longer_than_the_sample_is_still_detected(db, monkeypatch):
+    from studies.services import format_detection
+
+    monkeypatch.setattr(format_detection, "SAMPLE_CHARACTERS", 50)
+    files = task_types.get("stance").example_files()
+    project = factories.ProjectFactory(task_type="stance")
+    assert len(files["jsonl"].splitlines()[0]) > 50
+    report = import_items(project=project, stream=io.StringIO(files["jsonl"]), fmt="detect")
+    assert report.fmt == "jsonl" and report.records == report.created == 1
+
+
+def test_a_mapping_file_makes_detection_try_the_formats_that_take_one(db):
+    files = task_types.get("ranking").example_files()
+    project = factories.ProjectFactory(task_type="ranking")
+    report = import_items(
+        project=project,
+        stream=io.StringIO(files["reprohum"]),
+        fmt="detect",
+        options={"mapping": files["reprohum mapping"]},
+    )
+    assert report.fmt == "reprohum" and report.created >= 1
+
+
+def test_jsonl_chosen_as_csv_names_line_1_in_sentences(db):
+    project = factories.ProjectFactory(task_type="questionnaire")
+    text = task_types.get("questionnaire").example_files()["jsonl"] * 2
+    with pytest.raises(ImportFailed) as refused:
+        import_items(project=project, stream=io.StringIO(text), fmt="csv")
+    message = str(refused.value)
+    assert "line 0" not in message
+    assert ". This file looks like the jsonl format" in message
+
+
+def test_a_utf16_file_is_named(db):
+    project = factories.ProjectFactory(task_type="stance")
+    data = task_types.get("stance").example_files()["jsonl"].encode("utf-16")
+    with pytest.raises(ImportFailed, match="looks like UTF-16"):
+        import_items(project=project, stream=io.BytesIO(data), fmt="detect")
+
+
+def test_a_blank_file_is_empty_when_detecting(db):
+    project = factories.ProjectFactory(task_type="stance")
+    with pytest.raises(ImportFailed, match="The file is empty"):
+        import_items(project=project, stream=io.StringIO("\n \n"), fmt="detect")
