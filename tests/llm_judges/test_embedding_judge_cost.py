@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
 
 from annotation.models import Item
 from annotation.text import embeddings
@@ -19,6 +20,7 @@ from llm_judges import prompts, services
 from llm_judges.backends.embedding import pair_similarities
 from llm_judges.models import JudgeResult, JudgeRun
 from studies.services.imports import import_items
+from tests import factories
 from tests.llm_judges.conftest import start
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,6 +42,30 @@ def citation_project(project, records: int, copies: int = 1) -> list[Item]:
             project=project, stream=io.StringIO(json.dumps(renamed)), fmt="transparent-fcexp"
         )
     return list(Item.objects.filter(project=project).order_by("position", "id"))
+
+
+@pytest.fixture
+def broker(transactional_db, settings):
+    """A real broker and a queue of our own (as tests/llm_judges/test_worker.py)."""
+    import uuid
+
+    from django.db import connection
+
+    from config.celery import app as celery_app
+    from tests.conftest import require
+    from tests.llm_judges.worker import redis_reachable
+
+    require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
+    require(redis_reachable(), "needs Redis (set REDIS_URL)")
+    queue = f"judges-test-{uuid.uuid4().hex[:8]}"
+    settings.CONCORD_JUDGE_QUEUE = queue
+    celery_app.conf.task_always_eager = False  # the autouse fixture restores it
+    yield queue
+    import redis
+
+    redis.Redis.from_url(settings.REDIS_URL).delete(
+        queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}"
+    )
 
 
 def minilm_judge(project, **parameters):
@@ -169,3 +195,48 @@ def test_a_starting_pool_process_sets_its_threads_and_loads_the_model_once():
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split()[-4:] == ["1", "True", "True", "True"]
+
+
+def test_a_real_worker_loads_the_model_per_pool_process_at_start_and_deals_the_run(
+    broker, transactional_db
+):
+    """Two pool processes on the machine's cores: each loads MiniLM once as it starts, with
+    cores // 2 torch threads, and the run's two equal tasks go one to each."""
+    from django.db import connection
+
+    from tests.llm_judges.worker import CeleryWorker, database_url, wait_for
+
+    project = factories.ProjectFactory()
+    items = citation_project(project, records=8)
+    judge = minilm_judge(project, items_per_task=200)
+    worker = CeleryWorker(
+        queue=broker,
+        database_url=database_url(connection.settings_dict),
+        redis_url=django_settings.REDIS_URL,
+        concurrency=2,
+        env={"CONCORD_EMBEDDING_PRELOAD": "1", "DJANGO_LOG_LEVEL": "INFO"},
+    )
+    try:
+        worker.wait_ready()
+        wait_for(
+            lambda: worker.log().count("embedding model loaded") == 2,
+            timeout=120,
+            what="both pool processes to load the model",
+            worker=worker,
+        )
+        run = services.judge_run_start(judge=judge, project=project)  # autocommit: enqueued now
+        wait_for(
+            lambda: JudgeRun.objects.get(pk=run.pk).status == "done",
+            timeout=120,
+            what="the run to finish",
+            worker=worker,
+        )
+    finally:
+        worker.stop()
+    threads = max(1, len(os.sched_getaffinity(0)) // 2)
+    loaded = [line for line in worker.lines if "embedding model loaded" in line]
+    assert len(loaded) == 2 and all(f"({threads} torch threads)" in line for line in loaded)
+    assert worker.log().count("embedding model loaded") == 2  # not again for the run
+    tasks = [line for line in worker.lines if "judge_batch" in line and "succeeded" in line]
+    assert len(tasks) == 2 and all("'stored': 4" in line for line in tasks)
+    assert JudgeResult.objects.filter(run=run, status="ok").count() == len(items)
