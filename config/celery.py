@@ -36,24 +36,29 @@ def remember_pool_size(sender=None, **kwargs) -> None:
 @signals.worker_process_init.connect
 def prepare_local_models(**kwargs) -> None:
     """In each pool process as it starts: set torch's threads, and load the embedding model once
-    (kept for the process's life) unless ``CONCORD_EMBEDDING_PRELOAD`` is off."""
+    (kept for the process's life) unless ``CONCORD_EMBEDDING_PRELOAD`` is off. Without preloading
+    nothing heavy is imported here (annotation.text brings spaCy and torch): torch, when a batch
+    first imports it, reads ``OMP_NUM_THREADS``."""
     import logging
+    import sys
     import time
 
     from django.conf import settings
 
-    from annotation.text import embeddings
-
-    log = logging.getLogger("concord.worker")
-    threads = embeddings.set_torch_threads(
-        torch_threads_for(
-            configured=settings.CONCORD_TORCH_THREADS,
-            cores=len(os.sched_getaffinity(0)),
-            processes=_pool_processes or 1,
-        )
+    threads = torch_threads_for(
+        configured=settings.CONCORD_TORCH_THREADS,
+        cores=len(os.sched_getaffinity(0)),
+        processes=_pool_processes or 1,
     )
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
     if not settings.CONCORD_EMBEDDING_PRELOAD:
         return
+    from annotation.text import embeddings
+
+    embeddings.set_torch_threads(threads)
+    log = logging.getLogger("concord.worker")
     started = time.perf_counter()
     try:
         embeddings.get_model()

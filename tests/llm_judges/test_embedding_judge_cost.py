@@ -197,6 +197,28 @@ def test_a_starting_pool_process_sets_its_threads_and_loads_the_model_once():
     assert result.stdout.split()[-4:] == ["1", "True", "True", "True"]
 
 
+def test_without_preloading_a_starting_pool_process_imports_nothing_heavy():
+    # annotation.text brings spaCy and torch (seconds per process): an LLM-only worker does not
+    # pay for them; torch, when a batch first imports it, takes the threads from OMP_NUM_THREADS.
+    code = (
+        "import django, os, sys; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings'); "
+        "django.setup(); import config.celery as c; "
+        "c._pool_processes = 2 * len(os.sched_getaffinity(0)); c.prepare_local_models(); "
+        "heavy = [m for m in ('torch', 'spacy', 'annotation.text') if m in sys.modules]; "
+        "import torch; print(heavy, torch.get_num_threads())"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "CONCORD_EMBEDDING_PRELOAD": "0", "OMP_NUM_THREADS": ""},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split("\n")[-2] == "[] 1"
+
+
 def test_a_real_worker_loads_the_model_per_pool_process_at_start_and_deals_the_run(
     broker, transactional_db
 ):
