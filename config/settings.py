@@ -323,6 +323,17 @@ CONCORD_JUDGE_LOST_AFTER_SECONDS = env.int("CONCORD_JUDGE_LOST_AFTER_SECONDS", d
 # page flags an active run silent for CONCORD_JUDGE_STALE_AFTER_SECONDS before that.
 CONCORD_JUDGE_RESUME_EVERY_SECONDS = env.int("CONCORD_JUDGE_RESUME_EVERY_SECONDS", default=60)
 CONCORD_JUDGE_STALE_AFTER_SECONDS = env.int("CONCORD_JUDGE_STALE_AFTER_SECONDS", default=60)
+# Local-model judges (embedding, NLI) compute on the workers' CPUs. A run of one is dealt into a
+# multiple of CONCORD_JUDGE_WORKER_PROCESSES tasks of equal size (never above the judge's
+# items_per_task), so the worker's pool processes (``celery worker -c N``) finish together.
+CONCORD_JUDGE_WORKER_PROCESSES = env.int("CONCORD_JUDGE_WORKER_PROCESSES", default=2)
+# torch intra-op threads per process. 0: in a Celery pool process, cores // pool processes (at
+# least 1), so processes x threads never exceeds the cores; elsewhere torch's default.
+CONCORD_TORCH_THREADS = env.int("CONCORD_TORCH_THREADS", default=0)
+# Celery pool processes load all-MiniLM-L6-v2 when they start (and keep it), not on a run's first
+# batch. The most texts whose vectors an embedding judge's task keeps (each encoded once per task).
+CONCORD_EMBEDDING_PRELOAD = env.bool("CONCORD_EMBEDDING_PRELOAD", default=True)
+CONCORD_EMBEDDING_CACHE_TEXTS = env.int("CONCORD_EMBEDDING_CACHE_TEXTS", default=20_000)
 CELERY_BEAT_SCHEDULE["resume-lost-judge-runs"] = {
     "task": "llm_judges.resume_lost_runs",
     "schedule": CONCORD_JUDGE_RESUME_EVERY_SECONDS,

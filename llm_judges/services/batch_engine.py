@@ -43,6 +43,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Exists, QuerySet
 from django.utils import timezone
@@ -949,14 +950,17 @@ def _process_nli(batch: _Batch, items: list[Item]) -> None:
 
 
 def _process_embedding(batch: _Batch, items: list[Item]) -> None:
+    """Cosine similarities; one vector cache per task, so each distinct text is encoded once."""
+    from annotation.text.embeddings import VectorCache
     from llm_judges.backends.embedding import pair_similarities
 
     parameters = batch.parameters
     threshold = parameters["threshold"]
+    cache = VectorCache(max_texts=settings.CONCORD_EMBEDDING_CACHE_TEXTS)
     _process_scored(
         batch,
         items,
-        lambda pairs: pair_similarities(pairs, batch_size=parameters["batch_size"]),
+        lambda pairs: pair_similarities(pairs, batch_size=parameters["batch_size"], cache=cache),
         lambda item, scores: batch.prompt.from_similarity(item, scores, threshold),
         lambda scores: {"similarities": [round(s, 4) for s in scores], "threshold": threshold},
     )

@@ -45,6 +45,8 @@ class CeleryWorker:
             "REDIS_URL": redis_url,
             "CONCORD_JUDGE_QUEUE": queue,
             "PYTHONUNBUFFERED": "1",
+            # Pool processes load MiniLM at start only where a test asks (seconds per process).
+            "CONCORD_EMBEDDING_PRELOAD": "0",
             **(env or {}),
         }
         command = [
