@@ -330,9 +330,11 @@ CONCORD_JUDGE_WORKER_PROCESSES = env.int("CONCORD_JUDGE_WORKER_PROCESSES", defau
 # torch intra-op threads per process. 0: in a Celery pool process, cores // pool processes (at
 # least 1), so processes x threads never exceeds the cores; elsewhere torch's default.
 CONCORD_TORCH_THREADS = env.int("CONCORD_TORCH_THREADS", default=0)
-# Celery pool processes load all-MiniLM-L6-v2 when they start (and keep it), not on a run's first
-# batch. The most texts whose vectors an embedding judge's task keeps (each encoded once per task).
-CONCORD_EMBEDDING_PRELOAD = env.bool("CONCORD_EMBEDDING_PRELOAD", default=True)
+# On: Celery pool processes load all-MiniLM-L6-v2 when they start (~620 MB each, on every worker).
+# Off (the default): a process loads it on its first embedding batch and keeps it. Turn it on for
+# workers that serve embedding judges. The most texts whose vectors an embedding judge's task
+# keeps (each encoded once per task): CONCORD_EMBEDDING_CACHE_TEXTS.
+CONCORD_EMBEDDING_PRELOAD = env.bool("CONCORD_EMBEDDING_PRELOAD", default=False)
 CONCORD_EMBEDDING_CACHE_TEXTS = env.int("CONCORD_EMBEDDING_CACHE_TEXTS", default=20_000)
 CELERY_BEAT_SCHEDULE["resume-lost-judge-runs"] = {
     "task": "llm_judges.resume_lost_runs",

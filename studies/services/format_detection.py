@@ -78,13 +78,13 @@ def sample_of(*, stream: IO[str]) -> tuple[str, bool, SampledText]:
     return sample, complete, SampledText(sample=sample, stream=stream)
 
 
-def starts_as_json(sample: str) -> bool:
+def starts_as_json(*, sample: str) -> bool:
     """Whether the file starts like a JSON value spread over the file (an array or an object):
     no CSV header starts so."""
     return sample.lstrip("\ufeff \t\r\n")[:1] in ("[", "{")
 
 
-def shape_hint(sample: str) -> str:
+def shape_hint(*, sample: str) -> str:
     """What the file is, when it is one JSON document rather than JSON Lines ("" otherwise)."""
     start = sample.lstrip("\ufeff \t\r\n")
     if start[:1] == "[":
@@ -126,7 +126,7 @@ def formats_matching(
     "record" would be the document's second line)."""
     valid, readable = [], []
     for fmt, reader in readers.items():
-        if fmt == "csv" and starts_as_json(sample):
+        if fmt == "csv" and starts_as_json(sample=sample):
             continue
         record = _first_record(reader=reader, sample=sample)
         if record is None:

@@ -375,7 +375,7 @@ def _detected(task_type: TaskType, detection: Detection, sample: str, complete: 
     formats = ", ".join(available_formats(task_type=task_type))
     unsure = (
         ""
-        if complete or not starts_as_json(sample)
+        if complete or not starts_as_json(sample=sample)
         else "Only the file's first 4 MiB are looked at, so a format that is one JSON document "
         "larger than that is not detected: choose it"
     )
@@ -383,7 +383,7 @@ def _detected(task_type: TaskType, detection: Detection, sample: str, complete: 
         sentences(
             f"Nothing imported. None of the formats of {task_type.name} ({formats}) reads a "
             "first record from this file",
-            shape_hint(sample),
+            shape_hint(sample=sample),
             unsure,
             "Choose the format to see what is wrong in it",
         ),
@@ -395,7 +395,7 @@ def _hint(valid: list[str], chosen: str, sample: str) -> str:
     """The format the file looks like; else, for a JSON document read as JSON Lines, what it
     is."""
     return looks_like(formats=valid, chosen=chosen) or (
-        shape_hint(sample) if chosen == "jsonl" else ""
+        shape_hint(sample=sample) if chosen == "jsonl" else ""
     )
 
 
