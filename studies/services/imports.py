@@ -230,9 +230,17 @@ def _validated(
         yield location, {**record, **validated}
 
 
+# The text a record may carry in fields the task type does not use (kept as provenance): the
+# task type's own fields have their own limits, these had none (found by the outside probe: a
+# 40 MB field was stored).
+MAX_KEPT_CHARACTERS = 1_000_000
+
+
 def _check_storable(extra: dict) -> None:
     """Fields kept as they came (provenance) must be storable: PostgreSQL's jsonb refuses NUL and
-    lone surrogates, and would otherwise fail the whole import with a bare database error."""
+    lone surrogates, and would otherwise fail the whole import with a bare database error; and
+    they are bounded (``MAX_KEPT_CHARACTERS`` of text per record)."""
+    kept = 0
     for key, value in extra.items():
         for text in _strings(value):
             if "\x00" in text:
@@ -243,6 +251,14 @@ def _check_storable(extra: dict) -> None:
                 raise PayloadError(
                     "contains an invalid (surrogate) character", field=str(key)
                 ) from None
+            kept += len(text)
+            if kept > MAX_KEPT_CHARACTERS:
+                raise PayloadError(
+                    f"the record's fields that the task type does not use hold more than "
+                    f"{MAX_KEPT_CHARACTERS:,} characters of text (they are kept as provenance); "
+                    "leave large fields out of the import",
+                    field=str(key),
+                )
 
 
 def _strings(value) -> Iterator[str]:

@@ -204,3 +204,20 @@ def test_a_blank_file_is_empty_when_detecting(db):
     project = factories.ProjectFactory(task_type="stance")
     with pytest.raises(ImportFailed, match="The file is empty"):
         import_items(project=project, stream=io.StringIO("\n \n"), fmt="detect")
+
+
+def test_a_huge_field_the_task_type_does_not_use_is_refused(db):
+    """Found by the outside probe: an unknown field of 40 MB was stored as provenance."""
+    import json
+
+    record = json.loads(task_types.get("stance").example_files()["jsonl"])
+    record["extra"] = "x" * 1_000_001
+    project = factories.ProjectFactory(task_type="stance")
+    with pytest.raises(ImportFailed, match="field 'extra'.*more than 1,000,000 characters"):
+        import_items(project=project, stream=io.StringIO(json.dumps(record) + "\n"), fmt="jsonl")
+    assert project.items.count() == 0
+    record["extra"] = "x" * 1000
+    report = import_items(
+        project=project, stream=io.StringIO(json.dumps(record) + "\n"), fmt="jsonl"
+    )
+    assert report.created == 1
