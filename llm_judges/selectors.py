@@ -252,6 +252,22 @@ def _silence(run: JudgeRun) -> dict:
     }
 
 
+def _pace(run: JudgeRun, *, processed: int, total: int) -> dict:
+    """Elapsed time, items per second and, while it runs, the time remaining, from the run's
+    stored times and counts (no query): ``pace`` (``core.pace.Pace`` as a dict) and its line."""
+    from core.pace import pace_words, work_pace
+
+    remaining = max(total - processed, 0)
+    pace = work_pace(
+        started_at=run.started_at,
+        finished_at=None if run.is_active else (run.finished_at or run.started_at),
+        done=processed,
+        unit="items",
+        remaining_share=remaining / processed if processed else None,
+    )
+    return {"pace": pace.as_dict(), "pace_text": pace_words(pace)}
+
+
 def progress_of(*, run: JudgeRun) -> dict:
     """Progress figures of a run from ``runs_for_project``/``run_for_project`` (live counts
     while it runs, the counts copied at its end afterwards: later runs may claim its results)."""
@@ -324,6 +340,7 @@ def progress_of(*, run: JudgeRun) -> dict:
         "percent_failed": percent(failed),
         "percent_not_run": percent(not_run),
         "percent": percent(done + failed + not_run),
+        **_pace(run, processed=done + failed + not_run, total=total),
         "created_at": run.created_at.isoformat(),
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,

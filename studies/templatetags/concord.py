@@ -39,6 +39,14 @@ def number(value, digits: int = 3) -> str:
 
 
 @register.filter
+def pace(value) -> str:
+    """A ``core.pace.Pace`` (or its dict) as one line: elapsed · rate · time left."""
+    from core.pace import pace_words
+
+    return pace_words(value)
+
+
+@register.filter
 def ago(moment) -> str:
     """ "just now" within a minute, else "5 minutes ago" (Django's timesince)."""
     from django.utils import timezone

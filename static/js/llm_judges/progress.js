@@ -32,6 +32,8 @@
     if (usage && run.usage) {
       usage.textContent = `${run.usage.calls} calls · ${run.usage.input_tokens} input / ${run.usage.output_tokens} output tokens`;
     }
+    const pace = row.querySelector(".pace");
+    if (pace) pace.textContent = run.pace_text || "";
     const notRun = row.querySelector(".not-run");
     if (notRun) notRun.textContent = run.not_run ? `${run.not_run} not run: budget` : "";
     const valid = row.querySelector(".schema-valid");
