@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from annotation.models import Item
 from tests import factories
 from tests.e2e.conftest import login
-from tests.e2e.pages import demo_project, screenshot
+from tests.e2e.pages import PHONE, demo_project, screenshot
+
+SIZES = {"1280": {"viewport": {"width": 1280, "height": 900}}, "390": PHONE}
 
 
 def test_the_import_form_says_it_is_uploading_and_cannot_be_sent_twice(live_server, page, tmp_path):
@@ -43,3 +47,44 @@ def test_the_import_form_still_sends_the_file_with_its_busy_state(live_server, p
     page.wait_for_load_state()
     assert Item.objects.filter(project=project).count() == 1
     assert not page.locator("#import-form button[type=submit]").is_disabled()
+
+
+# Per Likert point: the words of its label that the browser broke across lines, and its box.
+LIKERT_POINTS = """() => Array.from(document.querySelectorAll('.qn-likert .qn-choice')).map((b) => {
+  const label = b.querySelector('span:not(.qn-point)');
+  const text = label.firstChild;
+  const split = [];
+  let at = 0;
+  for (const word of text.textContent.split(' ')) {
+    const range = document.createRange();
+    range.setStart(text, at);
+    range.setEnd(text, at + word.length);
+    const tops = new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top)));
+    if (tops.size > 1) split.push(word);
+    at += word.length + 1;
+  }
+  const box = b.getBoundingClientRect();
+  return {split, left: Math.round(box.left), top: Math.round(box.top)};
+})"""
+
+
+@pytest.mark.parametrize("size", ["1280", "390"])
+def test_a_likert_scale_splits_no_word_and_keeps_its_points_in_one_row_or_one_column(
+    live_server, browser, size
+):
+    project, _, annotator = demo_project("questionnaire")
+    context = browser.new_context(**SIZES[size])
+    page = context.new_page()
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_selector(".qn-likert .qn-choice")
+    points = page.evaluate(LIKERT_POINTS)
+    assert len(points) == 5
+    assert [p["split"] for p in points] == [[]] * 5, points  # "Moderate|ly" before
+    rows, columns = {p["top"] for p in points}, {p["left"] for p in points}
+    # One row (wide screens) or one column in order (phones): never 4 + 1.
+    assert len(rows) == 1 or (len(columns) == 1 and [p["top"] for p in points] == sorted(rows))
+    if size == "390":
+        assert len(columns) == 1
+    screenshot(page, f"questionnaire-likert-{size}")
+    context.close()
