@@ -10,7 +10,7 @@ import pytest
 from annotation.models import Item
 from tests import factories
 from tests.e2e.conftest import login
-from tests.e2e.pages import PHONE, demo_project, screenshot
+from tests.e2e.pages import PHONE, SCREENSHOTS, demo_project, screenshot
 
 SIZES = {"1280": {"viewport": {"width": 1280, "height": 900}}, "390": PHONE}
 
@@ -87,4 +87,33 @@ def test_a_likert_scale_splits_no_word_and_keeps_its_points_in_one_row_or_one_co
     if size == "390":
         assert len(columns) == 1
     screenshot(page, f"questionnaire-likert-{size}")
+    context.close()
+
+
+@pytest.mark.parametrize("size", ["1280", "390"])
+def test_previous_items_are_left_aligned_lines_that_start_with_their_number(
+    live_server, browser, size
+):
+    project, _, annotator = demo_project("stance", items=2)
+    context = browser.new_context(**SIZES[size])
+    page = context.new_page()
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('Item 1')")
+    page.click("#history-toggle")
+    entry = page.locator("#history-list button").first
+    entry.wait_for()
+    geometry = entry.evaluate(
+        """(button) => {
+          const range = document.createRange();
+          range.selectNodeContents(button);
+          const first = range.getClientRects()[0];
+          const list = button.closest('ol').getBoundingClientRect();
+          return {text: first.left - list.left, marker: getComputedStyle(button.closest('li')).listStyleType};
+        }"""
+    )
+    # Before: centred text with the list's own "1." apart from it, on the entry's last line.
+    assert geometry["marker"] == "none" and abs(geometry["text"]) <= 1, geometry
+    assert entry.inner_text().startswith("Item 1 #")
+    page.locator("#history").screenshot(path=str(SCREENSHOTS / f"previous-items-{size}.png"))
     context.close()
