@@ -3,11 +3,13 @@ the pages seen at 390 px (each test failed before its fix). Screenshots go to be
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
 
-from annotation.models import Item
+from annotation.models import Annotation, Item
+from studies.services.imports import import_items
 from tests import factories
 from tests.e2e.conftest import login
 from tests.e2e.pages import PHONE, SCREENSHOTS, demo_project, screenshot
@@ -117,3 +119,42 @@ def test_previous_items_are_left_aligned_lines_that_start_with_their_number(
     assert entry.inner_text().startswith("Item 1 #")
     page.locator("#history").screenshot(path=str(SCREENSHOTS / f"previous-items-{size}.png"))
     context.close()
+
+
+def citation_project_with_a_long_evidence_list():
+    long = "A passage of the article, long enough to take a few lines on a phone screen. " * 2
+    payload = factories.citation_payload(
+        1,
+        sentences=30,
+        masked_evidence=20,
+        claim="A claim as long as the real ones: " + "what a politician said, in full, " * 5,
+        evidence=[{"id": i, "text": f"{i}: {long}"} for i in range(1, 31)],
+    )
+    project, researcher, annotator = demo_project("citation_recovery", items=0)
+    import_items(
+        project=project, stream=io.BytesIO(json.dumps(payload).encode() + b"\n"), fmt="jsonl"
+    )
+    return project, annotator
+
+
+@pytest.mark.parametrize("size", ["1280", "390"])
+def test_the_highlighted_evidence_is_in_view_above_the_submit_bar(live_server, browser, size):
+    project, annotator = citation_project_with_a_long_evidence_list()
+    context = browser.new_context(**SIZES[size])
+    page = context.new_page()
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_selector("#cr-evidence li.target")
+    boxes = page.evaluate(
+        """() => {
+          const box = (selector) => document.querySelector(selector).getBoundingClientRect();
+          const target = box('#cr-evidence li.target'), list = box('#cr-evidence'), bar = box('#submitbar');
+          return {top: target.top, bottom: target.bottom, list: list.top, bar: bar.top, y: scrollY};
+        }"""
+    )
+    assert boxes["y"] == 0  # the page starts at its top
+    # Before: centred in a list running on under the fixed bar, it started under the bar (390 px).
+    assert boxes["list"] <= boxes["top"] and boxes["bottom"] <= boxes["bar"], boxes
+    screenshot(page, f"citation-evidence-{size}")
+    context.close()
+

@@ -107,7 +107,12 @@
       slider.value = String(helpfulness);
       slider.oninput = () => { helpfulness = Number(slider.value); touched = true; paint(); notify(); };
       paint();
-      if (target) target.scrollIntoView({ block: "center" });
+      // The target at the top of the evidence list, scrolling the list only: the page itself
+      // starts at its top, and a target centred in a list that runs on under the fixed Submit bar
+      // (on a phone) started under that bar.
+      if (target) {
+        evidence.scrollTop += target.getBoundingClientRect().top - evidence.getBoundingClientRect().top - 4;
+      }
     },
 
     answer() {
