@@ -158,3 +158,17 @@ def test_the_highlighted_evidence_is_in_view_above_the_submit_bar(live_server, b
     screenshot(page, f"citation-evidence-{size}")
     context.close()
 
+
+def test_the_helpfulness_slider_has_a_key_and_an_item_needs_no_tab(live_server, page):
+    project, annotator = citation_project_with_a_long_evidence_list()
+    login(page, live_server, annotator.username, factories.PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/annotate/")
+    page.wait_for_selector("#cr-evidence li.target")
+    for key in ["2", "h", "ArrowRight", "ArrowRight", "PageUp", "Escape", "Enter"]:
+        page.keyboard.press(key)
+    page.wait_for_function(
+        "document.querySelector('#position').textContent.startsWith('All')"
+        " || !document.querySelector('#done').hidden"
+    )
+    answer = Annotation.objects.get(annotator=annotator).answer
+    assert answer == {"sentences": [1], "none": False, "helpfulness": 62}
