@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.models import Item
+from core.wording import indefinite
 from llm_judges import prompts
 from llm_judges.models import (
     Judge,
@@ -544,7 +545,7 @@ def prompt_preview(*, template: PromptTemplate, item: Item, presentation: str = 
     preview: dict = {"messages": [], "response_format": None, "fields": {}, "error": ""}
     if item.project.task_type != template.task_type:
         preview["error"] = (
-            f"The item is a {item.project.task_type} item; {template} is a "
+            f"The item is {indefinite(item.project.task_type)} item; {template} is a "
             f"{template.task_type} prompt."
         )
         return preview
@@ -620,7 +621,9 @@ def run_estimate(
         "method": "",
     }
     if judge.kind != Judge.Kind.LLM:
-        estimate["method"] = f"A {judge.kind} judge runs on the workers: no calls, no tokens."
+        estimate["method"] = (
+            f"{indefinite(judge.kind, capital=True)} judge runs on the workers: no calls, no tokens."
+        )
         return estimate
     _estimate_llm(estimate, judge=judge, prompt=prompt, template=template, todo=todo)
     return estimate
