@@ -253,6 +253,20 @@ def _silence(run: JudgeRun) -> dict:
     }
 
 
+# The run filters' names on the pages (llm_judges.services.runs.RunFilters).
+_FILTER_NAMES = {"kind": "item kind", "group": "group", "external_ids": "items"}
+
+
+def filters_words(*, filters: dict | None) -> str:
+    """A run's filters as a reader says them: "item kind regular, control · group A"; "" for
+    none."""
+    parts = []
+    for key, value in (filters or {}).items():
+        values = value if isinstance(value, list | tuple) else [value]
+        parts.append(f"{_FILTER_NAMES.get(key, key)} {', '.join(map(str, values))}")
+    return " · ".join(parts)
+
+
 def _pace(run: JudgeRun, *, processed: int, total: int) -> dict:
     """Elapsed time, items per second and, while it runs, the time remaining, from the run's
     stored times and counts (no query): ``pace`` (``core.pace.Pace`` as a dict) and its line."""
@@ -296,6 +310,7 @@ def progress_of(*, run: JudgeRun) -> dict:
         "setting": run.setting,
         "presentation": run.presentation,
         "filters": run.filters,
+        "filters_text": filters_words(filters=run.filters),
         "status": run.status,
         "active": run.is_active,
         "error": run.error,

@@ -91,6 +91,18 @@ def test_a_run_says_how_long_it_took_and_while_it_runs_how_long_it_needs(
     assert listed["results"][0]["pace_text"].endswith("left")
 
 
+def test_a_runs_filters_read_as_words_not_as_a_python_dict(project, researcher, items, judge):
+    run = services.judge_run_start(
+        judge=judge, project=project, filters={"kind": ["regular"]}, enqueue=False
+    )
+    page = page_client(researcher).get(f"/p/{project.slug}/judges/runs/{run.pk}/").content
+    assert " · only item kind regular" in page.decode()
+    assert "{&#x27;kind&#x27;" not in page.decode() and "{'kind'" not in page.decode()
+    assert selectors.filters_words(filters={"kind": ["regular", "control"], "group": "A"}) == (
+        "item kind regular, control · group A"
+    )
+
+
 def test_a_pending_run_has_no_pace(project, items, judge):
     run = services.judge_run_start(judge=judge, project=project, enqueue=False)
     progress = selectors.progress_of(run=selectors.run_for_project(project=project, run_id=run.pk))
