@@ -20,3 +20,10 @@ def indefinite(word: str, *, capital: bool = False) -> str:
 def counted(count: int, singular: str, plural: str | None = None) -> str:
     """ "1 item", "2 items", "0 items" (``plural``: when not ``singular`` + "s")."""
     return f"{count} {singular if count == 1 else (plural or singular + 's')}"
+
+
+def fixed(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` decimals, never "-0.000": a value that rounds to zero has no
+    sign (a tiny negative α is no evidence of disagreement beyond chance)."""
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text

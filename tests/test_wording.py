@@ -50,3 +50,25 @@ def test_one_item_one_record_one_annotator_in_the_singular(researcher):
     page = client.get(f"/p/{project.slug}/").content.decode()
     assert "1 annotator per item" in page and "1 item in all" in page
     assert " 1 items" not in page and "1 annotators" not in page
+
+
+def test_a_statistic_that_rounds_to_zero_has_no_minus_sign():
+    from django.template import Context, Template
+
+    from agreement.reports.tables import fmt_number, render_cell
+    from core.wording import fixed
+
+    assert [fixed(v) for v in (-0.0001, -0.0, 0.0004, -0.0005, -0.25)] == [
+        "0.000",
+        "0.000",
+        "0.000",
+        "-0.001",
+        "-0.250",
+    ]
+    assert fmt_number(-0.00002) == "0.000"
+    cell = {"alpha": -0.0002, "alpha_lower": -0.004, "alpha_upper": 0.3}
+    assert render_cell(cell, {"key": "alpha", "fmt": "ci"}) == "0.000 [0.00, 0.30]"
+    page = Template("{% load concord %}{{ a|number }} {{ b|number:2 }}").render(
+        Context({"a": -0.0003, "b": -1e-9})
+    )
+    assert page == "0.000 0.00"
