@@ -212,15 +212,9 @@ def section(inp: ReportInput) -> SectionResult:
             notes=["The project's questionnaire is invalid; fix its configuration."],
         )
     rows = question_rows(inp, questions)
-    # α per question is already a comparison figure of the generic table ("α <question id>").
+    # α per question is the generic table's, and a headline tile and a comparison figure there
+    # ("α <question id>"): the section adds no second tile of it.
     result = SectionResult(title="Questionnaire", tables={"questions": _questions_table(rows, inp)})
-    for row in rows:
-        if row["distance"] == "—":
-            continue
-        alpha = row.get("alpha")
-        result.summary.append(
-            Figure(f"α · {row['question']}", "—" if alpha is None else f"{alpha:.2f}")
-        )
     positions = position_rows(inp, questions)
     if positions:
         result.tables["human_position"] = _position_table(positions, inp)
