@@ -316,6 +316,15 @@ def test_the_report_gives_each_question_its_alpha_under_its_distance():
     assert rows["topic"]["summary"] == "most often health (50 %)"
 
 
+def test_a_pairwise_summary_names_the_fields_by_their_labels_not_their_keys():
+    inp = hand_example()
+    for answers in inp.answers.values():
+        for answer in answers.values():
+            answer["better"] = -1  # the first field ("left") is better
+    rows = {r["question"]: r for r in section(inp).tables["questions"]["rows"]}
+    assert rows["better"]["summary"] == "Left answer 100 % · tie 0 % · Right answer 0 %"
+
+
 def test_the_generic_agreement_table_has_the_same_alpha_per_question():
     rows = {r["field"]: r for r in agreement_table(hand_example())["rows"]}
     for question, alpha in EXPECTED_ALPHA.items():
