@@ -172,3 +172,52 @@ def test_the_helpfulness_slider_has_a_key_and_an_item_needs_no_tab(live_server, 
     )
     answer = Annotation.objects.get(annotator=annotator).answer
     assert answer == {"sentences": [1], "none": False, "helpfulness": 62}
+
+
+# Every control and cell of the page's tables: how far past the screen's right edge it reaches.
+TABLE_CONTROLS_PAST_THE_EDGE = """(screen) => [...document.querySelectorAll(
+    '.table td, .table button, .table a, .table summary')]
+  .filter((e) => e.getBoundingClientRect().width > 0)
+  .map((e) => [e.tagName + ':' + (e.dataset.label || e.textContent.trim().slice(0, 20)),
+               Math.round(e.getBoundingClientRect().right - screen)])
+  .filter(([, past]) => past > 0)"""
+
+
+def test_the_tables_with_actions_show_them_on_a_phone(live_server, browser):
+    """Project, judges, quality and review tables stack their rows into labelled blocks at
+    390 px: before, their action buttons (Cancel, Disqualify, Review) sat off-screen in a
+    sideways-scrolling table."""
+    from annotation import services as workflow
+    from llm_judges import services as judges
+    from llm_judges.models import ModelEndpoint
+    from projects.models import Membership
+    from tests.crowd.conftest import RIGHT, WRONG, add_annotator, crowd_project
+
+    project = crowd_project(crowd={"batch_size": 2}, regular=1, controls=0, per_item=2)
+    people = [add_annotator(project) for _ in range(2)]
+    for user, answer in zip(people, [RIGHT, WRONG], strict=True):
+        assignment = workflow.assignment_next(project=project, annotator=user)
+        workflow.annotation_submit(assignment=assignment, answer=answer)
+    Membership.objects.filter(user=project.researcher).update(role="researcher")
+    endpoint = ModelEndpoint.objects.create(
+        name="local", base_url="http://127.0.0.1:9/v1", allow_private_network=True
+    )
+    endpoint.projects.add(project)
+    judge = judges.judge_create(
+        project=project, name="a-judge-with-a-long-name", kind="llm", model="m", endpoint=endpoint
+    )
+    judges.judge_run_start(judge=judge, project=project, enqueue=False)  # pending: Cancel
+    context = browser.new_context(**PHONE)
+    page = context.new_page()
+    login(page, live_server, project.researcher.username, factories.PASSWORD)
+    for path, action in [
+        ("", "#annotator-progress td"),
+        ("judges/", "#judge-runs button:has-text('Cancel')"),
+        ("quality/", ".qc-table button:has-text('Disqualify')"),
+        ("review/", "#review-items a:has-text('Review')"),
+    ]:
+        page.goto(f"{live_server.url}/p/{project.slug}/{path}")
+        page.locator(action).first.wait_for()
+        assert page.evaluate(TABLE_CONTROLS_PAST_THE_EDGE, 390) == [], path
+        screenshot(page, f"tables-{path.strip('/') or 'project'}-390")
+    context.close()
