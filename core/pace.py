@@ -56,9 +56,11 @@ def work_pace(
 
 
 def duration_words(seconds: float | None) -> str:
-    """ "45 s", "3 min 05 s", "2 h 04 min"; "" for None."""
+    """ "under 1 s", "45 s", "3 min 05 s", "2 h 04 min"; "" for None."""
     if seconds is None:
         return ""
+    if seconds < 1:
+        return "under 1 s"
     seconds = round(seconds)
     if seconds < 60:
         return f"{seconds} s"

@@ -38,7 +38,7 @@ def test_no_rate_before_a_second_or_before_anything_is_done_and_nothing_before_t
 
 
 def test_words():
-    assert duration_words(59.4) == "59 s"
+    assert duration_words(0.4) == "under 1 s" and duration_words(59.4) == "59 s"
     assert duration_words(61) == "1 min 01 s"
     assert rate_words(25.2, "records") == "25 records/s"
     assert rate_words(2.54, "records") == "2.5 records/s"
