@@ -35,6 +35,7 @@ from agreement.reports.sections import parameters_for
 from agreement.reports.tables import column, table, to_csv
 from annotation import task_types
 from core.errors import Refusal
+from core.wording import indefinite
 from projects.models import Membership
 from projects.permissions import RESEARCH_ROLES, project_for
 
@@ -364,7 +365,7 @@ def compare(request, slug):
     if other.task_type != project.task_type:
         messages.error(
             request,
-            f"{other.name} is a {other.task_type} project; only projects of the same task type "
+            f"{other.name} is {indefinite(other.task_type)} project; only projects of the same task type "
             "can be compared.",
         )
         return redirect("agreement-dashboard", slug=slug)

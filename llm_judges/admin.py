@@ -26,6 +26,7 @@ from django.utils.html import format_html
 from rest_framework import serializers
 
 from annotation.models import Item
+from core.wording import indefinite
 from llm_judges import prompts, selectors, services
 from llm_judges.models import (
     Judge,
@@ -80,7 +81,9 @@ class JudgeForm(forms.ModelForm):
             try:
                 cleaned["parameters"] = clean_parameters(kind, cleaned.get("parameters"))
             except serializers.ValidationError as exc:
-                self.add_error("parameters", f"Invalid parameters for a {kind} judge: {exc.detail}")
+                self.add_error(
+                    "parameters", f"Invalid parameters for {indefinite(kind)} judge: {exc.detail}"
+                )
         if "model" in self.fields:
             try:
                 cleaned["model"] = clean_model(kind, cleaned.get("model", ""))

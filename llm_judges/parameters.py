@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 from rest_framework import serializers
 
 from core.destinations import address_refusal
+from core.wording import indefinite
 
 API_KEY_ENV = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
 EMBEDDING_MODELS = ("all-MiniLM-L6-v2",)
@@ -277,7 +278,7 @@ def clean_parameters(kind: str, data: dict | None) -> dict:
     if unknown:
         known = ", ".join(serializer.fields)
         raise serializers.ValidationError(
-            {unknown[0]: f"Unknown parameter for a {kind} judge (known: {known})."}
+            {unknown[0]: f"Unknown parameter for {indefinite(kind)} judge (known: {known})."}
         )
     return dict(serializer.validated_data)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.models import Item
+from core.wording import indefinite
 from llm_judges import prompts
 from llm_judges.models import (
     Judge,
@@ -252,6 +253,36 @@ def _silence(run: JudgeRun) -> dict:
     }
 
 
+# The run filters' names on the pages (llm_judges.services.runs.RunFilters).
+_FILTER_NAMES = {"kind": "item kind", "group": "group", "external_ids": "items"}
+
+
+def filters_words(*, filters: dict | None) -> str:
+    """A run's filters as a reader says them: "item kind regular, control · group A"; "" for
+    none."""
+    parts = []
+    for key, value in (filters or {}).items():
+        values = value if isinstance(value, list | tuple) else [value]
+        parts.append(f"{_FILTER_NAMES.get(key, key)} {', '.join(map(str, values))}")
+    return " · ".join(parts)
+
+
+def _pace(run: JudgeRun, *, processed: int, total: int) -> dict:
+    """Elapsed time, items per second and, while it runs, the time remaining, from the run's
+    stored times and counts (no query): ``pace`` (``core.pace.Pace`` as a dict) and its line."""
+    from core.pace import pace_words, work_pace
+
+    remaining = max(total - processed, 0)
+    pace = work_pace(
+        started_at=run.started_at,
+        finished_at=None if run.is_active else (run.finished_at or run.started_at),
+        done=processed,
+        unit="items",
+        remaining_share=remaining / processed if processed else None,
+    )
+    return {"pace": pace.as_dict(), "pace_text": pace_words(pace)}
+
+
 def progress_of(*, run: JudgeRun) -> dict:
     """Progress figures of a run from ``runs_for_project``/``run_for_project`` (live counts
     while it runs, the counts copied at its end afterwards: later runs may claim its results)."""
@@ -279,6 +310,7 @@ def progress_of(*, run: JudgeRun) -> dict:
         "setting": run.setting,
         "presentation": run.presentation,
         "filters": run.filters,
+        "filters_text": filters_words(filters=run.filters),
         "status": run.status,
         "active": run.is_active,
         "error": run.error,
@@ -324,6 +356,7 @@ def progress_of(*, run: JudgeRun) -> dict:
         "percent_failed": percent(failed),
         "percent_not_run": percent(not_run),
         "percent": percent(done + failed + not_run),
+        **_pace(run, processed=done + failed + not_run, total=total),
         "created_at": run.created_at.isoformat(),
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
@@ -527,7 +560,7 @@ def prompt_preview(*, template: PromptTemplate, item: Item, presentation: str = 
     preview: dict = {"messages": [], "response_format": None, "fields": {}, "error": ""}
     if item.project.task_type != template.task_type:
         preview["error"] = (
-            f"The item is a {item.project.task_type} item; {template} is a "
+            f"The item is {indefinite(item.project.task_type)} item; {template} is a "
             f"{template.task_type} prompt."
         )
         return preview
@@ -603,7 +636,9 @@ def run_estimate(
         "method": "",
     }
     if judge.kind != Judge.Kind.LLM:
-        estimate["method"] = f"A {judge.kind} judge runs on the workers: no calls, no tokens."
+        estimate["method"] = (
+            f"{indefinite(judge.kind, capital=True)} judge runs on the workers: no calls, no tokens."
+        )
         return estimate
     _estimate_llm(estimate, judge=judge, prompt=prompt, template=template, todo=todo)
     return estimate

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
+from core.wording import indefinite
 from projects import members
 from projects.models import Invitation, Membership
 from projects.permissions import RESEARCH_ROLES, has_role, project_for
@@ -100,7 +101,7 @@ def member_role(request, slug, membership_id):
         return _members_page(request, project, status=refusal.status)
     messages.success(
         request,
-        f"{membership.user.username} is now a {membership.get_role_display().lower()}.",
+        f"{membership.user.username} is now {indefinite(membership.get_role_display().lower())}.",
     )
     if not has_role(request.user, project, RESEARCH_ROLES):
         return redirect("home")  # demoted themselves

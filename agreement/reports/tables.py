@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypedDict
 
 from core.spreadsheet import spreadsheet_safe
+from core.wording import fixed
 
 FORMATS = ("text", "int", "num", "num1", "pct", "mean_sd", "ci")
 #: What an agreement coefficient without variation shows: its expected disagreement is 0.
@@ -120,7 +121,7 @@ def _blank(value: Any) -> bool:
 
 
 def fmt_number(value: Any, digits: int = 3) -> str:
-    return "—" if _blank(value) else f"{value:.{digits}f}"
+    return "—" if _blank(value) else fixed(value, digits)
 
 
 def render_cell(row: Mapping, col: Mapping) -> str:
@@ -130,7 +131,7 @@ def render_cell(row: Mapping, col: Mapping) -> str:
         mean, sd = row.get(f"{key}_mean"), row.get(f"{key}_sd")
         if _blank(mean):
             return "—"
-        return f"{mean:.2f}" if _blank(sd) else f"{mean:.2f} ± {sd:.2f}"
+        return fixed(mean, 2) if _blank(sd) else f"{fixed(mean, 2)} ± {fixed(sd, 2)}"
     if fmt == "ci":
         value, lower, upper = row.get(key), row.get(f"{key}_lower"), row.get(f"{key}_upper")
         if _blank(value):
@@ -138,8 +139,8 @@ def render_cell(row: Mapping, col: Mapping) -> str:
         if row.get(f"{key}_no_variation"):
             return NO_VARIATION
         if _blank(lower) or _blank(upper):
-            return f"{value:.3f}"
-        return f"{value:.3f} [{lower:.2f}, {upper:.2f}]"
+            return fixed(value, 3)
+        return f"{fixed(value, 3)} [{fixed(lower, 2)}, {fixed(upper, 2)}]"
     value = row.get(key)
     if _blank(value):
         return "—"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
+from core.wording import indefinite
 from llm_judges import prompts
 from llm_judges.models import Judge, JudgeRun, PromptTemplate
 from llm_judges.services.errors import JudgeError
@@ -171,7 +172,7 @@ def prompt_template_save(
         )
         if latest is not None and latest.task_type != task_type:
             raise JudgeError(
-                f"The prompt {name!r} is a {latest.task_type} prompt; choose another name.",
+                f"The prompt {name!r} is {indefinite(latest.task_type)} prompt; choose another name.",
                 field="name",
             )
         candidate = PromptTemplate(name=name, note=note, **content)

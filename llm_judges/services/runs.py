@@ -21,6 +21,7 @@ from rest_framework import serializers
 
 from annotation.models import Item
 from core.background import in_background
+from core.wording import indefinite
 from llm_judges.backends.errors import ConfigError
 from llm_judges.models import Judge, JudgeResult, JudgeRun, PromptTemplate
 from llm_judges.parameters import clean_parameters
@@ -240,7 +241,7 @@ def _check_presentation_and_prompt(judge: Judge, project: Project, prompt, prese
         )
     if judge.prompt_id is not None and judge.kind != Judge.Kind.LLM:
         raise JudgeError(
-            f"{judge.name} is a {judge.kind} judge: prompt templates are for LLM judges.",
+            f"{judge.name} is {indefinite(judge.kind)} judge: prompt templates are for LLM judges.",
             field="judge",
         )
 

@@ -22,6 +22,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from core.errors import Refusal
+from core.pace import Pace, work_pace
 from projects.models import ImportJob, ImportJobPart, Project
 from studies.services.imports import ImportFailed, ImportReport, import_items
 from webhooks import events as webhook_events
@@ -172,6 +173,7 @@ def import_jobs_recent(*, project: Project, count: int = 5) -> dict:
     for job in jobs:
         job.progress = import_job_progress(job=job)
         job.stalled = _stalled(job, job.progress, queue_moved=queue_moved)
+        job.pace = import_job_pace(job=job, progress=job.progress)
     running = [job for job in jobs if job.stalled and job.status == ImportJob.Status.RUNNING]
     waiting = [job for job in jobs if job.stalled and job.status == ImportJob.Status.QUEUED]
     notices = [{"label": job.filename, "message": job.stalled["message"]} for job in running]
@@ -180,6 +182,35 @@ def import_jobs_recent(*, project: Project, count: int = 5) -> dict:
         label = f"{len(waiting)} imports" if len(waiting) > 1 else longest.filename
         notices.append({"label": label, "message": longest.stalled["message"]})
     return {"jobs": jobs, "notices": notices}
+
+
+def import_job_pace(*, job: ImportJob, progress: dict | None = None) -> Pace | None:
+    """Elapsed time, records per second and, while it runs, the time remaining (from the bytes of
+    the upload read so far) of a job that has started; from its stored times, its report and the
+    cached progress (``import_job_progress``'s) alone."""
+    if job.started_at is None or job.status == ImportJob.Status.QUEUED:
+        return None
+    if job.status == ImportJob.Status.RUNNING:
+        progress = progress or {}
+        read, size = progress.get("bytes_read") or 0, progress.get("bytes") or job.size
+        share = (size - read) / read if read and size else None
+        return work_pace(
+            started_at=job.started_at,
+            finished_at=None,
+            done=progress.get("records") or 0,
+            unit="records",
+            remaining_share=share,
+        )
+    return work_pace(
+        started_at=job.started_at,
+        finished_at=job.finished_at,
+        done=(job.report or {}).get("records") or 0,
+        unit="records",
+    )
+
+
+def _as_dict(pace: Pace | None) -> dict | None:
+    return pace.as_dict() if pace else None
 
 
 def import_job_stalled(*, job: ImportJob, progress: dict | None = None) -> dict | None:
@@ -412,6 +443,7 @@ def import_job_view(*, job: ImportJob) -> dict:
         "bytes": job.size,
         "progress": progress,
         "stalled": import_job_stalled(job=job, progress=progress),
+        "pace": _as_dict(import_job_pace(job=job, progress=progress)),
         **job.report,
         "created_at": job.created_at.isoformat(),
         "started_at": job.started_at.isoformat() if job.started_at else None,

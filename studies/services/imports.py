@@ -31,6 +31,7 @@ from annotation.task_types import PayloadError, PreparedItem, TaskType
 from annotation.task_types.base import jsonl_records
 from core.errors import Refusal, first_error
 from core.heap import older_objects_set_aside
+from core.wording import counted
 from llm_judges.models import JudgeResult
 from projects.models import Project
 from studies.services.format_detection import (
@@ -70,13 +71,16 @@ class ImportReport:
     detected: bool = False  # whether that format was detected rather than chosen
 
     def summary(self) -> str:
-        text = f"{self.records} records read, {self.created} items created, {self.updated} updated"
+        text = (
+            f"{counted(self.records, 'record')} read, {counted(self.created, 'item')} created, "
+            f"{self.updated} updated"
+        )
         if self.detected:
             text = f"Read as {self.fmt} (detected): {text}"
         if self.skipped:
             text += f", {len(self.skipped)} skipped ({self.skip_reason}: {_first(self.skipped)})"
         for note, locations in self.notes.items():
-            count = f"{len(locations)} record{'s' if len(locations) != 1 else ''}"
+            count = counted(len(locations), "record")
             text += f". Note for {count} ({_first(locations)}): {note}"
         return text
 

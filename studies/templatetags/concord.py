@@ -5,6 +5,8 @@ import nh3
 from django import template
 from django.utils.safestring import mark_safe
 
+from core.wording import fixed
+
 register = template.Library()
 
 
@@ -35,7 +37,15 @@ def number(value, digits: int = 3) -> str:
         value = float(value)
     except (TypeError, ValueError):
         return "—"
-    return f"{value:.{int(digits)}f}" if math.isfinite(value) else "—"
+    return fixed(value, int(digits)) if math.isfinite(value) else "—"
+
+
+@register.filter
+def pace(value) -> str:
+    """A ``core.pace.Pace`` (or its dict) as one line: elapsed · rate · time left."""
+    from core.pace import pace_words
+
+    return pace_words(value)
 
 
 @register.filter

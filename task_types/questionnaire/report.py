@@ -52,7 +52,7 @@ def _share(count: int, total: int) -> str:
     return f"{100 * count / total:.0f} %"
 
 
-def _summary(question: dict, values: list[Any]) -> str:
+def _summary(question: dict, values: list[Any], labels: Mapping[str, str]) -> str:
     if not values:
         return "no answers"
     kind = question["kind"]
@@ -66,7 +66,8 @@ def _summary(question: dict, values: list[Any]) -> str:
         return f"mean {mean(values):.1f}{spread}"
     if kind == "pairwise":
         counts = Counter(values)
-        first, second = question["fields"]
+        # The fields as annotators see them named ("Response A"), not their keys ("response_a").
+        first, second = (labels.get(name, name) for name in question["fields"])
         return (
             f"{first} {_share(counts[PREFER_FIRST], len(values))} · tie "
             f"{_share(counts[TIE], len(values))} · {second} "
@@ -75,8 +76,11 @@ def _summary(question: dict, values: list[Any]) -> str:
     return f"{mean(len(str(v)) for v in values):.0f} characters on average"
 
 
-def question_rows(inp: ReportInput, questions: list[dict]) -> list[dict]:
-    """One row per question: answers, summary and alpha under its distance."""
+def question_rows(
+    inp: ReportInput, questions: list[dict], labels: Mapping[str, str] | None = None
+) -> list[dict]:
+    """One row per question: answers, summary and alpha under its distance (``labels``: the item
+    fields' labels by name, for the summary)."""
     rows = []
     for question in questions:
         values = _values(inp, question["id"])
@@ -86,7 +90,7 @@ def question_rows(inp: ReportInput, questions: list[dict]) -> list[dict]:
             "kind": question["kind"],
             "distance": question["distance"] or "—",
             "answers": len(values),
-            "summary": _summary(question, values),
+            "summary": _summary(question, values, labels or {}),
             "alpha": None,
         }
         if question["distance"]:
@@ -204,23 +208,19 @@ def _position_table(rows: list[dict], inp: ReportInput) -> Table:
 
 def section(inp: ReportInput) -> SectionResult:
     try:
-        questions = project_config(inp.config)["questions"]
+        config = project_config(inp.config)
     except serializers.ValidationError:
         return SectionResult(
             title="Questionnaire",
             tables={},
             notes=["The project's questionnaire is invalid; fix its configuration."],
         )
-    rows = question_rows(inp, questions)
-    # α per question is already a comparison figure of the generic table ("α <question id>").
+    questions = config["questions"]
+    labels = {field["name"]: field["label"] for field in config["fields"]}
+    rows = question_rows(inp, questions, labels)
+    # α per question is the generic table's, and a headline tile and a comparison figure there
+    # ("α <question id>"): the section adds no second tile of it.
     result = SectionResult(title="Questionnaire", tables={"questions": _questions_table(rows, inp)})
-    for row in rows:
-        if row["distance"] == "—":
-            continue
-        alpha = row.get("alpha")
-        result.summary.append(
-            Figure(f"α · {row['question']}", "—" if alpha is None else f"{alpha:.2f}")
-        )
     positions = position_rows(inp, questions)
     if positions:
         result.tables["human_position"] = _position_table(positions, inp)

@@ -207,7 +207,7 @@ def test_the_judges_page_starts_a_run_with_a_budget_and_shows_its_usage(
 
     out = io.StringIO()
     call_command("run_judge", project=project.slug, judge=judge.name, budget_calls=1, stdout=out)
-    assert "Usage: 1 calls" in out.getvalue() and "2 items not run: budget" in out.getvalue()
+    assert "Usage: 1 call," in out.getvalue() and "2 items not run: budget" in out.getvalue()
 
 
 def test_the_run_list_reads_usage_in_a_constant_number_of_queries(

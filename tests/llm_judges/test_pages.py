@@ -2,10 +2,13 @@
 run_judge command."""
 
 import io
+import re
+from datetime import timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
+from django.utils import timezone
 
 from annotation import services as workflow
 from llm_judges import selectors, services
@@ -61,6 +64,49 @@ def test_a_researcher_starts_a_run_from_the_page_and_sees_its_progress(
     assert 'class="bar answered" style="width: 100.0%"' in page
     detail = client.get(f"/p/{project.slug}/judges/runs/{run.pk}/").content.decode()
     assert "5</b>calls" in detail
+
+
+def test_a_run_says_how_long_it_took_and_while_it_runs_how_long_it_needs(
+    project, researcher, items, judge, django_capture_on_commit_callbacks
+):
+    """Elapsed time, items per second and the time left, from the run's stored times and counts:
+    the runs page, the run page and the API (which the page's poller reads) all say it."""
+    run = start(judge, project, django_capture_on_commit_callbacks)
+    now = timezone.now()
+    JudgeRun.objects.filter(pk=run.pk).update(
+        started_at=now - timedelta(seconds=50), finished_at=now - timedelta(seconds=40)
+    )
+    client = page_client(researcher)
+    runs_page = client.get(f"/p/{project.slug}/judges/").content.decode()
+    assert '<div class="small muted pace">10 s · 30 items/min</div>' in runs_page
+    # Running: 5 of 10 items done in 100 s, so about 100 s left.
+    JudgeRun.objects.filter(pk=run.pk).update(
+        status="running", total=10, started_at=now - timedelta(seconds=100), finished_at=None
+    )
+    detail = client.get(f"/p/{project.slug}/judges/runs/{run.pk}/").content.decode()
+    assert re.search(r"1 min 4\d s · 3\.0 items/min · about 1 min 4\d s left</div>", detail)
+    listed = client_for(researcher).get(f"/api/projects/{project.slug}/judge-runs/").json()
+    pace = listed["results"][0]["pace"]
+    assert pace["unit"] == "items" and 99 < pace["remaining_seconds"] < 130
+    assert listed["results"][0]["pace_text"].endswith("left")
+
+
+def test_a_runs_filters_read_as_words_not_as_a_python_dict(project, researcher, items, judge):
+    run = services.judge_run_start(
+        judge=judge, project=project, filters={"kind": ["regular"]}, enqueue=False
+    )
+    page = page_client(researcher).get(f"/p/{project.slug}/judges/runs/{run.pk}/").content
+    assert " · only item kind regular" in page.decode()
+    assert "{&#x27;kind&#x27;" not in page.decode() and "{'kind'" not in page.decode()
+    assert selectors.filters_words(filters={"kind": ["regular", "control"], "group": "A"}) == (
+        "item kind regular, control · group A"
+    )
+
+
+def test_a_pending_run_has_no_pace(project, items, judge):
+    run = services.judge_run_start(judge=judge, project=project, enqueue=False)
+    progress = selectors.progress_of(run=selectors.run_for_project(project=project, run_id=run.pk))
+    assert progress["pace_text"] == "" and progress["pace"]["elapsed_seconds"] is None
 
 
 def test_a_run_of_another_project_cannot_be_opened_or_cancelled(

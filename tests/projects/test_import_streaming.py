@@ -3,6 +3,7 @@ an upload nor the worker that imports it holds the whole file; a running job rep
 
 import io
 import json
+import re
 from datetime import datetime, timedelta
 
 import pytest
@@ -266,3 +267,42 @@ def test_a_worker_taking_a_job_records_when_and_reports_the_time_of_its_progress
     job = import_job_run(job_id=job.id)
     assert job.status == "done" and before <= job.started_at <= job.finished_at
     assert seen and all(before <= datetime.fromisoformat(p["updated_at"]) for p in seen)
+
+
+def test_the_project_page_says_how_long_imports_take_at_a_constant_query_count(
+    researcher, project, django_assert_num_queries
+):
+    """Elapsed time, records per second and, while it runs, the time left (from the bytes read),
+    from the job's stored times, its report and the cached progress: no query per job."""
+    done = factories.import_job(project=project, content=b"{}\n", status="done")
+    done.report = {"records": 600}
+    done.save(update_fields=["report"])
+    _aged(done, started_at=3, finished_at=1)  # 600 records in 2 minutes
+    running = _aged(
+        factories.import_job(project=project, content=b"{}\n", status="running"), started_at=1
+    )
+    cache.set(
+        import_jobs._progress_key(running.id),
+        {"records": 120, "created": 120, "updated": 0, "bytes_read": 250, "bytes": 1000},
+    )
+    browser = Client()
+    browser.force_login(researcher)
+    browser.get(f"/p/{project.slug}/")  # warm: sessions, content types
+    with CaptureQueriesContext(connection) as two_jobs:
+        page = browser.get(f"/p/{project.slug}/").content.decode()
+    queries = len(two_jobs.captured_queries)
+    assert "2 min 00 s · 5.0 records/s</td>" in page
+    # A quarter of the upload read in a minute: about three minutes left, at two records a second.
+    assert re.search(r"1 min 0\d s · 2\.0 records/s · about 3 min 0\d s left</td>", page), page
+    for _ in range(3):
+        factories.import_job(project=project, content=b"{}\n", status="done")
+    with django_assert_num_queries(queries):
+        browser.get(f"/p/{project.slug}/")
+    api = browser.get(f"/api/projects/{project.slug}/imports/{done.id}/").json()
+    assert api["pace"]["rate"] == pytest.approx(5.0)
+    assert api["pace"]["remaining_seconds"] is None
+
+
+def test_a_queued_job_has_no_pace():
+    job = ImportJob(status="queued")
+    assert import_jobs.import_job_pace(job=job) is None

@@ -30,6 +30,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from core.wording import indefinite
 from core.yaml_safety import UnsafeYAML, yaml_load_all
 from llm_judges.models import Judge
 from llm_judges.services import JudgeError
@@ -134,7 +135,9 @@ class Command(BaseCommand):
             if judge is None:
                 raise CommandError(f"{options['project']} has no judge named {options['judge']!r}.")
             if judge.kind != Judge.Kind.LLM:
-                raise CommandError(f"{judge.name} is a {judge.kind} judge; prompts are for LLMs.")
+                raise CommandError(
+                    f"{judge.name} is {indefinite(judge.kind)} judge; prompts are for LLMs."
+                )
         saved = []
         with transaction.atomic():
             for index, entry in enumerate(entries, 1):

@@ -22,6 +22,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.wording import counted
 from llm_judges import selectors, services
 from llm_judges.models import Judge, JudgeRun
 from projects.models import Project
@@ -165,9 +166,13 @@ class Command(BaseCommand):
         usage = progress["usage"]
         if judge.kind == "llm":
             self.stdout.write(
-                f"Usage: {usage['calls']} calls, {usage['input_tokens']} input and "
+                f"Usage: {counted(usage['calls'], 'call')}, {usage['input_tokens']} input and "
                 f"{usage['output_tokens']} output tokens"
-                + (f"; {progress['not_run']} items not run: budget" if progress["not_run"] else "")
+                + (
+                    f"; {counted(progress['not_run'], 'item')} not run: budget"
+                    if progress["not_run"]
+                    else ""
+                )
             )
         if progress["error"]:
             self.stderr.write(progress["error"])

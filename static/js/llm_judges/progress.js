@@ -27,11 +27,13 @@
     bar.querySelector(".unparseable").style.width = run.percent_unparseable + "%";
     bar.querySelector(".failed").style.width = run.percent_failed + "%";
     row.querySelector(".counts").textContent =
-      `${run.done} done (${run.unparseable} unparseable) · ${run.failed} failed · ${run.total} items`;
+      `${run.done} done (${run.unparseable} unparseable) · ${run.failed} failed · ${run.total} item${run.total === 1 ? "" : "s"}`;
     const usage = row.querySelector(".usage");
     if (usage && run.usage) {
-      usage.textContent = `${run.usage.calls} calls · ${run.usage.input_tokens} input / ${run.usage.output_tokens} output tokens`;
+      usage.textContent = `${run.usage.calls} call${run.usage.calls === 1 ? "" : "s"} · ${run.usage.input_tokens} input / ${run.usage.output_tokens} output tokens`;
     }
+    const pace = row.querySelector(".pace");
+    if (pace) pace.textContent = run.pace_text || "";
     const notRun = row.querySelector(".not-run");
     if (notRun) notRun.textContent = run.not_run ? `${run.not_run} not run: budget` : "";
     const valid = row.querySelector(".schema-valid");

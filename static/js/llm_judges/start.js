@@ -13,7 +13,7 @@
     const narrowed = kinds || (group && group.value) || (ids && ids.value.trim());
     if (narrowed) return;
     const total = form.dataset.items || "every";
-    if (!window.confirm(`No item kind, group or id is chosen: the judge will run on all ${total} items of this project. Start it?`)) {
+    if (!window.confirm(`No item kind, group or id is chosen: the judge will run on all ${total} item${total === "1" ? "" : "s"} of this project. Start it?`)) {
       event.preventDefault();
     }
   });

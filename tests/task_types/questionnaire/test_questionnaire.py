@@ -3,8 +3,10 @@ agreement (hand-computed), export, judge parsing and the demo."""
 
 import io
 import json
+import re
 
 import pytest
+from django.test import Client
 from rest_framework.exceptions import ValidationError
 
 from agreement.reports.generic import agreement_table
@@ -314,6 +316,15 @@ def test_the_report_gives_each_question_its_alpha_under_its_distance():
     assert rows["topic"]["summary"] == "most often health (50 %)"
 
 
+def test_a_pairwise_summary_names_the_fields_by_their_labels_not_their_keys():
+    inp = hand_example()
+    for answers in inp.answers.values():
+        for answer in answers.values():
+            answer["better"] = -1  # the first field ("left") is better
+    rows = {r["question"]: r for r in section(inp).tables["questions"]["rows"]}
+    assert rows["better"]["summary"] == "Left answer 100 % · tie 0 % · Right answer 0 %"
+
+
 def test_the_generic_agreement_table_has_the_same_alpha_per_question():
     rows = {r["field"]: r for r in agreement_table(hand_example())["rows"]}
     for question, alpha in EXPECTED_ALPHA.items():
@@ -425,4 +436,13 @@ def test_the_dashboard_reads_answers_from_the_database_with_alpha_per_question(p
         assert generic[question] == pytest.approx(alpha, abs=1e-12), question
         assert own[question] == pytest.approx(alpha, abs=1e-12), question
     assert report["comparison"]["scalars"]["α topic"] == pytest.approx(4 / 9, abs=1e-12)
-    assert report["section"]["summary"][0] == {"label": "α · topic", "value": "0.44"}
+    # α per question is one headline tile (the generic table's), not a second "α · topic" one.
+    assert not [f for f in report["section"]["summary"] if f["label"].startswith("α")]
+    researcher = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    browser = Client()
+    browser.force_login(researcher)
+    page = browser.get(f"/p/{project.slug}/agreement/").content.decode()
+    tiles = re.findall(r'<div class="label">(α[^<]*)</div>', page)
+    assert {f"α {question}" for question in EXPECTED_ALPHA} <= set(tiles), tiles
+    assert len(tiles) == len(set(tiles)) and not [t for t in tiles if t.startswith("α ·")], tiles

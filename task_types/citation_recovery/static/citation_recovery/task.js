@@ -1,7 +1,8 @@
 /* Citation recovery: choose the explanation sentences that should cite the highlighted evidence,
  * or "none"; rate helpfulness 0–100 (the slider must be moved at least once). A rating-only item
  * (data.rating_only: the explanation cites no evidence) asks for the helpfulness rating alone.
- * Keys: digits toggle sentences (two digits from sentence 10 on), 0 toggles "none". All dataset text goes through textContent. */
+ * Keys: digits toggle sentences (two digits from sentence 10 on), 0 toggles "none", h takes the
+ * focus to the helpfulness slider (arrows move it, Esc leaves it). All dataset text goes through textContent. */
 (function () {
   "use strict";
 
@@ -107,7 +108,12 @@
       slider.value = String(helpfulness);
       slider.oninput = () => { helpfulness = Number(slider.value); touched = true; paint(); notify(); };
       paint();
-      if (target) target.scrollIntoView({ block: "center" });
+      // The target at the top of the evidence list, scrolling the list only: the page itself
+      // starts at its top, and a target centred in a list that runs on under the fixed Submit bar
+      // (on a phone) started under that bar.
+      if (target) {
+        evidence.scrollTop += target.getBoundingClientRect().top - evidence.getBoundingClientRect().top - 4;
+      }
     },
 
     answer() {
@@ -127,6 +133,10 @@
     // Digits toggle sentences. With 10 or more sentences a digit that can start a two-digit
     // number waits briefly for a second one ("1", "2" -> sentence 12); "0" alone is "none".
     key(event) {
+      if (event.key === "h" || event.key === "H") {
+        el("cr-helpfulness").focus();
+        return true;
+      }
       if (item.rating_only || !/^[0-9]$/.test(event.key)) return false;
       const digit = Number(event.key);
       const count = item.sentences.length;
