@@ -231,6 +231,15 @@ def snapshot_retry(*, snapshot: AgreementSnapshot) -> bool:
     return bool(revived)
 
 
+def snapshot_retry_in(*, project: Project, snapshot_id: str) -> bool:
+    """Retry the project's failed snapshot named by ``snapshot_id`` (as a form sends it: text; a
+    value that is not a number, or another project's snapshot, retries nothing)."""
+    snapshot = AgreementSnapshot.objects.filter(
+        project=project, pk=int(snapshot_id) if snapshot_id.isdecimal() else 0
+    ).first()
+    return snapshot is not None and snapshot_retry(snapshot=snapshot)
+
+
 def snapshot_compute(*, snapshot_id: int) -> str:
     """Compute a pending snapshot; returns "done", "failed" or "skipped" (already claimed).
 

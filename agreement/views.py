@@ -25,7 +25,6 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 
 from agreement import selectors, services
-from agreement.models import AgreementSnapshot
 from agreement.reports import AnnotatorFilter, ReportOptions, compare_reports
 from agreement.reports.inputs import ReportParameter
 from agreement.reports.page import rendered_table, with_links
@@ -180,27 +179,15 @@ def dashboard(request, slug):
     annotator table). POST ``action=retry`` queues a failed computation again.
     """
     project = project_for(request.user, slug, RESEARCH_ROLES)
-    task_type = task_types.get(project.task_type)
     parameters = parameters_for(project.task_type)
     choice = parse_choice(request.GET, parameters=parameters)  # BadQuery: a 400 as text
     base_query = _query_without(request.GET, "download")
-
     if request.method == "POST":
-        snapshot_id = request.POST.get("snapshot", "")  # junk (not a number) retries nothing
-        snapshot = AgreementSnapshot.objects.filter(
-            project=project, pk=int(snapshot_id) if snapshot_id.isdecimal() else 0
-        ).first()
-        if snapshot is not None and services.snapshot_retry(snapshot=snapshot):
-            messages.success(request, "The computation was queued again.")
-        else:
-            messages.error(request, "Nothing to retry.")
-        return redirect(request.path + ("?" + base_query if base_query else ""))
-
+        return _retry(request, project, base_query)
     download = request.GET.get("download")
     if download == "progress":
         progress = selectors.dashboard_progress(project=project)
         return _csv_response(_progress_table(progress), f"{project.slug}-progress.csv")
-
     state = services.snapshot_request(
         project=project,
         annotator_filter=choice.annotator_filter,
@@ -208,16 +195,32 @@ def dashboard(request, slug):
         load="page",
     )
     if download:
-        if state.snapshot is None:
-            raise Refusal(
-                "The report is still being computed; try again in a moment.", code="conflict"
-            )
-        tbl = selectors.snapshot_table(snapshot_id=state.snapshot.pk, name=download)
-        if tbl is None:
-            raise Refusal(f"No table {download!r} in this report.", code="not_found")
-        return _csv_response(tbl, f"{project.slug}-{download}.csv")
-    page = state.page
+        return _report_table_csv(project, state, download)
+    return _dashboard_page(request, project, choice, state, base_query)
 
+
+def _retry(request, project, base_query: str) -> HttpResponse:
+    """POST ``action=retry``: queue the failed computation again, back to the same page."""
+    if services.snapshot_retry_in(project=project, snapshot_id=request.POST.get("snapshot", "")):
+        messages.success(request, "The computation was queued again.")
+    else:
+        messages.error(request, "Nothing to retry.")
+    return redirect(request.path + ("?" + base_query if base_query else ""))
+
+
+def _report_table_csv(project, state, name: str) -> HttpResponse:
+    """A table of the report on screen as CSV."""
+    if state.snapshot is None:
+        raise Refusal("The report is still being computed; try again in a moment.", code="conflict")
+    tbl = selectors.snapshot_table(snapshot_id=state.snapshot.pk, name=name)
+    if tbl is None:
+        raise Refusal(f"No table {name!r} in this report.", code="not_found")
+    return _csv_response(tbl, f"{project.slug}-{name}.csv")
+
+
+def _dashboard_page(request, project, choice: Choice, state, base_query: str) -> HttpResponse:
+    parameters = parameters_for(project.task_type)
+    page = state.page
     progress = selectors.dashboard_progress(
         project=project, median_times=page.get("median_times") if page is not None else None
     )
@@ -228,7 +231,7 @@ def dashboard(request, slug):
         ],
         "settings_versions": range(project.settings_version, 0, -1),
         "project": project,
-        "task_type": task_type,
+        "task_type": task_types.get(project.task_type),
         "progress": progress,
         "progress_table": _rendered_table("progress", _progress_table(progress), base_query),
         "members": members,

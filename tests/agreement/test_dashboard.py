@@ -191,6 +191,12 @@ def test_a_failed_computation_shows_the_error_and_can_be_retried(
     page = client.get(url(project))
     assert "The computation failed" in page.content.decode()
     pk = page.context["state"].failed.pk
+    # another project's researcher cannot retry it through their own dashboard
+    other = factories.ProjectFactory()
+    factories.MembershipFactory(project=other, user=researcher, role="researcher")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url(other), {"snapshot": pk, "action": "retry"})
+    assert sent == []
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(url(project), {"snapshot": pk, "action": "retry"})
     assert response.status_code == 302
