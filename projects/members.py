@@ -17,12 +17,15 @@ cannot claim such a name, and they have no usable password.
 
 from __future__ import annotations
 
+import re
+import smtplib
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
-from django.core import signing
+from django.core import mail, signing
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
@@ -224,9 +227,23 @@ def invitations_create(
     count: int,
     expires_in_days: int | None = None,
     note: str = "",
+    notes: list[str] | None = None,
 ) -> list[Invitation]:
     """``count`` single-use links at once (a crowd of invited annotators): the same role and
-    expiry, each note numbered ("pilot 1", "pilot 2"…) so the researcher can tell them apart."""
+    expiry, each note numbered ("pilot 1", "pilot 2"…) so the researcher can tell them apart;
+    with ``notes`` (e.g. the e-mail addresses the links go to), one link per note, so noted."""
+    if notes is not None:
+        made = invitations_create(
+            project=project,
+            role=role,
+            created_by=created_by,
+            count=len(notes) or -1,
+            expires_in_days=expires_in_days,
+        )
+        for invitation, text in zip(made, notes, strict=True):
+            invitation.note = text.strip()[:200]
+        Invitation.objects.bulk_update(made, ["note"])
+        return made
     if (
         not isinstance(count, int)
         or isinstance(count, bool)
@@ -263,6 +280,76 @@ def invitations_create(
         for number in range(2, count + 1)
     ]
     return [first, *Invitation.objects.bulk_create(rest)]
+
+
+def mail_configured() -> bool:
+    """Whether e-mail leaves this server (an SMTP server is set, ``EMAIL_HOST``), rather than
+    being printed on its console."""
+    return settings.EMAIL_BACKEND != "django.core.mail.backends.console.EmailBackend"
+
+
+def mail_required() -> None:
+    """A ``Refusal`` unless e-mail leaves this server."""
+    if not mail_configured():
+        raise Refusal(
+            "No mail server is configured (EMAIL_HOST): copy the links, or download them as "
+            "CSV, and send them yourself.",
+            field="emails",
+        )
+
+
+def email_addresses(*, text: str) -> list[str]:
+    """The addresses in ``text`` (one per line, or separated by commas, semicolons or spaces),
+    each once, in order; a ``Refusal`` naming the first that is not an address."""
+    addresses = list(dict.fromkeys(a for a in re.split(r"[\s,;]+", text or "") if a))
+    if len(addresses) > MAX_INVITATIONS_AT_ONCE:
+        raise Refusal(
+            f"E-mail at most {MAX_INVITATIONS_AT_ONCE} invitations at once.", field="emails"
+        )
+    for address in addresses:
+        try:
+            validate_email(address)
+        except ValidationError:
+            raise Refusal(f"{address[:80]!r} is not an e-mail address.", field="emails") from None
+    return addresses
+
+
+@dataclass
+class InvitationMail:
+    """What became of e-mailed invitations: how many were sent, and the addresses whose mail the
+    server refused (their links stay open: copy them from the list)."""
+
+    sent: int = 0
+    failed: list[str] = field(default_factory=list)
+
+
+def invitations_mail(
+    *, project: Project, invitations: list[Invitation], links: list[str]
+) -> InvitationMail:
+    """Send each invitation's link to the address in its note (``invitations_create`` with
+    ``notes``), over one connection to the mail server."""
+    mail_required()
+    report = InvitationMail()
+    with mail.get_connection() as connection:
+        for invitation, link in zip(invitations, links, strict=True):
+            message = mail.EmailMessage(
+                subject=f"Invitation to {project.name}",
+                body=(
+                    f"You are invited to join {project.name} on Concord as "
+                    f"{invitation.get_role_display().lower()}.\n\nOpen this link to choose a "
+                    f"username and password:\n{link}\n\nThe link works once and expires on "
+                    f"{invitation.expires_at:%Y-%m-%d %H:%M} UTC.\n"
+                ),
+                to=[invitation.note],
+                connection=connection,
+            )
+            try:
+                message.send()
+            except (smtplib.SMTPException, OSError):
+                report.failed.append(invitation.note)
+            else:
+                report.sent += 1
+    return report
 
 
 def _numbered(note: str, number: int) -> str:

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
-from core.wording import indefinite
+from core.wording import counted, indefinite
 from projects import members
 from projects.models import Invitation, Membership
 from projects.permissions import RESEARCH_ROLES, has_role, project_for
@@ -53,6 +53,7 @@ def _members_page(request, project, *, status: int = 200, add_form: dict | None 
             "invitation_days": request.POST.get("expires_in_days") or None,
             "default_invitation_days": settings.CONCORD_INVITATION_DAYS,
             "max_invitation_days": members.MAX_INVITATION_DAYS,
+            "mail_configured": members.mail_configured(),
         },
         status=status,
     )
@@ -133,6 +134,10 @@ def invitation_create(request, slug):
     project = project_for(request.user, slug, RESEARCH_ROLES)
     days, count = _whole(request.POST.get("expires_in_days")), _whole(request.POST.get("count"))
     try:
+        emailed = request.POST.get("emails", "").strip()
+        addresses = members.email_addresses(text=emailed) if emailed else None
+        if addresses is not None:
+            members.mail_required()
         created = members.invitations_create(
             project=project,
             role=request.POST.get("role", ""),
@@ -140,10 +145,13 @@ def invitation_create(request, slug):
             count=1 if count is None else count,
             expires_in_days=days,
             note=request.POST.get("note", ""),
+            notes=addresses,
         )
     except Refusal as refusal:
         messages.error(request, refusal.message)
         return _members_page(request, project, status=refusal.status)
+    if addresses is not None:
+        return _mailed(request, project, created)
     first = created[0]
     links = "Invitation link" if len(created) == 1 else f"{len(created)} invitation links"
     messages.success(
@@ -152,6 +160,24 @@ def invitation_create(request, slug):
         f"{first.expires_at:%Y-%m-%d %H:%M} UTC): copy them from the list below, or download "
         "them as CSV, and send them.",
     )
+    return redirect(reverse("project-members", args=[project.slug]) + "#invitations")
+
+
+def _mailed(request, project, created) -> HttpResponse:
+    report = members.invitations_mail(
+        project=project,
+        invitations=created,
+        links=[invitation_url(request, invitation) for invitation in created],
+    )
+    if report.sent:
+        messages.success(request, f"{counted(report.sent, 'invitation')} e-mailed.")
+    if report.failed:
+        messages.error(
+            request,
+            f"The mail server refused {', '.join(report.failed[:5])}"
+            + (" and others" if len(report.failed) > 5 else "")
+            + ": their links are open below; copy them and send them yourself.",
+        )
     return redirect(reverse("project-members", args=[project.slug]) + "#invitations")
 
 

@@ -246,3 +246,64 @@ def test_two_people_racing_for_one_link_make_one_account(postgres):
         thread.join()
     assert sorted(results) == ["ok", "used"]
     assert get_user_model().objects.filter(username__startswith="racer-").count() == 1
+
+
+def test_links_are_e_mailed_one_per_address_where_a_mail_server_is_set(
+    project, researcher, mailoutbox, settings
+):
+    """Onboarding at scale (issue 26): each address gets its own single-use link, noted with the
+    address; a bad address refuses the whole form; without a mail server the form says so."""
+    client = Client()
+    client.force_login(researcher)
+    page = client.get(f"/p/{project.slug}/members/").content.decode()
+    assert 'name="emails"' in page  # pytest-django's outbox counts as a mail server
+    response = client.post(
+        f"/p/{project.slug}/invitations/",
+        {"role": "annotator", "emails": "ann@example.org\nbob@example.org, ann@example.org"},
+        follow=True,
+    )
+    assert "2 invitations e-mailed." in response.content.decode()
+    sent = {message.to[0]: message for message in mailoutbox}
+    assert set(sent) == {"ann@example.org", "bob@example.org"}
+    notes = dict(Invitation.objects.filter(project=project).values_list("note", "nonce"))
+    assert set(notes) == {"ann@example.org", "bob@example.org"}
+    link = next(line for line in sent["bob@example.org"].body.splitlines() if "/invite/" in line)
+    assert accept(Client(), link.split("testserver", 1)[1], "bob").status_code == 302
+    assert Membership.objects.get(project=project, user__username="bob").role == "annotator"
+    refused = client.post(
+        f"/p/{project.slug}/invitations/", {"role": "annotator", "emails": "x@y.org not-an-address"}
+    )
+    assert refused.status_code == 400 and "is not an e-mail address" in refused.content.decode()
+    assert Invitation.objects.filter(project=project).count() == 2 and len(mailoutbox) == 2
+    settings.EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+    assert 'name="emails"' not in client.get(f"/p/{project.slug}/members/").content.decode()
+    refused = client.post(
+        f"/p/{project.slug}/invitations/", {"role": "annotator", "emails": "c@example.org"}
+    )
+    assert refused.status_code == 400 and "No mail server is configured" in refused.content.decode()
+    assert Invitation.objects.filter(project=project).count() == 2
+
+
+def test_an_address_the_mail_server_refuses_keeps_its_open_link(project, researcher, monkeypatch):
+    import smtplib
+
+    from django.core.mail import EmailMessage
+
+    real_send = EmailMessage.send
+
+    def send(message, *args, **kwargs):
+        if message.to == ["bad@example.org"]:
+            raise smtplib.SMTPRecipientsRefused({"bad@example.org": (550, b"no such user")})
+        return real_send(message, *args, **kwargs)
+
+    monkeypatch.setattr(EmailMessage, "send", send)
+    client = Client()
+    client.force_login(researcher)
+    response = client.post(
+        f"/p/{project.slug}/invitations/",
+        {"role": "annotator", "emails": "good@example.org bad@example.org"},
+        follow=True,
+    )
+    text = response.content.decode()
+    assert "1 invitation e-mailed." in text and "The mail server refused bad@example.org" in text
+    assert Invitation.objects.filter(project=project, note="bad@example.org").exists()
