@@ -69,7 +69,7 @@ from typing import Any
 
 import orjson
 from django.db import connection, transaction
-from django.db.models import Exists, FilteredRelation, OuterRef, Q, TextField
+from django.db.models import FilteredRelation, Q, TextField
 from django.db.models.functions import Cast
 
 from annotation import task_types
@@ -343,10 +343,12 @@ class _ItemsInOrder:
     def __init__(self, project: Project, fields: tuple[str, ...]) -> None:
         self.fields = fields
         self.json = {f"item_{field}": Cast(field, TextField()) for field in fields}
-        answered = Annotation.objects.filter(item_id=OuterRef("pk"), is_current=True)
+        # Answered items by their maintained count of submitted assignments, not by a probe of
+        # the answers table: PostgreSQL planned that probe as a hash semi-join over every
+        # project's answers (430 ms before the first row on a shared database). An item whose
+        # count lags its answers is read alone below, as one answered after the snapshot is.
         self.rows = _read_ahead(
-            Item.objects.filter(project=project)
-            .filter(Exists(answered))
+            Item.objects.filter(project=project, submitted_count__gt=0)
             .annotate(**self.json)
             .order_by("position", "id")
             .values_list("position", "id", *self.json)
