@@ -17,7 +17,9 @@
 * each of those six as JSON Lines and as Parquet (nested fields JSON-encoded), loadable with
   ``datasets.load_dataset("parquet", data_files=…)``;
 * ``agreement.json`` — the dashboard's report (every annotator but the disqualified);
-* ``README.md`` — a dataset card: what, who, when, licences, how computed, the agreement summary;
+* ``README.md`` — a dataset card: what, who, when, licences, how computed, the agreement summary,
+  under the Hugging Face dataset-card header (licence, task categories, size, one config per
+  non-empty table), so that the owner's ``push_to_hub`` of the folder needs no edits;
 * ``manifest.json`` — each file's sha256 and row count.
 
 ``bundle_load(directory=…)`` loads a bundle into an instance that does not have the project:
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -47,8 +50,10 @@ from django.utils import timezone
 
 from agreement.reports import AnnotatorFilter, ReportOptions, build_report
 from agreement.reports.gather import gather
+from annotation import task_types
 from annotation.models import Annotation, ExternalAnnotation, Item, readable_isoformat
 from core.errors import Refusal
+from core.yaml_safety import yaml_dump
 from llm_judges.models import JudgeResult
 from projects.models import Membership, Project, ProjectSettingsVersion
 from studies.bundle_loading import bundle_load
@@ -210,8 +215,15 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def bundle_write(*, project: Project, out: Path) -> list[Path]:
-    """Write the project's replication bundle into ``out`` (created; must be empty)."""
+def bundle_write(*, project: Project, out: Path, licence: str = "other") -> list[Path]:
+    """Write the project's replication bundle into ``out`` (created; must be empty).
+    ``licence``: the dataset card's licence identifier (Hugging Face's, e.g. ``cc-by-4.0``;
+    ``other`` by default: the card's text explains)."""
+    if not LICENCE.match(licence):
+        raise Refusal(
+            f"{licence[:40]!r} is not a licence identifier (e.g. cc-by-4.0, mit, other).",
+            field="licence",
+        )
     out.mkdir(parents=True, exist_ok=True)
     if any(out.iterdir()):
         raise Refusal(f"{out} is not empty; give a new folder.", field="out")
@@ -245,7 +257,8 @@ def bundle_write(*, project: Project, out: Path) -> list[Path]:
         json.dumps(report, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
     )
     written.append(out / "agreement.json")
-    (out / "README.md").write_text(_card(project, tables, report), encoding="utf-8")
+    card = _card_header(project, tables, licence) + _card(project, tables, report)
+    (out / "README.md").write_text(card, encoding="utf-8")
     written.append(out / "README.md")
     manifest = {
         "project": project.slug,
@@ -260,6 +273,34 @@ def bundle_write(*, project: Project, out: Path) -> list[Path]:
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return [*written, out / "manifest.json"]
+
+
+LICENCE = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}$")
+_SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
+
+
+def _card_header(project: Project, tables: dict, licence: str) -> str:
+    """The Hugging Face dataset-card header (YAML between ``---`` lines): one config per
+    non-empty table, its Parquet file; the annotations are the default config."""
+    items = len(tables["items"])
+    size = next((label for bound, label in _SIZES if items < bound), "n>1M")
+    header = {
+        "pretty_name": project.name,
+        "license": licence,
+        "task_categories": list(task_types.get(project.task_type).dataset_task_categories),
+        "tags": ["concord", "annotation", project.task_type.replace("_", "-")],
+        "size_categories": [size],
+        "configs": [
+            {
+                "config_name": name,
+                "data_files": f"{name}.parquet",
+                **({"default": True} if name == "annotations" else {}),
+            }
+            for name in TABLES
+            if tables[name]
+        ],
+    }
+    return f"---\n{yaml_dump(header)}---\n\n"
 
 
 def _card(project: Project, tables: dict, report: dict) -> str:

@@ -92,6 +92,8 @@ class TaskType:
     # ^ why a record whose ``prepare`` yields no item is skipped, in import summaries
     agreement_basis: ClassVar[str] = "the whole answer"
     # ^ what :meth:`agreement_key` compares, in words, for the review pages
+    dataset_task_categories: ClassVar[tuple[str, ...]] = ("text-classification",)
+    # ^ the Hugging Face task categories of a replication bundle's dataset card
     export_item_fields: ClassVar[frozenset[str]] = frozenset({"payload", "prepared", "gold"})
     # ^ the item's JSON fields :meth:`export_row`/:meth:`export_rows` read; exports load only
     #   these (and ``item.project``), so a task type that reads less exports faster

@@ -156,6 +156,33 @@ def test_the_parquet_tables_load_with_hugging_face_datasets(study, tmp_path):
     assert set(json.loads(first["answer"])) == {"sentences", "none", "helpfulness"}
 
 
+def test_the_folder_loads_as_a_hugging_face_dataset_by_its_card(study, tmp_path):
+    """The dataset card's header (issue 29): licence, task categories, size and one config per
+    non-empty table, so that the folder loads (and is pushed) as it is."""
+    datasets = pytest.importorskip("datasets")
+    from huggingface_hub import DatasetCard
+
+    out = tmp_path / "bundle"
+    call_command("bundle", study.slug, str(out), "--licence", "cc-by-4.0")
+    card = DatasetCard.load(out / "README.md")
+    assert card.data.license == "cc-by-4.0" and card.data.pretty_name == study.name
+    assert card.data.task_categories == ["text-classification"]
+    assert card.data.size_categories == ["n<1K"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    configs = {c["config_name"]: c for c in card.data.configs}
+    assert configs["annotations"].get("default") is True
+    for name, config in configs.items():
+        assert manifest["files"][config["data_files"]]["rows"] > 0, name
+    assert "# " + study.name in card.text  # the card's own text follows the header
+    cache = str(tmp_path / "cache")
+    default = datasets.load_dataset(str(out), cache_dir=cache)["train"]
+    assert default.num_rows == manifest["files"]["annotations.parquet"]["rows"]
+    items = datasets.load_dataset(str(out), name="items", cache_dir=cache)["train"]
+    assert items.num_rows == manifest["files"]["items.parquet"]["rows"]
+    with pytest.raises(CommandError, match="not a licence identifier"):
+        call_command("bundle", study.slug, str(tmp_path / "other"), "--licence", "CC BY 4.0!")
+
+
 def test_researchers_download_the_bundle_as_a_zip_and_others_get_404(study):
     from projects.models import Membership
 
