@@ -9,6 +9,8 @@ import json
 import pytest
 
 from annotation.models import Annotation, Item
+from projects.models import ImportJob
+from studies.services.import_jobs import import_job_run
 from studies.services.imports import import_items
 from tests import factories
 from tests.e2e.conftest import login
@@ -45,8 +47,12 @@ def test_the_import_form_still_sends_the_file_with_its_busy_state(live_server, p
     login(page, live_server, researcher.username, factories.PASSWORD)
     page.goto(f"{live_server.url}/p/{project.slug}/")
     page.set_input_files("#import-form input[name=file]", str(upload))
-    page.click("#import-form button[type=submit]")
+    with page.expect_navigation():  # the POST's answer (a redirect to the project page)
+        page.click("#import-form button[type=submit]")
     page.wait_for_load_state()
+    job = ImportJob.objects.get(project=project)  # the file arrived
+    if job.status == ImportJob.Status.QUEUED:  # a broker is up (PostgreSQL and Redis)
+        import_job_run(job_id=job.pk)
     assert Item.objects.filter(project=project).count() == 1
     assert not page.locator("#import-form button[type=submit]").is_disabled()
 
