@@ -12,24 +12,16 @@ from annotation import services
 from annotation.models import Assignment, Item
 from projects.crowd import parse_crowd_settings
 from tests import factories
+from tests.annotation.test_workflow import add_annotators
 from tests.conftest import client_for
 
 ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
 
 
-def annotators(project, count):
-    people = []
-    for _ in range(count):
-        user = factories.UserFactory()
-        factories.MembershipFactory(project=project, user=user, role="annotator")
-        people.append(user)
-    return people
-
-
 def test_an_annotator_gets_at_most_their_quota_and_is_told_why(project, items):
     project.crowd = {"max_items_per_annotator": 2}
     project.save()
-    first, second = annotators(project, 2)
+    first, second = add_annotators(project, 2)
     for _ in range(2):
         assignment = services.assignment_next(project=project, annotator=first)
         services.annotation_submit(assignment=assignment, answer=ANSWER)
@@ -43,7 +35,7 @@ def test_an_annotator_gets_at_most_their_quota_and_is_told_why(project, items):
 def test_a_held_reservation_counts_and_an_expired_one_does_not(project, items):
     project.crowd = {"max_items_per_annotator": 1}
     project.save()
-    (person,) = annotators(project, 1)
+    (person,) = add_annotators(project, 1)
     held = services.assignment_next(project=project, annotator=person)
     assert services.assignment_next(project=project, annotator=person).pk == held.pk
     Assignment.objects.filter(pk=held.pk).update(
@@ -59,7 +51,7 @@ def test_controls_do_not_count_toward_the_quota(project, items):
     project.crowd = {"max_items_per_annotator": 1, "control_rate": 0.99}
     project.save()
     factories.make_items(project, 1, kind=Item.Kind.CONTROL, start=100)
-    (person,) = annotators(project, 1)
+    (person,) = add_annotators(project, 1)
     kinds = []
     while (assignment := services.assignment_next(project=project, annotator=person)) is not None:
         kinds.append(assignment.item.kind)

@@ -22,6 +22,7 @@ from llm_judges.models import JudgeResult, JudgeRun
 from studies.services.imports import import_items
 from tests import factories
 from tests.llm_judges.conftest import start
+from tests.llm_judges.test_worker import broker  # noqa: F401 - a fixture
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data" / "transparent-fcexp" / "gpt4_full_data.json"
@@ -42,30 +43,6 @@ def citation_project(project, records: int, copies: int = 1) -> list[Item]:
             project=project, stream=io.StringIO(json.dumps(renamed)), fmt="transparent-fcexp"
         )
     return list(Item.objects.filter(project=project).order_by("position", "id"))
-
-
-@pytest.fixture
-def broker(transactional_db, settings):
-    """A real broker and a queue of our own (as tests/llm_judges/test_worker.py)."""
-    import uuid
-
-    from django.db import connection
-
-    from config.celery import app as celery_app
-    from tests.conftest import require
-    from tests.llm_judges.worker import redis_reachable
-
-    require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
-    require(redis_reachable(), "needs Redis (set REDIS_URL)")
-    queue = f"judges-test-{uuid.uuid4().hex[:8]}"
-    settings.CONCORD_JUDGE_QUEUE = queue
-    celery_app.conf.task_always_eager = False  # the autouse fixture restores it
-    yield queue
-    import redis
-
-    redis.Redis.from_url(settings.REDIS_URL).delete(
-        queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}"
-    )
 
 
 def minilm_judge(project, **parameters):
@@ -185,16 +162,22 @@ def test_a_starting_pool_process_sets_its_threads_and_loads_the_model_once():
         "print(torch.get_num_threads(), info is not None, e.load_info() is info, "
         "e.get_model() is model)"
     )
+    result = _in_a_pool_process(code, CONCORD_EMBEDDING_PRELOAD="1")
+    assert result.stdout.split()[-4:] == ["1", "True", "True", "True"]
+
+
+def _in_a_pool_process(code: str, **env: str) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh Python (as a starting pool process), with ``env`` set."""
     result = subprocess.run(
         [sys.executable, "-c", code],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=180,
-        env={**os.environ, "CONCORD_EMBEDDING_PRELOAD": "1"},
+        env={**os.environ, **env},
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split()[-4:] == ["1", "True", "True", "True"]
+    return result
 
 
 def test_without_preloading_a_starting_pool_process_imports_nothing_heavy():
@@ -207,20 +190,13 @@ def test_without_preloading_a_starting_pool_process_imports_nothing_heavy():
         "heavy = [m for m in ('torch', 'spacy', 'annotation.text') if m in sys.modules]; "
         "import torch; print(heavy, torch.get_num_threads())"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "CONCORD_EMBEDDING_PRELOAD": "0", "OMP_NUM_THREADS": ""},
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
+    result = _in_a_pool_process(code, CONCORD_EMBEDDING_PRELOAD="0", OMP_NUM_THREADS="")
     assert result.stdout.split("\n")[-2] == "[] 1"
 
 
 def test_a_real_worker_loads_the_model_per_pool_process_at_start_and_deals_the_run(
-    broker, transactional_db
+    broker,  # noqa: F811 - the fixture imported above
+    transactional_db,
 ):
     """Two pool processes on the machine's cores: each loads MiniLM once as it starts, with
     cores // 2 torch threads, and the run's two equal tasks go one to each."""
