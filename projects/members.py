@@ -233,17 +233,7 @@ def invitations_create(
     expiry, each note numbered ("pilot 1", "pilot 2"…) so the researcher can tell them apart;
     with ``notes`` (e.g. the e-mail addresses the links go to), one link per note, so noted."""
     if notes is not None:
-        made = invitations_create(
-            project=project,
-            role=role,
-            created_by=created_by,
-            count=len(notes) or -1,
-            expires_in_days=expires_in_days,
-        )
-        for invitation, text in zip(made, notes, strict=True):
-            invitation.note = text.strip()[:200]
-        Invitation.objects.bulk_update(made, ["note"])
-        return made
+        count = len(notes) or -1
     if (
         not isinstance(count, int)
         or isinstance(count, bool)
@@ -252,32 +242,28 @@ def invitations_create(
         raise Refusal(
             f"Create 1 to {MAX_INVITATIONS_AT_ONCE} invitation links at once.", field="count"
         )
-    if count == 1:
-        return [
-            invitation_create(
-                project=project,
-                role=role,
-                created_by=created_by,
-                expires_in_days=expires_in_days,
-                note=note,
-            )
-        ]
+    if notes is not None:
+        labels = [text.strip()[:200] for text in notes]
+    elif count == 1:
+        labels = [note]
+    else:
+        labels = [_numbered(note, number) for number in range(1, count + 1)]
     first = invitation_create(
         project=project,
         role=role,
         created_by=created_by,
         expires_in_days=expires_in_days,
-        note=_numbered(note, 1),
+        note=labels[0],
     )
     rest = [
         Invitation(
             project=project,
             role=role,
             created_by=created_by,
-            note=_numbered(note, number),
+            note=label,
             expires_at=first.expires_at,
         )
-        for number in range(2, count + 1)
+        for label in labels[1:]
     ]
     return [first, *Invitation.objects.bulk_create(rest)]
 
