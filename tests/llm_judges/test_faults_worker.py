@@ -173,7 +173,10 @@ def test_a_server_stopped_mid_run_and_restarted_leaves_the_run_whole(broker):  #
     refused = calls.filter(error_class="unreachable").count()
     assert refused >= 1
     assert calls.filter(outcome="ok").count() == 16
-    assert len(first.chat_requests()) + len(second.chat_requests()) == 16
+    # every ok call reached a server; a request the first server took as it stopped may have been
+    # received without its reply getting out, and is one of the calls recorded as refused
+    received = len(first.chat_requests()) + len(second.chat_requests())
+    assert 16 <= received <= 16 + refused
     assert run.calls_reserved == calls.count() == 16 + refused
     assert JudgeResult.objects.filter(item__project=project).count() == 16
 
