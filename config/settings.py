@@ -326,6 +326,8 @@ CONCORD_MTURK_SANDBOX_ENDPOINT = env.str(
     default="https://mturk-requester-sandbox.us-east-1.amazonaws.com",
 )
 CONCORD_CROWD_ACTION_TIMEOUT = env.float("CONCORD_CROWD_ACTION_TIMEOUT", default=20.0)
+# The Celery queue of the sending task (empty: the default queue).
+CONCORD_CROWD_QUEUE = env.str("CONCORD_CROWD_QUEUE", default="")
 # The largest bonus one worker may get in one action, in the project's currency.
 CONCORD_CROWD_MAX_BONUS = env.str("CONCORD_CROWD_MAX_BONUS", default="20.00")
 

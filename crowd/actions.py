@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from core.errors import Refusal
@@ -317,10 +317,17 @@ def actions_record(
     with ``sender`` (the CLI: ``actions_send``) at once in this process, else by a Celery task
     queued when the transaction commits. Returns the plan, with each row's ledger id."""
     platforms.check_configured(choice.platform)
-    with transaction.atomic():
-        plan, ids = _record(project=project, choice=choice, user=user)
-        if ids and sender is None:
-            transaction.on_commit(lambda: _enqueue(ids))
+    try:
+        with transaction.atomic():
+            plan, ids = _record(project=project, choice=choice, user=user)
+            if ids and sender is None:
+                transaction.on_commit(lambda: _enqueue(ids))
+    except IntegrityError:  # another request recorded the same session's action meanwhile
+        raise ActionRefused(
+            "These actions were being recorded by another request at the same time; nothing "
+            "was recorded by this one. Preview again.",
+            code="conflict",
+        ) from None
     if ids and sender is not None:
         sender(action_ids=ids)
     return plan
@@ -373,7 +380,7 @@ def _enqueue(ids: list[int]) -> None:
     from crowd.celery_tasks import send_actions
 
     try:
-        send_actions.delay(ids)
+        send_actions.apply_async((ids,), queue=settings.CONCORD_CROWD_QUEUE or None)
     except OperationalError as exc:  # the rows stay pending; the next request queues them again
         log.warning("crowd actions %s could not be queued: %s", ids, exc)
         raise ActionRefused(

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotation.models import Batch
 from crowd import actions, sigv4
+from crowd.celery_tasks import send_actions
 from crowd.models import CrowdEntry, PlatformAction
 from projects.models import Membership
 from tests import factories
@@ -163,6 +164,8 @@ def test_approve_sends_one_call_per_passed_submission_and_a_repeat_sends_nothing
     assert prolific.status == {"sub-1": "APPROVED", "sub-2": "APPROVED"}
     again, sent = run(study, "approve")
     assert [r.status for r in again.rows] == ["sent", "sent"] and sent == {}
+    # A redelivered task with the same rows sends nothing either (rows are claimed once).
+    send_actions.delay([r.action_id for r in plan.rows])
     assert len(prolific.requests) == 2
 
 
@@ -429,3 +432,61 @@ def test_the_cli_reconciles_an_unknown_bonus(study, prolific):
     assert PlatformAction.objects.get(pk=row.pk).state == State.FAILED
     with pytest.raises(CommandError, match="Only an action in state unknown"):
         call_command("crowd_actions", study.slug, "--reconcile", str(row.pk), "--as", "sent")
+
+
+# --- a real worker -------------------------------------------------------------------------------
+
+
+def test_a_real_worker_sends_what_the_page_confirmed_once(transactional_db, settings):
+    """The page's confirm queues the task on the real broker; a real Celery worker process sends
+    the approvals to the Prolific stub (needs PostgreSQL and Redis)."""
+    import uuid
+
+    import redis
+    from django.db import connection
+
+    from config.celery import app as celery_app
+    from tests.conftest import require
+    from tests.llm_judges.worker import CeleryWorker, database_url, redis_reachable, wait_for
+
+    require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
+    require(redis_reachable(), "needs Redis (set REDIS_URL)")
+    stub = stubs.ProlificStub()
+    server = stubs.serve(stub, stubs.ProlificHandler)
+    queue = f"crowd-test-{uuid.uuid4().hex[:8]}"
+    settings.CONCORD_CROWD_QUEUE = queue
+    settings.CONCORD_PROLIFIC_TOKEN = stubs.PROLIFIC_TOKEN
+    previous, celery_app.conf.task_always_eager = celery_app.conf.task_always_eager, False
+    project = crowd_project(crowd=CROWD, regular=0, controls=0)
+    add_session(project, "prolific", "PASS1", "sub-1")
+    add_session(project, "prolific", "PASS2", "sub-2")
+    worker = CeleryWorker(
+        queue=queue,
+        database_url=database_url(connection.settings_dict),
+        redis_url=settings.REDIS_URL,
+        env={
+            "CONCORD_CROWD_QUEUE": queue,
+            "CONCORD_PROLIFIC_TOKEN": stubs.PROLIFIC_TOKEN,
+            "CONCORD_PROLIFIC_API_URL": f"{stub.url}/api/v1/",
+        },
+    )
+    try:
+        worker.wait_ready()
+        client = Client()
+        client.force_login(project.researcher)
+        url = f"/p/{project.slug}/quality/actions/"
+        form = {"platform": "prolific", "kind": "approve", "step": "confirm"}
+        assert client.post(url, form).status_code == 302
+        sent = PlatformAction.objects.filter(state=State.SENT)
+        wait_for(lambda: sent.count() == 2, timeout=60, what="the approvals", worker=worker)
+        assert client.post(url, form).status_code == 302  # confirmed twice: nothing more queued
+        assert stub.status == {"sub-1": "APPROVED", "sub-2": "APPROVED"}
+        assert len(stub.requests) == 2
+    finally:
+        worker.stop()
+        celery_app.conf.task_always_eager = previous
+        server.shutdown()
+        server.server_close()
+        redis.Redis.from_url(settings.REDIS_URL).delete(
+            queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}"
+        )
