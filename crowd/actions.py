@@ -31,6 +31,7 @@ Bonus amounts are ``Decimal`` with at most two decimals, above 0 and at most
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -250,7 +251,7 @@ def _describe(choice: ActionChoice, session: dict, *, crowd, token: str) -> str:
             reason_code=choice.reason_code,
             message=choice.message,
         )
-        return f"POST {platforms.prolific_url(path)} {payload}"
+        return f"POST {platforms.prolific_url(path)} {json.dumps(payload)}"
     operation, payload = platforms.mturk_request(
         choice.kind,
         session_id=session["session_id"],
@@ -260,7 +261,7 @@ def _describe(choice: ActionChoice, session: dict, *, crowd, token: str) -> str:
         token=token,
     )
     endpoint = platforms.mturk_endpoint(sandbox=crowd.mturk_sandbox)
-    return f"{operation} at {endpoint} {payload}"
+    return f"{operation} at {endpoint} {json.dumps(payload)}"
 
 
 def action_plan(*, project: Project, choice: ActionChoice) -> ActionPlan:

@@ -3,6 +3,8 @@
 A worker account belongs to one platform, project, study and worker id (``crowd.services``); the
 worker id as the platform gave it lives here, on the session, for payments."""
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.db import models
 
@@ -134,3 +136,8 @@ class PlatformAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.platform} {self.session_id} ({self.state})"
+
+    @property
+    def amount(self) -> Decimal:
+        """The bonus in ``currency`` (two decimals)."""
+        return (Decimal(self.amount_minor) / 100).quantize(Decimal("0.01"))

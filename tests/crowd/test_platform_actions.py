@@ -153,7 +153,7 @@ def test_a_dry_run_shows_what_would_be_sent_and_sends_nothing(study, prolific):
     plan = actions.action_plan(project=study, choice=choice)
     assert [r.worker_id for r in plan.to_send] == ["PASS1", "PASS2"]
     assert f"POST {prolific.url}/api/v1/submissions/sub-1/transition/" in plan.rows[0].request
-    assert "'action': 'APPROVE'" in plan.rows[0].request
+    assert '{"action": "APPROVE"}' in plan.rows[0].request
     assert prolific.requests == [] and not PlatformAction.objects.exists()
 
 
@@ -428,6 +428,9 @@ def test_the_cli_reconciles_an_unknown_bonus(study, prolific):
     )  # fmt: skip
     assert "unknown: 2" in out.getvalue()
     row = PlatformAction.objects.filter(state=State.UNKNOWN).first()
+    ledger = io.StringIO()
+    call_command("crowd_actions", study.slug, "--ledger", stdout=ledger)
+    assert f"{row.pk}\tprolific\tbonus\t" in ledger.getvalue() and "0.40 USD" in ledger.getvalue()
     call_command("crowd_actions", study.slug, "--reconcile", str(row.pk), "--as", "failed")
     assert PlatformAction.objects.get(pk=row.pk).state == State.FAILED
     with pytest.raises(CommandError, match="Only an action in state unknown"):

@@ -110,7 +110,7 @@ class Command(BaseCommand):
 
     def _ledger(self, project: Project) -> None:
         for a in selectors.platform_actions(project=project):
-            amount = f" {a.amount_minor} minor {a.currency}" if a.kind == "bonus" else ""
+            amount = f" {a.amount} {a.currency}" if a.kind == "bonus" else ""
             self.stdout.write(
                 f"{a.pk}\t{a.platform}\t{a.kind}\t{a.worker_id}\t{a.session_id}{amount}\t"
                 f"{a.state}\t{a.outcome}"
