@@ -359,8 +359,29 @@ def test_the_page_previews_then_sends_on_confirm(
         done = client.post(url, {"platform": "prolific", "kind": "approve", "step": "confirm"})
     assert done.status_code == 302
     assert prolific.status == {"sub-1": "APPROVED", "sub-2": "APPROVED"}
-    ledger = client.get(url).content.decode()
+    with django_assert_max_num_queries(20):  # the same bound with ledger rows: no query per row
+        ledger = client.get(url).content.decode()
     assert "sub-1" in ledger and "Sent" in ledger
+
+
+def test_the_page_reconciles_an_unknown_action_of_its_own_project_only(study, prolific):
+    prolific.participants["S1"] = {"PASS1", "PASS2"}
+    prolific.hang_next("pay/$")
+    run(study, "bonus", amount="0.50")
+    row = PlatformAction.objects.filter(state=State.UNKNOWN).first()
+    url = f"/p/{study.slug}/quality/actions/"
+    stranger = Client()
+    stranger.force_login(crowd_project(crowd=CROWD, regular=0, controls=0).researcher)
+    form = {"step": "reconcile", "action": row.pk, "as": "sent"}
+    assert stranger.post(url, form).status_code == 404
+    client = Client()
+    client.force_login(study.researcher)
+    page = client.get(url).content.decode()
+    assert "It was done" in page and "Unknown: check on the platform" in page
+    assert client.post(url, form).status_code == 302
+    assert PlatformAction.objects.get(pk=row.pk).state == State.SENT
+    assert client.post(url, form).status_code == 409  # only an unknown one
+    assert len(prolific.paid) == 2
 
 
 def test_a_bad_reason_is_a_400_naming_the_field(study, prolific):
