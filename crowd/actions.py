@@ -409,7 +409,8 @@ def _settle(action_ids: list[int], answer: platforms.Answer, **extra) -> None:
 def actions_send(*, action_ids: list[int]) -> dict[str, int]:
     """Send the pending rows among ``action_ids`` (rows in another state are left alone);
     returns how many rows ended in each state."""
-    claimed = [pk for pk in sorted(set(action_ids)) if _claim(pk)]
+    ready = _configured_only(action_ids)
+    claimed = [pk for pk in sorted(ready) if _claim(pk)]
     actions = list(
         PlatformAction.objects.select_related("project").filter(pk__in=claimed).order_by("pk")
     )
@@ -426,6 +427,21 @@ def actions_send(*, action_ids: list[int]) -> dict[str, int]:
     for state in PlatformAction.objects.filter(pk__in=claimed).values_list("state", flat=True):
         counts[state] = counts.get(state, 0) + 1
     return counts
+
+
+def _configured_only(action_ids: list[int]) -> set[int]:
+    """The rows whose platform has its keys here; the others stay pending (a worker started
+    without the keys must not claim rows it cannot send, which would leave them unknown)."""
+    rows = PlatformAction.objects.filter(pk__in=action_ids).values_list("pk", "platform")
+    ready = set()
+    for pk, platform in rows:
+        try:
+            platforms.check_configured(platform)
+        except platforms.PlatformUnavailable as exc:
+            log.warning("crowd action %s left pending: %s", pk, exc.message)
+            continue
+        ready.add(pk)
+    return ready
 
 
 def _send_one(action: PlatformAction) -> None:

@@ -278,6 +278,17 @@ def test_without_a_token_nothing_is_recorded_or_sent(study, settings):
     assert not PlatformAction.objects.exists()
 
 
+def test_a_worker_without_the_token_leaves_the_rows_pending(study, prolific, settings):
+    choice = actions.action_choice(project=study, platform="prolific", kind="approve")
+    plan = actions.actions_record(project=study, choice=choice)
+    settings.CONCORD_PROLIFIC_TOKEN = ""  # the worker's environment lacks the key
+    assert actions.actions_send(action_ids=[r.action_id for r in plan.to_send]) == {}
+    assert set(PlatformAction.objects.values_list("state", flat=True)) == {State.PENDING}
+    settings.CONCORD_PROLIFIC_TOKEN = stubs.PROLIFIC_TOKEN
+    again, sent = run(study, "approve")  # recorded earlier: sent now
+    assert [r.status for r in again.rows] == ["queued", "queued"] and sent == {"sent": 2}
+
+
 @pytest.mark.parametrize(
     ("amount", "field"), [("-1", "amount"), ("0", "amount"), ("0.005", "amount"), ("21", "amount")]
 )
