@@ -308,6 +308,29 @@ CONCORD_WEBHOOK_RETRY_SECONDS = env.float("CONCORD_WEBHOOK_RETRY_SECONDS", defau
 CONCORD_WEBHOOK_MAX_ATTEMPTS = env.int("CONCORD_WEBHOOK_MAX_ATTEMPTS", default=8)
 CONCORD_WEBHOOK_QUEUE = env.str("CONCORD_WEBHOOK_QUEUE", default="")
 
+# Crowd-platform actions (crowd/platforms.py): approve, reject, return and bonus on Prolific and
+# MTurk from quality-control results. Keys are the staff's, from the environment only; without a
+# key nothing is sent. The base URLs are the real APIs; tests point them at local stub servers.
+CONCORD_PROLIFIC_TOKEN = env.str("CONCORD_PROLIFIC_TOKEN", default="")
+CONCORD_PROLIFIC_API_URL = env.str(
+    "CONCORD_PROLIFIC_API_URL", default="https://api.prolific.com/api/v1/"
+)
+CONCORD_MTURK_ACCESS_KEY_ID = env.str("CONCORD_MTURK_ACCESS_KEY_ID", default="")
+CONCORD_MTURK_SECRET_ACCESS_KEY = env.str("CONCORD_MTURK_SECRET_ACCESS_KEY", default="")
+# A project's ``mturk_sandbox`` crowd setting picks one of these two.
+CONCORD_MTURK_ENDPOINT = env.str(
+    "CONCORD_MTURK_ENDPOINT", default="https://mturk-requester.us-east-1.amazonaws.com"
+)
+CONCORD_MTURK_SANDBOX_ENDPOINT = env.str(
+    "CONCORD_MTURK_SANDBOX_ENDPOINT",
+    default="https://mturk-requester-sandbox.us-east-1.amazonaws.com",
+)
+CONCORD_CROWD_ACTION_TIMEOUT = env.float("CONCORD_CROWD_ACTION_TIMEOUT", default=20.0)
+# The Celery queue of the sending task (empty: the default queue).
+CONCORD_CROWD_QUEUE = env.str("CONCORD_CROWD_QUEUE", default="")
+# The largest bonus one worker may get in one action, in the project's currency.
+CONCORD_CROWD_MAX_BONUS = env.str("CONCORD_CROWD_MAX_BONUS", default="20.00")
+
 # Annotation workflow
 CONCORD_RESERVATION_MINUTES = env.int("CONCORD_RESERVATION_MINUTES", default=60)
 

@@ -4,7 +4,7 @@ researcher pages change them)."""
 from django.contrib import admin
 
 from annotation.models import Adjudication, Batch
-from crowd.models import CrowdEntry
+from crowd.models import CrowdEntry, PlatformAction
 from projects.admin import ProjectScopedAdmin
 
 
@@ -26,6 +26,24 @@ class CrowdEntryAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     readonly_fields = [f.name for f in CrowdEntry._meta.fields]
 
     def has_add_permission(self, request):
+        return False
+
+
+@admin.register(PlatformAction)
+class PlatformActionAdmin(ProjectScopedAdmin, admin.ModelAdmin):
+    """The ledger of platform actions, read-only: only ``crowd.actions`` writes it (a row changed
+    by hand could send an action twice)."""
+
+    list_display = ["kind", "platform", "worker_id", "session_id", "state", "project", "updated_at"]
+    list_filter = ["platform", "kind", "state", "project"]
+    search_fields = ["worker_id", "session_id", "request_id"]
+    list_select_related = ["project"]
+    readonly_fields = [f.name for f in PlatformAction._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
         return False
 
 

@@ -3,6 +3,8 @@
 A worker account belongs to one platform, project, study and worker id (``crowd.services``); the
 worker id as the platform gave it lives here, on the session, for payments."""
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.db import models
 
@@ -62,3 +64,80 @@ class CrowdEntry(models.Model):
     @property
     def batch_ref(self) -> str:
         return f"{self.platform}:{self.session_id}"
+
+
+class PlatformAction(models.Model):
+    """One action on one platform session, sent (or to be sent) to Prolific or MTurk: the ledger
+    that keeps these actions idempotent (``crowd.actions``).
+
+    One row per (project, platform, session, kind): a row is written, in its own transaction,
+    before anything is sent; a second request for a session that has one is not sent again.
+    ``state``: ``pending`` (recorded, not sent yet), ``unknown`` (sent, or being sent, without a
+    definite answer: a timeout, a 5xx, a worker that died), ``sent`` (the platform accepted it),
+    ``failed`` (the platform refused it; sending again is allowed). A Prolific bonus left
+    ``unknown`` is never sent again by Concord (Prolific's bulk-bonus payment is not idempotent):
+    the researcher checks on Prolific and records the outcome (``crowd_actions --reconcile``)."""
+
+    class Kind(models.TextChoices):
+        APPROVE = "approve", "Approve"
+        REJECT = "reject", "Reject"
+        RETURN = "return", "Request return"
+        BONUS = "bonus", "Bonus"
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        UNKNOWN = "unknown", "Unknown: check on the platform"
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="+")
+    entry = models.ForeignKey(CrowdEntry, on_delete=models.CASCADE, related_name="actions")
+    platform = models.CharField(max_length=10, choices=CrowdEntry.Platform.choices)
+    session_id = models.CharField(
+        max_length=64, help_text="Prolific submission id or MTurk assignment id."
+    )
+    worker_id = models.CharField(max_length=64)
+    study_id = models.CharField(max_length=64)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    amount_minor = models.PositiveIntegerField(
+        default=0, help_text="Bonus in minor units (pence, cents) of ``currency``."
+    )
+    currency = models.CharField(max_length=3, blank=True, default="")
+    reason_code = models.CharField(
+        max_length=32, blank=True, default="", help_text="Prolific's rejection category."
+    )
+    message = models.TextField(blank=True, default="")
+    request_id = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="Prolific's bulk bonus payment id, or MTurk's UniqueRequestToken.",
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    status_code = models.PositiveIntegerField(null=True, blank=True)
+    outcome = models.CharField(
+        max_length=300, blank=True, default="", help_text="A short, safe summary of the answer."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "platform", "session_id", "kind"],
+                name="crowd_action_once_per_session",
+            )
+        ]
+        indexes = [models.Index(fields=["project", "state"], name="crowd_action_state_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.platform} {self.session_id} ({self.state})"
+
+    @property
+    def amount(self) -> Decimal:
+        """The bonus in ``currency`` (two decimals)."""
+        return (Decimal(self.amount_minor) / 100).quantize(Decimal("0.01"))

@@ -16,6 +16,7 @@ from django.db.models.functions import Concat
 
 from annotation.models import Annotation, Assignment, Batch, Item
 from crowd.models import CrowdEntry
+from crowd.models import PlatformAction as CrowdAction
 from projects.crowd import crowd_settings
 from projects.models import Membership, Project
 
@@ -294,3 +295,8 @@ def _minutes(active: dict, batch: Batch | None, key: str) -> float:
     if batch is None or batch.id not in active:
         return 0
     return round((active[batch.id][key] or 0) / 60000, 2)
+
+
+def platform_actions(*, project: Project, limit: int = 500) -> list[CrowdAction]:
+    """The project's platform actions (the ledger of ``crowd.actions``), latest first."""
+    return list(CrowdAction.objects.filter(project=project).order_by("-updated_at", "-pk")[:limit])

@@ -29,7 +29,8 @@ from annotation import quality, review, task_types
 from annotation.crowd_session import crowd_context, set_crowd_context
 from annotation.models import Batch, Item
 from annotation.references import item_reference
-from crowd import selectors, services
+from core.errors import Refusal
+from crowd import actions, platforms, selectors, services
 from crowd.models import CrowdEntry
 from projects.crowd import PROLIFIC_SUBMISSIONS_URL, crowd_settings
 from projects.models import Membership, Project
@@ -271,6 +272,70 @@ def quality_page(request, slug):
             "disputed": len(review.disputed_items(project=project, unresolved_only=True)),
         },
     )
+
+
+ACTION_FIELDS = ("platform", "kind", "amount", "reason_code", "message")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def platform_actions_page(request, slug):
+    """Approve, reject, request returns and pay bonuses on Prolific or MTurk from the
+    quality-control results: a preview of what would be sent to whom (``step=preview``, sends
+    nothing), then ``step=confirm`` records the actions in the ledger and queues them; below, the
+    ledger, where an action left ``unknown`` is reconciled (``step=reconcile``).
+
+    Security: researcher role in the project (404 otherwise); POST-only actions, CSRF-protected;
+    the platform keys and URLs are the server's (staff), never the researcher's; the ledger and
+    plan name only this project's sessions."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    form = {name: request.POST.get(name, "") for name in ACTION_FIELDS}
+    plan, error, status = None, None, 200
+    if request.method == "POST":
+        step = request.POST.get("step")
+        try:
+            if step == "reconcile":
+                action = actions.action_reconcile(
+                    project=project,
+                    action_id=_int(request.POST.get("action")),
+                    state=request.POST.get("as", ""),
+                )
+                messages.success(request, f"Action {action.pk} recorded as {action.state}.")
+                return redirect("crowd-actions", slug=project.slug)
+            choice = actions.action_choice(project=project, **form)
+            if step == "confirm":
+                plan = actions.actions_record(project=project, choice=choice, user=request.user)
+                messages.success(
+                    request,
+                    f"{len(plan.to_send)} queued, {len(plan.skipped)} left alone (see below).",
+                )
+                return redirect("crowd-actions", slug=project.slug)
+            plan = actions.action_plan(project=project, choice=choice)
+        except Refusal as exc:
+            error, status = exc, exc.status
+    return render(
+        request,
+        "crowd/actions.html",
+        {
+            "project": project,
+            "form": form,
+            "plan": plan,
+            "error": error,
+            "status_words": actions.STATUS_WORDS,
+            "ledger": selectors.platform_actions(project=project),
+            "platforms": Platform.choices,
+            "kinds": actions.Kind.choices,
+            "categories": platforms.PROLIFIC_REJECTION_CATEGORIES,
+            "crowd": crowd_settings(project),
+        },
+        status=status,
+    )
+
+
+def _int(value) -> int:
+    if not str(value or "").isdecimal():
+        raise actions.ActionRefused("No such action in this project.", code="not_found")
+    return int(value)
 
 
 @login_required
