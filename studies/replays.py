@@ -208,6 +208,31 @@ def judge_tables(
     return tables
 
 
+def human_sample(keys: list[str], *, share: float, seed: int) -> set[str]:
+    """A uniform random sample of ``share`` of ``keys`` (seeded): the items whose human labels a
+    replay keeps for its prediction-powered estimates."""
+    ordered = sorted(keys)
+    return set(random.Random(f"ppi:{seed}").sample(ordered, max(2, round(share * len(ordered)))))
+
+
+def prediction_powered_tables(
+    project: Project, judge: str, *, share: float = 0.4, seed: int = 87
+) -> tuple[dict, set[str]]:
+    """The report's human-only, judge-only and prediction-powered estimates
+    (:mod:`agreement.reports.estimates`) as a study that had humans label only a uniform random
+    ``share`` of the items would see them: the judge on every item, the humans' answers kept on
+    :func:`human_sample` of the items (returned too). The replays' humans label every item, so
+    the human-only figure over all items is what the estimates estimate."""
+    from agreement.reports.estimates import estimates_table
+    from agreement.reports.inputs import HUMAN
+
+    inp = gather(project=project, annotator_filter=AnnotatorFilter(judges=(judge,)))
+    sample = human_sample(list(inp.items), share=share, seed=seed)
+    for coder in inp.coder_ids(HUMAN):
+        inp.answers[coder] = {u: a for u, a in inp.answers[coder].items() if u in sample}
+    return estimates_table(inp), sample
+
+
 def write_tables(result: ReplayResult, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []

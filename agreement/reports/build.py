@@ -5,6 +5,8 @@ A report is a JSON-able dict (what :class:`agreement.models.AgreementSnapshot` s
     {"version", "task_type", "generated_at", "filter", "options",
      "coders": [{"id", "kind", "label", "answers"}], "excluded": [...],
      "items", "answered_items", "answers",
+     "human_items",                          # items with a human answer
+     "judge_items": {judge label: items it answered},
      "tables": {name: table},               # "agreement" first, then the section's tables
      "section": {"title", "summary", "tables": [names], "plots", "notes"} | None,
      "comparison": {"scalars": {name: value}, "vectors": {title: {entry: value}},
@@ -21,16 +23,45 @@ from typing import Any
 
 from metrics.ranking import cv_star, spearman_rho
 
+from .coverage import coverage, same_items_input, shared_rows, with_all_items_rows
+from .estimates import ESTIMATES_TABLE, estimates_table
 from .generic import agreement_table
 from .inputs import AnnotatorFilter, ReportInput
-from .sections import section_for
+from .sections import SectionResult, section_for
 from .tables import clean, column, table
 
 # Bump when the figures a report contains change meaning, so that cached snapshots are redone.
 # 3: ordinal bootstrap intervals re-estimate rank positions per replicate; alpha rows carry
 # ``alpha_no_variation``. 4: the questionnaire and ranking sections show the annotators'
-# position effect.
-REPORT_VERSION = 4
+# position effect. 5: judges and humans side by side on the same items (judges' all-items rows
+# labelled); prediction-powered estimates.
+REPORT_VERSION = 5
+
+
+def _section(inp: ReportInput) -> tuple[SectionResult | None, dict[str, dict]]:
+    """The generic agreement table and the task type's section computed on ``inp``."""
+    tables: dict[str, dict] = {"agreement": agreement_table(inp)}
+    section_fn = section_for(inp.task_type)
+    if section_fn is None:
+        return None, tables
+    result = section_fn(inp)
+    for name, tbl in result.tables.items():
+        if name in tables:
+            raise ValueError(f"report table {name!r} defined twice")
+        tables[name] = tbl
+    return result, tables
+
+
+def _same_items_tables(inp: ReportInput, cover) -> tuple[SectionResult | None, dict[str, dict]]:
+    """Every table on the items with human answers (:mod:`.coverage`); where a judge answered
+    more, its all-items rows are added, labelled."""
+    if not cover.extends:
+        return _section(inp)
+    result, tables = _section(same_items_input(inp, cover.human_items))
+    _, every = _section(inp)
+    return result, {
+        name: with_all_items_rows(tbl, every.get(name), cover) for name, tbl in tables.items()
+    }
 
 
 def build_report(
@@ -38,27 +69,24 @@ def build_report(
 ) -> dict:
     """Every figure of the dashboard for one project and one choice of coders."""
     inp = report_input
-    agreement = agreement_table(inp)
-    tables: dict[str, dict] = {"agreement": agreement}
-    section_fn = section_for(inp.task_type)
+    cover = coverage(inp)
+    result, tables = _same_items_tables(inp, cover)
     section = None
     # An alpha without variation is undefined (0/0), not the 1.0 kept by convention.
     scalars: dict[str, Any] = {
         f"α {row['field']}": None if row.get("alpha_no_variation") else row["alpha"]
-        for row in agreement["rows"]
+        for row in shared_rows(tables["agreement"]["rows"])
     }
     vectors: dict[str, dict] = {}
     domains: dict[str, list] = {}
-    if section_fn is not None:
-        result = section_fn(inp)
-        for name, tbl in result.tables.items():
-            if name in tables:
-                raise ValueError(f"report table {name!r} defined twice")
-            tables[name] = tbl
+    if result is not None:
+        estimates = estimates_table(inp)
+        if estimates is not None:
+            tables[ESTIMATES_TABLE] = estimates
         section = {
             "title": result.title,
             "summary": [asdict(figure) for figure in result.summary],
-            "tables": list(result.tables),
+            "tables": [*result.tables, *([ESTIMATES_TABLE] if estimates is not None else [])],
             "plots": result.plots,
             "notes": result.notes,
         }
@@ -85,6 +113,8 @@ def build_report(
         "excluded": inp.excluded,
         "items": len(inp.items),
         "answered_items": len(answered),
+        "human_items": len(cover.human_items),
+        "judge_items": cover.judge_items,
         "answers": sum(answers_per_coder.values()),
         "tables": tables,
         "section": section,

@@ -17,13 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .coverage import shared_rows
 from .plots import render as render_plot
 from .tables import render_cell
 
 # Section tables longer than twice this are shown cut to this many rows.
 PREVIEW_ROWS = 15
 # Bump when the page's shape changes: older stored pages are then rebuilt from the result.
-PAGE_VERSION = 1
+PAGE_VERSION = 2
 
 
 def rendered_table(name: str, tbl: Mapping, preview: int | None = None) -> dict:
@@ -90,10 +91,16 @@ def report_page(report: Mapping[str, Any]) -> dict:
             "section": {"tables": list(section["tables"])} if section else None,
             "answers": report["answers"],
             "answered_items": report["answered_items"],
+            # Items with a human answer, and each judge's items (reports before version 5
+            # lack them: the template falls back on the answered items).
+            "human_items": report.get("human_items"),
+            "judge_items": report.get("judge_items") or {},
+            "humans": sum(1 for c in report["coders"] if c["kind"] != "judge"),
+            "judges": sum(1 for c in report["coders"] if c["kind"] == "judge"),
             "coders": report["coders"],
             "excluded": report["excluded"],
             "available_judges": report["available_judges"],
-            "tables": {"agreement": {"rows": tables["agreement"]["rows"]}},
+            "tables": {"agreement": {"rows": shared_rows(tables["agreement"]["rows"])}},
             "comparison": {"vectors": list(report["comparison"]["vectors"])},
         },
     }

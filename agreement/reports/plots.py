@@ -370,4 +370,6 @@ def render(spec: Mapping, tables: Mapping[str, Mapping]) -> str:
         draw = KINDS[spec["kind"]]
     except KeyError:
         raise ValueError(f"unknown plot kind {spec.get('kind')!r}") from None
-    return draw(tbl["rows"], spec)
+    # A judge's all-items rows (:mod:`.coverage`) are in the table, not in its chart.
+    rows = [row for row in tbl["rows"] if not row.get("judge_all_items")]
+    return draw(rows, spec) if rows else ""

@@ -19,6 +19,11 @@ A task type whose judges can be validated against the humans registers ``judge_v
 answer, set tasks how to pair a judge's answer with the merged humans'; the judge validation page
 (:mod:`agreement.reports.validation`) calls only these hooks.
 
+A task type whose research figures are means or proportions over items registers
+``estimands(report_input) -> [Estimand]``: per-unit values of the humans and of each judge, from
+which :mod:`agreement.reports.estimates` shows human-only, judge-only and prediction-powered
+(PPI++) estimates side by side.
+
 ``AgreementConfig.ready()`` imports every installed app's ``report`` module. A report section is
 required: the system check refuses a task type without one (``concord.E003``) and a section
 registered under a slug that names no task type (``concord.E006``).
@@ -92,11 +97,29 @@ class JudgeValidationHooks:
 
 
 @dataclass(frozen=True)
+class Estimand:
+    """A research figure that is a mean or proportion over units (items, or claims made of
+    several items), with each unit's value: the humans' (as the task type merges several
+    coders of one unit) and each judge's (by judge label). A unit missing from ``humans`` was
+    not (fully) labelled by humans. :mod:`agreement.reports.estimates` turns these into
+    human-only, judge-only and prediction-powered estimates."""
+
+    figure: str
+    humans: Mapping[str, float]
+    judges: Mapping[str, Mapping[str, float]]
+    unit: str = "items"  # what the units are, in words ("responses", "claims")
+
+
+Estimands = Callable[[ReportInput], list[Estimand]]
+
+
+@dataclass(frozen=True)
 class ReportHooks:
     section: Section
     item_extra: ItemExtra | None = None
     parameters: tuple[ReportParameter, ...] = ()
     judge_validation: JudgeValidationHooks | None = None
+    estimands: Estimands | None = None
 
 
 report_registry: Registry[ReportHooks] = Registry("report section")
@@ -109,8 +132,11 @@ def register(
     item_extra: ItemExtra | None = None,
     parameters: tuple[ReportParameter, ...] = (),
     judge_validation: JudgeValidationHooks | None = None,
+    estimands: Estimands | None = None,
 ) -> None:
-    """``parameters``: numbers researchers may set on the dashboard (``?<name>=<value>``);
+    """``estimands``: the section's figures that are means or proportions over units, with
+    per-unit values (:class:`Estimand`), for the prediction-powered estimates.
+    ``parameters``: numbers researchers may set on the dashboard (``?<name>=<value>``);
     the section reads them with ``report_input.options.parameter(spec)``.
     ``judge_validation``: how judges are validated against the humans (see
     :class:`JudgeValidationHooks`)."""
@@ -121,6 +147,7 @@ def register(
             item_extra=item_extra,
             parameters=tuple(parameters),
             judge_validation=judge_validation,
+            estimands=estimands,
         ),
     )
 
@@ -143,3 +170,8 @@ def parameters_for(task_type: str) -> tuple[ReportParameter, ...]:
 def judge_validation_for(task_type: str) -> JudgeValidationHooks | None:
     hooks = report_registry.find(task_type)
     return hooks.judge_validation if hooks else None
+
+
+def estimands_for(task_type: str) -> Estimands | None:
+    hooks = report_registry.find(task_type)
+    return hooks.estimands if hooks else None

@@ -18,7 +18,9 @@ OpenAI-compatible server, run through Concord's real judge pipeline
 (:mod:`studies.simulated_judges`): it finds a gold sentence 80 % of the time, adds a wrong one
 now and then and, like real models, sometimes answers in prose the parser refuses. Its scores
 per generator appear beside the humans' (``judges_by_group``) and its agreement with the merged
-humans under the paper's rule (``judge_validation``).
+humans under the paper's rule (``judge_validation``); ``prediction_powered`` the human-only,
+judge-only and prediction-powered mean F1 and transparency per generator as a study whose humans
+labelled a uniform random 40 % of the explanations would see them.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from studies.replays import (
     ReplayResult,
     fresh_project,
     judge_tables,
+    prediction_powered_tables,
     project_report,
     register,
     rng_for,
@@ -119,6 +122,7 @@ def run(*, scale: int = 1, seed: int = 87) -> ReplayResult:
         names.append("utility")
     tables = {name: report["tables"][name] for name in names}
     tables |= judge_tables(project, JUDGE, ["judges_by_group"])
+    tables["prediction_powered"] = prediction_powered_tables(project, JUDGE, seed=seed)[0]
     full = _full_setting(chosen, seed)
     tables["scores_full"] = project_report(full)["tables"]["scores"]
     return ReplayResult(

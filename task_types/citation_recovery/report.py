@@ -39,7 +39,7 @@ from agreement.reports.inputs import (
     ReportInput,
     ReportParameter,
 )
-from agreement.reports.sections import Figure, JudgeValidationHooks, SectionResult
+from agreement.reports.sections import Estimand, Figure, JudgeValidationHooks, SectionResult
 from agreement.reports.tables import Table, column, table
 from metrics.alpha import ReliabilityColumns, ReliabilityData, krippendorff_alpha
 from metrics.calibration import ESTIMATOR_NOTE, CalibrationResult, calibrate_utility
@@ -797,6 +797,66 @@ def section(inp: ReportInput) -> SectionResult:
     return result
 
 
+# --- prediction-powered estimates (agreement.reports.estimates) ---------------------------------
+
+
+def _claim_values(
+    unit_f1: Mapping[str, float], items_of: Mapping[str, list[str]], threshold: float
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Per claim whose every gold item has an F1 from this source: its mean F1 (over its
+    items) and whether it is transparent (1: every item reaches ``threshold``)."""
+    f1, transparent = {}, {}
+    for claim, units in items_of.items():
+        if any(unit not in unit_f1 for unit in units):
+            continue
+        values = [unit_f1[unit] for unit in units]
+        f1[claim] = fmean(values)
+        transparent[claim] = float(all(v >= threshold for v in values))
+    return f1, transparent
+
+
+def estimands(inp: ReportInput) -> list[Estimand]:
+    """Mean F1 and transparency per item group and over all groups. Units: explanations
+    (claims); a claim's value is the mean over its items of each item's F1 (averaged over the
+    item's human coders for the humans), transparency 1 when every item reaches the threshold;
+    a claim counts as human-labelled when humans answered every one of its items."""
+    setting = "full" if inp.config.get("masking") == "full" else "sample"
+    threshold = inp.options.parameter(TRANSPARENCY_THRESHOLD)
+    claims = {key: claim_of(key, item.gold) for key, item in inp.items.items()}
+    items_of: dict[str, list[str]] = defaultdict(list)
+    group_of: dict[str, str] = {}
+    for key, item in inp.items.items():
+        if _gold_sentences(item.gold) is not None:
+            items_of[claims[key]].append(key)
+            group_of.setdefault(claims[key], item.group or NO_GROUP)
+    sources = {"humans": _score(inp, inp.coder_ids(HUMAN), claims, setting)}
+    judges = [c for c in inp.coders if c.kind == JUDGE]
+    for judge in judges:
+        sources[judge.label or judge.id] = _score(inp, [judge.id], claims, setting)
+    values = {
+        name: _claim_values(scored.unit_f1(), items_of, threshold)
+        for name, scored in sources.items()
+    }
+    found = []
+    for group in [None, *sorted(set(group_of.values()))]:
+        keep = {c for c, g in group_of.items() if group is None or g == group}
+        where = "all groups" if group is None else group
+        for index, name in ((0, "Mean F1"), (1, f"Transparency (F1 ≥ {threshold:g})")):
+            per = {
+                source: {c: v for c, v in pair[index].items() if c in keep}
+                for source, pair in values.items()
+            }
+            found.append(
+                Estimand(
+                    figure=f"{name}, {where}",
+                    humans=per["humans"],
+                    judges={j.label or j.id: per[j.label or j.id] for j in judges},
+                    unit="explanations",
+                )
+            )
+    return found
+
+
 def _alpha_or_none(data: ReliabilityData, distance: str) -> float | None:
     try:
         return krippendorff_alpha(data, distance)
@@ -845,4 +905,5 @@ sections.register(
     section=section,
     parameters=(TRANSPARENCY_THRESHOLD,),
     judge_validation=JUDGE_VALIDATION,
+    estimands=estimands,
 )

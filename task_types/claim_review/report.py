@@ -26,6 +26,7 @@ from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import HUMAN, JUDGE, ItemInfo, ReportInput
 from agreement.reports.sections import (
+    Estimand,
     Figure,
     JudgeValidationHooks,
     SectionResult,
@@ -308,6 +309,48 @@ def _judges_table(inp: ReportInput, reviews: _Reviews) -> Table:
     )
 
 
+def _after_scores(inp: ReportInput, coders: list[str]) -> dict[str, float]:
+    """Per response, the factuality after revision averaged over the reviews of ``coders``."""
+    scores: dict[str, list[float]] = {}
+    for coder in coders:
+        for unit, answer in inp.answers.get(coder, {}).items():
+            item = inp.items.get(unit)
+            if item is None or not isinstance(answer, Mapping):
+                continue
+            score = response_factuality(_claim_rows(item.extra, answer))["after"]
+            if score is not None:
+                scores.setdefault(unit, []).append(score)
+    return {unit: sum(values) / len(values) for unit, values in scores.items()}
+
+
+def estimands(inp: ReportInput) -> list[Estimand]:
+    """Factuality after revision, per model · prompt source and overall (units: responses; the
+    humans' value is the mean over the response's human reviews, a judge's its own review)."""
+    humans = _after_scores(inp, inp.coder_ids(HUMAN))
+    judges = {c.label or c.id: _after_scores(inp, [c.id]) for c in inp.coders if c.kind == JUDGE}
+
+    def group(unit: str) -> str:
+        extra = inp.items[unit].extra
+        return f"{extra.get('model') or 'unknown'} · {extra.get('prompt_source') or 'unknown'}"
+
+    groups = sorted({group(u) for u in humans} | {group(u) for j in judges.values() for u in j})
+    found = []
+    for name in ["All", *groups]:
+
+        def keep(values: Mapping[str, float], name: str = name) -> dict[str, float]:
+            return {u: v for u, v in values.items() if name == "All" or group(u) == name}
+
+        found.append(
+            Estimand(
+                figure=f"Factuality after revision, {name}",
+                humans=keep(humans),
+                judges={label: keep(values) for label, values in judges.items()},
+                unit="responses",
+            )
+        )
+    return found
+
+
 PLOTS = [
     {
         "kind": "stacked",
@@ -395,5 +438,9 @@ JUDGE_VALIDATION = JudgeValidationHooks(
 )
 
 sections.register(
-    ClaimReview.slug, section=section, item_extra=item_extra, judge_validation=JUDGE_VALIDATION
+    ClaimReview.slug,
+    section=section,
+    item_extra=item_extra,
+    judge_validation=JUDGE_VALIDATION,
+    estimands=estimands,
 )

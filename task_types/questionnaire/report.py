@@ -29,8 +29,8 @@ from rest_framework import serializers
 
 from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci, reliability_data
-from agreement.reports.inputs import ReportInput
-from agreement.reports.sections import Figure, SectionResult
+from agreement.reports.inputs import HUMAN, JUDGE, ReportInput
+from agreement.reports.sections import Estimand, Figure, SectionResult
 from agreement.reports.tables import Table, column, table
 from metrics.distances import AgreementError
 from metrics.position import first_shown_preference
@@ -235,4 +235,64 @@ def section(inp: ReportInput) -> SectionResult:
     return result
 
 
-sections.register(Questionnaire.slug, section=section)
+def _per_item(inp: ReportInput, coders: list[str], ident: str, value) -> dict[str, float]:
+    """Per item, ``value(answer)`` averaged over ``coders``' answers to question ``ident``."""
+    found: dict[str, list[float]] = {}
+    for coder in coders:
+        for unit, answer in inp.answers.get(coder, {}).items():
+            if unit in inp.items and isinstance(answer, Mapping) and answer.get(ident) is not None:
+                number = value(answer[ident])
+                if number is not None:
+                    found.setdefault(unit, []).append(number)
+    return {unit: mean(values) for unit, values in found.items()}
+
+
+def _figures(question: dict) -> list[tuple[str, Any]]:
+    """(figure, value of one answer) for the question's item means and shares."""
+    kind, ident = question["kind"], question["id"]
+
+    def number(v: Any) -> float | None:
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    figures: list[tuple[str, Any]] = []
+    if kind in ("likert", "slider"):
+        figures.append((f"Mean · {ident}", number))
+    if kind == "single":
+        for option in question.get("options") or []:
+            figures.append(
+                (f"Share {option['label']} · {ident}", lambda v, o=option["value"]: float(v == o))
+            )
+    if kind == "pairwise":
+        for name, choice in (("first preferred", PREFER_FIRST), ("tie", TIE)):
+            figures.append((f"Share {name} · {ident}", lambda v, c=choice: float(v == c)))
+        figures.append((f"Share second preferred · {ident}", lambda v: float(v == PREFER_SECOND)))
+    return figures
+
+
+def estimands(inp: ReportInput) -> list[Estimand]:
+    """Per question, over items: the mean of Likert and slider answers, and the share of each
+    option of single-choice questions and of each preference of pairwise ones (the humans'
+    value of an item: over their answers to it)."""
+    try:
+        questions = project_config(inp.config)["questions"]
+    except serializers.ValidationError:
+        return []
+    humans = inp.coder_ids(HUMAN)
+    judges = [c for c in inp.coders if c.kind == JUDGE]
+    found = []
+    for question in questions:
+        for figure, value in _figures(question):
+            found.append(
+                Estimand(
+                    figure=figure,
+                    humans=_per_item(inp, humans, question["id"], value),
+                    judges={
+                        j.label or j.id: _per_item(inp, [j.id], question["id"], value)
+                        for j in judges
+                    },
+                )
+            )
+    return found
+
+
+sections.register(Questionnaire.slug, section=section, estimands=estimands)

@@ -30,8 +30,8 @@ from typing import Any
 
 from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci
-from agreement.reports.inputs import ReportInput
-from agreement.reports.sections import Figure, SectionResult
+from agreement.reports.inputs import HUMAN, JUDGE, ReportInput
+from agreement.reports.sections import Estimand, Figure, SectionResult
 from agreement.reports.tables import Table, column, table
 from metrics.position import mean_rank_by_position
 from metrics.ranking import mean_average_rank
@@ -389,4 +389,42 @@ def section(inp: ReportInput) -> SectionResult:
     return result
 
 
-sections.register(Ranking.slug, section=section, item_extra=item_extra)
+def _per_item(
+    rows: list[tuple[str, str, str, float]], coders: set[str], value
+) -> dict[str, dict[str, float]]:
+    """``{system: {item: value}}``: ``value(rank)`` averaged over ``coders``' rankings."""
+    found: dict[str, dict[str, list[float]]] = {}
+    for coder, unit, system, rank in rows:
+        if coder in coders:
+            found.setdefault(system, {}).setdefault(unit, []).append(value(rank))
+    return {
+        system: {unit: mean(values) for unit, values in by_unit.items()}
+        for system, by_unit in found.items()
+    }
+
+
+def estimands(inp: ReportInput) -> list[Estimand]:
+    """Per criterion and system, over items: the mean rank (MAR with every item weighing the
+    same; the humans' value of an item is the mean of their ranks) and the share of items where
+    the system is ranked first (its win rate; humans: the share of their rankings)."""
+    humans = set(inp.coder_ids(HUMAN))
+    judges = [c for c in inp.coders if c.kind == JUDGE]
+    found = []
+    for criterion in _criteria(inp):
+        rows = _rows(inp, criterion)
+        for name, value in (("Mean rank", float), ("Ranked first", lambda r: float(r == 1))):
+            human = _per_item(rows, humans, value)
+            judged = {j.label or j.id: _per_item(rows, {j.id}, value) for j in judges}
+            systems = sorted(set(human) | {s for by in judged.values() for s in by})
+            for system in systems:
+                found.append(
+                    Estimand(
+                        figure=f"{name} · {criterion} · {system}",
+                        humans=human.get(system, {}),
+                        judges={label: by.get(system, {}) for label, by in judged.items()},
+                    )
+                )
+    return found
+
+
+sections.register(Ranking.slug, section=section, item_extra=item_extra, estimands=estimands)

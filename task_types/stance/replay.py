@@ -17,7 +17,10 @@ unsure), validated against the humans first. The replay runs one through Concord
 pipeline against a simulated model (:mod:`studies.simulated_judges`) that reads the response's
 stance right 90 % of the time: ``accuracy_judge`` is factual accuracy per level labelled by it,
 ``judge_validation`` its agreement with the humans on the responses where all three annotators
-agree (the paper's perfect-agreement subset). Every response has five sentences at least, so
+agree (the paper's perfect-agreement subset); ``prediction_powered`` the human-only, judge-only
+and prediction-powered accuracy and consistency per level as a study whose humans labelled a
+uniform random 40 % of the responses would see them
+(``studies.replays.prediction_powered_tables``). Every response has five sentences at least, so
 that all five similarity ranks exist.
 """
 
@@ -32,6 +35,7 @@ from studies.replays import (
     ReplayResult,
     fresh_project,
     judge_tables,
+    prediction_powered_tables,
     project_report,
     register,
     rng_for,
@@ -166,6 +170,7 @@ def run(*, scale: int = 1, seed: int = 87) -> ReplayResult:
         "rows": [row for row in accuracy["rows"] if row["labeller"] == JUDGE],
     }
     tables |= judged
+    tables["prediction_powered"] = prediction_powered_tables(project, JUDGE, seed=seed)[0]
     return ReplayResult(
         project=project,
         report=report,

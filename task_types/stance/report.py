@@ -38,6 +38,7 @@ from agreement.reports import sections
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import HUMAN, JUDGE, ItemInfo, ReportInput
 from agreement.reports.sections import (
+    Estimand,
     Figure,
     JudgeValidationHooks,
     SectionResult,
@@ -543,6 +544,90 @@ def section(inp: ReportInput) -> SectionResult:
     )
 
 
+# --- prediction-powered estimates (agreement.reports.estimates) ---------------------------------
+
+
+def _stances(inp: ReportInput) -> dict[str, dict[str, str]]:
+    """One stance per response from each labeller: ``HUMANS_LABELLER`` (the humans' majority;
+    ties left out) and each selected judge (its label), by response unit."""
+    labels = _labels(inp)
+    found = {
+        HUMANS_LABELLER: {
+            unit: majority
+            for unit, values in labels.per_item.items()
+            if (majority := plurality_label(values)) is not None
+        }
+    }
+    for judge, judged in _judge_labels(inp).items():
+        found[judge] = {unit: values[0] for unit, values in judged.items()}
+    return found
+
+
+def _claims(inp: ReportInput) -> dict[tuple, dict[int, list[str]]]:
+    """Every scorable response unit by (model, claim) and level."""
+    claims: dict[tuple, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for unit, item in inp.items.items():
+        extra = item.extra
+        if extra.get("veracity") in CORRECT_STANCE and extra.get("level") is not None:
+            claims[(extra.get("model") or "(no model)", extra["claim_id"])][extra["level"]].append(
+                unit
+            )
+    return claims
+
+
+def _consistent(stances: Mapping[str, str], units: list[str]) -> float | None:
+    """1 when every response of ``units`` has one stance, 0 when not; None when one of them
+    has no stance from this labeller (the claim is not labelled at these levels)."""
+    if not units or any(unit not in stances for unit in units):
+        return None
+    return 1.0 if len({stances[unit] for unit in units}) == 1 else 0.0
+
+
+def estimands(inp: ReportInput) -> list[Estimand]:
+    """Factual accuracy per level (units: responses; 1 when the stance is the correct one) and
+    consistency with level 0 per level (units: (model, claim) pairs; 1 when every response of
+    the claim at this level and at level 0 has one stance; at level 0: over its templates)."""
+    stances = _stances(inp)
+    judges = [name for name in stances if name != HUMANS_LABELLER]
+    claims = _claims(inp)
+    levels = sorted({level for by_level in claims.values() for level in by_level})
+    found = []
+    for level in levels:
+        values: dict[str, dict[str, float]] = {}
+        for labeller, by_unit in stances.items():
+            values[labeller] = {
+                unit: float(by_unit[unit] == CORRECT_STANCE[inp.items[unit].extra["veracity"]])
+                for by_level in claims.values()
+                for unit in by_level.get(level, [])
+                if unit in by_unit
+            }
+        found.append(_estimand(f"Factual accuracy, level {level}", values, judges, "responses"))
+    for level in levels:
+        values = {}
+        for labeller, by_unit in stances.items():
+            values[labeller] = {}
+            for (model, claim), by_level in claims.items():
+                if level not in by_level or 0 not in by_level:
+                    continue
+                units = sorted(set(by_level[level]) | set(by_level[0]))
+                value = _consistent(by_unit, units)
+                if value is not None:
+                    values[labeller][f"{model} · {claim}"] = value
+        found.append(
+            _estimand(f"Consistency with level 0, level {level}", values, judges, "claims")
+        )
+    return found
+
+
+def _estimand(figure: str, values: dict, judges: list[str], unit: str) -> Estimand:
+    return Estimand(
+        figure=figure,
+        humans=values[HUMANS_LABELLER],
+        judges={judge: values[judge] for judge in judges},
+        unit=unit,
+    )
+
+
 def validation_labels(item: ItemInfo, answer: Mapping) -> dict[str, ValidationLabel]:
     """Judge validation (UPHILL): the whole response's label, certain unless "not sure"."""
     label = _label(answer.get("label"))
@@ -560,5 +645,9 @@ JUDGE_VALIDATION = JudgeValidationHooks(
 )
 
 sections.register(
-    Stance.slug, section=section, item_extra=item_extra, judge_validation=JUDGE_VALIDATION
+    Stance.slug,
+    section=section,
+    item_extra=item_extra,
+    judge_validation=JUDGE_VALIDATION,
+    estimands=estimands,
 )

@@ -428,3 +428,49 @@ def test_alpha_with_variation_is_not_flagged(study, researcher):
     }
     assert rows["sentences"]["alpha_no_variation"] == "False"
     assert NO_VARIATION not in client_for(researcher).get(url(project)).content.decode()
+
+
+def test_a_judge_on_more_items_than_the_humans_is_compared_on_theirs_and_labelled_beyond(
+    study, researcher, django_assert_max_num_queries
+):
+    from llm_judges import prompts
+    from llm_judges.models import Judge, JudgeResult
+
+    project, items, _ = study
+    judge = Judge.objects.create(
+        project=project, name="minilm", kind="llm", model="m", prompt_version="v1"
+    )
+    setting = prompts.get(project.task_type).setting(project.config)
+
+    def judged(more):
+        found = list(more)
+        for item in found:
+            JudgeResult.objects.create(
+                item=item,
+                judge=judge,
+                prompt_version="v1",
+                setting=setting,
+                status=JudgeResult.Status.OK,
+                answer={"sentences": [1], "none": False, "helpfulness": 50},
+            )
+
+    judged(items.values())
+    judged(helpers.make_item(project, f"extra{n}", "G", n)[0] for n in range(6))
+    client = client_for(researcher)
+    page = client.get(url(project) + "?judge=minilm").content.decode()
+    assert "Units · human coders" in page and "judge minilm: 10 items" in page
+    assert (
+        "the 4 items with human answers" in page and "judge&#x27;s all items (minilm: 10)" in page
+    )
+    assert "Human-only, judge-only and prediction-powered estimates" in page
+    rows = read_csv(client.get(url(project) + "?judge=minilm&download=scores"))
+    shared = next(r for r in rows if r["source"] == "minilm" and "4 items" in r["items_basis"])
+    beyond = next(r for r in rows if r["source"] == "minilm" and "all items" in r["items_basis"])
+    assert shared["answers"] == "4" and beyond["answers"] == "10"  # one answer per item
+    judged(helpers.make_item(project, "one-more", "H", 99))
+    with django_assert_max_num_queries(60) as small:
+        client.get(url(project) + "?judge=minilm")
+    judged(helpers.make_item(project, f"more{n}", "H", n)[0] for n in range(20))
+    with django_assert_max_num_queries(len(small.captured_queries)):
+        page = client.get(url(project) + "?judge=minilm").content.decode()
+    assert "judge minilm: 31 items" in page

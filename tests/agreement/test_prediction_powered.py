@@ -140,3 +140,18 @@ def test_labels_needed_for_a_target_width():
     z = 1.959963984540054
     assert needed["humans_alone"] == math.ceil(np.var(truth[mask], ddof=1) * (z / 0.025) ** 2)
     assert needed["with_judge"] < needed["humans_alone"]
+
+
+def test_the_prediction_powered_mean_agrees_with_ppi_python_at_a_given_weight():
+    ppi_py = pytest.importorskip("ppi_py")
+    rng = np.random.default_rng(5)
+    y = rng.binomial(1, 0.6, 80).astype(float)
+    f = np.where(rng.random(80) < 0.85, y, 1 - y)
+    f_u = rng.binomial(1, 0.62, 900).astype(float)
+    for lam in (0.0, 0.4, 1.0):
+        ours = prediction_powered_mean(y, f, f_u, lam=lam)
+        theirs = float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, f, f_u, lam=lam)))
+        assert ours.estimate == pytest.approx(theirs)
+        low, high = ppi_py.ppi_mean_ci(y, f, f_u, alpha=0.05, lam=lam)
+        # ppi-python divides the variances by n, not n - 1: the widths differ by that much only.
+        assert ours.width == pytest.approx(float(high[0] - low[0]), rel=0.02)

@@ -184,3 +184,62 @@ def test_table_7s_full_setting_transparency_matches_an_independent_computation(r
     assert humans["transparency"] == pytest.approx(transparent / len(claims))
     # F1 in the full setting: averaged per claim first, then over claims.
     assert humans["f1_mean"] == pytest.approx(fmean(fmean(v) for v in rows.values()))
+
+
+def test_prediction_powered_f1_and_transparency_match_an_independent_computation(replayed):
+    import numpy as np
+
+    from llm_judges.models import JudgeResult
+    from studies.replays import human_sample
+    from task_types.citation_recovery.replay import JUDGE
+    from tests.studies.test_uphill import ppi_closed_form
+
+    result, rows = replayed
+    items = {i.id: i for i in result.project.items.all()}
+    sample = human_sample([i.external_id for i in items.values()], share=0.4, seed=87)
+    per_item = defaultdict(list)
+    for row in rows:
+        if items[row["item"]].external_id in sample:
+            per_item[row["item"]].append(float(exact_f1(row["chosen"], row["gold"])))
+    human_f1 = {pk: fmean(values) for pk, values in per_item.items()}
+    judge_f1 = {
+        r.item_id: float(
+            exact_f1(r.answer["sentences"] or ["none"], set(items[r.item_id].gold["sentences"]))
+        )
+        for r in JudgeResult.objects.filter(
+            item__project=result.project, judge__name=JUDGE, status="ok"
+        )
+    }
+    table = by(result.tables["prediction_powered"], "figure")
+    groups = sorted({i.group for i in items.values()})
+    checks = [("Mean F1, all groups", None, lambda v: v)]
+    checks += [(f"Mean F1, {g}", g, lambda v: v) for g in groups]
+    checks += [("Transparency (F1 ≥ 0.6), all groups", None, lambda v: float(v >= 0.6))]
+    checked = []
+    for figure, group, value in checks:
+        keep = {pk for pk, i in items.items() if group is None or i.group == group}
+        y_all = {pk: value(v) for pk, v in human_f1.items() if pk in keep}
+        f_all = {pk: value(v) for pk, v in judge_f1.items() if pk in keep}
+        row = table[figure]
+        assert row["human_n"] == len(y_all) and row["judge_n"] == len(f_all)
+        assert row["judge_only"] == pytest.approx(fmean(f_all.values()))
+        labelled = [pk for pk in y_all if pk in f_all]
+        rest = [f_all[pk] for pk in f_all if pk not in y_all]
+        if len(y_all) > 1:
+            assert row["human"] == pytest.approx(fmean(y_all.values()))
+        if len(labelled) < 2 or len(rest) < 2:  # a generator has 4 explanations only
+            assert row["ppi"] is None
+            continue
+        y, f = [y_all[pk] for pk in labelled], [f_all[pk] for pk in labelled]
+        theta, low, high, lam = ppi_closed_form(y, f, rest)
+        assert (row["ppi"], row["ppi_lower"], row["ppi_upper"], row["lam"]) == pytest.approx(
+            (theta, low, high, lam)
+        )
+        checked.append(figure)
+        assert row["effective"] == pytest.approx(
+            len(y)
+            * np.var(y, ddof=1)
+            / len(y)
+            / ((row["ppi_upper"] - row["ppi"]) / 1.959963984540054) ** 2
+        )
+    assert "Mean F1, all groups" in checked and "Transparency (F1 ≥ 0.6), all groups" in checked

@@ -5,6 +5,7 @@ from the stored answers."""
 from collections import Counter, defaultdict
 from itertools import combinations
 
+import numpy as np
 import pytest
 
 from annotation.models import Annotation, Item
@@ -124,3 +125,67 @@ def test_the_judge_labelled_accuracy_is_computed_from_the_evaluators_stored_labe
     assert validation["not_in_subset"] == len(judged) - len(units)
     hits = sum(judged[item] == agreed[item] for item in units)
     assert validation["accuracy"] == pytest.approx(hits / len(units))
+
+
+def ppi_closed_form(y, f, fu, z=1.959963984540054):
+    """PPI++ mean with the power-tuned λ, written out (Angelopoulos, Duchi & Zrnic 2024)."""
+    y, f, fu = (np.asarray(v, dtype=float) for v in (y, f, fu))
+    n, big_n = len(y), len(fu)
+    lam = np.cov(y, f)[0, 1] / (f.var(ddof=1) + n / big_n * fu.var(ddof=1))
+    lam = min(1.0, max(0.0, lam))
+    theta = lam * fu.mean() + (y - lam * f).mean()
+    se = np.sqrt((y - lam * f).var(ddof=1) / n + lam**2 * fu.var(ddof=1) / big_n)
+    return theta, theta - z * se, theta + z * se, lam
+
+
+def test_prediction_powered_accuracy_per_level_matches_an_independent_computation(replayed):
+    from llm_judges.models import JudgeResult
+    from studies.replays import human_sample
+    from task_types.stance.replay import JUDGE
+
+    result, answers, items = replayed
+    sample = human_sample([i.external_id for i in items.values()], share=0.4, seed=87)
+    judge = {
+        r.item_id: r.answer["label"].lower()
+        for r in JudgeResult.objects.filter(
+            item__project=result.project, judge__name=JUDGE, status="ok"
+        )
+    }
+    rows = rows_by(result.tables["prediction_powered"], "figure")
+    for level in range(5):
+        human, judged = {}, {}
+        for pk, item in items.items():
+            if item.payload["level"] != level:
+                continue
+            correct = CORRECT[item.payload["veracity"]]
+            if pk in judge:
+                judged[pk] = float(judge[pk] == correct)
+            if item.external_id in sample:
+                (top, n), *rest = Counter(a["label"] for a in answers[pk].values()).most_common()
+                if not rest or rest[0][1] < n:  # a tie has no majority
+                    human[pk] = float(top == correct)
+        row = rows[f"Factual accuracy, level {level}"]
+        assert row["judge"] == JUDGE and row["human_n"] == len(human)
+        assert row["human"] == pytest.approx(np.mean(list(human.values())))
+        half = 1.959963984540054 * np.std(list(human.values()), ddof=1) / np.sqrt(len(human))
+        assert row["human_upper"] - row["human"] == pytest.approx(half)
+        assert row["judge_only"] == pytest.approx(np.mean(list(judged.values())))
+        assert row["judge_n"] == len(judged)
+        labelled = [pk for pk in human if pk in judged]
+        rest = [judged[pk] for pk in judged if pk not in human]
+        y, f = [human[pk] for pk in labelled], [judged[pk] for pk in labelled]
+        theta, low, high, lam = ppi_closed_form(y, f, rest)
+        assert (row["ppi"], row["ppi_lower"], row["ppi_upper"], row["lam"]) == pytest.approx(
+            (theta, low, high, lam)
+        )
+        assert row["ppi_labelled"] == len(labelled) and row["ppi_n"] == len(judged)
+        ppi_py = pytest.importorskip("ppi_py")
+        assert row["ppi"] == pytest.approx(
+            float(
+                np.squeeze(
+                    ppi_py.ppi_mean_pointestimate(np.array(y), np.array(f), np.array(rest), lam=lam)
+                )
+            )
+        )
+    consistency = rows["Consistency with level 0, level 2"]
+    assert consistency["unit"] == "claims" and 2 <= consistency["ppi_n"] <= 12

@@ -446,3 +446,39 @@ def test_the_dashboard_reads_answers_from_the_database_with_alpha_per_question(p
     tiles = re.findall(r'<div class="label">(α[^<]*)</div>', page)
     assert {f"α {question}" for question in EXPECTED_ALPHA} <= set(tiles), tiles
     assert len(tiles) == len(set(tiles)) and not [t for t in tiles if t.startswith("α ·")], tiles
+
+
+def test_slider_means_and_option_shares_get_prediction_powered_estimates():
+    from dataclasses import replace
+
+    from agreement.reports import build_report
+    from agreement.reports.inputs import JUDGE
+    from metrics.prediction_powered import prediction_powered_mean
+
+    inp = hand_example()
+    judge = {
+        "i1": {"topic": "health", "sure": 10},
+        "i2": {"topic": "health", "sure": 50},
+        "i3": {"topic": "money", "sure": 90},
+        "i4": {"topic": "money", "sure": 30},
+        "i5": {"topic": "health", "sure": 70},
+    }
+    inp = replace(
+        inp,
+        items={k: ItemInfo(key=k) for k in judge},
+        coders=[*inp.coders, CoderInfo(id="judge:j", kind=JUDGE, label="j")],
+        answers={**inp.answers, "judge:j": judge},
+    )
+    report = build_report(inp)
+    rows = {r["figure"]: r for r in report["tables"]["prediction_powered"]["rows"]}
+    sure = rows["Mean · sure"]
+    assert sure["human"] == pytest.approx(50.0) and sure["human_n"] == 3
+    assert sure["judge_only"] == pytest.approx(50.0) and sure["judge_n"] == 5
+    expected = prediction_powered_mean([15, 50, 85], [10, 50, 90], [30, 70])
+    assert (sure["ppi"], sure["ppi_lower"], sure["lam"]) == pytest.approx(
+        (expected.estimate, expected.low, expected.lam)
+    )
+    health = rows["Share health · topic"]
+    assert health["human"] == pytest.approx(0.5) and health["judge_only"] == pytest.approx(0.6)
+    assert {"Share first preferred · better", "Share tie · better"} <= set(rows)
+    assert report["human_items"] == 3 and report["judge_items"] == {"j": 5}

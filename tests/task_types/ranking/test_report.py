@@ -120,3 +120,40 @@ def test_ranking_report_reads_systems_from_the_database(db):
     report = build_report(gather(project=project, options=OPTIONS))
     mar = rows_by(report["tables"]["mar_1"], "system")
     assert [mar[s]["mar"] for s in ("S1", "S2", "S3")] == [1.25, 1.75, 2.75]
+
+
+def test_mean_rank_and_first_place_get_prediction_powered_estimates_per_system():
+    from dataclasses import replace
+
+    from agreement.reports.inputs import JUDGE
+    from metrics.prediction_powered import prediction_powered_mean
+
+    inp = ranking_input()
+    extra = {f"i{n}": {f"o{n}1": "S1", f"o{n}2": "S2", f"o{n}3": "S3"} for n in (3, 4, 5)}
+    items = {**inp.items, **{k: ItemInfo(key=k, extra={"systems": v}) for k, v in extra.items()}}
+    # The judge ranks i1 and i2 as Xavier did; S1 first on i3 and i4, last on i5.
+    judge = dict(ranking_answers()["x"])
+    for n, first in ((3, "S1"), (4, "S1"), (5, "S2")):
+        keys = {s: k for k, s in extra[f"i{n}"].items()}
+        others = [s for s in ("S1", "S2", "S3") if s != first]
+        order = {first: 1, others[0]: 2, others[1]: 3}
+        judge[f"i{n}"] = {
+            "order": list(keys.values()),
+            "ranks": {"Coverage": {keys[s]: r for s, r in order.items()}},
+        }
+    inp = replace(
+        inp,
+        items=items,
+        coders=[*inp.coders, CoderInfo("judge:j", kind=JUDGE, label="j")],
+        answers={**inp.answers, "judge:j": judge},
+    )
+    rows = rows_by(build_report(inp)["tables"]["prediction_powered"], "figure")
+    first = rows["Ranked first · Coverage · S1"]
+    # Humans: i1 Xavier 1st, Yuki 2nd → 0.5; i2 both 1st → 1. Judge: 1, 1 there; 1, 1, 0 on i3–i5.
+    assert first["human"] == pytest.approx(0.75) and first["human_n"] == 2
+    assert first["judge_only"] == pytest.approx(0.8) and first["judge_n"] == 5
+    expected = prediction_powered_mean([0.5, 1.0], [1.0, 1.0], [1.0, 1.0, 0.0])
+    assert first["ppi"] == pytest.approx(expected.estimate)
+    assert first["ppi_upper"] == pytest.approx(expected.high)
+    mean_rank = rows["Mean rank · Coverage · S3"]
+    assert mean_rank["human"] == pytest.approx(np.mean([3.0, 2.5]))
