@@ -56,6 +56,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	env -u DATABASE_URL -u REDIS_URL $(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/lint-imports
+	env -u DATABASE_URL -u REDIS_URL $(BIN)/mypy
 
 bench: install
 	$(BIN)/python bench/import_speed.py

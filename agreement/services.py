@@ -96,7 +96,7 @@ class SnapshotState:
             return None
         if is_current(self.snapshot.page):
             return self.snapshot.page
-        return report_page(self.snapshot.result)
+        return report_page(self.snapshot.result or {})
 
 
 def _key(fkey: str, version: dict) -> str:

@@ -80,9 +80,9 @@ def assignment_view(*, assignment: Assignment) -> dict:
 
 
 def _batch_view(assignment: Assignment) -> dict | None:
-    if assignment.batch_id is None:
+    batch = assignment.batch  # select_related by the callers (no query without a batch)
+    if batch is None:
         return None
-    batch: Batch = assignment.batch  # select_related by the callers
     return {
         "kind": batch.kind,
         "number": batch.number,

@@ -16,7 +16,7 @@ import json
 import random
 import uuid
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
@@ -589,7 +589,7 @@ def annotation_submit(
         annotation = _store_version(
             locked, clean, version=version, submission_id=submission_id, reported=reported, now=now
         )
-        changes = {
+        changes: dict[str, Any] = {
             "correct": correct,
             "submitted_revision": max(locked.submitted_revision, revision),
         }
@@ -622,7 +622,7 @@ def _store_version(
             time_spent_ms=_server_time_ms(locked, reported=reported, now=now),
             reported_time_ms=reported,
             presentation=locked.presentation,
-            settings_version=locked.settings_now,
+            settings_version=locked.settings_now,  # type: ignore[attr-defined]  # an annotation
         )
     except IntegrityError:  # pragma: no cover - guarded by the row lock
         raise WorkflowError("This answer was already recorded.", code="conflict") from None
@@ -711,7 +711,7 @@ def statistics_refresh(
     with connection.cursor() as cursor:
         for model in model_classes:
             columns = ", ".join(
-                quote(field.column)
+                quote(str(field.column))
                 for field in model._meta.concrete_fields
                 if not isinstance(field, models.JSONField)
             )

@@ -19,7 +19,7 @@ from django.db import connections
 log = logging.getLogger(__name__)
 
 
-def in_background(work: Callable[[], None], *, name: str) -> None:
+def in_background(work: Callable[[], object], *, name: str) -> None:
     """Run ``work`` now, or on a daemon thread in the embedded set-up (see the module)."""
     if not getattr(settings, "CONCORD_EAGER_IN_BACKGROUND", False):
         work()

@@ -73,6 +73,7 @@ def exception_handler(exc: Exception, context: dict) -> Any:
 
     if isinstance(exc, DjangoValidationError):
         exc = serializers.ValidationError(serializers.as_serializer_error(exc))
+    response: Response | None
     if isinstance(exc, Refusal):
         response = Response(exc.as_json(), status=exc.status)
     else:

@@ -5,7 +5,7 @@ status-code check in tests/test_api_schema_fuzz.py) meets no undocumented status
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from rest_framework import serializers
@@ -45,7 +45,9 @@ WRITES = {
 
 
 class AutoSchema(SpectacularAutoSchema):
-    def _get_response_bodies(self, direction: str = "response") -> dict[str, Any]:
+    def _get_response_bodies(
+        self, direction: Literal["request", "response"] = "response"
+    ) -> dict[str, Any]:
         responses = super()._get_response_bodies(direction=direction)
         errors = dict(ALWAYS)
         if self.method in ("POST", "PUT", "PATCH", "DELETE"):

@@ -23,7 +23,7 @@ class UnsafeYAML(ValueError):
 class _PlainLoader(yaml.SafeLoader):
     """SafeLoader that refuses aliases and deep nesting while composing (before any expansion)."""
 
-    def compose_node(self, parent, index):  # type: ignore[override]
+    def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise UnsafeYAML(
@@ -39,7 +39,7 @@ class _PlainLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
-    def construct_mapping(self, node, deep=False):  # type: ignore[override]
+    def construct_mapping(self, node, deep=False):
         """A key given twice is refused (the last one would win without a word)."""
         seen: set = set()
         for key_node, _ in node.value:

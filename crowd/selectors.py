@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Avg, CharField, Count, Exists, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import Concat
@@ -106,15 +106,15 @@ def quality_overview(*, project: Project) -> dict:
     measures = {"n": Count("id"), "mean_ms": Avg("time_spent_ms")}
     if fast_ms:  # answers given faster than the project's minimum time per item
         measures["fast"] = Count("id", filter=Q(time_spent_ms__lt=fast_ms))
-    answers = {
-        r["annotator_id"]: r
+    answers: dict[int, dict[str, Any]] = {
+        r["annotator_id"]: dict(r)
         for r in Annotation.objects.filter(
             item__project=project, is_current=True, item__kind=Item.Kind.REGULAR
         )
         .values("annotator_id")
         .annotate(**measures)
     }
-    batches = defaultdict(dict)
+    batches: defaultdict[int, dict[str, int]] = defaultdict(dict)
     for row in (
         Batch.objects.filter(project=project, kind=Batch.Kind.MAIN)
         .values("annotator_id", "state")
@@ -201,10 +201,10 @@ def payment_rows(*, project: Project) -> list[dict]:
     entries = list(CrowdEntry.objects.filter(project=project).order_by("created_at", "id"))
     refs = [e.batch_ref for e in entries]
     batches: dict[str, Batch] = {}
-    for batch in Batch.objects.filter(
+    for latest in Batch.objects.filter(
         project=project, kind=Batch.Kind.MAIN, external_ref__in=refs
     ).order_by("number"):
-        batches[batch.external_ref] = batch  # the latest batch of a session counts
+        batches[latest.external_ref] = latest  # the latest batch of a session counts
     batch_ids = [b.id for b in batches.values()]
     submitted = dict(
         Assignment.objects.filter(batch_id__in=batch_ids, state=Assignment.State.SUBMITTED)
@@ -248,11 +248,11 @@ def payment_rows(*, project: Project) -> list[dict]:
                 "annotator": member.pseudonym if member else "",
                 "entered_at": entry.created_at.isoformat(),
                 "batch_state": batch.state if batch else "not started",
-                "completion_code": batch.code if finished else "",
+                "completion_code": batch.code if finished and batch else "",
                 "items_in_batch": batch.size if batch else 0,
                 "items_submitted": submitted.get(batch.id, 0) if batch else 0,
                 "finished_at": batch.finished_at.isoformat()
-                if finished and batch.finished_at
+                if finished and batch and batch.finished_at
                 else "",
                 "active_minutes": _minutes(active, batch, "ms"),
                 "reported_minutes": _minutes(active, batch, "reported"),

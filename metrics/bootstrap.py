@@ -327,6 +327,7 @@ class _Profiles:
 
     def __init__(self, prep: Any, disagreement: np.ndarray, sums: _ExpectedSums) -> None:
         n_units = len(prep.unit_sizes)
+        profile_of_unit: np.ndarray | None
         profile_of_unit, first_unit = _unit_profiles(prep)
         n_profiles = len(first_unit)
         if n_profiles > _PROFILE_SHARE * n_units:

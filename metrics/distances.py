@@ -662,7 +662,11 @@ def build_metric(distance: DistanceSpec, values: Sequence[Any], n_v: np.ndarray)
         return RatioMetric(n_v, x)
     if distance in SET_DISTANCES:
         return SetMetric(n_v, values, distance)
-    raise AgreementError(
+    raise _unknown_distance(distance)
+
+
+def _unknown_distance(distance: object) -> AgreementError:
+    return AgreementError(
         f"unknown distance {distance!r}; use one of "
         '"nominal", "ordinal", "interval", "ratio", "jaccard", "masi" or a callable d(a, b)'
     )
@@ -672,7 +676,7 @@ def check_distance(distance: object) -> None:
     """Raise AgreementError early for an unknown distance name."""
     if isinstance(distance, str):
         if distance not in CLASSIC_DISTANCES | SET_DISTANCES:
-            build_metric(distance, [], np.zeros(0))  # raises with the standard message
+            raise _unknown_distance(distance)
     elif not callable(distance):
         raise AgreementError(f"distance must be a name or a callable d(a, b), got {distance!r}")
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -74,7 +74,7 @@ def to_fractional(ranks: Sequence[float]) -> list[float]:
     ]
 
 
-_CONVERTERS = {
+_CONVERTERS: dict[str, Callable[[Sequence[float]], Sequence[float]]] = {
     "competition": to_standard_competition,
     "dense": to_dense,
     "fractional": to_fractional,

@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from metrics.distances import DistanceSpec
 
 __all__ = [
     "JUDGE",
@@ -303,7 +306,7 @@ def judge_human_reliability_data(
         tuple[Hashable, Iterable[Hashable], Iterable[Hashable] | None, Iterable[Iterable[Hashable]]]
     ],
     other: Hashable = OTHER_LABEL,
-) -> dict[Hashable, dict[str, frozenset]]:
+) -> dict[Hashable, dict[Hashable, frozenset]]:
     """Reliability data ``{item: {"judge": set, "humans": set}}`` for judge-vs-humans alpha.
 
     ``items`` are ``(item_id, gold, judge_selection, human_selections)`` tuples or a mapping
@@ -321,11 +324,11 @@ def judge_human_reliability_data(
     entries = (
         ((key, *value) for key, value in items.items()) if isinstance(items, Mapping) else items
     )
-    data: dict[Hashable, dict[str, frozenset]] = {}
+    data: dict[Hashable, dict[Hashable, frozenset]] = {}
     for item_id, gold, judge, humans in entries:
         gold_set = none_as_label(gold)
         human_list = [none_as_label(h) for h in humans]
-        row: dict[str, frozenset] = {}
+        row: dict[Hashable, frozenset] = {}
         if judge is not None:
             row[JUDGE] = standardise_to_gold(none_as_label(judge), gold_set, other)
         if human_list:
@@ -339,7 +342,7 @@ def judge_human_alpha(
     | Iterable[
         tuple[Hashable, Iterable[Hashable], Iterable[Hashable] | None, Iterable[Iterable[Hashable]]]
     ],
-    distance: str | Callable[[Any, Any], float] = "jaccard",
+    distance: DistanceSpec = "jaccard",
     other: Hashable = OTHER_LABEL,
 ) -> float:
     """Krippendorff's alpha between an LLM judge and the merged humans (paper §4.1, fn. 11).

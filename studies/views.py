@@ -182,7 +182,7 @@ def _project_page(request, project, task_type, form, *, status: int, annotation_
             "import_jobs": jobs,
             "import_notices": imports["notices"],
             "upload_limit": settings.CONCORD_MAX_UPLOAD_BYTES,
-            "refresh_seconds": 3 if any(j.status in ("queued", "running") for j in jobs) else 0,
+            "refresh_seconds": 3 if any(r.job.status in ("queued", "running") for r in jobs) else 0,
         },
         status=status,
     )

@@ -14,6 +14,19 @@ REPO = Path(__file__).resolve().parents[1]
 REQUIRE_SERVICES = os.environ.get("CONCORD_REQUIRE_SERVICES") == "1"
 
 
+def pytest_configure(config):
+    """Passwords are hashed with a fast hasher in tests: the production default (PBKDF2, a
+    million rounds) costs 0.4-1.4 CPU seconds per user made, and the suite makes thousands.
+    Hashes stored before (PBKDF2) still verify. Servers a test starts in another process (e.g.
+    ``runserver`` in tests/e2e/test_sqlite_team.py) make their own users with their defaults."""
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    ]
+
+
 def require(condition: bool, reason: str) -> None:
     """Skip on a developer machine without the service; fail in CI, where it must exist."""
     if condition:

@@ -35,7 +35,7 @@ from webhooks import signing
 from webhooks.models import Delivery, Subscription
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ def destination_check(*, url: str) -> None:
 def subscription_create(
     *,
     project: Project,
-    user: AbstractBaseUser | None,
+    user: User | None,
     url: str,
     events: list[str],
     description: str = "",

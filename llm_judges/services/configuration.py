@@ -164,10 +164,11 @@ def _prompt_for(judge: Judge, project: Project) -> prompts.JudgePrompt:
         prompt = prompts.get(project.task_type)
     except LookupError as exc:
         raise JudgeError(str(exc)) from None
-    if judge.prompt_id is not None:
-        if judge.prompt.task_type != project.task_type:
+    template = judge.prompt
+    if template is not None:
+        if template.task_type != project.task_type:
             raise JudgeError(
-                f"{judge.name}'s prompt {judge.prompt} is for {judge.prompt.task_type}, not "
+                f"{judge.name}'s prompt {template} is for {template.task_type}, not "
                 f"{project.task_type}.",
                 field="judge",
             )

@@ -285,8 +285,8 @@ def template_for(*, judge: Judge, project: Project) -> PromptTemplate:
     """The template ``judge`` renders on ``project``: its own, or the shipped record of the
     task type's built-in version it names. ``JudgeError`` when its template is for another
     task type."""
-    if judge.prompt_id is not None:
-        template = judge.prompt
+    template = judge.prompt
+    if template is not None:
         if template.task_type != project.task_type:
             raise JudgeError(
                 f"{judge.name}'s prompt {template} is for {template.task_type}, not "

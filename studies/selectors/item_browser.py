@@ -241,12 +241,13 @@ def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) ->
             items = items.filter(**{f"{lookup}__gte": low})
         if high is not None:
             items = items.filter(**{f"{lookup}__lte": high})
+    # judge_figures is a FilteredRelation (above), which django-stubs cannot see
     if f.verdict == "agrees":
-        items = items.filter(judge_figures__humans_agreeing__gt=0.5)
+        items = items.filter(judge_figures__humans_agreeing__gt=0.5)  # type: ignore[misc]
     elif f.verdict == "disagrees":
-        items = items.filter(judge_figures__humans_agreeing__lte=0.5)
+        items = items.filter(judge_figures__humans_agreeing__lte=0.5)  # type: ignore[misc]
     elif f.verdict == "unjudged":
-        items = items.filter(judge_figures__id__isnull=True)
+        items = items.filter(judge_figures__id__isnull=True)  # type: ignore[misc]
     return items
 
 

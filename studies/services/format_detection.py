@@ -44,7 +44,7 @@ class SampledText(io.TextIOBase):
 
     def read(self, size: int | None = -1) -> str:
         if self._sample is None:
-            return self._stream.read(size)
+            return self._stream.read(-1 if size is None else size)
         if size is None or size < 0:
             text, self._sample = self._sample[self._at :], None
             return text + self._stream.read()

@@ -11,8 +11,9 @@ import io
 import logging
 import struct
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from django.conf import settings
 from django.core.cache import cache
@@ -163,25 +164,49 @@ def import_job_progress(*, job: ImportJob) -> dict | None:
     return cache.get(_progress_key(job.id))
 
 
-def import_jobs_recent(*, project: Project, count: int = 5) -> dict:
-    """The project's latest import jobs for its page, each with its ``progress`` and ``stalled``
-    (``import_job_stalled``), and the ``notices`` above them: one per stalled running job, one
-    for the queue however many of its jobs wait (they wait for the same reason), each
-    ``{"label", "message"}``."""
-    jobs = list(project.import_jobs.all()[:count])
+@dataclass(frozen=True)
+class ImportJobRow:
+    """A job on the project page: its cached ``progress`` while it runs, ``stalled`` (a
+    ``{"message", "minutes"}`` when it has not moved for too long) and its ``pace``."""
+
+    job: ImportJob
+    progress: dict | None
+    stalled: dict | None
+    pace: Pace | None
+
+
+class RecentImports(TypedDict):
+    jobs: list[ImportJobRow]
+    notices: list[dict[str, str]]
+
+
+def import_jobs_recent(*, project: Project, count: int = 5) -> RecentImports:
+    """The project's latest import jobs for its page, and the ``notices`` above them: one per
+    stalled running job, one for the queue however many of its jobs wait (they wait for the
+    same reason), each ``{"label", "message"}``."""
     queue_moved = functools.cache(_last_import_taken_or_finished)  # one query, when needed
-    for job in jobs:
-        job.progress = import_job_progress(job=job)
-        job.stalled = _stalled(job, job.progress, queue_moved=queue_moved)
-        job.pace = import_job_pace(job=job, progress=job.progress)
-    running = [job for job in jobs if job.stalled and job.status == ImportJob.Status.RUNNING]
-    waiting = [job for job in jobs if job.stalled and job.status == ImportJob.Status.QUEUED]
-    notices = [{"label": job.filename, "message": job.stalled["message"]} for job in running]
+    rows = []
+    for job in project.import_jobs.all()[:count]:
+        progress = import_job_progress(job=job)
+        rows.append(
+            ImportJobRow(
+                job=job,
+                progress=progress,
+                stalled=_stalled(job, progress, queue_moved=queue_moved),
+                pace=import_job_pace(job=job, progress=progress),
+            )
+        )
+    running = [r for r in rows if r.stalled and r.job.status == ImportJob.Status.RUNNING]
+    waiting = [r for r in rows if r.stalled and r.job.status == ImportJob.Status.QUEUED]
+    notices = [
+        {"label": r.job.filename, "message": r.stalled["message"]} for r in running if r.stalled
+    ]
     if waiting:
-        longest = max(waiting, key=lambda job: job.stalled["minutes"])
-        label = f"{len(waiting)} imports" if len(waiting) > 1 else longest.filename
-        notices.append({"label": label, "message": longest.stalled["message"]})
-    return {"jobs": jobs, "notices": notices}
+        longest = max(waiting, key=lambda r: r.stalled["minutes"] if r.stalled else 0)
+        label = f"{len(waiting)} imports" if len(waiting) > 1 else longest.job.filename
+        if longest.stalled:
+            notices.append({"label": label, "message": longest.stalled["message"]})
+    return {"jobs": rows, "notices": notices}
 
 
 def import_job_pace(*, job: ImportJob, progress: dict | None = None) -> Pace | None:
