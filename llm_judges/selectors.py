@@ -27,7 +27,7 @@ from llm_judges.models import (
 from projects.crowd import crowd_settings
 
 if TYPE_CHECKING:
-    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.contrib.auth.models import User
 
     from projects.models import Project
 
@@ -58,7 +58,7 @@ def judge_answers(
         presentation="",
         status=ResultStatus.OK,
     ).values_list("item__external_id", "answer")
-    return dict(rows)
+    return {external_id: answer for external_id, answer in rows if answer is not None}
 
 
 def judge_result_counts(
@@ -161,7 +161,7 @@ def judge_named(*, project: Project, name: str) -> Judge | None:
     return Judge.objects.filter(project=project, name=name).select_related("endpoint").first()
 
 
-def judges_to_copy(*, project: Project, user: AbstractBaseUser) -> list[Judge]:
+def judges_to_copy(*, project: Project, user: User) -> list[Judge]:
     """Judges a researcher may copy into ``project``: the staff catalogue's and those of the
     other projects they are a researcher of, for the project's task type."""
     from projects.selectors import researched_projects
@@ -286,13 +286,15 @@ def _pace(run: JudgeRun, *, processed: int, total: int) -> dict:
 def progress_of(*, run: JudgeRun) -> dict:
     """Progress figures of a run from ``runs_for_project``/``run_for_project`` (live counts
     while it runs, the counts copied at its end afterwards: later runs may claim its results)."""
+    # live_*: annotations of runs_for_project/run_for_project's queryset (django-stubs cannot
+    # see them)
     live = run.is_active and hasattr(run, "live_answered")
-    answered = run.live_answered if live else run.answered_count
-    unparseable = run.live_unparseable if live else run.unparseable_count
-    failed = run.live_failed if live else run.failed_count
-    not_run = run.live_not_run if live else run.not_run_count
-    schema_valid = run.live_schema_valid if live else run.schema_valid_count
-    truncated = run.live_truncated if live else run.truncated_count
+    answered = run.live_answered if live else run.answered_count  # type: ignore[attr-defined]
+    unparseable = run.live_unparseable if live else run.unparseable_count  # type: ignore[attr-defined]
+    failed = run.live_failed if live else run.failed_count  # type: ignore[attr-defined]
+    not_run = run.live_not_run if live else run.not_run_count  # type: ignore[attr-defined]
+    schema_valid = run.live_schema_valid if live else run.schema_valid_count  # type: ignore[attr-defined]
+    truncated = run.live_truncated if live else run.truncated_count  # type: ignore[attr-defined]
     done = answered + unparseable
     total = run.total
 
@@ -305,7 +307,7 @@ def progress_of(*, run: JudgeRun) -> dict:
         "kind": run.judge.kind,
         "model": run.judge.model,
         "prompt_version": run.prompt_version,
-        "prompt_name": run.prompt.name if run.prompt_id else "",
+        "prompt_name": run.prompt.name if run.prompt else "",
         "prompt_fingerprint": run.prompt_fingerprint,
         "setting": run.setting,
         "presentation": run.presentation,
@@ -566,7 +568,7 @@ def prompt_preview(*, template: PromptTemplate, item: Item, presentation: str = 
         return preview
     try:
         prompt = prompts.get(template.task_type)
-        item.judge_presentation = presentation
+        item.judge_presentation = presentation  # type: ignore[attr-defined]
         preview["fields"] = prompt.fields(item)
         preview["messages"] = template_messages(template=template, prompt=prompt, item=item)
         preview["response_format"] = template_response_format(
@@ -701,5 +703,6 @@ def judge_presented_answers(*, project: Project, judge: Judge) -> dict[str, dict
     )
     presented: dict[str, dict[str, dict]] = {}
     for presentation, external_id, answer in rows:
-        presented.setdefault(presentation, {})[external_id] = answer
+        if answer is not None:  # OK results always have one
+            presented.setdefault(presentation, {})[external_id] = answer
     return presented

@@ -426,7 +426,7 @@ def _items_to_judge(run: JudgeRun, item_ids: Sequence[int]) -> list[Item]:
     )
     for item in items:
         item.project = run.project  # prompts may read the project's config (e.g. criteria)
-        item.judge_presentation = run.presentation  # ranking: "reversed" outputs
+        item.judge_presentation = run.presentation  # type: ignore[attr-defined]  # ranking: "reversed" outputs
     return items
 
 
@@ -584,8 +584,8 @@ def _not_run_or_failed(batch: _Batch, items: list[Item]) -> list[JudgeResult]:
         return [batch.not_run(item) for item in items]
     last: dict[int, JudgeCall] = {}
     calls = JudgeCall.objects.filter(run_id=batch.run.pk, item_id__in=[i.pk for i in items])
-    for call in calls.order_by("attempt", "id"):
-        last[call.item_id] = call
+    for made in calls.order_by("attempt", "id"):
+        last[made.item_id] = made
     results = []
     for item in items:
         call = last.get(item.pk)
@@ -726,10 +726,10 @@ def _reply_result(
     """The result of a reply (parsed, or unparseable with why) and the call's outcome kind."""
     # Parsed as received (a reply with a NUL in it is not the clean JSON asked for), stored
     # as PostgreSQL can hold it.
-    text, cleaned = db_safe_text(text=outcome.text)
+    text, cleaned = db_safe_text(text=outcome.text or "")
     answer, error = None, ""
     try:
-        answer = batch.prompt.parse(outcome.text, item)
+        answer = batch.prompt.parse(outcome.text or "", item)
         kind = JudgeCall.Outcome.OK
     except prompts.Unparseable as exc:
         kind, error = JudgeCall.Outcome.UNPARSEABLE, str(exc)
@@ -755,7 +755,7 @@ def _reply_result(
         error=error[:4000],
         error_class=error_class,
         finish_reason=outcome.finish_reason,
-        schema_valid=prompts.matches_schema(outcome.text, response_format),
+        schema_valid=prompts.matches_schema(outcome.text or "", response_format),
         seed=seed,
         attempts=batch.attempt + 1,
         prompt_tokens=outcome.prompt_tokens,
@@ -846,11 +846,13 @@ def _process_scored(
     ``raw(scores)`` is stored as the reply (a seq2seq model's generated texts); ``to_answer``
     raising ``Unparseable`` stores the item as unparseable with its detail and reply."""
     version = batch.run.prompt_version
+    pairs_of = batch.prompt.pairs
+    assert pairs_of is not None  # the judge's kind was checked against the prompt's kinds
     all_pairs: list[list[tuple[str, str]]] = []
     usable: list[Item] = []
     for item in items:
         try:
-            all_pairs.append(batch.prompt.pairs(item, version))
+            all_pairs.append(pairs_of(item, version))
             usable.append(item)
         except Exception as exc:
             batch.store([batch.failed(item, f"Cannot pair the item's texts: {exc}")])
@@ -925,6 +927,8 @@ def _process_nli(batch: _Batch, items: list[Item]) -> None:
         entailment_label=parameters["entailment_label"],
         model_type=parameters["model_type"],
     )
+    from_nli = batch.prompt.from_nli
+    assert from_nli is not None  # the judge's kind was checked against the prompt's kinds
 
     def to_answer(item: Item, judged: list[dict]) -> dict:
         unknown = [(i, record) for i, record in enumerate(judged) if record["label"] is None]
@@ -937,7 +941,7 @@ def _process_nli(batch: _Batch, items: list[Item]) -> None:
         probabilities = [
             record.get("forward", record).get("probabilities", {}) for record in judged
         ]
-        return batch.prompt.from_nli(item, labels, probabilities)
+        return from_nli(item, labels, probabilities)
 
     _process_scored(
         batch,
@@ -957,11 +961,13 @@ def _process_embedding(batch: _Batch, items: list[Item]) -> None:
     parameters = batch.parameters
     threshold = parameters["threshold"]
     cache = VectorCache(max_texts=settings.CONCORD_EMBEDDING_CACHE_TEXTS)
+    from_similarity = batch.prompt.from_similarity
+    assert from_similarity is not None  # the judge's kind was checked against the prompt's kinds
     _process_scored(
         batch,
         items,
         lambda pairs: pair_similarities(pairs, batch_size=parameters["batch_size"], cache=cache),
-        lambda item, scores: batch.prompt.from_similarity(item, scores, threshold),
+        lambda item, scores: from_similarity(item, scores, threshold),
         lambda scores: {"similarities": [round(s, 4) for s in scores], "threshold": threshold},
     )
 

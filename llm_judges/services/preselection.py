@@ -11,13 +11,13 @@ from llm_judges.services.configuration import _prompt_for
 from llm_judges.services.errors import JudgeError
 
 if TYPE_CHECKING:
-    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.contrib.auth.models import User
 
     from projects.models import Project
 
 
 def preselection_enable(
-    *, project: Project, judge: Judge, enabled_by: AbstractBaseUser | None = None
+    *, project: Project, judge: Judge, enabled_by: User | None = None
 ) -> Preselection:
     """Show ``judge``'s answers to the project's annotators as a pre-selection (off by default:
     a visible suggestion anchors people; every showing is recorded).

@@ -5,6 +5,7 @@ outcome is done, or failed when no item was answered), and the periodic takeover
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from webhooks import events as webhook_events
 from webhooks.services import event_emit
 
 if TYPE_CHECKING:
-    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.contrib.auth.models import User
 
     from projects.models import Project
 
@@ -91,10 +92,13 @@ def _selection(project: Project, filters: dict) -> QuerySet[Item]:
 
 
 def clean_budget(
-    *, judge: Judge, budget_calls: object = None, budget_tokens: object = None
-) -> dict:
+    *,
+    judge: Judge,
+    budget_calls: int | float | str | None = None,
+    budget_tokens: int | float | str | None = None,
+) -> dict[str, int | None]:
     """The run's budget: whole numbers of at least 1, or None (no limit); LLM judges only."""
-    budget = {}
+    budget: dict[str, int | None] = {}
     for name, value in (("budget_calls", budget_calls), ("budget_tokens", budget_tokens)):
         if value in (None, ""):
             budget[name] = None
@@ -125,11 +129,11 @@ def judge_run_start_both_orders(
     *,
     judge: Judge,
     project: Project,
-    started_by: AbstractBaseUser | None = None,
+    started_by: User | None = None,
     filters: dict | None = None,
     enqueue: bool = True,
-    budget_calls: object = None,
-    budget_tokens: object = None,
+    budget_calls: int | float | str | None = None,
+    budget_tokens: int | float | str | None = None,
 ) -> list[JudgeRun]:
     """Position bias: the run as annotators see the items and, beside it, a run with every
     item in each of the task type's other presentations (ranking: the outputs reversed). Each
@@ -140,31 +144,30 @@ def judge_run_start_both_orders(
             f"{project.task_type} items have no other presentation to judge them in.",
             field="both_orders",
         )
-    options = {
-        "judge": judge,
-        "project": project,
-        "started_by": started_by,
-        "filters": filters,
-        "enqueue": enqueue,
-        "budget_calls": budget_calls,
-        "budget_tokens": budget_tokens,
-    }
+    start = functools.partial(
+        judge_run_start,
+        judge=judge,
+        project=project,
+        started_by=started_by,
+        filters=filters,
+        enqueue=enqueue,
+        budget_calls=budget_calls,
+        budget_tokens=budget_tokens,
+    )
     with transaction.atomic():
-        runs = [judge_run_start(**options)]
-        runs += [judge_run_start(**options, presentation=p) for p in prompt.presentations]
-    return runs
+        return [start(), *(start(presentation=p) for p in prompt.presentations)]
 
 
 def judge_run_start(
     *,
     judge: Judge,
     project: Project,
-    started_by: AbstractBaseUser | None = None,
+    started_by: User | None = None,
     filters: dict | None = None,
     enqueue: bool = True,
     presentation: str = "",
-    budget_calls: object = None,
-    budget_tokens: object = None,
+    budget_calls: int | float | str | None = None,
+    budget_tokens: int | float | str | None = None,
 ) -> JudgeRun:
     """Start a run of ``judge`` over the project's items (or the filtered part).
 
@@ -227,7 +230,7 @@ def judge_run_start(
                 )
             )
     run.refresh_from_db()
-    run.pending_item_ids = pending  # for callers that process the batches themselves
+    run.pending_item_ids = pending  # type: ignore[attr-defined]  # for callers that process the batches themselves (issue 25: to become a returned value)
     return run
 
 
@@ -350,7 +353,7 @@ def _resume(lost_id: int) -> ResumedRun | None:
     if not _end_lost(JudgeRun.objects.filter(pk=lost_id), then="Taken over automatically:"):
         return None  # it ended meanwhile, or another resume ended it
     lost = JudgeRun.objects.select_related("judge", "project", "started_by").get(pk=lost_id)
-    budget = {}
+    budget: dict[str, int] = {}
     if lost.budget_calls is not None:
         budget["budget_calls"] = lost.budget_calls - lost.calls_reserved
     if lost.budget_tokens is not None:
@@ -368,7 +371,8 @@ def _resume(lost_id: int) -> ResumedRun | None:
                 started_by=lost.started_by,
                 filters=lost.filters,
                 presentation=lost.presentation,
-                **budget,
+                budget_calls=budget.get("budget_calls"),
+                budget_tokens=budget.get("budget_tokens"),
             )
             run_id, note = run.pk, f"resumed as run {run.pk}."
         except JudgeError as exc:
@@ -399,7 +403,7 @@ def _create_run(
     filters: dict,
     parameters: dict,
     selection: QuerySet[Item],
-    started_by: AbstractBaseUser | None,
+    started_by: User | None,
 ) -> JudgeRun:
     try:
         with transaction.atomic():
@@ -574,9 +578,9 @@ def _refresh_counts(run_id: int) -> None:
         if ending.update(status=Status.DONE, finished_at=timezone.now()):
             _announce_finished(run_id)
         return
-    if not ending.exists():
-        return
     run = ending.first()
+    if run is None:
+        return
     summary = failure_summary(run=run)
     if counts["answered"] + counts["unparseable"] == 0:
         status, message = Status.FAILED, f"Every item judged failed: {summary}"
@@ -610,7 +614,7 @@ def failure_summary(*, run: JudgeRun) -> str:
             .first()
         )
         label = ERROR_CLASSES.get(group["error_class"], group["error_class"] or "failed")
-        parts.append(f"{group['n']} × {label} (e.g. {example[:200]})")
+        parts.append(f"{group['n']} × {label} (e.g. {(example or '')[:200]})")
     text = "; ".join(parts)
     if run.unreachable_since is not None:
         text = (

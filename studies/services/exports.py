@@ -479,8 +479,8 @@ def _answered_items(
     project: Project, items: _ItemsInOrder, fields: tuple[str, ...]
 ) -> Iterator[tuple[ExportItem, list[tuple]]]:
     """Each answered item (its fields from ``items``) with its current answers' rows."""
-    for item_id, answers in groupby(_current_answers(project), key=itemgetter(1)):
-        answers = list(answers)  # one item's current answers (a handful)
+    for item_id, group in groupby(_current_answers(project), key=itemgetter(1)):
+        answers = list(group)  # one item's current answers (a handful)
         yield ExportItem(project, fields, items.values(answers[0][0], item_id)), answers
 
 
@@ -688,7 +688,7 @@ def _jsonl_bytes(project: Project, coders: str, *, rows: int, tally: _Tally) -> 
 
 
 _ASCII = json.encoder.encode_basestring_ascii
-_C_ENCODER = json.encoder.c_make_encoder  # None where Python has no C accelerator
+_C_ENCODER = json.encoder.c_make_encoder  # type: ignore[attr-defined]  # None without the C accelerator
 _DEFAULT = json.JSONEncoder().default  # refuses what JSON cannot hold, as json.dumps does
 
 

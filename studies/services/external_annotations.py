@@ -29,7 +29,7 @@ import inspect
 import io
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
@@ -83,7 +83,8 @@ def _csv(stream: IO[str]) -> Iterator[tuple[str, dict]]:
 def _text(stream: IO) -> IO[str]:
     if isinstance(stream, io.TextIOBase):
         return stream
-    return codecs.getreader("utf-8-sig")(stream, errors="strict")  # a leading BOM is not data
+    # a leading BOM is not data
+    return cast(IO[str], codecs.getreader("utf-8-sig")(stream, "strict"))
 
 
 def _checked(
@@ -175,7 +176,7 @@ def _item_for(
     candidates = wanted if isinstance(wanted, list) else [wanted]
     if not candidates or not all(isinstance(c, str) and c for c in candidates):
         raise PayloadError("the item's external id is needed", field="item", location=location)
-    for candidate in candidates:
+    for candidate in cast(list[str], candidates):
         if candidate in items:
             item_id, payload, prepared = items[candidate]
             expect = record.get("expect") or {}
@@ -262,7 +263,9 @@ def _read_rows(
         ).values_list("external_id", "id", "payload", "prepared")
     }
     config = project.config or {}
-    checked, seen, unknown = [], {}, []
+    checked: list = []
+    seen: dict[tuple, str] = {}
+    unknown: list = []
     try:
         for location, record in rows:
             row = _checked(location, record, answer_fields)

@@ -146,7 +146,7 @@ class _UploadReader(io.RawIOBase):
         return count
 
 
-def import_upload_stream(*, job: ImportJob) -> io.BufferedReader:
+def import_upload_stream(*, job: ImportJob) -> io.BufferedReader[_UploadReader]:
     """The stored upload of ``job``, streamed from its parts."""
     return io.BufferedReader(_UploadReader(job.id), buffer_size=64 * 1024)
 

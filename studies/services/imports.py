@@ -15,8 +15,9 @@ import io
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import orjson
 from django.db import connection, reset_queries, transaction
@@ -149,6 +150,7 @@ def _csv_reader(task_type: TaskType) -> Reader:
 
 
 def _reader_for(task_type: TaskType, fmt: str, options: Mapping[str, Any] | None = None) -> Reader:
+    reader: Reader
     if fmt == "jsonl":
         reader = jsonl_records
     elif fmt == "csv":
@@ -196,9 +198,9 @@ def _prepared_records(
 
 
 # Item columns a task type fills from the record, with the record field to name in an error.
-_ITEM_LIMITS = (
-    ("external_id", "id", Item._meta.get_field("external_id").max_length),
-    ("group", "group", Item._meta.get_field("group").max_length),
+_ITEM_LIMITS: tuple[tuple[str, str, int], ...] = tuple(
+    (attribute, field_name, Item._meta.get_field(attribute).max_length or 0)  # type: ignore[union-attr]
+    for attribute, field_name in (("external_id", "id"), ("group", "group"))
 )
 
 
@@ -309,10 +311,13 @@ def import_items(
         raise ImportFailed(
             f"Nothing imported. The project configuration is invalid: {field_name or 'config'}: {message}"
         ) from None
-    if isinstance(stream.read(0), bytes):
-        stream = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
+    text: IO[str] = (
+        io.TextIOWrapper(cast("IO[bytes]", stream), encoding="utf-8-sig", newline="")
+        if isinstance(stream.read(0), bytes)
+        else cast("IO[str]", stream)
+    )
     try:
-        sample, complete, stream = sample_of(stream=stream)
+        sample, complete, sampled = sample_of(stream=text)
     except UnicodeDecodeError as exc:
         raise _not_utf8(exc) from None
     # The formats whose reader takes a first record from the file's beginning (asked only when
@@ -327,7 +332,9 @@ def import_items(
         report.fmt, report.detected = _detected(task_type, matching(), sample, complete), True
     reader = _reader_for(task_type, report.fmt, options)
     try:
-        _import_records(project, task_type, config, reader(stream), update, report, progress)
+        _import_records(
+            project, task_type, config, reader(cast(IO[str], sampled)), update, report, progress
+        )
     except PayloadError as exc:
         read_as = f"Read as {report.fmt} (detected): " if report.detected else ""
         hint = _hint(matching().valid, report.fmt, sample) if report.records <= 1 else ""
@@ -621,7 +628,7 @@ class _BackgroundCopy:
     def __init__(self) -> None:
         self._executor: ThreadPoolExecutor | None = None
         self._pending: Future | None = None
-        self._wrapper = None
+        self._wrapper: AbstractContextManager[None] | None = None
 
     def __enter__(self) -> _BackgroundCopy:
         if _copy_supported():

@@ -117,17 +117,17 @@ def item_figures_refresh(*, project: Project, version: str | None = None) -> int
         id_of = dict(Item.objects.filter(project=project).values_list("external_id", "id"))
         for judge in judges:
             for external_id, answer in judge_answers(project=project, judge=judge).items():
-                item_id = id_of.get(external_id)
-                if item_id is None or not isinstance(answer, dict):
+                judged_id = id_of.get(external_id)
+                if judged_id is None or not isinstance(answer, dict):
                     continue
-                keys = keys_of.get(item_id)
+                judged_keys = keys_of.get(judged_id)
                 share = None
-                if keys:
+                if judged_keys:
                     key = task_type.answer_key(answer)
-                    share = sum(1 for k in keys if k == key) / len(keys)
+                    share = sum(1 for k in judged_keys if k == key) / len(judged_keys)
                 judged.append(
                     ItemJudgeFigures(
-                        item_id=item_id, judge=judge, project=project, humans_agreeing=share
+                        item_id=judged_id, judge=judge, project=project, humans_agreeing=share
                     )
                 )
     with transaction.atomic():
