@@ -197,6 +197,12 @@ class TaskType:
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
 
+    def external_answer_fields(self, config: Mapping[str, Any]) -> dict[str, serializers.Field]:
+        """The fields an answer collected elsewhere may have, each checked on its own (a source
+        may record only some): the answer serializer's fields by default. Override where the
+        fields depend on the project (the questionnaire: one per configured question)."""
+        return dict(self.answer_serializer().fields)
+
     def external_answer(
         self,
         answer: dict,
