@@ -270,6 +270,8 @@ class ExportReading:
 
     items: list[dict] = field(default_factory=list)
     answers: list[dict] = field(default_factory=list)  # external annotation rows (jsonl format)
+    where: list[str] = field(default_factory=list)  # each answer's task and entry, for errors
+    task: str = ""  # the task being read: "task at index 2 (id 3)"
     cancelled: int = 0
     empty: int = 0  # annotations or predictions with no mapped result
     predictions: int = 0
@@ -295,12 +297,14 @@ def read_export(tasks: Any, config: LabelingConfig) -> ExportReading:
     reading = ExportReading()
     seen: set[str] = set()
     for index, task in enumerate(tasks):
+        task_id = task.get("id") if isinstance(task, dict) else None
+        reading.task = f"task at index {index}" + (
+            f" (id {task_id})" if task_id is not None else ""
+        )
         try:
             _read_task(task, config, reading, seen)
         except _Bad as exc:
-            task_id = task.get("id") if isinstance(task, dict) else None
-            where = f"task at index {index}" + (f" (id {task_id})" if task_id is not None else "")
-            raise PayloadError(exc.message, field=exc.field, location=where) from None
+            raise PayloadError(exc.message, field=exc.field, location=reading.task) from None
     return reading
 
 
@@ -385,6 +389,7 @@ def _read_annotation(
     row.update(_timing(where, entry))
     reading.predictions += where.startswith("predictions")
     reading.answers.append(row)
+    reading.where.append(f"{reading.task}, {where}")
 
 
 def _timing(where: str, entry: dict) -> dict:
@@ -486,7 +491,7 @@ def read_label_studio_tasks(stream: IO[str]) -> Iterator[tuple[str, dict]]:
     "predictions"}`` (a task list written for Label Studio's import is read too). Each task's
     ``data`` becomes an item whose id is the task's id; its keys must be the project's fields.
     The annotations and predictions, and the questions from the labeling config, come with
-    ``manage.py import_label_studio EXPORT --config CONFIG.xml`` (docs/formats.md). Errors name
+    ``manage.py import_label_studio EXPORT --config CONFIG.xml`` (docs/label_studio.md). Errors name
     the task's index in the file and the field."""
     try:
         tasks = safe_json_loads(stream.read())
@@ -525,5 +530,5 @@ def read_label_studio_annotations(
         tasks = safe_json_loads(stream.read())
     except ValueError as exc:
         raise PayloadError(f"not valid JSON: {exc}", field="file", location="the file") from None
-    for row in read_export(tasks, config).answers:
-        yield f"task {row['item']}", row
+    reading = read_export(tasks, config)
+    yield from zip(reading.where, reading.answers, strict=True)

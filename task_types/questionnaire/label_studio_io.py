@@ -117,6 +117,13 @@ def import_label_studio(
     (or the config's problem)."""
     if len(export) > settings.CONCORD_MAX_UPLOAD_BYTES:
         raise ImportFailed("Nothing imported. The export is too large.", code="too_large")
+    if isinstance(export, bytes):
+        try:
+            export = export.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ImportFailed(
+                f"Nothing imported. The export is not UTF-8 text (byte {exc.start}).", field="file"
+            ) from None
     try:
         config = parse_labeling_config(labeling_config)
         tasks = safe_json_loads(export)
@@ -133,9 +140,13 @@ def import_label_studio(
         replaced = _set_config(project, config.questionnaire)
         import_items(project=project, stream=_jsonl(reading.items), fmt="jsonl")
         counts = {"coders": 0}
-        if reading.answers:
+        if reading.answers:  # read again by the annotation import: errors name the task
             counts = import_annotations(
-                project=project, stream=_jsonl(reading.answers), fmt="jsonl", source=source
+                project=project,
+                stream=io.StringIO(export),
+                fmt="label-studio",
+                source=source,
+                options={"mapping": labeling_config},
             )
     return LabelStudioImport(
         items=len(reading.items),

@@ -9,7 +9,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from annotation.task_types import PayloadError, PreparedItem, TaskType, register
+from annotation.task_types import ExtraExport, PayloadError, PreparedItem, TaskType, register
 
 from .label_studio import read_label_studio_annotations, read_label_studio_tasks
 from .serializers import (
@@ -24,6 +24,14 @@ from .serializers import (
 
 MAX_FIELD_LENGTH = 100_000
 HEADLINE_FIELDS = ("prompt", "question", "title", "text", "claim")
+
+
+def _label_studio() -> Any:
+    """The Label Studio export module, imported when an export runs (it uses the studies
+    services, which import the task-type registry this module fills)."""
+    from . import label_studio_io
+
+    return label_studio_io
 
 
 def measured_questions(config: Mapping[str, Any]) -> dict[str, str]:
@@ -72,6 +80,20 @@ class Questionnaire(TaskType):
     export_item_fields = frozenset()  # export_rows reads only the project's questions
     readers = {"label-studio": read_label_studio_tasks}
     annotation_readers = {"label-studio": read_label_studio_annotations}
+    export_formats = {
+        "label-studio": ExtraExport(
+            title="Label Studio JSON",
+            content_type="application/json",
+            extension="json",
+            stream=lambda project: _label_studio().export_label_studio(project=project),
+        ),
+        "label-studio-config": ExtraExport(
+            title="Label Studio labeling config (XML)",
+            content_type="application/xml",
+            extension="xml",
+            stream=lambda project: iter([_label_studio().labeling_config(project=project)]),
+        ),
+    }
 
     # --- import -------------------------------------------------------------------------------
 

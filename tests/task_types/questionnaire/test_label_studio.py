@@ -11,9 +11,11 @@ import krippendorff
 import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from agreement.reports import AnnotatorFilter, ReportOptions, build_report
 from agreement.reports.gather import gather
+from annotation import services as annotation_services
 from annotation import task_types
 from annotation.models import ExternalAnnotation, ExternalCoder, Item
 from projects.models import Project
@@ -27,6 +29,7 @@ from task_types.questionnaire.label_studio_io import (
 )
 from task_types.questionnaire.serializers import project_config
 from tests import factories
+from tests.conftest import client_for
 
 HERE = Path(__file__).parent / "label_studio"
 EXPORT = (HERE / "export.json").read_text()
@@ -236,8 +239,9 @@ def test_a_bad_annotation_time_refuses_the_whole_import_after_the_items(db):
     # The external-annotation import refuses a date before 1990: the items go too.
     project = factories.ProjectFactory(task_type="questionnaire", config={})
     export = _bad(lambda t: t[3]["annotations"][1].update(created_at="1970-01-01T00:00:00Z"))
-    with pytest.raises(ImportFailed, match="annotated_at"):
-        import_label_studio(project=project, export=export, labeling_config=CONFIG)
+    with pytest.raises(ImportFailed) as failed:
+        import_label_studio(project=project, export=export.encode(), labeling_config=CONFIG)
+    assert "task at index 3 (id 4), annotations.1, field 'annotated_at'" in failed.value.message
     assert not Item.objects.filter(project=project).exists()
 
 
@@ -379,3 +383,51 @@ def test_the_annotation_import_form_reads_an_export_with_its_config_as_the_mappi
     with pytest.raises(ImportFailed, match="labeling config") as failed:
         import_annotations(project=project, stream=io.BytesIO(EXPORT.encode()), fmt="label-studio")
     assert failed.value.field == "mapping"
+
+
+def test_the_export_api_and_page_offer_label_studio_files_with_annotators_answers(db):
+    researcher = factories.UserFactory()
+    project = factories.ProjectFactory(task_type="questionnaire", config={})
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    import_label_studio(project=project, export=EXPORT, labeling_config=CONFIG)
+    annotator = factories.UserFactory()
+    membership = factories.MembershipFactory(project=project, user=annotator, role="annotator")
+    assignment = annotation_services.assignment_next(project=project, annotator=annotator)
+    answer = {"accuracy": "Inaccurate", "helpfulness": 1, "preference": 1, "issues": ["Unsafe"]}
+    stored, _ = annotation_services.annotation_submit(
+        assignment=assignment, answer=answer, time_spent_ms=4200
+    )
+    api = client_for(researcher)
+    response = api.get(f"/api/projects/{project.slug}/export/?format=label-studio")
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    assert f'filename="{project.slug}-label-studio.json"' in response["Content-Disposition"]
+    tasks = json.loads(b"".join(response.streaming_content))
+    task = next(t for t in tasks if t["id"] == assignment.item.external_id)
+    human = next(a for a in task["annotations"] if a["concord_coder"] == membership.pseudonym)
+    assert human["lead_time"] == stored.time_spent_ms / 1000  # the server's measure
+    assert {r["from_name"]: r["value"] for r in human["result"]} == {
+        "preference": {"selected": "right"},
+        "accuracy": {"choices": ["Inaccurate"]},
+        "issues": {"choices": ["Unsafe"]},
+        "helpfulness": {"rating": 1},
+    }
+    response = api.get(f"/api/projects/{project.slug}/export/?format=label-studio-config")
+    config_xml = b"".join(response.streaming_content).decode()
+    assert response["Content-Type"] == "application/xml"
+    copy = factories.ProjectFactory(task_type="questionnaire", config={})
+    done = import_label_studio(project=copy, export=json.dumps(tasks), labeling_config=config_xml)
+    assert done.annotations == 12 and done.not_mapped == []
+    refused = api.get(f"/api/projects/{project.slug}/export/?format=xml")
+    assert refused.status_code == 400 and refused.json()["field"] == "format"
+    other = factories.ProjectFactory(task_type="stance")
+    factories.MembershipFactory(project=other, user=researcher, role="researcher")
+    assert api.get(f"/api/projects/{other.slug}/export/?format=label-studio").status_code == 400
+    page = Client()
+    page.force_login(researcher)
+    detail = page.get(f"/p/{project.slug}/")
+    assert f"/p/{project.slug}/export/label-studio/" in detail.content.decode()
+    assert "Download Label Studio JSON" in detail.content.decode()
+    download = page.get(f"/p/{project.slug}/export/label-studio-config/")
+    assert download.status_code == 200
+    assert b"".join(download.streaming_content).decode() == config_xml
+    assert "label-studio" not in page.get(f"/p/{other.slug}/").content.decode()
