@@ -27,6 +27,7 @@ from django.db import transaction
 from annotation.models import Annotation, ExternalAnnotation, Item, readable_isoformat
 from annotation.task_types import PayloadError
 from core.json_safety import loads as safe_json_loads
+from core.wording import counted
 from projects.models import Membership, Project
 from projects.services import project_settings, settings_version_record
 from studies.services.external_annotations import import_annotations
@@ -60,13 +61,15 @@ class LabelStudioImport:
 
     def summary(self) -> str:
         text = (
-            f"Imported {self.items} items, {self.annotations} annotations and "
-            f"{self.predictions} predictions by {self.coders} external coders from Label Studio"
+            f"Imported {counted(self.items, 'item')}, {counted(self.annotations, 'annotation')} "
+            f"and {counted(self.predictions, 'prediction')} by "
+            f"{counted(self.coders, 'external coder')} from Label Studio"
         )
         if self.cancelled:
-            text += f"; left out {self.cancelled} cancelled annotations"
+            text += f"; left out {counted(self.cancelled, 'cancelled annotation')}"
         if self.empty:
-            text += f"; left out {self.empty} annotations with no result that maps to a question"
+            entries = counted(self.empty, "annotation or prediction", "annotations or predictions")
+            text += f"; left out {entries} with no result that maps to a question"
         return text + "."
 
 

@@ -109,7 +109,10 @@ def test_an_export_becomes_items_and_external_coders(imported):
     assert item.payload["response_a"] == "For most adults, yes, with food."
     assert item.payload["system_a"] == "careful"  # provenance, never shown
     assert "e-mail" not in done.summary() and "example.org" not in str(_answers(project))
-    assert "left out 1 cancelled annotations" in done.summary()
+    assert done.summary() == (
+        "Imported 4 items, 11 annotations and 2 predictions by 4 external coders from Label "
+        "Studio; left out 1 cancelled annotation."
+    )
     report = "\n".join(done.not_mapped)
     assert "'accuracy': the choice 'Wrong' is not in the labeling config: left out in 1 " in report
     assert "tasks (4)" in report
