@@ -434,3 +434,29 @@ def test_the_export_api_and_page_offer_label_studio_files_with_annotators_answer
     assert download.status_code == 200
     assert b"".join(download.streaming_content).decode() == config_xml
     assert "label-studio" not in page.get(f"/p/{other.slug}/").content.decode()
+
+
+def test_values_out_of_range_and_empty_annotations_are_left_out_and_reported(db):
+    def change(tasks):
+        first = tasks[0]["annotations"][0]["result"]
+        for result in first:
+            if result["from_name"] == "helpfulness":
+                result["value"] = {"rating": 9}
+            if result["from_name"] == "confidence":
+                result["value"] = {"number": 12.5}
+        tasks[1]["annotations"][0]["result"] = [
+            {"from_name": "spans", "to_name": "prompt", "type": "labels", "value": {"labels": []}}
+        ]
+        tasks[1]["predictions"] = [{"model_version": "", "result": []}]
+
+    project = factories.ProjectFactory(task_type="questionnaire", config={})
+    done = import_label_studio(project=project, export=_bad(change), labeling_config=CONFIG)
+    assert (done.annotations, done.predictions, done.empty) == (10, 2, 2)
+    assert "left out 2 annotations or predictions with no result that maps" in done.summary()
+    report = "\n".join(done.not_mapped)
+    assert "'helpfulness': rating 9 is outside 1..5: left out in 1 tasks (1)" in report
+    assert "'confidence': number 12.5 is not a whole number: left out in 1 tasks (1)" in report
+    answers = _answers(project)
+    assert "helpfulness" not in answers["ls-user-1", "1"]
+    assert answers["ls-user-1", "1"]["accuracy"] == "Accurate"
+    assert ("ls-user-1", "2") not in answers
