@@ -222,7 +222,9 @@ def _result(question: dict, value: Any, to_name: str) -> dict | None:
         selected = {PREFER_FIRST: LEFT, PREFER_SECOND: RIGHT}.get(value)
         if selected is None:
             return None  # Label Studio's Pairwise has no tie
-        out, to_name = {"selected": selected}, ",".join(question["fields"])
+        # to_name: the left object (label-studio-sdk's LabelInterface.validate_region accepts
+        # one of the control's toName objects, not the pair).
+        out, to_name = {"selected": selected}, question["fields"][0]
     return {
         "from_name": question["id"],
         "to_name": to_name,
