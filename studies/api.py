@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from annotation import task_types
 from annotation.models import Item
 from annotation.selectors import project_progress
+from annotation.task_types import all_task_types
 from core.errors import Refusal
 from projects import selectors
 from projects.models import ImportJob, Membership
@@ -29,7 +30,13 @@ from studies.serializers import (
     ItemSerializer,
     ProjectSerializer,
 )
-from studies.services.exports import CODERS, FORMATS, export_download, export_options
+from studies.services.exports import (
+    CODERS,
+    FORMATS,
+    export_download,
+    export_options,
+    extra_formats,
+)
 from studies.services.external_annotations import import_annotations_upload, import_summary
 from studies.services.import_jobs import import_job_create, import_job_view
 from studies.services.imports import DETECT, ImportFailed, available_formats
@@ -220,7 +227,13 @@ class ExportView(APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("format", str, enum=list(FORMATS)),
+            OpenApiParameter(
+                "format",
+                str,
+                enum=[*FORMATS, *sorted({f for t in all_task_types() for f in t.export_formats})],
+                description="jsonl or csv; a task type's own formats (another tool's files, "
+                "such as a Label Studio export) only for projects of that task type.",
+            ),
             OpenApiParameter("coders", str, enum=list(CODERS)),
         ],
         responses={
@@ -239,11 +252,20 @@ class ExportView(APIView):
     def get(self, request, slug):
         fmt = request.query_params.get("format", "jsonl")
         coders = request.query_params.get("coders", "humans")
-        export_options(fmt=fmt, coders=coders)  # Refusal -> JSON 400 naming the field
+        export_options(fmt=fmt, coders=coders, project=self.project)  # Refusal -> JSON 400
         return export_response(self.project, fmt, coders)
 
 
 def export_response(project, fmt: str, coders: str = "humans") -> StreamingHttpResponse:
+    extra = extra_formats(project=project).get(fmt)
+    if extra is not None:  # another tool's file, as the task type writes it
+        response = StreamingHttpResponse(
+            (text.encode() for text in extra.stream(project)), content_type=extra.content_type
+        )
+        response["Content-Disposition"] = (
+            f'attachment; filename="{project.slug}-{fmt}.{extra.extension}"'
+        )
+        return response
     response = StreamingHttpResponse(
         export_download(project=project, fmt=fmt, coders=coders),
         content_type=EXPORT_CONTENT_TYPES[fmt],

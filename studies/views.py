@@ -25,7 +25,7 @@ from projects.permissions import RESEARCH_ROLES, can_create_projects, project_fo
 from studies.api import export_response
 from studies.forms import AnnotationImportForm, ImportForm
 from studies.middleware import large_uploads
-from studies.services.exports import CODERS, FORMATS
+from studies.services.exports import CODERS, FORMATS, extra_formats
 from studies.services.external_annotations import (
     annotation_formats,
     annotation_formats_taking,
@@ -178,6 +178,7 @@ def _project_page(request, project, task_type, form, *, status: int, annotation_
             "mapping_formats": formats_taking(task_type=task_type, option="mapping"),
             "example_files": example_file_names(task_type),
             "export_formats": FORMATS,
+            "extra_export_formats": extra_formats(project=project),
             "export_coders": CODERS,
             "import_jobs": jobs,
             "import_notices": imports["notices"],
@@ -217,7 +218,7 @@ def project_bundle(request, slug):
 @require_GET
 def project_export(request, slug, fmt):
     project = project_for(request.user, slug, RESEARCH_ROLES)
-    if fmt not in FORMATS:
+    if fmt not in FORMATS and fmt not in extra_formats(project=project):
         messages.error(request, f"Unknown export format {fmt!r}.")
         return redirect("project-detail", slug=slug)
     coders = request.GET.get("coders", "humans")

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from core.registry import AlreadyRegistered, NotRegistered, Registry
 
-from .base import PayloadError, PreparedItem, StrictCharField, TaskType, json_cell
+from .base import (
+    ExtraExport,
+    PayloadError,
+    PreparedItem,
+    StrictCharField,
+    TaskType,
+    json_cell,
+)
 
 TaskTypeNotFound = NotRegistered  # the name callers catch
 
@@ -41,6 +48,7 @@ def choices() -> list[tuple[str, str]]:
 
 __all__ = [
     "AlreadyRegistered",
+    "ExtraExport",
     "PayloadError",
     "PreparedItem",
     "StrictCharField",

@@ -42,6 +42,18 @@ class PayloadError(ValueError):
 
 
 @dataclass(frozen=True)
+class ExtraExport:
+    """A task type's own export format (beside the generic JSONL and CSV): a file another tool
+    reads, streamed as text by ``stream(project)``, offered on the project page and by the
+    export API (``?format=<name>``). It carries no end line: the other tool reads the file."""
+
+    title: str  # the page's button: "Download <title>"
+    content_type: str
+    extension: str
+    stream: Callable[[Any], Iterator[str]]
+
+
+@dataclass(frozen=True)
 class PreparedItem:
     """One item derived from one imported record (a record may yield several, e.g. the
     citation-recovery ``full`` setting masks each cited evidence in turn)."""
@@ -82,6 +94,8 @@ class TaskType:
     # ^ answer field -> agreement distance name (``metrics.distances``)
     readers: ClassVar[Mapping[str, Reader]] = {}
     # ^ import formats beside the generic ``jsonl`` and ``csv``: name -> reader
+    export_formats: ClassVar[Mapping[str, ExtraExport]] = {}
+    # ^ the task type's own export formats (another tool's files): name -> ExtraExport
     annotation_readers: ClassVar[Mapping[str, Reader]] = {}
     # ^ formats of annotations collected elsewhere (``studies.services.external_annotations``):
     #   name -> reader of ``(location, {item, coder, answer[, time_spent_ms, annotated_at,
@@ -196,6 +210,12 @@ class TaskType:
         serializer = self.config_serializer(data=data or {})
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
+
+    def external_answer_fields(self, config: Mapping[str, Any]) -> dict[str, serializers.Field]:
+        """The fields an answer collected elsewhere may have, each checked on its own (a source
+        may record only some): the answer serializer's fields by default. Override where the
+        fields depend on the project (the questionnaire: one per configured question)."""
+        return dict(self.answer_serializer().fields)
 
     def external_answer(
         self,

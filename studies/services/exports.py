@@ -60,7 +60,7 @@ import json
 import json.encoder
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import groupby, islice
 from operator import itemgetter
@@ -75,7 +75,7 @@ from django.db.models.functions import Cast
 from annotation import task_types
 from annotation.models import Annotation, ExternalAnnotation, Item, readable_isoformat
 from annotation.review import majority_key
-from annotation.task_types import TaskType
+from annotation.task_types import ExtraExport, TaskType
 from core import liveness
 from core.errors import Refusal
 from core.spreadsheet import FORMULA_START, spreadsheet_safe
@@ -132,11 +132,18 @@ HUMAN_ONLY = (
 )
 
 
-def export_options(*, fmt: str, coders: str) -> None:
-    """Refuse an unknown format or coder choice, naming the field."""
-    if fmt not in FORMATS:
+def extra_formats(*, project: Project) -> Mapping[str, ExtraExport]:
+    """The project's task type's own export formats (another tool's files), by name."""
+    return task_types.get(project.task_type).export_formats
+
+
+def export_options(*, fmt: str, coders: str, project: Project | None = None) -> None:
+    """Refuse an unknown format or coder choice, naming the field (with ``project``, its task
+    type's own formats are known too)."""
+    known = [*FORMATS, *(extra_formats(project=project) if project is not None else ())]
+    if fmt not in known:
         raise Refusal(
-            f"Unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}.", field="format"
+            f"Unknown export format {fmt!r}; choose one of {', '.join(known)}.", field="format"
         )
     if coders not in CODERS:
         raise Refusal(

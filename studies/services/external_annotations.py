@@ -236,7 +236,7 @@ def import_annotations(
         project=project,
         task=task,
         rows=reader(_text(stream), **options),
-        answer_fields=dict(task.answer_serializer().fields),
+        answer_fields=task.external_answer_fields(project.config or {}),
         source=source,
         skip_unknown_items=skip_unknown_items,
     )

@@ -543,6 +543,24 @@ _ANSWER_CHECKS = {
 }
 
 
+class QuestionAnswerField(serializers.Field):
+    """One question's answer on its own (answers collected elsewhere, which may answer only
+    some questions), checked by :func:`clean_answer`; null: left unanswered."""
+
+    def __init__(self, question: dict, **kwargs: Any) -> None:
+        self.question = question
+        super().__init__(allow_null=True, **kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        try:
+            return clean_answer(self.question, data)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
 class QuestionnaireAnswerSerializer(serializers.Serializer):
     """Validates a submitted answer (``{question id: value}``) against the questions of the
     item's project (``context={"item": item}``); each error is keyed by the question id. The

@@ -3,16 +3,19 @@ configured fields of each item (see the package docstring)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from rest_framework import serializers
 
-from annotation.task_types import PayloadError, PreparedItem, TaskType, register
+from annotation.task_types import ExtraExport, PayloadError, PreparedItem, TaskType, register
 
+from .label_studio import read_label_studio_annotations, read_label_studio_tasks
 from .serializers import (
     PREFER_FIRST,
     PREFER_SECOND,
+    QuestionAnswerField,
     QuestionnaireAnswerSerializer,
     QuestionnaireConfigSerializer,
     QuestionnairePayloadSerializer,
@@ -21,6 +24,14 @@ from .serializers import (
 
 MAX_FIELD_LENGTH = 100_000
 HEADLINE_FIELDS = ("prompt", "question", "title", "text", "claim")
+
+
+def _label_studio() -> Any:
+    """The Label Studio export module, imported when an export runs (it uses the studies
+    services, which import the task-type registry this module fills)."""
+    from . import label_studio_io
+
+    return label_studio_io
 
 
 def measured_questions(config: Mapping[str, Any]) -> dict[str, str]:
@@ -67,6 +78,22 @@ class Questionnaire(TaskType):
     measures = {"preference": "ordinal", "helpfulness": "ordinal"}
     agreement_basis = "every question's answer, free text included"
     export_item_fields = frozenset()  # export_rows reads only the project's questions
+    readers = {"label-studio": read_label_studio_tasks}
+    annotation_readers = {"label-studio": read_label_studio_annotations}
+    export_formats = {
+        "label-studio": ExtraExport(
+            title="Label Studio JSON",
+            content_type="application/json",
+            extension="json",
+            stream=lambda project: _label_studio().export_label_studio(project=project),
+        ),
+        "label-studio-config": ExtraExport(
+            title="Label Studio labeling config (XML)",
+            content_type="application/xml",
+            extension="xml",
+            stream=lambda project: iter([_label_studio().labeling_config(project=project)]),
+        ),
+    }
 
     # --- import -------------------------------------------------------------------------------
 
@@ -91,6 +118,14 @@ class Questionnaire(TaskType):
                 kind=payload.get("kind", "regular"),
             )
         ]
+
+    def external_answer_fields(self, config: Mapping[str, Any]) -> dict[str, serializers.Field]:
+        """One field per configured question (an outside source may answer only some)."""
+        try:
+            questions = project_config(config)["questions"]
+        except serializers.ValidationError:
+            return {}
+        return {q["id"]: QuestionAnswerField(q) for q in questions}
 
     # --- annotation ---------------------------------------------------------------------------
 
@@ -207,6 +242,37 @@ class Questionnaire(TaskType):
             ]
 
         return export_rows
+
+    def example_files(self) -> dict[str, str]:
+        """Beside JSON Lines and CSV, the demo item as a Label Studio export's task with one
+        annotation (the item import reads its data; ``import_label_studio`` its answers too)."""
+        payload = self.demo_payload()
+        task = {
+            "id": 1,
+            "data": {k: v for k, v in payload.items() if k != "id"},
+            "annotations": [
+                {
+                    "id": 1,
+                    "completed_by": 1,
+                    "result": [
+                        {
+                            "from_name": "preference",
+                            "to_name": "response_a,response_b",
+                            "type": "pairwise",
+                            "value": {"selected": "left"},
+                        }
+                    ],
+                    "was_cancelled": False,
+                    "lead_time": 12.5,
+                    "created_at": "2024-05-01T12:00:00Z",
+                }
+            ],
+            "predictions": [],
+        }
+        return {
+            **super().example_files(),
+            "label-studio": json.dumps([task], ensure_ascii=False, indent=1) + "\n",
+        }
 
     def demo_payload(self) -> dict:
         return {

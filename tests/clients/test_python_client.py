@@ -223,3 +223,29 @@ def test_verify_accepts_concords_signature_and_refuses_replays_and_tampering():
     replayed = {**headers, "Concord-Timestamp": str(1_000_000 + 3600)}
     with pytest.raises(InvalidSignature, match="does not match"):
         verify(secret="whsec_x", headers=replayed, body=body, now=1_000_000 + 3600)
+
+
+def test_a_label_studio_export_goes_in_through_the_client(transactional_db, live_server):
+    """The two steps of the page by script: the items (the format detected), then the answers
+    with the labeling config as the mapping file."""
+    from pathlib import Path
+
+    from task_types.questionnaire.label_studio import parse_labeling_config
+
+    here = Path(__file__).parents[1] / "task_types" / "questionnaire" / "label_studio"
+    researcher = factories.UserFactory(username=factories.unique("client-researcher"))
+    project = factories.ProjectFactory(
+        task_type="questionnaire",
+        config=parse_labeling_config((here / "config.xml").read_text()).questionnaire,
+    )
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    concord = login(live_server, researcher)
+    job = concord.import_items(project.slug, here / "export.json")
+    assert job["status"] == "done"
+    counts = concord.import_annotations(
+        project.slug, here / "export.json", format="label-studio", mapping=here / "config.xml"
+    )
+    assert (counts["annotations"], counts["coders"]) == (13, 4)
+    with pytest.raises(InvalidRequest) as refused:
+        concord.import_annotations(project.slug, here / "export.json", format="label-studio")
+    assert refused.value.field == "mapping"

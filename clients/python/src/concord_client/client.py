@@ -321,17 +321,18 @@ class Concord:
         format: str = "jsonl",
         source: str = "",
         skip_unknown_items: bool = False,
+        mapping: FileLike | None = None,
     ) -> dict:
-        """Annotations collected elsewhere, as external coders' answers (all or nothing)."""
+        """Annotations collected elsewhere, as external coders' answers (all or nothing).
+        ``mapping``: the file some formats read beside it (``reprohum-ranks``: the column →
+        system mapping; a questionnaire's ``label-studio``: the labeling config XML)."""
         data = {"format": format, "skip_unknown_items": "true" if skip_unknown_items else "false"}
         if source:
             data["source"] = source
-        return self._call(
-            "annotations_import",
-            files={"file": _file(file, "annotations")},
-            data=data,
-            slug=slug,
-        )
+        files = {"file": _file(file, "annotations")}
+        if mapping is not None:
+            files["mapping"] = _file(mapping, "mapping")
+        return self._call("annotations_import", files=files, data=data, slug=slug)
 
     # --- exports ----------------------------------------------------------------------------
 
