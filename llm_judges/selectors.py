@@ -8,7 +8,7 @@ Nothing here returns gold. ``judge_answers`` is the interface for the agreement 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
@@ -283,18 +283,34 @@ def _pace(run: JudgeRun, *, processed: int, total: int) -> dict:
     return {"pace": pace.as_dict(), "pace_text": pace_words(pace)}
 
 
+def _run_counts(run: JudgeRun) -> tuple[int, int, int, int, int, int]:
+    """Answered, unparseable, failed, not run, schema-valid and truncated: counted live while
+    the run runs (``live_*``, annotations of ``runs_for_project``'s queryset, which django-stubs
+    cannot see), the counts copied at its end afterwards."""
+    if run.is_active and hasattr(run, "live_answered"):
+        live: Any = run
+        return (
+            live.live_answered,
+            live.live_unparseable,
+            live.live_failed,
+            live.live_not_run,
+            live.live_schema_valid,
+            live.live_truncated,
+        )
+    return (
+        run.answered_count,
+        run.unparseable_count,
+        run.failed_count,
+        run.not_run_count,
+        run.schema_valid_count,
+        run.truncated_count,
+    )
+
+
 def progress_of(*, run: JudgeRun) -> dict:
     """Progress figures of a run from ``runs_for_project``/``run_for_project`` (live counts
     while it runs, the counts copied at its end afterwards: later runs may claim its results)."""
-    # live_*: annotations of runs_for_project/run_for_project's queryset (django-stubs cannot
-    # see them)
-    live = run.is_active and hasattr(run, "live_answered")
-    answered = run.live_answered if live else run.answered_count  # type: ignore[attr-defined]
-    unparseable = run.live_unparseable if live else run.unparseable_count  # type: ignore[attr-defined]
-    failed = run.live_failed if live else run.failed_count  # type: ignore[attr-defined]
-    not_run = run.live_not_run if live else run.not_run_count  # type: ignore[attr-defined]
-    schema_valid = run.live_schema_valid if live else run.schema_valid_count  # type: ignore[attr-defined]
-    truncated = run.live_truncated if live else run.truncated_count  # type: ignore[attr-defined]
+    answered, unparseable, failed, not_run, schema_valid, truncated = _run_counts(run)
     done = answered + unparseable
     total = run.total
 

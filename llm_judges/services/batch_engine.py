@@ -833,6 +833,22 @@ def _chunks_by_pairs(
         yield group
 
 
+def _paired(batch: _Batch, items: list[Item]) -> tuple[list[list[tuple[str, str]]], list[Item]]:
+    """Each item's text pairs, and the items that have them; an item whose texts cannot be
+    paired is stored as failed with why."""
+    pairs_of = batch.prompt.pairs
+    assert pairs_of is not None  # the judge's kind was checked against the prompt's kinds
+    all_pairs: list[list[tuple[str, str]]] = []
+    usable: list[Item] = []
+    for item in items:
+        try:
+            all_pairs.append(pairs_of(item, batch.run.prompt_version))
+            usable.append(item)
+        except Exception as exc:
+            batch.store([batch.failed(item, f"Cannot pair the item's texts: {exc}")])
+    return all_pairs, usable
+
+
 def _process_scored(
     batch: _Batch,
     items: list[Item],
@@ -845,17 +861,7 @@ def _process_scored(
     """Shared loop of the NLI and embedding judges: pair texts, score pairs in batches, answer.
     ``raw(scores)`` is stored as the reply (a seq2seq model's generated texts); ``to_answer``
     raising ``Unparseable`` stores the item as unparseable with its detail and reply."""
-    version = batch.run.prompt_version
-    pairs_of = batch.prompt.pairs
-    assert pairs_of is not None  # the judge's kind was checked against the prompt's kinds
-    all_pairs: list[list[tuple[str, str]]] = []
-    usable: list[Item] = []
-    for item in items:
-        try:
-            all_pairs.append(pairs_of(item, version))
-            usable.append(item)
-        except Exception as exc:
-            batch.store([batch.failed(item, f"Cannot pair the item's texts: {exc}")])
+    all_pairs, usable = _paired(batch, items)
     settled: set[int] = set()
     try:
         for group in _chunks_by_pairs(usable, all_pairs, 4 * batch.parameters["batch_size"]):
