@@ -104,6 +104,7 @@ def review_item(*, project, item_id: int) -> dict:
             counted.append(key)
         answers.append(
             {
+                "annotation_id": annotation.pk,
                 "annotator": member.pseudonym
                 if member
                 else f"ann-removed-{annotation.annotator_id}",

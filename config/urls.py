@@ -75,6 +75,28 @@ api = [
     path(
         "api/assignments/<int:pk>/submit/", annotation_api.SubmitView.as_view(), name="api-submit"
     ),
+    path("api/assignments/<int:pk>/flag/", annotation_api.FlagView.as_view(), name="api-flag"),
+    path("api/assignments/<int:pk>/skip/", annotation_api.SkipView.as_view(), name="api-skip"),
+    path(
+        "api/projects/<slug:slug>/flags/",
+        annotation_api.ProjectFlagsView.as_view(),
+        name="api-flags",
+    ),
+    path(
+        "api/projects/<slug:slug>/flags/<int:flag_id>/",
+        annotation_api.FlagActionView.as_view(),
+        name="api-flag-action",
+    ),
+    path(
+        "api/projects/<slug:slug>/items/<int:item_id>/comments/",
+        annotation_api.CommentsView.as_view(),
+        name="api-item-comments",
+    ),
+    path(
+        "api/projects/<slug:slug>/send-back/",
+        annotation_api.SendBackView.as_view(),
+        name="api-send-back",
+    ),
 ]
 
 pages = [

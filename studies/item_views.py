@@ -25,6 +25,7 @@ from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
 from projects.permissions import RESEARCH_ROLES, project_for
 from studies.selectors.item_browser import (
+    FLAGGED,
     KINDS,
     PAGE_SIZE,
     SORTS,
@@ -66,6 +67,7 @@ def items_list(request, slug):
         "kinds": KINDS,
         "sorts": SORTS,
         "verdicts": VERDICTS,
+        "flagged": FLAGGED,
         "params": request.GET,
     }
     try:
