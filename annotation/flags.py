@@ -358,6 +358,19 @@ def item_comments(*, item: Item) -> list[dict]:
     ]
 
 
+def item_discussion(*, item: Item) -> dict:
+    """What the item page shows of an item's flags and thread: its flags, its comments,
+    whether it is left out of agreement, and its answers sent back and not yet answered."""
+    return {
+        "flags": item_flags(item=item),
+        "comments": item_comments(item=item),
+        "excluded": ItemExclusion.objects.filter(item=item).exists(),
+        "sent_back": SendBack.objects.filter(
+            assignment__item=item, answered_at__isnull=True
+        ).count(),
+    }
+
+
 def flag_summary(*, project: Project) -> dict:
     """Open flags, skips and excluded items of a project, for its page (one query each)."""
     flags = ItemFlag.objects.filter(project=project).aggregate(
@@ -397,6 +410,7 @@ __all__ = [
     "flag_raise",
     "flag_summary",
     "item_comments",
+    "item_discussion",
     "item_exclude",
     "item_flags",
     "item_reopen",

@@ -100,18 +100,21 @@ def assignment_next(
 
     An answer a reviewer sent back (``annotation.flags.send_back``) comes first of all."""
     now = timezone.now()
+    # Read from the open send-backs (the partial unique index of sendback_one_open: few rows in
+    # all), not from the annotator's assignments, so the cost does not grow with their work.
     returned = (
-        Assignment.objects.select_related("item", "project", "batch")
-        .filter(project=project, annotator=annotator)
-        .filter(
-            Exists(SendBack.objects.filter(assignment=OuterRef("pk"), answered_at__isnull=True))
+        SendBack.objects.filter(
+            answered_at__isnull=True,
+            assignment__project=project,
+            assignment__annotator=annotator,
         )
-        .order_by("sequence")
+        .select_related("assignment__item", "assignment__project", "assignment__batch")
+        .order_by("created_at", "id")
         .first()
     )
     if returned is not None:
-        assignment_reopen(assignment=returned)
-        return returned
+        assignment_reopen(assignment=returned.assignment)
+        return returned.assignment
     open_assignment = (
         Assignment.objects.select_related("item", "project", "batch")
         .filter(
