@@ -54,6 +54,8 @@ class HistoryEntrySerializer(serializers.Serializer):
             return "submitted"
         if assignment.state == "expired":
             return "expired"
+        if assignment.state == "skipped":
+            return "skipped"
         return "saved" if getattr(assignment, "has_draft", False) else "not started"
 
     def get_reference(self, assignment) -> str:

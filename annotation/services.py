@@ -599,6 +599,10 @@ def annotation_submit(
             # stored now is the answer, as for any other retry.
             return current or retried, False
 
+        if locked.state == Assignment.State.SKIPPED:  # its place went to someone else
+            raise WorkflowError(
+                "You skipped this item, so it cannot be answered now.", code="conflict"
+            )
         if locked.state == Assignment.State.EXPIRED:
             _reactivate_expired(locked, item)
 

@@ -130,6 +130,15 @@ def test_skip_is_refused_where_the_project_does_not_allow_it(
     assert Assignment.objects.get(pk=assignment.pk).state == Assignment.State.RESERVED
 
 
+def test_a_skipped_item_cannot_be_answered_so_n_per_item_holds(skipping, annotator, items):
+    assignment = services.assignment_next(project=skipping, annotator=annotator)
+    flags.item_skip(assignment=assignment)
+    with pytest.raises(services.WorkflowError) as refused:
+        services.annotation_submit(assignment=assignment, answer=ANSWER)
+    assert refused.value.code == "conflict"
+    assert Item.objects.get(pk=assignment.item_id).submitted_count == 0
+
+
 def test_a_submitted_item_cannot_be_skipped(skipping, annotator, items):
     assignment = services.assignment_next(project=skipping, annotator=annotator)
     services.annotation_submit(assignment=assignment, answer=ANSWER)

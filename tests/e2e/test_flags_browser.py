@@ -31,6 +31,9 @@ def answer_by_taps(page) -> None:
 
 
 def tall_enough(page, selector: str) -> None:
+    """On the phone (the .tap-target rule of concord.css holds up to 600 px)."""
+    if page.viewport_size["width"] > 600:
+        return
     for box in [e.bounding_box() for e in page.locator(selector).all() if e.is_visible()]:
         assert box and box["height"] >= MIN_TARGET - 0.5, f"{selector} is {box} high"
 
