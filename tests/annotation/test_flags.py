@@ -289,3 +289,16 @@ def test_send_back_checks_its_input_and_the_project(project, annotator, research
         url, {"annotation": original.pk, "note": "n"}, format="json"
     )
     assert annotator_try.status_code == 404
+
+
+def test_the_review_page_marks_an_answer_sent_back(project, annotator, researcher, items):
+    from django.test import Client
+
+    first = services.assignment_next(project=project, annotator=annotator)
+    original, _ = services.annotation_submit(assignment=first, answer=ANSWER)
+    client = Client()
+    client.force_login(researcher)
+    url = f"/p/{project.slug}/review/{first.item_id}/"
+    assert "sent back · waiting" not in client.get(url).content.decode()
+    flags.send_back(project=project, annotation_id=original.pk, reviewer=researcher, note="n")
+    assert "sent back · waiting" in client.get(url).content.decode()
