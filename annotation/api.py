@@ -16,15 +16,27 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import selectors, services, task_types
+from annotation import flags, selectors, services, task_types
 from annotation.crowd_session import batch_ref
 from annotation.serializers import (
+    CommentSerializer,
     DraftSerializer,
+    FlagActionSerializer,
+    FlagSerializer,
     HistoryEntrySerializer,
     NextSerializer,
+    SendBackSerializer,
+    SkipSerializer,
     SubmitSerializer,
 )
-from projects.permissions import ANNOTATE_ROLES, IsProjectAnnotator, has_role
+from projects.permissions import (
+    ANNOTATE_ROLES,
+    RESEARCH_ROLES,
+    REVIEW_ROLES,
+    IsProjectAnnotator,
+    has_role,
+    project_for,
+)
 
 
 class NextItemView(APIView):
@@ -131,3 +143,125 @@ class HistoryView(ListAPIView):
             **super().get_serializer_context(),
             "task_type": task_types.get(self.project.task_type),
         }
+
+
+def _writable_own(request, pk):
+    assignment = selectors.own_assignment(user=request.user, assignment_id=pk)
+    if not has_role(request.user, assignment.project, ANNOTATE_ROLES):
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def _flag_json(flag) -> dict:
+    return {
+        "id": flag.pk,
+        "item": flag.item_id,
+        "reason": flag.reason,
+        "text": flag.text,
+        "skipped": flag.skipped,
+        "state": flag.state,
+        "response": flag.response,
+    }
+
+
+class FlagView(APIView):
+    """Flag the item of the caller's own assignment (a reason from the project's list, and
+    words); with ``skip``, skip it too where the project allows it. The draft is kept."""
+
+    @extend_schema(request=FlagSerializer, responses={201: dict})
+    def post(self, request, pk):
+        assignment = _writable_own(request, pk)
+        body = FlagSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        flag = flags.flag_raise(assignment=assignment, **body.validated_data)
+        return Response(_flag_json(flag), status=status.HTTP_201_CREATED)
+
+
+class SkipView(APIView):
+    """Skip the item of the caller's own (unsubmitted) assignment where the project allows it;
+    a reason is optional. The item goes back to the pool and never comes back to the caller."""
+
+    @extend_schema(request=SkipSerializer, responses={201: dict})
+    def post(self, request, pk):
+        assignment = _writable_own(request, pk)
+        body = SkipSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        flag = flags.item_skip(assignment=assignment, **body.validated_data)
+        return Response(_flag_json(flag), status=status.HTTP_201_CREATED)
+
+
+class ProjectFlagsView(APIView):
+    """The project's flags and skips, newest first (``?state=open`` for the open ones).
+
+    Security: researcher role in the project (404 otherwise)."""
+
+    @extend_schema(responses=dict)
+    def get(self, request, slug):
+        project = project_for(request.user, slug, RESEARCH_ROLES)
+        state = request.query_params.get("state", "")
+        if state not in ("", "open", "resolved"):
+            raise flags.FlagRefused("state must be open or resolved.", field="state")
+        return Response({"results": flags.project_flags(project=project, state=state)})
+
+
+class FlagActionView(APIView):
+    """A researcher's action on a flag of the project: answer, resolve, exclude (the item from
+    agreement), include, reopen_item (a fixed item: those who skipped it may get it again).
+
+    Security: researcher role in the project; the flag must belong to it (404)."""
+
+    @extend_schema(request=FlagActionSerializer, responses=dict)
+    def post(self, request, slug, flag_id):
+        project = project_for(request.user, slug, RESEARCH_ROLES)
+        flag = flags.flag_for(project=project, flag_id=flag_id)
+        body = FlagActionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        flag = flags.flag_act(flag=flag, user=request.user, **body.validated_data)
+        return Response(_flag_json(flag))
+
+
+class CommentsView(APIView):
+    """An item's comment thread among researchers and reviewers.
+
+    Security: researcher or reviewer role in the project; the item must belong to it (404)."""
+
+    @extend_schema(responses=dict)
+    def get(self, request, slug, item_id):
+        project = project_for(request.user, slug, REVIEW_ROLES)
+        item = flags.project_item(project=project, item_id=item_id)
+        return Response({"results": flags.item_comments(item=item)})
+
+    @extend_schema(request=CommentSerializer, responses={201: dict})
+    def post(self, request, slug, item_id):
+        project = project_for(request.user, slug, REVIEW_ROLES)
+        item = flags.project_item(project=project, item_id=item_id)
+        body = CommentSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        comment = flags.comment_add(item=item, author=request.user, **body.validated_data)
+        return Response(
+            {"id": comment.pk, "body": comment.body, "author": request.user.username},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class SendBackView(APIView):
+    """Send an annotator's current answer back to them with a note; it comes first in their
+    queue until they submit it again (a new version; the earlier ones stay).
+
+    Security: researcher or reviewer role in the project; the answer must belong to it (404)."""
+
+    @extend_schema(request=SendBackSerializer, responses={201: dict})
+    def post(self, request, slug):
+        project = project_for(request.user, slug, REVIEW_ROLES)
+        body = SendBackSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        returned = flags.send_back(
+            project=project,
+            annotation_id=body.validated_data["annotation"],
+            reviewer=request.user,
+            note=body.validated_data["note"],
+        )
+        return Response(
+            {"id": returned.pk, "version": returned.version, "note": returned.note},
+            status=status.HTTP_201_CREATED,
+        )

@@ -257,12 +257,15 @@ class Batch(models.Model):
 
 
 class Assignment(models.Model):
-    """One annotator's turn on one item. Unique per (item, annotator): nobody sees an item twice."""
+    """One annotator's turn on one item. Unique per (item, annotator): nobody sees an item twice.
+    A skipped assignment (``annotation.flags.item_skip``) gave its place back and stays, so the
+    item never comes back to that annotator."""
 
     class State(models.TextChoices):
         RESERVED = "reserved", "Reserved"
         SUBMITTED = "submitted", "Submitted"
         EXPIRED = "expired", "Expired"
+        SKIPPED = "skipped", "Skipped"
 
     project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="+")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
@@ -498,3 +501,112 @@ class ExternalAnnotation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.coder} on item {self.item_id}"
+
+
+class ItemFlag(models.Model):
+    """An annotator's report that something is wrong with an item (a reason from the project's
+    ``flag_reasons`` crowd setting, and words), possibly with a skip: ``skipped`` says the
+    annotator gave the item back (the assignment is then ``skipped``). Researchers answer it
+    (``response``), resolve it, or open it again; the item's exclusion from agreement is its own
+    record (``ItemExclusion``)."""
+
+    class State(models.TextChoices):
+        OPEN = "open", "Open"
+        RESOLVED = "resolved", "Resolved"
+
+    project = models.ForeignKey("projects.Project", on_delete=models.CASCADE, related_name="+")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="flags")
+    assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="flags"
+    )
+    raised_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason = models.CharField(max_length=100, blank=True)
+    text = models.TextField(blank=True)
+    skipped = models.BooleanField(default=False)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    response = models.TextField(blank=True, help_text="The researchers' answer to the annotator.")
+    responded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "state", "created_at"], name="itemflag_project_idx"),
+            models.Index(fields=["item", "state"], name="itemflag_item_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"flag {self.pk} on item {self.item_id} ({self.state})"
+
+
+class ItemExclusion(models.Model):
+    """An item researchers left out of agreement (a broken item): the agreement report reads
+    items through ``annotation.selectors.agreement_items``, which drops these. Its own table so
+    that the item row (and its triggers) is not rebuilt for a column."""
+
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="exclusion")
+    excluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"item {self.item_id} excluded from agreement"
+
+
+class ItemComment(models.Model):
+    """One message of an item's thread among researchers and reviewers (never shown to
+    annotators)."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["item", "created_at"], name="itemcomment_item_idx")]
+
+    def __str__(self) -> str:
+        return f"comment {self.pk} on item {self.item_id}"
+
+
+class SendBack(models.Model):
+    """A reviewer sent an annotator's answer back to them with a note: the annotator gets the
+    assignment first in their queue (``annotation.flags.sent_back_first``) until they submit it
+    again; ``answered_version`` is the answer version that settled it. The earlier versions
+    stay (``Annotation`` rows are never overwritten)."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="send_backs")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    note = models.TextField()
+    version = models.PositiveIntegerField(help_text="The answer version that was sent back.")
+    answered_version = models.PositiveIntegerField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment"],
+                condition=Q(answered_at__isnull=True),
+                name="sendback_one_open",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"send-back of assignment {self.assignment_id} v{self.version}"

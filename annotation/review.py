@@ -16,7 +16,7 @@ from django.db import transaction
 from django.http import Http404
 
 from annotation import task_types
-from annotation.models import Adjudication, Annotation, Item
+from annotation.models import Adjudication, Annotation, Item, SendBack
 from annotation.references import item_reference
 from annotation.services import AnswerInvalid
 from projects.models import Membership
@@ -92,6 +92,11 @@ def review_item(*, project, item_id: int) -> dict:
     }
     answers = []
     counted = []
+    waiting = set(
+        SendBack.objects.filter(assignment__item=item, answered_at__isnull=True).values_list(
+            "assignment_id", flat=True
+        )
+    )
     for annotation in Annotation.objects.filter(item=item, is_current=True).order_by(
         "created_at", "id"
     ):
@@ -104,6 +109,8 @@ def review_item(*, project, item_id: int) -> dict:
             counted.append(key)
         answers.append(
             {
+                "annotation_id": annotation.pk,
+                "sent_back": annotation.assignment_id in waiting,
                 "annotator": member.pseudonym
                 if member
                 else f"ann-removed-{annotation.annotator_id}",

@@ -18,6 +18,7 @@ from annotation.models import (
     Item,
     ProjectAnswerCounts,
     ProjectItemCounts,
+    SendBack,
 )
 from annotation.references import item_reference
 from projects.crowd import CrowdSettings, crowd_settings
@@ -52,6 +53,14 @@ def assignment_view(*, assignment: Assignment) -> dict:
     task_type = task_types.get(project.task_type)
     draft = Draft.objects.filter(assignment=assignment).first()
     current = Annotation.objects.filter(assignment=assignment, is_current=True).first()
+    returned = (
+        SendBack.objects.filter(assignment=assignment, answered_at__isnull=True)
+        .values("note", "version", "created_at")
+        .first()
+        if current is not None
+        else None
+    )
+    crowd = crowd_settings(project)
     return {
         "id": assignment.id,
         "sequence": assignment.sequence,
@@ -76,6 +85,15 @@ def assignment_view(*, assignment: Assignment) -> dict:
             "time_spent_ms": current.time_spent_ms,
         },
         "batch": _batch_view(assignment),
+        "sent_back": None
+        if returned is None
+        else {
+            "note": returned["note"],
+            "version": returned["version"],
+            "sent_at": returned["created_at"].isoformat(),
+        },
+        "may_skip": crowd.allow_skip and assignment.batch_id is None,
+        "flag_reasons": list(crowd.flag_reasons),
     }
 
 

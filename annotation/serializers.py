@@ -54,6 +54,8 @@ class HistoryEntrySerializer(serializers.Serializer):
             return "submitted"
         if assignment.state == "expired":
             return "expired"
+        if assignment.state == "skipped":
+            return "skipped"
         return "saved" if getattr(assignment, "has_draft", False) else "not started"
 
     def get_reference(self, assignment) -> str:
@@ -68,3 +70,30 @@ class HistoryEntrySerializer(serializers.Serializer):
         task_type = project_task_type or task_types.get(assignment.project.task_type)
         words = task_type.headline(assignment.item.payload).split()
         return " ".join(words[:8]) + (" …" if len(words) > 8 else "")
+
+
+class FlagSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=100, allow_blank=True, default="")
+    text = serializers.CharField(max_length=2000, allow_blank=True, default="")
+    skip = serializers.BooleanField(default=False)
+
+
+class SkipSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=100, allow_blank=True, default="")
+    text = serializers.CharField(max_length=2000, allow_blank=True, default="")
+
+
+class FlagActionSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(
+        choices=("answer", "resolve", "exclude", "include", "reopen_item")
+    )
+    response = serializers.CharField(max_length=2000, allow_blank=True, default="")
+
+
+class CommentSerializer(serializers.Serializer):
+    body = serializers.CharField(max_length=5000)
+
+
+class SendBackSerializer(serializers.Serializer):
+    annotation = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    note = serializers.CharField(max_length=2000)

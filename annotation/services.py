@@ -34,6 +34,7 @@ from annotation.models import (
     Item,
     ProjectAnswerCounts,
     ProjectItemCounts,
+    SendBack,
 )
 from annotation.selectors import quota_reached
 from core.errors import Refusal, first_error
@@ -95,8 +96,25 @@ def assignment_next(
     members who must qualify get a qualification round first; with batches, a whole batch is
     reserved at once and the next one starts only with ``start_batch`` (after the completion code
     was shown) or, for a crowd-platform session, once per ``batch_ref``; without batches,
-    controls are mixed in at ``control_rate``."""
+    controls are mixed in at ``control_rate``.
+
+    An answer a reviewer sent back (``annotation.flags.send_back``) comes first of all."""
     now = timezone.now()
+    # Read from the open send-backs (the partial unique index of sendback_one_open: few rows in
+    # all), not from the annotator's assignments, so the cost does not grow with their work.
+    returned = (
+        SendBack.objects.filter(
+            answered_at__isnull=True,
+            assignment__project=project,
+            assignment__annotator=annotator,
+        )
+        .select_related("assignment__item", "assignment__project", "assignment__batch")
+        .order_by("created_at", "id")
+        .first()
+    )
+    if returned is not None:
+        assignment_reopen(assignment=returned.assignment)
+        return returned.assignment
     open_assignment = (
         Assignment.objects.select_related("item", "project", "batch")
         .filter(
@@ -572,6 +590,8 @@ def annotation_submit(
         if current is not None and (
             current.submission_id == submission_id or current.answer == clean
         ):
+            if current.submission_id != submission_id:  # the annotator confirmed it unchanged
+                _settle_send_back(locked, current.version, now)
             return current, False
         retried = Annotation.objects.filter(assignment=locked, submission_id=submission_id).first()
         if retried is not None:
@@ -579,6 +599,10 @@ def annotation_submit(
             # stored now is the answer, as for any other retry.
             return current or retried, False
 
+        if locked.state == Assignment.State.SKIPPED:  # its place went to someone else
+            raise WorkflowError(
+                "You skipped this item, so it cannot be answered now.", code="conflict"
+            )
         if locked.state == Assignment.State.EXPIRED:
             _reactivate_expired(locked, item)
 
@@ -589,6 +613,8 @@ def annotation_submit(
         annotation = _store_version(
             locked, clean, version=version, submission_id=submission_id, reported=reported, now=now
         )
+        if version > 1:
+            _settle_send_back(locked, version, now)
         changes: dict[str, Any] = {
             "correct": correct,
             "submitted_revision": max(locked.submitted_revision, revision),
@@ -603,6 +629,14 @@ def annotation_submit(
     assignment.state = Assignment.State.SUBMITTED
     assignment.correct = correct
     return annotation, True
+
+
+def _settle_send_back(locked: Assignment, version: int, now) -> None:
+    """The annotator submitted a sent-back answer again: its send-back is answered by
+    ``version`` (a first answer cannot have one)."""
+    SendBack.objects.filter(assignment=locked, answered_at__isnull=True).update(
+        answered_version=version, answered_at=now
+    )
 
 
 def _store_version(

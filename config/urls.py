@@ -75,6 +75,28 @@ api = [
     path(
         "api/assignments/<int:pk>/submit/", annotation_api.SubmitView.as_view(), name="api-submit"
     ),
+    path("api/assignments/<int:pk>/flag/", annotation_api.FlagView.as_view(), name="api-flag"),
+    path("api/assignments/<int:pk>/skip/", annotation_api.SkipView.as_view(), name="api-skip"),
+    path(
+        "api/projects/<slug:slug>/flags/",
+        annotation_api.ProjectFlagsView.as_view(),
+        name="api-flags",
+    ),
+    path(
+        "api/projects/<slug:slug>/flags/<int:flag_id>/",
+        annotation_api.FlagActionView.as_view(),
+        name="api-flag-action",
+    ),
+    path(
+        "api/projects/<slug:slug>/items/<int:item_id>/comments/",
+        annotation_api.CommentsView.as_view(),
+        name="api-item-comments",
+    ),
+    path(
+        "api/projects/<slug:slug>/send-back/",
+        annotation_api.SendBackView.as_view(),
+        name="api-send-back",
+    ),
 ]
 
 pages = [
@@ -152,6 +174,11 @@ pages = [
         name="project-import-annotations",
     ),
     path("p/<slug:slug>/export/<str:fmt>/", projects_views.project_export, name="project-export"),
+    path(
+        "p/<slug:slug>/export/notes/<str:fmt>/",
+        projects_views.project_export_notes,
+        name="project-export-notes",
+    ),
     path("p/<slug:slug>/items/", item_views.items_list, name="project-items"),
     path("p/<slug:slug>/items/find/", item_views.item_find_view, name="project-item-find"),
     path(
@@ -160,6 +187,21 @@ pages = [
         name="project-items-export",
     ),
     path("p/<slug:slug>/items/<int:item_id>/", item_views.item_view, name="project-item"),
+    path(
+        "p/<slug:slug>/items/<int:item_id>/flags/<int:flag_id>/",
+        item_views.item_flag_action,
+        name="project-item-flag",
+    ),
+    path(
+        "p/<slug:slug>/items/<int:item_id>/exclusion/",
+        item_views.item_exclusion,
+        name="project-item-exclusion",
+    ),
+    path(
+        "p/<slug:slug>/items/<int:item_id>/comments/",
+        item_views.item_comment,
+        name="project-item-comment",
+    ),
     path("p/<slug:slug>/bundle.zip", projects_views.project_bundle, name="project-bundle"),
     path("p/<slug:slug>/annotate/", annotation_views.annotate, name="annotate"),
     path("p/<slug:slug>/preview/", annotation_views.annotate_preview, name="annotate-preview"),

@@ -439,6 +439,7 @@ def review_item(request, slug, item_id):
                 "note": adjudication.note if adjudication else "",
                 "submit_url": reverse("api-adjudication", args=[project.slug, data["item"].pk]),
                 "next_url": reverse("review-next", args=[project.slug]),
+                "send_back_url": reverse("api-send-back", args=[project.slug]),
             },
         },
     )

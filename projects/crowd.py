@@ -33,6 +33,11 @@ Keys (all optional; defaults in brackets):
   and the bonus as well when the worker passed quality control; a worker stopped by quality
   control before finishing a batch earns the screened-out reward (e.g. for the qualification
   round). Amounts have at most two decimals.
+- ``allow_skip`` [false]: annotators may skip an item (with or without a flag); the item goes back
+  to the pool for others and never comes back to them.
+- ``flag_reasons`` [evidence broken, ambiguous, offensive, other]: the reasons an annotator
+  chooses from when they flag an item (1–20, each up to 100 characters); a flag with the reason
+  "other" needs words.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}
 # Where a participant returns a submission ("Return submission") when the study has no
 # screened-out code: returning frees the place and does not count against them.
 PROLIFIC_SUBMISSIONS_URL = "https://app.prolific.com/submissions"
+DEFAULT_FLAG_REASONS = ("evidence broken", "ambiguous", "offensive", "other")
 
 
 class CrowdSettingsSerializer(KnownKeysOnly):
@@ -97,6 +103,21 @@ class CrowdSettingsSerializer(KnownKeysOnly):
     screened_out_reward = serializers.DecimalField(
         max_digits=8, decimal_places=2, min_value=Decimal(0), default=Decimal(0)
     )
+    allow_skip = serializers.BooleanField(
+        default=False, help_text="Annotators may skip an item; it never comes back to them."
+    )
+    flag_reasons = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        min_length=1,
+        max_length=20,
+        default=list(DEFAULT_FLAG_REASONS),
+        help_text="The reasons an annotator chooses from when flagging an item.",
+    )
+
+    def validate_flag_reasons(self, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("Each reason may be listed once.")
+        return value
 
     def validate(self, attrs: dict) -> dict:
         if attrs["controls_per_batch"] and not attrs["batch_size"]:
@@ -144,6 +165,8 @@ class CrowdSettings:
     reward_per_batch: Decimal = Decimal(0)
     bonus_per_batch: Decimal = Decimal(0)
     screened_out_reward: Decimal = Decimal(0)
+    allow_skip: bool = False
+    flag_reasons: tuple[str, ...] = DEFAULT_FLAG_REASONS
 
     @property
     def batches(self) -> bool:
@@ -169,6 +192,7 @@ def parse_crowd_settings(data) -> CrowdSettings:
     serializer.is_valid(raise_exception=True)
     values = dict(serializer.validated_data)
     values.setdefault("batch_minutes", settings.CONCORD_RESERVATION_MINUTES)
+    values["flag_reasons"] = tuple(values.get("flag_reasons") or DEFAULT_FLAG_REASONS)
     known = {f.name for f in fields(CrowdSettings)}
     return CrowdSettings(**{k: v for k, v in values.items() if k in known})
 

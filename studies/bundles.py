@@ -14,7 +14,9 @@
   imported), by coder name, with the coder's and the answer's source, time and timestamp;
 * ``settings_versions`` — every recorded version of the guidelines, config and crowd settings
   (none when they never changed);
-* each of those six as JSON Lines and as Parquet (nested fields JSON-encoded), loadable with
+* ``item_notes`` — flags, skips, answers sent back and researchers' comments, people by
+  pseudonym (:mod:`studies.services.item_notes`; not loaded back by ``bundle_load``);
+* each of those seven as JSON Lines and as Parquet (nested fields JSON-encoded), loadable with
   ``datasets.load_dataset("parquet", data_files=…)``;
 * ``agreement.json`` — the dashboard's report (every annotator but the disqualified);
 * ``README.md`` — a dataset card: what, who, when, licences, how computed, the agreement summary,
@@ -57,6 +59,7 @@ from core.yaml_safety import yaml_dump
 from llm_judges.models import JudgeResult
 from projects.models import Membership, Project, ProjectSettingsVersion
 from studies.bundle_loading import bundle_load
+from studies.services.item_notes import note_rows
 from studies.study_files import study_export
 
 TABLES = (
@@ -66,6 +69,7 @@ TABLES = (
     "judge_results",
     "external_annotations",
     "settings_versions",
+    "item_notes",
 )
 NESTED = {"payload", "prepared", "gold", "answer", "detail", "presentation", "config", "crowd"}
 
@@ -239,6 +243,7 @@ def bundle_write(*, project: Project, out: Path, licence: str = "other") -> list
         "judge_results": _judge_results(project),
         "external_annotations": _external_annotations(project),
         "settings_versions": _settings_versions(project),
+        "item_notes": list(note_rows(project=project)),
     }
     study = {**study_export(project=project), "members": []}
     written = [out / "study.json"]

@@ -14,17 +14,19 @@ import json
 from collections.abc import Iterator
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
-from annotation import task_types
+from annotation import flags, task_types
 from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
 from projects.permissions import RESEARCH_ROLES, project_for
 from studies.selectors.item_browser import (
+    FLAGGED,
     KINDS,
     PAGE_SIZE,
     SORTS,
@@ -66,6 +68,7 @@ def items_list(request, slug):
         "kinds": KINDS,
         "sorts": SORTS,
         "verdicts": VERDICTS,
+        "flagged": FLAGGED,
         "params": request.GET,
     }
     try:
@@ -125,8 +128,63 @@ def item_view(request, slug, item_id):
             "detail": detail,
             "statuses": STATUSES,
             "back_url": back_url,
+            "discussion": flags.item_discussion(item=detail.item),
         },
     )
+
+
+FLAG_DONE = {
+    "answer": "Answer saved.",
+    "resolve": "Flag resolved.",
+    "exclude": "Flag resolved; the item is left out of agreement.",
+    "include": "Flag resolved; the item counts in agreement again.",
+    "reopen_item": "Flag resolved; those who skipped the item may get it again.",
+}
+
+
+@login_required
+@require_POST
+def item_flag_action(request, slug, item_id, flag_id):
+    """A researcher's action on one of the item's flags (answer, resolve, exclude, include,
+    reopen_item); a bad action or text is refused naming the field (400)."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    flag = flags.flag_for(project=project, flag_id=flag_id)
+    if flag.item_id != item_id:
+        raise Http404("No such flag on this item.")
+    action = request.POST.get("action", "")
+    flags.flag_act(
+        flag=flag, user=request.user, action=action, response=request.POST.get("response", "")
+    )
+    messages.success(request, FLAG_DONE[action])
+    return redirect("project-item", slug=project.slug, item_id=item_id)
+
+
+@login_required
+@require_POST
+def item_exclusion(request, slug, item_id):
+    """Leave the item out of agreement (``excluded=1``) or take it back in (``excluded=0``)."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    item = flags.project_item(project=project, item_id=item_id)
+    excluded = request.POST.get("excluded", "")
+    if excluded not in ("0", "1"):
+        raise Refusal("excluded must be 0 or 1.", field="excluded")
+    flags.item_exclude(item=item, user=request.user, excluded=excluded == "1")
+    messages.success(
+        request,
+        "The item is left out of agreement." if excluded == "1" else "The item counts again.",
+    )
+    return redirect("project-item", slug=project.slug, item_id=item_id)
+
+
+@login_required
+@require_POST
+def item_comment(request, slug, item_id):
+    """Add a comment to the item's thread (researchers here; reviewers through the API)."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    item = flags.project_item(project=project, item_id=item_id)
+    flags.comment_add(item=item, author=request.user, body=request.POST.get("body", ""))
+    messages.success(request, "Comment added.")
+    return redirect(f"{reverse('project-item', args=[project.slug, item_id])}#comments-heading")
 
 
 EXPORT_COLUMNS = (

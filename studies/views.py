@@ -11,11 +11,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import task_types
+from annotation.flags import flag_summary
 from annotation.models import Assignment, Item
 from annotation.selectors import project_progress
 from core.errors import Refusal
@@ -34,6 +35,7 @@ from studies.services.external_annotations import (
 )
 from studies.services.import_jobs import import_job_create, import_jobs_recent
 from studies.services.imports import available_formats, formats_taking
+from studies.services.item_notes import NOTE_FORMATS, notes_text
 from studies.study_pages import example_file_names
 
 
@@ -167,6 +169,7 @@ def _project_page(request, project, task_type, form, *, status: int, annotation_
             "project": project,
             "task_type": task_type,
             "progress": project_progress(project=project),
+            "flags": flag_summary(project=project),
             "settings_versions": selectors.settings_versions(project=project),
             "form": form,
             "annotation_form": annotation_form
@@ -226,3 +229,21 @@ def project_export(request, slug, fmt):
         messages.error(request, f"Unknown coders {coders!r}; choose one of {', '.join(CODERS)}.")
         return redirect("project-detail", slug=slug)
     return export_response(project, fmt, coders)
+
+
+@login_required
+@require_GET
+def project_export_notes(request, slug, fmt):
+    """Flags, skips, send-backs and comments as CSV or JSON Lines, streamed
+    (``studies.services.item_notes``).
+
+    Security: researcher role in the project (404 otherwise); people appear by pseudonym."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    if fmt not in NOTE_FORMATS:
+        raise Http404(f"Unknown format {fmt[:20]!r}; use csv or jsonl.")
+    response = StreamingHttpResponse(
+        notes_text(project=project, fmt=fmt),
+        content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson",
+    )
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-item-notes.{fmt}"'
+    return response

@@ -8,6 +8,7 @@ BATCH_FINISHED = "batch.finished"
 IMPORT_FINISHED = "import.finished"
 JUDGE_RUN_FINISHED = "judge_run.finished"
 AGREEMENT_SNAPSHOT_READY = "agreement_snapshot.ready"
+FLAG_RAISED = "flag.raised"
 
 EVENTS: dict[str, str] = {
     ANSWER_SUBMITTED: "An answer was submitted or revised (annotation id, version, item, "
@@ -19,4 +20,6 @@ EVENTS: dict[str, str] = {
     JUDGE_RUN_FINISHED: "A judge run ended: run id, judge, status (done, failed, cancelled), "
     "counts.",
     AGREEMENT_SNAPSHOT_READY: "An agreement report finished computing: snapshot id, answers.",
+    FLAG_RAISED: "An annotator flagged or skipped an item: flag id, item, annotator pseudonym, "
+    "reason, words, whether they skipped it.",
 }

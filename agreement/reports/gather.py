@@ -31,6 +31,7 @@ from django.db.models import Count, Max, TextField, Value
 from django.db.models.functions import Cast
 
 from annotation import task_types
+from annotation.flags import agreement_items
 from annotation.models import Annotation, ExternalAnnotation, Item
 from annotation.selectors import project_counts
 from annotation.task_types import TaskType
@@ -130,9 +131,8 @@ def shared_item_keys(project: Project, other_slug: str) -> set[str]:
 
 def _items(project: Project, options: ReportOptions) -> tuple[dict[str, ItemInfo], dict[int, str]]:
     """The regular items as units (``{external id: ItemInfo}``) and ``{item pk: external id}``."""
-    item_rows = Item.objects.filter(project=project, kind=Item.Kind.REGULAR).order_by(
-        "position", "id"
-    )
+    # Items researchers left out of agreement (a broken item) drop out here, the one place.
+    item_rows = agreement_items(project=project).order_by("position", "id")
     if options.shared_with:
         keep = shared_item_keys(project, options.shared_with)
         item_rows = item_rows.filter(external_id__in=keep) if len(keep) < 5000 else item_rows

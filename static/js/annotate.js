@@ -15,6 +15,9 @@
  *     problem()                                     null, or a message saying what is missing
  *     key(event)                                    optional keyboard handling; true if handled
  *   Modules must render data with textContent only (dataset text is never HTML).
+ * - Flag and skip live here, for every task type: "Flag" opens a form (a reason from the
+ *   project's list, words) that keeps the draft; "Skip" (where the project allows it) gives the
+ *   item back and loads the next. An answer a reviewer sent back comes first, with their note.
  */
 (function () {
   "use strict";
@@ -75,7 +78,7 @@
   // --- state -------------------------------------------------------------------------------
   const state = {
     assignment: null, module: null, revision: 0, saveTimer: null, submitting: false,
-    fastConfirmed: null, lastBatch: null,
+    fastConfirmed: null, lastBatch: null, flagMode: "flag", flagging: false,
   };
   const config = JSON.parse($("task-config").textContent);
 
@@ -193,6 +196,10 @@
     $("position").textContent = where + (data.reference ? ` · ${data.reference}` : "") +
       (data.answer ? ` · submitted (version ${data.answer.version}) – you can revise it` : "");
     announceBatch(b);
+    showSentBack(data.sent_back);
+    closeFlagPanel(false);
+    if ($("flag-toggle")) $("flag-toggle").hidden = false;
+    if ($("skip-toggle")) $("skip-toggle").hidden = !!data.answer || !!b;
     $("task").hidden = false;
     $("done").hidden = true;
     $("stop").hidden = true;
@@ -222,8 +229,82 @@
     }
   }
 
+  function showSentBack(sent) {
+    $("sent-back").hidden = !sent;
+    $("sent-back-note").textContent = sent ? sent.note : "";
+  }
+
+  // --- flag and skip -----------------------------------------------------------------------
+  function openFlagPanel(mode) {
+    const panel = $("flag-panel");
+    if (!panel || !state.assignment) return;
+    state.flagMode = mode;
+    const skip = mode === "skip";
+    $("flag-heading").textContent = skip ? "Skip this item" : "Flag this item";
+    $("flag-intro").textContent = skip
+      ? "The item goes to someone else and will not come back to you. A reason helps the researchers (optional)."
+      : "Tell the researchers what is wrong. Your work on this item is kept.";
+    $("flag-legend").textContent = skip ? "Why? (optional)" : "What is wrong?";
+    $("flag-send").textContent = skip ? "Skip item" : "Send flag";
+    if ($("flag-skip")) $("flag-skip").hidden = skip || !!state.assignment.answer;
+    $("flag-state").textContent = "";
+    panel.hidden = false;
+    $("flag-toggle").setAttribute("aria-expanded", String(!skip));
+    if ($("skip-toggle")) $("skip-toggle").setAttribute("aria-expanded", String(skip));
+    const first = panel.querySelector("input[name=flag-reason]");
+    if (first) first.focus(); else $("flag-text").focus();
+  }
+
+  function closeFlagPanel(refocus) {
+    const panel = $("flag-panel");
+    if (!panel) return;
+    const wasOpen = !panel.hidden;
+    panel.hidden = true;
+    panel.reset();
+    $("flag-toggle").setAttribute("aria-expanded", "false");
+    if ($("skip-toggle")) $("skip-toggle").setAttribute("aria-expanded", "false");
+    if (refocus && wasOpen) $(state.flagMode === "skip" && $("skip-toggle") ? "skip-toggle" : "flag-toggle").focus();
+  }
+
+  async function sendFlag(skip) {
+    const a = state.assignment;
+    if (!a || state.flagging) return;
+    const checked = $("flag-panel").querySelector("input[name=flag-reason]:checked");
+    const body = { reason: checked ? checked.value : "", text: $("flag-text").value };
+    state.flagging = true;
+    try {
+      const r = await api("POST", `/api/assignments/${a.id}/${skip ? "skip" : "flag"}/`, body);
+      if (r.ok) {
+        closeFlagPanel(!skip);
+        if (skip) {
+          store.removeItem(DRAFT + a.id);
+          clearTimeout(state.saveTimer);
+          await loadNext();
+          banner("Item skipped: it will not come back to you.", "ok");
+          refreshHistory();
+        } else {
+          banner("Thank you: the researchers will look at this item. Your work on it is kept.", "ok");
+        }
+      } else {
+        const detail = (r.data && r.data.detail) || `Not sent (${r.status}).`;
+        $("flag-state").textContent = detail;
+        $("flag-state").className = "validation warn";
+        const field = r.data && r.data.field;
+        if (field === "text") $("flag-text").focus();
+      }
+    } catch (e) {
+      $("flag-state").textContent = "You seem to be offline; nothing was sent. Please try again.";
+    } finally {
+      state.flagging = false;
+    }
+  }
+
   function hideTask(position) {
     state.assignment = null;
+    showSentBack(null);
+    closeFlagPanel(false);
+    if ($("flag-toggle")) $("flag-toggle").hidden = true;
+    if ($("skip-toggle")) $("skip-toggle").hidden = true;
     $("task").hidden = true;
     $("submitbar").hidden = true;
     $("position").textContent = position;
@@ -367,6 +448,11 @@
   function onKey(event) {
     if (!state.assignment || !state.module) return;
     const target = event.target;
+    const panel = $("flag-panel");
+    if (panel && target.closest && target.closest("#flag-panel")) {
+      if (event.key === "Escape") { event.preventDefault(); closeFlagPanel(true); }
+      return; // the form's own keys (Enter sends it)
+    }
     const tag = (target.tagName || "").toLowerCase();
     const typing = tag === "textarea" || tag === "select" || target.isContentEditable ||
       (tag === "input" && !["range", "checkbox", "radio"].includes(target.type));
@@ -423,6 +509,11 @@
       });
       document.addEventListener("keydown", onKey);
       if (cfg.preview) { previewItem(); return; }
+      $("flag-toggle").addEventListener("click", () => ($("flag-panel").hidden || state.flagMode !== "flag" ? openFlagPanel("flag") : closeFlagPanel(true)));
+      if ($("skip-toggle")) $("skip-toggle").addEventListener("click", () => ($("flag-panel").hidden || state.flagMode !== "skip" ? openFlagPanel("skip") : closeFlagPanel(true)));
+      $("flag-panel").addEventListener("submit", (event) => { event.preventDefault(); sendFlag(state.flagMode === "skip"); });
+      if ($("flag-skip")) $("flag-skip").addEventListener("click", () => sendFlag(true));
+      $("flag-cancel").addEventListener("click", () => closeFlagPanel(true));
       window.addEventListener("beforeunload", () => { if (state.assignment) saveDraft(state.assignment.id); });
       const pending = await flushOutbox().catch(() => 1);
       if (pending) banner("Some answers are still waiting to be sent; they will be retried.", "warn");

@@ -59,6 +59,45 @@
     showValidation();
   }
 
+  // Send an annotator's answer back to them with a note (it comes first in their queue).
+  function setUpSendBack() {
+    const form = $("send-back-form");
+    let chosen = null;
+    document.querySelectorAll(".send-back-open").forEach((button) => {
+      button.addEventListener("click", () => {
+        chosen = button;
+        form.hidden = false;
+        $("send-back-heading").textContent = `Send the answer of ${button.dataset.annotator} back`;
+        $("send-back-note").focus();
+      });
+    });
+    $("send-back-cancel").addEventListener("click", () => {
+      form.hidden = true;
+      if (chosen) chosen.focus();
+    });
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      if (!chosen) return;
+      const response = await fetch(data.send_back_url, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+        body: JSON.stringify({ annotation: Number(chosen.dataset.annotation), note: $("send-back-note").value }),
+      });
+      let body = null;
+      try { body = await response.json(); } catch (e) { body = null; }
+      if (response.ok) {
+        form.hidden = true;
+        $("send-back-note").value = "";
+        chosen.disabled = true;
+        chosen.textContent = "Sent back";
+        say(`Sent back to ${chosen.dataset.annotator}: it is first in their queue, with your note.`, "ok");
+      } else {
+        say((body && body.detail) || `Not sent back (${response.status}).`, "error");
+      }
+    });
+  }
+
   window.ConcordReview = {
     start() {
       data = JSON.parse($("review-data").textContent);
@@ -74,6 +113,7 @@
         });
       });
       $("submit").addEventListener("click", record);
+      setUpSendBack();
       $("guidelines-toggle").addEventListener("click", (event) => {
         const panel = $("guidelines");
         panel.hidden = !panel.hidden;

@@ -25,11 +25,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F, FilteredRelation, Q, QuerySet, TextField
-from django.db.models.functions import Cast
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    FilteredRelation,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    TextField,
+)
+from django.db.models.functions import Cast, Coalesce
 
 from annotation import task_types
-from annotation.models import Annotation, ExternalAnnotation, Item
+from annotation.models import Annotation, ExternalAnnotation, Item, ItemExclusion, ItemFlag
 from annotation.references import ALPHABET, LENGTH, item_reference
 from annotation.selectors import project_counts
 from core.errors import Refusal
@@ -39,6 +49,11 @@ from projects.models import Membership, Project
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 STATUSES = {"open": "Open", "in_progress": "In progress", "complete": "Complete"}
+FLAGGED = {
+    "open": "with an open flag",
+    "any": "flagged or skipped",
+    "excluded": "left out of agreement",
+}
 VERDICTS = {
     "agrees": "agrees with the humans' majority",
     "disagrees": "disagrees with the humans' majority",
@@ -96,6 +111,7 @@ class ItemFilter:
     gold_max: float | None = None
     judge: str = ""
     verdict: str = ""
+    flagged: str = ""
     sort: str = "position"
     descending: bool = False
 
@@ -168,6 +184,7 @@ def item_filter_from_query(params: Mapping[str, str]) -> ItemFilter:
         gold_max=_number(params, "gold_max", float, 0, 1),
         judge=text["judge"],
         verdict=verdict,
+        flagged=_choice(params, "flagged", FLAGGED),
         sort=sort,
         descending=descending == "1",
     )
@@ -203,6 +220,23 @@ def items_with_reference(*, project: Project, reference: str) -> list[int]:
     return found
 
 
+_FLAGGED_CONDITIONS = {
+    "open": lambda: Exists(ItemFlag.objects.filter(item=OuterRef("pk"), state="open")),
+    "any": lambda: Exists(ItemFlag.objects.filter(item=OuterRef("pk"))),
+    "excluded": lambda: Q(exclusion__isnull=False),
+}
+
+
+def _by_kind_group_flags(items: QuerySet[Item], f: ItemFilter) -> QuerySet[Item]:
+    if f.kind:
+        items = items.filter(kind=f.kind)
+    if f.group:
+        items = items.filter(group=f.group)
+    if f.flagged:
+        items = items.filter(_FLAGGED_CONDITIONS[f.flagged]())
+    return items
+
+
 def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) -> QuerySet[Item]:
     items = Item.objects.filter(project=project)
     if judge is not None:
@@ -227,10 +261,7 @@ def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) ->
         )
     elif f.status == "open":
         items = items.filter(assigned_count=0, submitted_count=0)
-    if f.kind:
-        items = items.filter(kind=f.kind)
-    if f.group:
-        items = items.filter(group=f.group)
+    items = _by_kind_group_flags(items, f)
     ranges = (
         ("submitted_count", f.answers_min, f.answers_max),
         ("browser_figures__agreement", f.agreement_min, f.agreement_max),
@@ -268,6 +299,8 @@ class ItemRow:
     gold_score: float | None
     judge_agreement: float | None  # share of counted humans with the judge's answer
     judge_verdict: str  # a key of VERDICTS, or "" (no judge chosen, or no human answer)
+    open_flags: int = 0
+    excluded: bool = False
     sort_value: Any = field(repr=False, default=None)
 
 
@@ -371,6 +404,19 @@ def _rows(
         fields.append(key)
     needed = project.annotators_per_item
     rows = []
+    items = items.annotate(
+        open_flags=Coalesce(
+            Subquery(
+                ItemFlag.objects.filter(item=OuterRef("pk"), state="open")
+                .values("item")
+                .annotate(n=Count("id"))
+                .values("n")
+            ),
+            0,
+        ),
+        excluded=Exists(ItemExclusion.objects.filter(item=OuterRef("pk"))),
+    )
+    fields += ["open_flags", "excluded"]
     for r in items.order_by(*_order(sort, descending)).values(*fields)[:limit]:
         share = r.get("judge_figures__humans_agreeing")
         rows.append(
@@ -389,6 +435,8 @@ def _rows(
                 judge_verdict=_verdict(share, r.get("judge_figures__id") is not None)
                 if judge is not None
                 else "",
+                open_flags=r["open_flags"],
+                excluded=r["excluded"],
                 sort_value=r[key],
             )
         )
@@ -665,6 +713,7 @@ def readable(value: Any, *, depth: int = 0) -> dict:
 
 __all__ = [
     "FILTER_FIELDS",
+    "FLAGGED",
     "KINDS",
     "SORTS",
     "STATUSES",
