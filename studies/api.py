@@ -140,6 +140,7 @@ class ImportView(APIView):
             fmt=fmt,
             update=body.validated_data["update"],
             mapping_file=body.validated_data.get("mapping"),
+            by=request.user,
         )
         job.refresh_from_db()
         return _job_response(job)
@@ -167,6 +168,7 @@ class AnnotationImportView(APIView):
             source=body.validated_data["source"],
             skip_unknown_items=body.validated_data["skip_unknown_items"],
             mapping_file=body.validated_data.get("mapping"),
+            by=request.user,
         )
         return Response({**counts, "summary": import_summary(counts=counts)}, status=201)
 
@@ -240,12 +242,14 @@ class ExportView(APIView):
         fmt = request.query_params.get("format", "jsonl")
         coders = request.query_params.get("coders", "humans")
         export_options(fmt=fmt, coders=coders)  # Refusal -> JSON 400 naming the field
-        return export_response(self.project, fmt, coders)
+        return export_response(self.project, fmt, coders, by=request.user, via="API")
 
 
-def export_response(project, fmt: str, coders: str = "humans") -> StreamingHttpResponse:
+def export_response(
+    project, fmt: str, coders: str = "humans", *, by=None, via: str = "download"
+) -> StreamingHttpResponse:
     response = StreamingHttpResponse(
-        export_download(project=project, fmt=fmt, coders=coders),
+        export_download(project=project, fmt=fmt, coders=coders, by=by, via=via),
         content_type=EXPORT_CONTENT_TYPES[fmt],
     )
     name = "annotations" if coders == "humans" else f"annotations-{coders}"

@@ -29,6 +29,7 @@ from llm_judges.services.configuration import _prompt_for, judge_connection
 from llm_judges.services.errors import JudgeError
 from llm_judges.services.prompt_templates import template_for
 from llm_judges.services.safe_text import db_safe_text
+from projects.audit import AuditKind, audit_record
 from webhooks import events as webhook_events
 from webhooks.services import event_emit
 
@@ -216,6 +217,16 @@ def judge_run_start(
             started_by=started_by,
         )
         pending = _adopt_existing_results(run, selection)
+        audit_record(
+            project=project,
+            actor=started_by,
+            kind=AuditKind.JUDGE_RUN_STARTED,
+            summary=f"Started run {run.pk} of the judge {judge.name} over {run.total} "
+            f"item{'' if run.total == 1 else 's'}"
+            + (f" ({presentation})" if presentation else "")
+            + ".",
+            changes={"run": run.pk, "judge": judge.name, "prompt_version": run.prompt_version},
+        )
         if not pending:
             _refresh_counts(run.pk)
         elif enqueue:
@@ -495,14 +506,23 @@ def _enqueue(run_id: int, item_ids: list[int], size: int, processes: int = 1) ->
         _fail_run(run_id, f"Could not enqueue the run's tasks: {exc}")
 
 
-def judge_run_cancel(*, run: JudgeRun) -> bool:
-    """Stop a pending or running run. Queued tasks exit without calling the judge; running ones
-    stop within about a second. Returns False when the run had already ended (or turns out to
-    be done: every item has its outcome)."""
+def judge_run_cancel(*, run: JudgeRun, by: AbstractBaseUser | None = None) -> bool:
+    """Stop a pending or running run (``by``: who, for the project's audit log). Queued tasks
+    exit without calling the judge; running ones stop within about a second. Returns False when
+    the run had already ended (or turns out to be done: every item has its outcome)."""
     _refresh_counts(run.pk)
-    stopped = JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE).update(
-        status=Status.CANCELLED, finished_at=timezone.now()
-    )
+    with transaction.atomic():
+        stopped = JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE).update(
+            status=Status.CANCELLED, finished_at=timezone.now()
+        )
+        if stopped:
+            audit_record(
+                project=run.project,
+                actor=by,
+                kind=AuditKind.JUDGE_RUN_CANCELLED,
+                summary=f"Cancelled run {run.pk} of the judge {run.judge.name}.",
+                changes={"run": run.pk, "judge": run.judge.name},
+            )
     _refresh_counts(run.pk)
     run.refresh_from_db()
     if stopped:
