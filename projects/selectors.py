@@ -188,10 +188,11 @@ def audit_entries(
     project: Project,
     audit_filter: AuditFilter,
     before: int | None = None,
-    size: int = AUDIT_PAGE,
+    size: int | None = None,
 ) -> AuditPage:
-    """One page of ``project``'s log, newest first, ``size`` entries with their actors (two
-    queries at most, whatever the number of entries)."""
+    """One page of ``project``'s log, newest first, ``size`` entries (``AUDIT_PAGE`` by
+    default) with their actors, in one query whatever the number of entries."""
+    size = size or AUDIT_PAGE
     rows = AuditEntry.objects.filter(project=project).select_related("actor")
     if audit_filter.kind:
         rows = rows.filter(kind=audit_filter.kind)

@@ -8,6 +8,7 @@ the parameter. The page reads a constant number of queries whatever the number o
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
@@ -32,6 +33,16 @@ from projects.selectors import (
 )
 
 LABELS = dict(AuditKind.choices)
+
+
+CHANGES_SHOWN = 4000  # characters of an entry's changes on the page (the API gives them all)
+
+
+def _changes_text(changes: dict) -> str:
+    if not changes:
+        return ""
+    text = json.dumps(changes, indent=1, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= CHANGES_SHOWN else text[:CHANGES_SHOWN] + "\n…"
 
 
 @login_required
@@ -68,7 +79,10 @@ def project_audit(request, slug):
         {
             **context,
             "page": page,
-            "rows": [(entry, LABELS.get(entry.kind, entry.kind)) for entry in page.entries],
+            "rows": [
+                (entry, LABELS.get(entry.kind, entry.kind), _changes_text(entry.changes))
+                for entry in page.entries
+            ],
             "filtered": audit_filter != AuditFilter(),
             "paged": "before" in request.GET,
             "first_query": urlencode(audit_filter.query()),
