@@ -217,16 +217,7 @@ def judge_run_start(
             started_by=started_by,
         )
         pending = _adopt_existing_results(run, selection)
-        audit_record(
-            project=project,
-            actor=started_by,
-            kind=AuditKind.JUDGE_RUN_STARTED,
-            summary=f"Started run {run.pk} of the judge {judge.name} over {run.total} "
-            f"item{'' if run.total == 1 else 's'}"
-            + (f" ({presentation})" if presentation else "")
-            + ".",
-            changes={"run": run.pk, "judge": judge.name, "prompt_version": run.prompt_version},
-        )
+        _audit_started(run, started_by)
         if not pending:
             _refresh_counts(run.pk)
         elif enqueue:
@@ -240,6 +231,18 @@ def judge_run_start(
     run.refresh_from_db()
     run.pending_item_ids = pending  # for callers that process the batches themselves
     return run
+
+
+def _audit_started(run: JudgeRun, started_by: AbstractBaseUser | None) -> None:
+    items = f"{run.total} item{'' if run.total == 1 else 's'}"
+    presentation = f" ({run.presentation})" if run.presentation else ""
+    audit_record(
+        project=run.project,
+        actor=started_by,
+        kind=AuditKind.JUDGE_RUN_STARTED,
+        summary=f"Started run {run.pk} of the judge {run.judge.name} over {items}{presentation}.",
+        changes={"run": run.pk, "judge": run.judge.name, "prompt_version": run.prompt_version},
+    )
 
 
 def _check_presentation_and_prompt(judge: Judge, project: Project, prompt, presentation: str):

@@ -99,6 +99,7 @@ def test_a_bundle_loads_into_an_instance_without_the_project_with_equal_figures(
                 "judge_results",
                 "external_annotations",
                 "settings_versions",
+                "audit",
             )
             for ext in ("jsonl", "parquet")
         ]
