@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 
 from core.errors import Refusal
 from projects.audit import AuditKind
+from projects.members import CROWD_USERNAME_PREFIXES
 from projects.models import AuditEntry, Membership, Project, ProjectSettingsVersion
 
 if TYPE_CHECKING:
@@ -167,6 +168,8 @@ def audit_filter_from_query(*, params: Mapping[str, Any]) -> AuditFilter:
     if kind and kind not in AuditKind.values:
         raise Refusal(f"kind: choose one of {', '.join(AuditKind.values)}.", field="kind")
     actor = str(params.get("actor") or "").strip()[:150]
+    if "\x00" in actor:  # PostgreSQL cannot compare text with a NUL
+        raise Refusal("actor: contains a NUL character.", field="actor")
     since, until = _day(params, "since"), _day(params, "until")
     if since and until and since > until:
         raise Refusal("since: the first day comes after the last (until).", field="since")
@@ -216,10 +219,15 @@ def _midnight(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
+AUDIT_ACTORS_LISTED = 200
+
+
 def audit_actors(*, project: Project) -> list[str]:
-    """The usernames that appear in ``project``'s log, sorted (the page's person filter)."""
-    return sorted(
-        AuditEntry.objects.filter(project=project, actor__isnull=False)
-        .values_list("actor__username", flat=True)
-        .distinct()
-    )
+    """The usernames that appear in ``project``'s log, sorted, for the page's person filter:
+    crowd workers' accounts (one per platform session, possibly thousands) are left out of the
+    list, and at most ``AUDIT_ACTORS_LISTED`` are given (``?actor=`` still takes any name)."""
+    rows = AuditEntry.objects.filter(project=project, actor__isnull=False)
+    for prefix in CROWD_USERNAME_PREFIXES:
+        rows = rows.exclude(actor__username__startswith=prefix)
+    names = rows.values_list("actor__username", flat=True).distinct().order_by("actor__username")
+    return list(names[:AUDIT_ACTORS_LISTED])

@@ -97,6 +97,7 @@ def test_the_filters_narrow_by_kind_person_and_days(project, researcher, log):
         ({"until": "2026-02-30"}, "until"),
         ({"since": "2026-03-02", "until": "2026-03-01"}, "since"),
         ({"before": "12abc"}, "before"),
+        ({"actor": "a\x00b"}, "actor"),
     ],
 )
 def test_a_bad_filter_is_a_400_naming_the_parameter(project, researcher, params, field):
@@ -151,3 +152,16 @@ def test_the_page_and_the_api_read_the_same_number_of_queries_for_3_or_50_entrie
         queries(f"/api/projects/{project.slug}/audit/", api),
     )
     assert few == many
+
+
+def test_crowd_workers_are_left_out_of_the_person_list_but_can_be_asked_for(project, researcher):
+    worker = factories.UserFactory(username=factories.unique("prolific-worker"))
+    record(project, worker, AuditKind.CROWD_SESSION_OPENED, "A Prolific worker opened a session.")
+    record(project, researcher)
+    html = logged_in(researcher).get(f"/p/{project.slug}/audit/").content.decode()
+    assert f'<option value="{researcher.username}"' in html
+    assert f'<option value="{worker.username}"' not in html
+    api = client_for(researcher).get(
+        f"/api/projects/{project.slug}/audit/", {"actor": worker.username}
+    )
+    assert [e["kind"] for e in api.json()["results"]] == ["crowd_session_opened"]
