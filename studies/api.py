@@ -140,7 +140,6 @@ class ImportView(APIView):
             fmt=fmt,
             update=body.validated_data["update"],
             mapping_file=body.validated_data.get("mapping"),
-            by=request.user,
         )
         job.refresh_from_db()
         return _job_response(job)
