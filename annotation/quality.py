@@ -17,16 +17,22 @@ Rules (settings in ``projects.crowd``):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db import transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Batch, Item
 from core.errors import Refusal
+from projects.audit import AuditKind, audit_record
 from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership
 from webhooks import events as webhook_events
 from webhooks.services import event_emit
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 Qualification = Membership.Qualification
 Reason = Membership.QualificationReason
@@ -240,11 +246,15 @@ def _set_state(membership: Membership, state: str, reason: str, *, by_researcher
 DECISIONS = ("qualify", "disqualify", "automatic")
 
 
-def qualification_decide(*, membership: Membership, decision: str) -> Membership:
+def qualification_decide(
+    *, membership: Membership, decision: str, by: User | None = None
+) -> Membership:
     """A researcher qualifies or disqualifies a member by hand (final until changed), or hands
-    them back to the automatic rules, which then apply at once."""
+    them back to the automatic rules, which then apply at once. ``by``: who, for the project's
+    audit log."""
     if decision not in DECISIONS:
         raise ValueError(f"Unknown decision {decision!r}; choose one of {', '.join(DECISIONS)}.")
+    before = membership.qualification
     with transaction.atomic():
         if decision == "qualify":
             _set_state(membership, Qualification.QUALIFIED, Reason.RESEARCHER, by_researcher=True)
@@ -264,14 +274,44 @@ def qualification_decide(*, membership: Membership, decision: str) -> Membership
                 check_control_accuracy(
                     project_id=membership.project_id, membership=membership, crowd=crowd
                 )
+        audit_record(
+            project=membership.project,
+            actor=by,
+            kind=AuditKind.QUALIFICATION_DECIDED,
+            summary=f"Decided {decision} for {membership.user.username} "
+            f"({before} → {membership.qualification}).",
+            changes={
+                "username": membership.user.username,
+                "pseudonym": membership.pseudonym,
+                "decision": decision,
+                "qualification": {"before": before, "after": membership.qualification},
+            },
+        )
     return membership
 
 
-def feedback_set(*, membership: Membership, feedback: str) -> Membership:
+def feedback_set(*, membership: Membership, feedback: str, by: User | None = None) -> Membership:
     """Feedback the annotator sees on their page (empty to remove it). Text with a NUL (which
-    PostgreSQL cannot store) is refused."""
+    PostgreSQL cannot store) is refused. ``by``: who, for the project's audit log (nothing is
+    logged when the feedback is the same)."""
     if "\x00" in feedback:
         raise Refusal("feedback: contains a NUL character.", field="feedback")
+    before = Membership.objects.filter(pk=membership.pk).values_list("feedback", flat=True).first()
     membership.feedback = feedback.strip()
-    Membership.objects.filter(pk=membership.pk).update(feedback=membership.feedback)
+    if before == membership.feedback:
+        return membership
+    with transaction.atomic():
+        Membership.objects.filter(pk=membership.pk).update(feedback=membership.feedback)
+        audit_record(
+            project=membership.project,
+            actor=by,
+            kind=AuditKind.FEEDBACK_SET,
+            summary=f"{'Changed' if membership.feedback else 'Removed'} the feedback to "
+            f"{membership.user.username}.",
+            changes={
+                "username": membership.user.username,
+                "pseudonym": membership.pseudonym,
+                "feedback": {"before": before or "", "after": membership.feedback},
+            },
+        )
     return membership

@@ -9,7 +9,7 @@ from projects import api as members_api
 from projects import views as members_views
 from projects.auth import LoginView, LogoutAllView, LogoutView, PasswordResetView, TokenView
 from studies import api as projects_api
-from studies import item_views, study_pages
+from studies import audit_pages, item_views, study_pages
 from studies import views as projects_views
 
 api = [
@@ -62,6 +62,7 @@ api = [
         name="api-invitation",
     ),
     path("api/projects/<slug:slug>/export/", projects_api.ExportView.as_view(), name="api-export"),
+    path("api/projects/<slug:slug>/audit/", audit_pages.AuditListView.as_view(), name="api-audit"),
     path("api/projects/<slug:slug>/next/", annotation_api.NextItemView.as_view(), name="api-next"),
     path(
         "api/projects/<slug:slug>/history/",
@@ -143,6 +144,7 @@ pages = [
         name="study-download",
     ),
     path("p/<slug:slug>/members/", members_views.project_members, name="project-members"),
+    path("p/<slug:slug>/audit/", audit_pages.project_audit, name="project-audit"),
     path(
         "p/<slug:slug>/members/<int:membership_id>/role/",
         members_views.member_role,

@@ -52,6 +52,7 @@ from django.utils import timezone
 from annotation.models import Assignment, Batch
 from core.errors import Refusal
 from crowd.models import CrowdEntry
+from projects.audit import AuditKind, audit_record
 from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
 
@@ -271,6 +272,14 @@ def worker_enter(
                 study_id=study_id,
                 session_id=session_id,
                 hit_id=hit_id,
+            )
+            audit_record(
+                project=project,
+                actor=user,
+                kind=AuditKind.CROWD_SESSION_OPENED,
+                summary=f"{entry.get_platform_display()} worker {worker_id} opened a session "
+                f"(study {study_id}).",
+                changes={"platform": platform, "study_id": study_id, "worker_id": worker_id},
             )
     except IntegrityError:  # another account took the session id meanwhile
         entry = sessions.first()

@@ -232,11 +232,13 @@ def quality_page(request, slug):
         action = request.POST.get("action")
         if action == "feedback":
             # A Refusal (feedback too long) is a 400 as text (core.middleware.RefusalMiddleware).
-            quality.feedback_set(membership=membership, feedback=request.POST.get("feedback", ""))
+            quality.feedback_set(
+                membership=membership, feedback=request.POST.get("feedback", ""), by=request.user
+            )
             messages.success(request, f"Feedback for {membership.user.username} saved.")
         elif action in quality.DECISIONS:
             membership.project = project
-            quality.qualification_decide(membership=membership, decision=action)
+            quality.qualification_decide(membership=membership, decision=action, by=request.user)
             messages.success(
                 request,
                 f"{membership.user.username} is now {membership.get_qualification_display().lower()}.",

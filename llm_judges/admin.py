@@ -361,7 +361,7 @@ class JudgeRunAdmin(ProjectScopedAdmin, admin.ModelAdmin):
 
     @admin.action(description="Cancel the selected runs")
     def cancel_runs(self, request, queryset):
-        cancelled = sum(services.judge_run_cancel(run=run) for run in queryset)
+        cancelled = sum(services.judge_run_cancel(run=run, by=request.user) for run in queryset)
         self.message_user(request, f"Cancelled {cancelled} run(s).", messages.SUCCESS)
 
 

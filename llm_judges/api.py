@@ -139,7 +139,7 @@ class RunCancelView(APIView):
         run = selectors.run_for_project(project=self.project, run_id=run_id)
         if run is None:
             raise Refusal("No such run.", code="not_found")
-        cancelled = services.judge_run_cancel(run=run)
+        cancelled = services.judge_run_cancel(run=run, by=request.user)
         run = selectors.run_for_project(project=self.project, run_id=run_id)
         return Response({"cancelled": cancelled, **selectors.progress_of(run=run)})
 

@@ -72,7 +72,7 @@ def project_judges(request, slug):
             run = selectors.run_for_project(project=project, run_id=_int(request.POST.get("run")))
             if run is None:
                 raise Http404("No such run.")
-            if services.judge_run_cancel(run=run):
+            if services.judge_run_cancel(run=run, by=request.user):
                 messages.success(request, f"Run {run.pk} cancelled.")
             return redirect("project-judges", slug=slug)
         elif action in _JudgeSetup.ACTIONS:
@@ -136,7 +136,9 @@ class _JudgeSetup:
                 )
                 if not form.is_valid():
                     return False
-                judge = services.judge_create(project=self.project, **form.cleaned_data)
+                judge = services.judge_create(
+                    project=self.project, **form.cleaned_data, by=self.request.user
+                )
             elif action == "copy":
                 self.copy_form = form = JudgeCopyForm(
                     post, sources=self.sources, endpoints=self.endpoints, prefix="copy"
@@ -145,17 +147,22 @@ class _JudgeSetup:
                     return False
                 data = form.cleaned_data
                 judge = services.judge_copy(
-                    judge=data["source"], project=self.project, name=data["name"]
+                    judge=data["source"],
+                    project=self.project,
+                    name=data["name"],
+                    by=self.request.user,
                 )
                 if data["endpoint"] is not None:
-                    services.judge_endpoint_set(judge=judge, endpoint=data["endpoint"])
+                    services.judge_endpoint_set(
+                        judge=judge, endpoint=data["endpoint"], by=self.request.user
+                    )
             else:
                 self.endpoint_form = form = JudgeEndpointForm(
                     post, judges=self.judges, endpoints=self.endpoints, prefix="ep"
                 )
                 if not form.is_valid():
                     return False
-                judge = services.judge_endpoint_set(**form.cleaned_data)
+                judge = services.judge_endpoint_set(**form.cleaned_data, by=self.request.user)
         except services.JudgeError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)
             return False

@@ -72,7 +72,9 @@ class MemberListView(APIView):
     def post(self, request, slug):
         body = MemberAddSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        membership = members.member_add(project=self.project, **body.validated_data)
+        membership = members.member_add(
+            project=self.project, **body.validated_data, by=request.user
+        )
         return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
 
 
@@ -86,13 +88,15 @@ class MemberView(APIView):
         membership = members.member_for_username(project=self.project, username=username)
         body = MemberRoleSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        membership = members.member_role_set(membership=membership, **body.validated_data)
+        membership = members.member_role_set(
+            membership=membership, **body.validated_data, by=request.user
+        )
         return Response(MemberSerializer(membership).data)
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request, slug, username):
         membership = members.member_for_username(project=self.project, username=username)
-        members.member_remove(membership=membership)
+        members.member_remove(membership=membership, by=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -130,5 +134,5 @@ class InvitationView(APIView):
         invitation = Invitation.objects.filter(project=self.project, pk=invitation_id).first()
         if invitation is None:
             raise Refusal("No such invitation.", code="not_found")
-        members.invitation_revoke(invitation=invitation)
+        members.invitation_revoke(invitation=invitation, by=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

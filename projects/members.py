@@ -33,6 +33,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from core.errors import Refusal
+from projects.audit import AuditKind, audit_record
 from projects.models import Invitation, Membership, Project
 
 if TYPE_CHECKING:
@@ -124,9 +125,24 @@ def _refuse_if_last_researcher(membership: Membership, *, action: str) -> None:
         )
 
 
-def member_add(*, project: Project, username: str, role: str) -> Membership:
+def _audit_member(membership: Membership, by: User | None, kind: str, summary: str, **changes):
+    audit_record(
+        project=membership.project,
+        actor=by,
+        kind=kind,
+        summary=summary,
+        changes={
+            "username": membership.user.username,
+            "pseudonym": membership.pseudonym,
+            **changes,
+        },
+    )
+
+
+def member_add(*, project: Project, username: str, role: str, by: User | None = None) -> Membership:
     """Make the existing account ``username`` a member with ``role``. A removed member comes
-    back with the same pseudonym and history; a current member is refused (change their role)."""
+    back with the same pseudonym and history; a current member is refused (change their role).
+    ``by``: who, for the project's audit log."""
     _check_role(role)
     username = (username or "").strip()
     if not username:
@@ -145,7 +161,11 @@ def member_add(*, project: Project, username: str, role: str) -> Membership:
         _lock_project(project)
         membership = Membership.objects.filter(project=project, user=user).first()
         if membership is None:
-            return Membership.objects.create(project=project, user=user, role=role)
+            membership = Membership.objects.create(project=project, user=user, role=role)
+            _audit_member(
+                membership, by, AuditKind.MEMBER_ADDED, f"Added {username} as {role}.", role=role
+            )
+            return membership
         if membership.removed_at is None:
             raise Refusal(
                 f"{username} is already a member ({membership.get_role_display().lower()}); "
@@ -156,11 +176,19 @@ def member_add(*, project: Project, username: str, role: str) -> Membership:
         membership.role = role
         membership.removed_at = None
         membership.save(update_fields=["role", "removed_at"])
+        _audit_member(
+            membership,
+            by,
+            AuditKind.MEMBER_ADDED,
+            f"Added {username} again as {role} (removed before).",
+            role=role,
+        )
         return membership
 
 
-def member_role_set(*, membership: Membership, role: str) -> Membership:
-    """Give a current member another role (the last researcher keeps theirs)."""
+def member_role_set(*, membership: Membership, role: str, by: User | None = None) -> Membership:
+    """Give a current member another role (the last researcher keeps theirs). ``by``: who, for
+    the project's audit log."""
     _check_role(role)
     with transaction.atomic():
         _lock_project(membership.project)
@@ -171,13 +199,22 @@ def member_role_set(*, membership: Membership, role: str) -> Membership:
             return membership
         if role != Role.RESEARCHER:
             _refuse_if_last_researcher(membership, action="given another role")
+        before = membership.role
         membership.role = role
         membership.save(update_fields=["role"])
+        _audit_member(
+            membership,
+            by,
+            AuditKind.MEMBER_ROLE_CHANGED,
+            f"Changed the role of {membership.user.username} from {before} to {role}.",
+            role={"before": before, "after": role},
+        )
         return membership
 
 
-def member_remove(*, membership: Membership) -> Membership:
-    """Remove a member: no more access; assignments, answers and pseudonym stay."""
+def member_remove(*, membership: Membership, by: User | None = None) -> Membership:
+    """Remove a member: no more access; assignments, answers and pseudonym stay. ``by``: who,
+    for the project's audit log."""
     with transaction.atomic():
         _lock_project(membership.project)
         membership = Membership.objects.select_related("user").get(pk=membership.pk)
@@ -186,6 +223,13 @@ def member_remove(*, membership: Membership) -> Membership:
         _refuse_if_last_researcher(membership, action="removed")
         membership.removed_at = timezone.now()
         membership.save(update_fields=["removed_at"])
+        _audit_member(
+            membership,
+            by,
+            AuditKind.MEMBER_REMOVED,
+            f"Removed {membership.user.username} ({membership.role}).",
+            role=membership.role,
+        )
         return membership
 
 
@@ -199,6 +243,46 @@ def invitation_create(
     created_by: User | None,
     expires_in_days: int | None = None,
     note: str = "",
+) -> Invitation:
+    """One invitation link (``created_by``: who, also for the project's audit log)."""
+    with transaction.atomic():
+        invitation = _invitation_new(
+            project=project,
+            role=role,
+            created_by=created_by,
+            expires_in_days=expires_in_days,
+            note=note,
+        )
+        _audit_invitations([invitation], created_by)
+    return invitation
+
+
+def _audit_invitations(invitations: list[Invitation], by: User | None) -> None:
+    first = invitations[0]
+    count = len(invitations)
+    links = "an invitation link" if count == 1 else f"{count} invitation links"
+    audit_record(
+        project=first.project,
+        actor=by,
+        kind=AuditKind.INVITATIONS_CREATED,
+        summary=f"Created {links} for the role {first.role}, expiring "
+        f"{first.expires_at:%Y-%m-%d %H:%M} UTC.",
+        changes={
+            "count": count,
+            "role": first.role,
+            "ids": [i.pk for i in invitations][:MAX_INVITATIONS_AT_ONCE],
+            "notes": [i.note for i in invitations][:MAX_INVITATIONS_AT_ONCE],
+        },
+    )
+
+
+def _invitation_new(
+    *,
+    project: Project,
+    role: str,
+    created_by: User | None,
+    expires_in_days: int | None,
+    note: str,
 ) -> Invitation:
     _check_role(role)
     days = settings.CONCORD_INVITATION_DAYS if expires_in_days is None else expires_in_days
@@ -248,24 +332,27 @@ def invitations_create(
         labels = [note]
     else:
         labels = [_numbered(note, number) for number in range(1, count + 1)]
-    first = invitation_create(
-        project=project,
-        role=role,
-        created_by=created_by,
-        expires_in_days=expires_in_days,
-        note=labels[0],
-    )
-    rest = [
-        Invitation(
+    with transaction.atomic():
+        first = _invitation_new(
             project=project,
             role=role,
             created_by=created_by,
-            note=label,
-            expires_at=first.expires_at,
+            expires_in_days=expires_in_days,
+            note=labels[0],
         )
-        for label in labels[1:]
-    ]
-    return [first, *Invitation.objects.bulk_create(rest)]
+        rest = [
+            Invitation(
+                project=project,
+                role=role,
+                created_by=created_by,
+                note=label,
+                expires_at=first.expires_at,
+            )
+            for label in labels[1:]
+        ]
+        created = [first, *Invitation.objects.bulk_create(rest)]
+        _audit_invitations(created, created_by)
+    return created
 
 
 def mail_configured() -> bool:
@@ -349,10 +436,21 @@ def invitation_token(*, invitation: Invitation) -> str:
     return signing.Signer(salt=INVITATION_SALT).sign_object(payload)
 
 
-def invitation_revoke(*, invitation: Invitation) -> Invitation:
+def invitation_revoke(*, invitation: Invitation, by: User | None = None) -> Invitation:
+    """Withdraw an unused invitation (``by``: who, for the project's audit log)."""
     if invitation.used_at is None and invitation.revoked_at is None:
-        invitation.revoked_at = timezone.now()
-        invitation.save(update_fields=["revoked_at"])
+        with transaction.atomic():
+            invitation.revoked_at = timezone.now()
+            invitation.save(update_fields=["revoked_at"])
+            audit_record(
+                project=invitation.project,
+                actor=by,
+                kind=AuditKind.INVITATION_REVOKED,
+                summary=f"Withdrew invitation {invitation.pk} ({invitation.role}"
+                + (f", {invitation.note}" if invitation.note else "")
+                + ").",
+                changes={"invitation": invitation.pk, "role": invitation.role},
+            )
     return invitation
 
 
@@ -452,4 +550,12 @@ def invitation_accept(*, token: str, username: str, password: str, email: str = 
         invitation.used_at = timezone.now()
         invitation.used_by = user
         invitation.save(update_fields=["used_at", "used_by"])
+        audit_record(
+            project=invitation.project,
+            actor=user,
+            kind=AuditKind.INVITATION_ACCEPTED,
+            summary=f"{username} accepted invitation {invitation.pk} and joined as "
+            f"{invitation.role}.",
+            changes={"invitation": invitation.pk, "username": username, "role": invitation.role},
+        )
     return user

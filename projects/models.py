@@ -288,3 +288,32 @@ class ImportJobPart(models.Model):
 
     def __str__(self) -> str:
         return f"part {self.index} of import job {self.job_id}"
+
+
+class AuditEntry(models.Model):
+    """One change of a project, for its researchers and its replication bundle: who (``actor``;
+    none: the system, a worker or a command), when, what kind (``projects.audit.AuditKind``), a
+    sentence, and for settings the values before and after (``changes``). Written by
+    ``projects.audit.audit_record`` in the transaction of the change it records; never changed
+    afterwards."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audit_entries")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    kind = models.CharField(max_length=32)
+    summary = models.CharField(max_length=500)
+    changes = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # Newest first by id (ids grow with time): the page's keyset is the last id shown.
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["project", "created_at"], name="audit_project_time_idx"),
+            models.Index(fields=["project", "kind", "-id"], name="audit_project_kind_idx"),
+        ]
+        verbose_name_plural = "audit entries"
+
+    def __str__(self) -> str:
+        return f"{self.project.slug} · {self.kind} · {self.summary[:60]}"

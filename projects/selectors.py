@@ -6,12 +6,15 @@ import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import QuerySet
 
-from projects.models import Membership, Project, ProjectSettingsVersion
+from core.errors import Refusal
+from projects.audit import AuditKind
+from projects.members import CROWD_USERNAME_PREFIXES
+from projects.models import AuditEntry, Membership, Project, ProjectSettingsVersion
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -116,3 +119,113 @@ def settings_versions(*, project: Project) -> list[SettingsVersionView]:
         )
         previous = row
     return views[::-1]
+
+
+# --- the audit log ------------------------------------------------------------------------------
+
+AUDIT_PAGE = 50
+SYSTEM_ACTOR = "system"  # the actor filter's value for entries made by no account
+
+
+@dataclass(frozen=True)
+class AuditFilter:
+    """Which entries of a project's log to show: a kind, a person (username, or ``system``) and
+    a range of days (UTC, both ends included); empty: all."""
+
+    kind: str = ""
+    actor: str = ""
+    since: date | None = None
+    until: date | None = None
+
+    def query(self) -> dict[str, str]:
+        """The filter as query parameters (for the next page's link)."""
+        values = {"kind": self.kind, "actor": self.actor, "since": self.since, "until": self.until}
+        return {key: str(value) for key, value in values.items() if value}
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    entries: list[AuditEntry]
+    next_before: int | None  # the ``before`` of the next (older) page; None: this is the last
+
+
+def _day(params: Mapping[str, Any], key: str) -> date | None:
+    text = str(params.get(key) or "").strip()
+    if not text:
+        return None
+    try:
+        if len(text) != len("YYYY-MM-DD"):
+            raise ValueError(text)
+        return date.fromisoformat(text)
+    except ValueError:
+        raise Refusal(f"{key}: give a day as YYYY-MM-DD, not {text[:20]!r}.", field=key) from None
+
+
+def audit_filter_from_query(*, params: Mapping[str, Any]) -> AuditFilter:
+    """The filter of a page's or the API's query (``kind``, ``actor``, ``since``, ``until``);
+    an unknown kind or a malformed day is refused naming the parameter."""
+    kind = str(params.get("kind") or "").strip()
+    if kind and kind not in AuditKind.values:
+        raise Refusal(f"kind: choose one of {', '.join(AuditKind.values)}.", field="kind")
+    actor = str(params.get("actor") or "").strip()[:150]
+    since, until = _day(params, "since"), _day(params, "until")
+    if since and until and since > until:
+        raise Refusal("since: the first day comes after the last (until).", field="since")
+    return AuditFilter(kind=kind, actor=actor, since=since, until=until)
+
+
+def audit_before_from_query(*, params: Mapping[str, Any]) -> int | None:
+    """The keyset of a page (``before``: the id after the last entry shown), None for the first."""
+    text = str(params.get("before") or "").strip()
+    if not text:
+        return None
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        raise Refusal("before: give the id that the previous page's link names.", field="before")
+    return int(text)
+
+
+def audit_entries(
+    *,
+    project: Project,
+    audit_filter: AuditFilter,
+    before: int | None = None,
+    size: int | None = None,
+) -> AuditPage:
+    """One page of ``project``'s log, newest first, ``size`` entries (``AUDIT_PAGE`` by
+    default) with their actors, in one query whatever the number of entries."""
+    size = size or AUDIT_PAGE
+    rows = AuditEntry.objects.filter(project=project).select_related("actor")
+    if audit_filter.kind:
+        rows = rows.filter(kind=audit_filter.kind)
+    if audit_filter.actor == SYSTEM_ACTOR:
+        rows = rows.filter(actor__isnull=True)
+    elif audit_filter.actor:
+        rows = rows.filter(actor__username=audit_filter.actor)
+    if audit_filter.since:
+        rows = rows.filter(created_at__gte=_midnight(audit_filter.since))
+    if audit_filter.until:
+        rows = rows.filter(created_at__lt=_midnight(audit_filter.until + timedelta(days=1)))
+    if before is not None:
+        rows = rows.filter(id__lt=before)
+    entries = list(rows.order_by("-id")[: size + 1])
+    more = len(entries) > size
+    entries = entries[:size]
+    return AuditPage(entries=entries, next_before=entries[-1].pk if more else None)
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+AUDIT_ACTORS_LISTED = 200
+
+
+def audit_actors(*, project: Project) -> list[str]:
+    """The usernames that appear in ``project``'s log, sorted, for the page's person filter:
+    crowd workers' accounts (one per platform session, possibly thousands) are left out of the
+    list, and at most ``AUDIT_ACTORS_LISTED`` are given (``?actor=`` still takes any name)."""
+    rows = AuditEntry.objects.filter(project=project, actor__isnull=False)
+    for prefix in CROWD_USERNAME_PREFIXES:
+        rows = rows.exclude(actor__username__startswith=prefix)
+    names = rows.values_list("actor__username", flat=True).distinct().order_by("actor__username")
+    return list(names[:AUDIT_ACTORS_LISTED])

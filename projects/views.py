@@ -68,7 +68,9 @@ def project_members(request, slug):
         username = request.POST.get("username", "")
         role = request.POST.get("role", "")
         try:
-            membership = members.member_add(project=project, username=username, role=role)
+            membership = members.member_add(
+                project=project, username=username, role=role, by=request.user
+            )
         except Refusal as refusal:
             messages.error(request, refusal.message)
             form = {"username": username, "role": role, "error": refusal.message}
@@ -95,7 +97,7 @@ def member_role(request, slug, membership_id):
     membership = _membership(project, membership_id)
     try:
         membership = members.member_role_set(
-            membership=membership, role=request.POST.get("role", "")
+            membership=membership, role=request.POST.get("role", ""), by=request.user
         )
     except Refusal as refusal:
         messages.error(request, refusal.message)
@@ -115,7 +117,7 @@ def member_remove(request, slug, membership_id):
     project = project_for(request.user, slug, RESEARCH_ROLES)
     membership = _membership(project, membership_id)
     try:
-        membership = members.member_remove(membership=membership)
+        membership = members.member_remove(membership=membership, by=request.user)
     except Refusal as refusal:
         messages.error(request, refusal.message)
         return _members_page(request, project, status=refusal.status)
@@ -217,7 +219,7 @@ def invitations_csv(request, slug):
 def invitation_revoke(request, slug, invitation_id):
     project = project_for(request.user, slug, RESEARCH_ROLES)
     invitation = get_object_or_404(Invitation, project=project, pk=invitation_id)
-    members.invitation_revoke(invitation=invitation)
+    members.invitation_revoke(invitation=invitation, by=request.user)
     messages.success(request, "The invitation link was withdrawn.")
     return redirect(reverse("project-members", args=[project.slug]) + "#invitations")
 

@@ -12,6 +12,7 @@ from rest_framework.exceptions import ValidationError
 from annotation import task_types
 from annotation.models import Assignment
 from projects.admin import ProjectScopedAdmin
+from projects.audit import settings_audit, settings_of
 from projects.crowd import CrowdSettingsSerializer
 from projects.models import Membership, Project
 from projects.services import project_settings, researcher_add, settings_version_record
@@ -272,9 +273,11 @@ class ProjectAdmin(ProjectScopedAdmin, admin.ModelAdmin):
             obj.created_by = request.user
         stored = Project.objects.filter(pk=obj.pk).first() if change else None
         before = project_settings(project=stored) if stored is not None else None
+        audited = settings_of(project=stored) if stored is not None else None
         with transaction.atomic():
             super().save_model(request, obj, form, change)
             settings_version_record(project=obj, before=before, by=request.user, via="admin")
+            settings_audit(project=obj, actor=request.user, before=audited, via="admin")
         if not change and not request.user.is_superuser:
             researcher_add(project=obj, user=request.user)  # or they could not open it
 

@@ -35,6 +35,7 @@ from studies.services.exports import (
     FORMATS,
     export_download,
     export_options,
+    extra_export_download,
     extra_formats,
 )
 from studies.services.external_annotations import import_annotations_upload, import_summary
@@ -174,6 +175,7 @@ class AnnotationImportView(APIView):
             source=body.validated_data["source"],
             skip_unknown_items=body.validated_data["skip_unknown_items"],
             mapping_file=body.validated_data.get("mapping"),
+            by=request.user,
         )
         return Response({**counts, "summary": import_summary(counts=counts)}, status=201)
 
@@ -253,21 +255,27 @@ class ExportView(APIView):
         fmt = request.query_params.get("format", "jsonl")
         coders = request.query_params.get("coders", "humans")
         export_options(fmt=fmt, coders=coders, project=self.project)  # Refusal -> JSON 400
-        return export_response(self.project, fmt, coders)
+        return export_response(self.project, fmt, coders, by=request.user, via="API")
 
 
-def export_response(project, fmt: str, coders: str = "humans") -> StreamingHttpResponse:
+def export_response(
+    project, fmt: str, coders: str = "humans", *, by=None, via: str = "download"
+) -> StreamingHttpResponse:
     extra = extra_formats(project=project).get(fmt)
     if extra is not None:  # another tool's file, as the task type writes it
         response = StreamingHttpResponse(
-            (text.encode() for text in extra.stream(project)), content_type=extra.content_type
+            (
+                text.encode()
+                for text in extra_export_download(project=project, fmt=fmt, by=by, via=via)
+            ),
+            content_type=extra.content_type,
         )
         response["Content-Disposition"] = (
             f'attachment; filename="{project.slug}-{fmt}.{extra.extension}"'
         )
         return response
     response = StreamingHttpResponse(
-        export_download(project=project, fmt=fmt, coders=coders),
+        export_download(project=project, fmt=fmt, coders=coders, by=by, via=via),
         content_type=EXPORT_CONTENT_TYPES[fmt],
     )
     name = "annotations" if coders == "humans" else f"annotations-{coders}"

@@ -38,12 +38,18 @@ from core.errors import Refusal
 from core.json_safety import first_problem
 from llm_judges.models import Judge, JudgeResult
 from llm_judges.parameters import clean_model, clean_parameters
+from projects.audit import AuditKind, audit_record
 from projects.models import Membership, Project, ProjectSettingsVersion
 from studies.services.external_annotations import annotated_at
 from studies.study_files import JudgeEntrySerializer, error_paths, study_apply
 
 REQUIRED = ("study.json", "items.jsonl", "annotations.jsonl", "annotators.jsonl")
-OPTIONAL = ("judge_results.jsonl", "external_annotations.jsonl", "settings_versions.jsonl")
+OPTIONAL = (
+    "judge_results.jsonl",
+    "external_annotations.jsonl",
+    "settings_versions.jsonl",
+    "audit.jsonl",
+)
 MAX_COUNT = 10**12  # tokens, milliseconds: beyond any real value, within the columns
 PSEUDONYM_LENGTH = 40
 
@@ -475,6 +481,21 @@ def _settings_versions(loaded: _Loaded, path: Path | None) -> None:
     loaded.project.settings_version = max(numbers)
 
 
+def _audit_loaded(loaded: _Loaded, path: Path | None, user) -> None:
+    """The loaded project's log starts with its creation and this entry; the source project's
+    log (``audit.jsonl``, absent from bundles written before it was bundled) stays in the bundle:
+    it is checked to be JSON Lines and counted, not copied (it describes another instance)."""
+    source_entries = sum(1 for _ in _rows(path))
+    audit_record(
+        project=loaded.project,
+        actor=user,
+        kind=AuditKind.BUNDLE_LOADED,
+        summary=f"Loaded from a replication bundle ({len(loaded.items)} items; the source "
+        f"project's log has {source_entries} entries, kept in its audit.jsonl).",
+        changes={"items": len(loaded.items), "source_audit_entries": source_entries},
+    )
+
+
 def bundle_load(*, directory: Path, user=None) -> Project:
     """Load a bundle written by :func:`studies.bundles.bundle_write` as a new project (see the
     module doc); ``user`` becomes its researcher. ``BundleRefused`` (nothing loaded) when the
@@ -495,6 +516,7 @@ def bundle_load(*, directory: Path, user=None) -> Project:
             _judge_results(loaded, files.get("judge_results.jsonl"))
             _external(loaded, files.get("external_annotations.jsonl"))
             _settings_versions(loaded, files.get("settings_versions.jsonl"))
+            _audit_loaded(loaded, files.get("audit.jsonl"), user)
     except IntegrityError as exc:  # a concurrent load of the same bundle, or a row we missed
         raise BundleRefused(f"The bundle conflicts with what is here ({exc}).") from None
     return project

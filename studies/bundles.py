@@ -16,6 +16,9 @@
   (none when they never changed);
 * ``item_notes`` — flags, skips, answers sent back and researchers' comments, people by
   pseudonym (:mod:`studies.services.item_notes`; not loaded back by ``bundle_load``);
+* ``audit`` — the project's audit log, oldest first (``projects.audit``): when, what kind, who
+  (a member by pseudonym, else ``staff`` or ``system``) and what changed, without account
+  names or invitation notes (``projects.audit.audit_public``);
 * each of those seven as JSON Lines and as Parquet (nested fields JSON-encoded), loadable with
   ``datasets.load_dataset("parquet", data_files=…)``;
 * ``agreement.json`` — the dashboard's report (every annotator but the disqualified);
@@ -46,7 +49,7 @@ import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
@@ -57,10 +60,14 @@ from annotation.models import Annotation, ExternalAnnotation, Item, readable_iso
 from core.errors import Refusal
 from core.yaml_safety import yaml_dump
 from llm_judges.models import JudgeResult
+from projects.audit import AuditKind, audit_public, audit_record
 from projects.models import Membership, Project, ProjectSettingsVersion
 from studies.bundle_loading import bundle_load
 from studies.services.item_notes import note_rows
 from studies.study_files import study_export
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
 
 TABLES = (
     "items",
@@ -70,8 +77,19 @@ TABLES = (
     "external_annotations",
     "settings_versions",
     "item_notes",
+    "audit",
 )
-NESTED = {"payload", "prepared", "gold", "answer", "detail", "presentation", "config", "crowd"}
+NESTED = {
+    "payload",
+    "prepared",
+    "gold",
+    "answer",
+    "detail",
+    "presentation",
+    "config",
+    "crowd",
+    "changes",
+}
 
 
 def _items(project: Project) -> list[dict]:
@@ -219,10 +237,13 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def bundle_write(*, project: Project, out: Path, licence: str = "other") -> list[Path]:
+def bundle_write(
+    *, project: Project, out: Path, licence: str = "other", by: AbstractBaseUser | None = None
+) -> list[Path]:
     """Write the project's replication bundle into ``out`` (created; must be empty).
     ``licence``: the dataset card's licence identifier (Hugging Face's, e.g. ``cc-by-4.0``;
-    ``other`` by default: the card's text explains)."""
+    ``other`` by default: the card's text explains). ``by``: who, for the project's audit log
+    (its entry is written first, so the bundle's own ``audit`` table ends with it)."""
     if not LICENCE.match(licence):
         raise Refusal(
             f"{licence[:40]!r} is not a licence identifier (e.g. cc-by-4.0, mit, other).",
@@ -231,6 +252,13 @@ def bundle_write(*, project: Project, out: Path, licence: str = "other") -> list
     out.mkdir(parents=True, exist_ok=True)
     if any(out.iterdir()):
         raise Refusal(f"{out} is not empty; give a new folder.", field="out")
+    audit_record(
+        project=project,
+        actor=by,
+        kind=AuditKind.BUNDLE_WRITTEN,
+        summary=f"Wrote the replication bundle (licence {licence}).",
+        changes={"licence": licence},
+    )
     members = Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR)
     pseudonyms = {m.user_id: m.pseudonym for m in members}
     tables = {
@@ -244,6 +272,7 @@ def bundle_write(*, project: Project, out: Path, licence: str = "other") -> list
         "external_annotations": _external_annotations(project),
         "settings_versions": _settings_versions(project),
         "item_notes": list(note_rows(project=project)),
+        "audit": audit_public(project=project),
     }
     study = {**study_export(project=project), "members": []}
     written = [out / "study.json"]
@@ -332,6 +361,9 @@ written {timezone.now():%Y-%m-%d}.
   annotators.
 - {len(tables["judge_results"])} judge results{f" ({', '.join(judges)})" if judges else ""}
   (`judge_results.*`; failures keep the server's message, no raw replies).
+- {len(tables["audit"])} entries of the project's audit log (`audit.jsonl`, `audit.parquet`): who changed its
+  settings, guidelines, members, invitations and judges, and who imported, exported and bundled
+  its data, when; people by pseudonym (`staff`, `system` otherwise), no account names.
 - `study.json`: the project's settings (task config, guidelines, crowd and quality settings).
 - `agreement.json`: the dashboard's report, computed by Concord's agreement code over every
   annotator except the disqualified, regular items only, current answers only.

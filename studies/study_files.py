@@ -54,6 +54,7 @@ from llm_judges.parameters import ENDPOINT_KEYS, clean_model, clean_parameters
 from llm_judges.selectors import endpoints_for_project
 from llm_judges.services.configuration import judge_create
 from llm_judges.services.prompt_templates import shipped_template
+from projects.audit import AuditKind, audit_record, settings_audit, settings_of
 from projects.crowd import CrowdSettingsSerializer
 from projects.members import member_add, member_role_set
 from projects.models import Membership, Project
@@ -483,7 +484,7 @@ def _changes(before: Mapping, after: Mapping) -> list[str]:
     return changes
 
 
-def _judges_apply(*, project: Project, judges: list[dict]) -> None:
+def _judges_apply(*, project: Project, judges: list[dict], by=None) -> None:
     """Create or update (where nothing depends on it, see ``_judge_errors``) the project's own
     judges."""
     existing = {
@@ -502,8 +503,22 @@ def _judges_apply(*, project: Project, judges: list[dict]) -> None:
                 field="judges",
             )
         if judge is None:
-            judge_create(project=project, **{**entry, "prompt": prompt, "endpoint": endpoint})
+            judge_create(
+                project=project, **{**entry, "prompt": prompt, "endpoint": endpoint}, by=by
+            )
         elif any(_judge_value(judge, f) != entry[f] for f in JUDGE_CHANGEABLE):
+            changed = {
+                f: {"before": _judge_value(judge, f), "after": entry[f]}
+                for f in JUDGE_CHANGEABLE
+                if _judge_value(judge, f) != entry[f]
+            }
+            audit_record(
+                project=project,
+                actor=by,
+                kind=AuditKind.JUDGE_CHANGED,
+                summary=f"Changed the judge {judge.name}: {', '.join(changed)} (study file).",
+                changes={"judge": judge.name, **changed},
+            )
             for field in ("kind", "model", "parameters", "description"):
                 setattr(judge, field, entry[field])
             judge.endpoint = endpoint
@@ -513,7 +528,7 @@ def _judges_apply(*, project: Project, judges: list[dict]) -> None:
             judge.save()
 
 
-def _members_apply(*, project: Project, members: list) -> None:
+def _members_apply(*, project: Project, members: list, by=None) -> None:
     """Add the study file's members or set their roles; a refusal names the entry."""
     current = {
         m.user.username: m
@@ -522,15 +537,34 @@ def _members_apply(*, project: Project, members: list) -> None:
     for index, member in enumerate(members):
         try:
             if member["username"] in current:
-                member_role_set(membership=current[member["username"]], role=member["role"])
+                member_role_set(membership=current[member["username"]], role=member["role"], by=by)
             else:
-                member_add(project=project, username=member["username"], role=member["role"])
+                member_add(project=project, username=member["username"], role=member["role"], by=by)
         except Refusal as exc:
             raise Refusal(
                 f"members[{index}].{exc.field or 'username'}: {exc.message} Nothing changed.",
                 code=exc.code,
                 field=f"members[{index}].{exc.field or 'username'}",
             ) from None
+
+
+def _creator_add(*, project: Project, user) -> None:
+    """The creator of a new study is its researcher (unless the file made them a member)."""
+    membership, added = Membership.objects.get_or_create(
+        project=project, user=user, defaults={"role": Membership.Role.RESEARCHER}
+    )
+    if added:
+        audit_record(
+            project=project,
+            actor=user,
+            kind=AuditKind.MEMBER_ADDED,
+            summary=f"Added {user.username} as researcher (the study's creator).",
+            changes={
+                "username": user.username,
+                "pseudonym": membership.pseudonym,
+                "role": membership.role,
+            },
+        )
 
 
 def _config_change_check(project: Project, config: dict) -> None:
@@ -602,6 +636,7 @@ def study_apply(
             return {"created": project is None, "changes": changes, "project": project}
         created = project is None
         previous = None if created else project_settings(project=project)
+        audited = None if created else settings_of(project=project)
         if created:
             project = Project(slug=attrs["slug"], created_by=user)
         for key in (
@@ -616,12 +651,11 @@ def study_apply(
             setattr(project, key, attrs[key])
         project.save()
         settings_version_record(project=project, before=previous, by=user, via=via)
-        _members_apply(project=project, members=attrs["members"])
-        _judges_apply(project=project, judges=attrs["judges"])
+        settings_audit(project=project, actor=user, before=audited, via=via)
+        _members_apply(project=project, members=attrs["members"], by=user)
+        _judges_apply(project=project, judges=attrs["judges"], by=user)
         if created and user is not None:
-            Membership.objects.get_or_create(
-                project=project, user=user, defaults={"role": Membership.Role.RESEARCHER}
-            )
+            _creator_add(project=project, user=user)
     return {"created": created, "changes": changes, "project": project}
 
 

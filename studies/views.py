@@ -136,6 +136,7 @@ def project_import_annotations(request, slug):
                 source=form.cleaned_data["source"],
                 skip_unknown_items=form.cleaned_data["skip_unknown_items"],
                 mapping_file=form.cleaned_data.get("mapping"),
+                by=request.user,
             )
         except Refusal as refusal:
             form.add_error(refusal.field if refusal.field in form.fields else None, str(refusal))
@@ -208,7 +209,7 @@ def project_bundle(request, slug):
     project = project_for(request.user, slug, RESEARCH_ROLES)
     buffer = io.BytesIO()
     with tempfile.TemporaryDirectory() as folder:
-        written = bundle_write(project=project, out=Path(folder) / project.slug)
+        written = bundle_write(project=project, out=Path(folder) / project.slug, by=request.user)
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in written:
                 archive.write(path, arcname=f"{project.slug}/{path.name}")
@@ -228,7 +229,7 @@ def project_export(request, slug, fmt):
     if coders not in CODERS:
         messages.error(request, f"Unknown coders {coders!r}; choose one of {', '.join(CODERS)}.")
         return redirect("project-detail", slug=slug)
-    return export_response(project, fmt, coders)
+    return export_response(project, fmt, coders, by=request.user, via="project page")
 
 
 @login_required

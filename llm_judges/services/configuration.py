@@ -12,8 +12,11 @@ from llm_judges.backends.errors import ConfigError
 from llm_judges.models import Judge, ModelEndpoint, PromptTemplate
 from llm_judges.parameters import clean_model, clean_parameters
 from llm_judges.services.errors import JudgeError
+from projects.audit import AuditKind, audit_record
 
 if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+
     from projects.models import Project
 
 
@@ -28,11 +31,13 @@ def judge_create(
     prompt_version: str = "v1",
     description: str = "",
     prompt: PromptTemplate | None = None,
+    by: AbstractBaseUser | None = None,
 ) -> Judge:
     """Create a judge of ``project`` (None: a staff catalogue judge) after validating its model
     and parameters (defaults filled in). An LLM judge's ``endpoint`` must be one the project may
     use (``JudgeError`` otherwise); without one it keeps its results but cannot run. With
-    ``prompt`` (LLM judges) it renders that template, on projects of its task type only."""
+    ``prompt`` (LLM judges) it renders that template, on projects of its task type only.
+    ``by``: who, for the project's audit log."""
     cleaned = clean_parameters(kind, parameters)
     if project is not None:
         kind_check(kind=kind, task_type=project.task_type)
@@ -41,7 +46,7 @@ def judge_create(
     endpoint_check(endpoint=endpoint, kind=kind, project=project)
     try:
         with transaction.atomic():
-            return Judge.objects.create(
+            judge = Judge.objects.create(
                 project=project,
                 name=name,
                 kind=kind,
@@ -52,10 +57,29 @@ def judge_create(
                 prompt=prompt,
                 description=description,
             )
+            if project is not None:
+                _audit_created(judge, project, by)
+            return judge
     except IntegrityError:
         raise JudgeError(
             f"The project has a judge named {name!r} already.", code="conflict", field="name"
         ) from None
+
+
+def _audit_created(judge: Judge, project: Project, by: AbstractBaseUser | None) -> None:
+    audit_record(
+        project=project,
+        actor=by,
+        kind=AuditKind.JUDGE_CREATED,
+        summary=f"Created the {judge.kind} judge {judge.name} ({judge.model}).",
+        changes={
+            "judge": judge.name,
+            "kind": judge.kind,
+            "model": judge.model,
+            "endpoint": judge.endpoint.name if judge.endpoint is not None else None,
+            "prompt_version": judge.prompt_version,
+        },
+    )
 
 
 def kinds_supported(*, task_type: str) -> tuple[str, ...]:
@@ -94,7 +118,9 @@ def endpoint_check(*, endpoint: ModelEndpoint | None, kind: str, project: Projec
         )
 
 
-def judge_copy(*, judge: Judge, project: Project, name: str = "") -> Judge:
+def judge_copy(
+    *, judge: Judge, project: Project, name: str = "", by: AbstractBaseUser | None = None
+) -> Judge:
     """A copy of ``judge`` (a catalogue judge, or another project's the caller may read) as
     ``project``'s own judge: same kind, model, parameters, prompt and description. Changing
     either never changes the other. The endpoint is kept only if ``project`` may use it (an
@@ -112,13 +138,16 @@ def judge_copy(*, judge: Judge, project: Project, name: str = "") -> Judge:
         prompt_version=judge.prompt_version,
         prompt=judge.prompt,
         description=judge.description,
+        by=by,
     )
 
 
-def judge_endpoint_set(*, judge: Judge, endpoint: ModelEndpoint) -> Judge:
+def judge_endpoint_set(
+    *, judge: Judge, endpoint: ModelEndpoint, by: AbstractBaseUser | None = None
+) -> Judge:
     """Point a project's LLM judge that has not run at one of the project's endpoints (a copied
     judge, or one loaded from a bundle). A judge that has run keeps its endpoint: its results
-    are kept by judge."""
+    are kept by judge. ``by``: who, for the project's audit log."""
     if judge.runs.exists():
         raise JudgeError(
             f"{judge.name} has run, so its endpoint cannot change (results are kept by judge); "
@@ -127,8 +156,23 @@ def judge_endpoint_set(*, judge: Judge, endpoint: ModelEndpoint) -> Judge:
             field="endpoint",
         )
     endpoint_check(endpoint=endpoint, kind=judge.kind, project=judge.project)
-    judge.endpoint = endpoint
-    judge.save(update_fields=["endpoint", "updated_at"])
+    before = judge.endpoint.name if judge.endpoint is not None else None
+    if judge.endpoint_id == endpoint.pk:
+        return judge
+    with transaction.atomic():
+        judge.endpoint = endpoint
+        judge.save(update_fields=["endpoint", "updated_at"])
+        if judge.project is not None:
+            audit_record(
+                project=judge.project,
+                actor=by,
+                kind=AuditKind.JUDGE_CHANGED,
+                summary=f"Set the endpoint of the judge {judge.name} to {endpoint.name}.",
+                changes={
+                    "judge": judge.name,
+                    "endpoint": {"before": before, "after": endpoint.name},
+                },
+            )
     return judge
 
 

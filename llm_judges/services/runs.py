@@ -30,6 +30,7 @@ from llm_judges.services.configuration import _prompt_for, judge_connection
 from llm_judges.services.errors import JudgeError
 from llm_judges.services.prompt_templates import template_for
 from llm_judges.services.safe_text import db_safe_text
+from projects.audit import AuditKind, audit_record
 from webhooks import events as webhook_events
 from webhooks.services import event_emit
 
@@ -219,6 +220,7 @@ def judge_run_start(
             started_by=started_by,
         )
         pending = _adopt_existing_results(run, selection)
+        _audit_started(run, started_by)
         if not pending:
             _refresh_counts(run.pk)
         elif enqueue:
@@ -232,6 +234,18 @@ def judge_run_start(
     run.refresh_from_db()
     run.pending_item_ids = pending  # type: ignore[attr-defined]  # for callers that process the batches themselves (issue 25: to become a returned value)
     return run
+
+
+def _audit_started(run: JudgeRun, started_by: User | None) -> None:
+    items = f"{run.total} item{'' if run.total == 1 else 's'}"
+    presentation = f" ({run.presentation})" if run.presentation else ""
+    audit_record(
+        project=run.project,
+        actor=started_by,
+        kind=AuditKind.JUDGE_RUN_STARTED,
+        summary=f"Started run {run.pk} of the judge {run.judge.name} over {items}{presentation}.",
+        changes={"run": run.pk, "judge": run.judge.name, "prompt_version": run.prompt_version},
+    )
 
 
 def _check_presentation_and_prompt(judge: Judge, project: Project, prompt, presentation: str):
@@ -499,14 +513,23 @@ def _enqueue(run_id: int, item_ids: list[int], size: int, processes: int = 1) ->
         _fail_run(run_id, f"Could not enqueue the run's tasks: {exc}")
 
 
-def judge_run_cancel(*, run: JudgeRun) -> bool:
-    """Stop a pending or running run. Queued tasks exit without calling the judge; running ones
-    stop within about a second. Returns False when the run had already ended (or turns out to
-    be done: every item has its outcome)."""
+def judge_run_cancel(*, run: JudgeRun, by: User | None = None) -> bool:
+    """Stop a pending or running run (``by``: who, for the project's audit log). Queued tasks
+    exit without calling the judge; running ones stop within about a second. Returns False when
+    the run had already ended (or turns out to be done: every item has its outcome)."""
     _refresh_counts(run.pk)
-    stopped = JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE).update(
-        status=Status.CANCELLED, finished_at=timezone.now()
-    )
+    with transaction.atomic():
+        stopped = JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE).update(
+            status=Status.CANCELLED, finished_at=timezone.now()
+        )
+        if stopped:
+            audit_record(
+                project=run.project,
+                actor=by,
+                kind=AuditKind.JUDGE_RUN_CANCELLED,
+                summary=f"Cancelled run {run.pk} of the judge {run.judge.name}.",
+                changes={"run": run.pk, "judge": run.judge.name},
+            )
     _refresh_counts(run.pk)
     run.refresh_from_db()
     if stopped:

@@ -65,7 +65,7 @@ from contextlib import contextmanager
 from itertools import groupby, islice
 from operator import itemgetter
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from django.db import connection, transaction
@@ -81,8 +81,12 @@ from core.errors import Refusal
 from core.spreadsheet import FORMULA_START, spreadsheet_safe
 from llm_judges.models import JudgeResult
 from llm_judges.selectors import judge_result_rows
+from projects.audit import AuditKind, audit_record
 from projects.models import Membership, Project
 from studies.export_check import trailer
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
 
 FORMATS = ("jsonl", "csv")
 CODERS = ("humans", "external", "judges", "all")
@@ -135,6 +139,22 @@ HUMAN_ONLY = (
 def extra_formats(*, project: Project) -> Mapping[str, ExtraExport]:
     """The project's task type's own export formats (another tool's files), by name."""
     return task_types.get(project.task_type).export_formats
+
+
+def extra_export_download(
+    *, project: Project, fmt: str, by: AbstractBaseUser | None = None, via: str = "download"
+) -> Iterator[str]:
+    """The text of the task type's own export format ``fmt`` (another tool's file), recorded in
+    the project's audit log as asked for, like :func:`export_download`."""
+    extra = extra_formats(project=project)[fmt]
+    audit_record(
+        project=project,
+        actor=by,
+        kind=AuditKind.EXPORTED,
+        summary=f"Exported the project as {extra.title} ({via}).",
+        changes={"format": fmt, "via": via},
+    )
+    return iter(extra.stream(project))
 
 
 def export_options(*, fmt: str, coders: str, project: Project | None = None) -> None:
@@ -803,14 +823,29 @@ def _text(
     return _csv_text(project, coders, rows=rows, tally=tally)
 
 
-def export_download(*, project: Project, fmt: str, coders: str = "humans") -> Iterator[bytes]:
+def export_download(
+    *,
+    project: Project,
+    fmt: str,
+    coders: str = "humans",
+    by: AbstractBaseUser | None = None,
+    via: str = "download",
+) -> Iterator[bytes]:
     """The export as it is downloaded and written to a file: the bytes of
     :func:`export_chunks`, then the trailer line of ``studies.export_check`` (row count and
     sha256 of every byte before it), so that a download cut off anywhere is told from a
     complete one. Between chunks it tells the server that the worker is alive
     (``core.liveness``): a long export is never killed as a hung worker. Refused as
-    :func:`export_stream`, before anything is read."""
+    :func:`export_stream`, before anything is read. The project's audit log records who
+    (``by``) asked for which export, and where (``via``), when it is asked for."""
     export_options(fmt=fmt, coders=coders)
+    audit_record(
+        project=project,
+        actor=by,
+        kind=AuditKind.EXPORTED,
+        summary=f"Exported the {coders}' annotations as {fmt} ({via}).",
+        changes={"format": fmt, "coders": coders, "via": via},
+    )
     return _download(project, fmt, coders)
 
 

@@ -29,7 +29,7 @@ import inspect
 import io
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
@@ -43,9 +43,13 @@ from annotation.task_types.base import jsonl_records
 from core.errors import first_error
 from core.json_safety import json_problem
 from core.json_safety import loads as safe_json_loads
+from projects.audit import AuditKind, audit_record
 from projects.models import Project
 from studies.services.import_jobs import upload_size_check
 from studies.services.imports import ImportFailed
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
 
 GENERIC = ("jsonl", "csv")
 META = ("item", "coder", "time_spent_ms", "annotated_at", "source")
@@ -214,8 +218,10 @@ def import_annotations(
     source: str = "",
     skip_unknown_items: bool = False,
     options: Mapping[str, Any] | None = None,
+    by: AbstractBaseUser | None = None,
 ) -> dict[str, Any]:
     """Import annotations collected elsewhere (see the module docstring); returns counts.
+    ``by``: who, for the project's audit log (one entry, written with the answers).
     ``skip_unknown_items``: rows naming an item the project does not have (e.g. ratings of
     explanations that were never imported) are left out and counted instead of refused.
     ``options`` go to a task type's reader as keyword arguments (e.g. ranking's
@@ -241,14 +247,22 @@ def import_annotations(
         skip_unknown_items=skip_unknown_items,
     )
     names = sorted({row["coder"] for row in rows})
-    new_coders = _store(project=project, rows=rows, names=names, source=source)
-    return {
-        "annotations": len(rows),
-        "coders": len(names),
-        "new_coders": new_coders,
-        "skipped": len(unknown),
-        "skipped_first": unknown[0] if unknown else "",
-    }
+    with transaction.atomic():
+        counts = {
+            "annotations": len(rows),
+            "coders": len(names),
+            "new_coders": _store(project=project, rows=rows, names=names, source=source),
+            "skipped": len(unknown),
+            "skipped_first": unknown[0] if unknown else "",
+        }
+        audit_record(
+            project=project,
+            actor=by,
+            kind=AuditKind.ANNOTATIONS_IMPORTED,
+            summary=f"{import_summary(counts=counts)} Source: {source or fmt}.",
+            changes={"source": source, "format": fmt, **counts},
+        )
+    return counts
 
 
 def _read_rows(
@@ -352,6 +366,7 @@ def import_annotations_upload(
     source: str = "",
     skip_unknown_items: bool = False,
     mapping_file: UploadedFile | None = None,
+    by: AbstractBaseUser | None = None,
 ) -> dict[str, Any]:
     """:func:`import_annotations` of an upload (the project page's form and the API), in the
     request: refused (413) above ``CONCORD_MAX_UPLOAD_BYTES``, a mapping file that is not UTF-8
@@ -375,6 +390,7 @@ def import_annotations_upload(
         source=source or name,
         skip_unknown_items=skip_unknown_items,
         options=options,
+        by=by,
     )
 
 

@@ -409,6 +409,8 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
             update=job.update,
             options=job.options or None,
             progress=progress,
+            by=job.created_by,
+            source=job.filename,
         )
     except ImportFailed as exc:
         job.status, job.message = ImportJob.Status.FAILED, str(exc)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import orjson
 from django.db import connection, reset_queries, transaction
@@ -34,6 +34,7 @@ from core.errors import Refusal, first_error
 from core.heap import older_objects_set_aside
 from core.wording import counted
 from llm_judges.models import JudgeResult
+from projects.audit import AuditKind, audit_record
 from projects.models import Project
 from studies.services.format_detection import (
     Detection,
@@ -45,6 +46,9 @@ from studies.services.format_detection import (
     shape_hint,
     starts_as_json,
 )
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
 
 CHUNK_SIZE = 1000
 # Long explanations or evidence lists fit in one CSV cell (the csv module's default is 128 KiB).
@@ -298,11 +302,15 @@ def import_items(
     update: bool = False,
     progress: Callable[[ImportReport], None] | None = None,
     options: Mapping[str, Any] | None = None,
+    by: AbstractBaseUser | None = None,
+    source: str = "",
 ) -> ImportReport:
     """Import a file into ``project``. Raises ``ImportFailed`` (and writes nothing) on the first
     bad record, on an external id that already exists (unless ``update``), on an update of an
     item that already has annotations, or on an invalid project configuration. ``options`` go to
-    a task-specific reader as keyword arguments (e.g. a ``mapping`` file; see ``formats_taking``)."""
+    a task-specific reader as keyword arguments (e.g. a ``mapping`` file; see ``formats_taking``).
+    ``by`` and ``source`` (the file's name): for the project's audit log, whose entry (with the
+    counts) is written in the import's transaction."""
     task_type = task_types.get(project.task_type)
     try:
         config = task_type.validate_config(project.config)
@@ -333,7 +341,14 @@ def import_items(
     reader = _reader_for(task_type, report.fmt, options)
     try:
         _import_records(
-            project, task_type, config, reader(cast(IO[str], sampled)), update, report, progress
+            project,
+            task_type,
+            config,
+            reader(cast(IO[str], sampled)),
+            update,
+            report,
+            progress,
+            audit=functools.partial(_audit_import, project, report, by, source),
         )
     except PayloadError as exc:
         read_as = f"Read as {report.fmt} (detected): " if report.detected else ""
@@ -366,9 +381,11 @@ def _import_records(
     update: bool,
     report: ImportReport,
     progress: Callable[[ImportReport], None] | None,
+    *,
+    audit: Callable[[], None],
 ) -> None:
     """Validate, prepare and write the records, all in one transaction (nothing is written if
-    one of them is refused)."""
+    one of them is refused); ``audit`` writes the audit entry at its end."""
     seen: set[str] = set()
     # The collector's full passes walk only the import's own objects (core.heap).
     with older_objects_set_aside(), transaction.atomic(), _BackgroundCopy() as copier:
@@ -390,6 +407,27 @@ def _import_records(
             reset_queries()
             if progress:
                 progress(report)
+        if report.records:  # a file of no records is refused (nothing written, nothing logged)
+            audit()
+
+
+def _audit_import(
+    project: Project, report: ImportReport, by: AbstractBaseUser | None, source: str
+) -> None:
+    audit_record(
+        project=project,
+        actor=by,
+        kind=AuditKind.ITEMS_IMPORTED,
+        summary=f"Imported {source or 'a file'}: {report.summary()}",
+        changes={
+            "source": source,
+            "format": report.fmt,
+            "records": report.records,
+            "created": report.created,
+            "updated": report.updated,
+            "skipped": len(report.skipped),
+        },
+    )
 
 
 def _detected(task_type: TaskType, detection: Detection, sample: str, complete: bool) -> str:

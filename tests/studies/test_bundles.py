@@ -100,6 +100,7 @@ def test_a_bundle_loads_into_an_instance_without_the_project_with_equal_figures(
                 "external_annotations",
                 "settings_versions",
                 "item_notes",
+                "audit",
             )
             for ext in ("jsonl", "parquet")
         ]

@@ -34,10 +34,12 @@ class Command(BaseCommand):
         # The bytes a download gets, its end line included (python -m studies.export_check).
         if out:
             with open(out, "wb") as stream:
-                for chunk in export_download(project=target, fmt=fmt, coders=coders):
+                for chunk in export_download(
+                    project=target, fmt=fmt, coders=coders, via="command line"
+                ):
                     stream.write(chunk)
             return
         sys.stdout.flush()
-        for chunk in export_download(project=target, fmt=fmt, coders=coders):
+        for chunk in export_download(project=target, fmt=fmt, coders=coders, via="command line"):
             sys.stdout.buffer.write(chunk)
         sys.stdout.buffer.flush()

@@ -60,6 +60,7 @@ class Command(BaseCommand):
                     update=update,
                     progress=progress,
                     options=reader_options,
+                    source=os.path.basename(file),
                 )
         except FileNotFoundError:
             raise CommandError(f"No such file: {file}") from None
