@@ -45,6 +45,7 @@ from core.errors import Refusal
 from crowd import platforms
 from crowd.models import CrowdEntry, PlatformAction
 from crowd.selectors import payment_rows
+from projects.audit import AuditKind, audit_record
 from projects.crowd import crowd_settings
 from projects.models import Project
 
@@ -321,6 +322,8 @@ def actions_record(
     try:
         with transaction.atomic():
             plan, ids = _record(project=project, choice=choice, user=user)
+            if ids:
+                _audit_recorded(project, choice, user, count=len(ids))
             if ids and sender is None:
                 transaction.on_commit(lambda: _enqueue(ids))
     except IntegrityError:  # another request recorded the same session's action meanwhile
@@ -332,6 +335,25 @@ def actions_record(
     if ids and sender is not None:
         sender(action_ids=ids)
     return plan
+
+
+def _audit_recorded(project: Project, choice: ActionChoice, user, *, count: int) -> None:
+    amount = f" of {choice.amount}" if choice.amount is not None else ""
+    reason = f" ({choice.reason_code})" if choice.reason_code else ""
+    audit_record(
+        project=project,
+        actor=user,
+        kind=AuditKind.PLATFORM_ACTIONS,
+        summary=f"{choice.platform.title()}: {choice.kind}{amount}{reason} for {count} "
+        f"session{'' if count == 1 else 's'}.",
+        changes={
+            "platform": choice.platform,
+            "action": choice.kind,
+            "amount": str(choice.amount) if choice.amount is not None else None,
+            "reason_code": choice.reason_code,
+            "sessions": count,
+        },
+    )
 
 
 def _record(*, project: Project, choice: ActionChoice, user) -> tuple[ActionPlan, list[int]]:
@@ -498,17 +520,28 @@ def _prolific_bonus(group: list[PlatformAction]) -> None:
     _settle(ids, paid)
 
 
-def action_reconcile(*, project: Project, action_id: int, state: str) -> PlatformAction:
+def action_reconcile(*, project: Project, action_id: int, state: str, by=None) -> PlatformAction:
     """Record what the researcher found on the platform for an ``unknown`` row: ``sent`` (it was
-    done) or ``failed`` (it was not; a later request may send it again)."""
+    done) or ``failed`` (it was not; a later request may send it again). ``by``: who, for the
+    project's audit log."""
     if state not in (State.SENT, State.FAILED):
         raise ActionRefused("Record it as sent or failed.", field="state")
     action = PlatformAction.objects.filter(project=project, pk=action_id).first()
     if action is None:
         raise ActionRefused("No such action in this project.", code="not_found")
-    updated = PlatformAction.objects.filter(pk=action.pk, state=State.UNKNOWN).update(
-        state=state, outcome=f"Recorded as {state} by the researcher."
-    )
+    with transaction.atomic():
+        updated = PlatformAction.objects.filter(pk=action.pk, state=State.UNKNOWN).update(
+            state=state, outcome=f"Recorded as {state} by the researcher."
+        )
+        if updated:
+            audit_record(
+                project=project,
+                actor=by,
+                kind=AuditKind.PLATFORM_ACTION_RECONCILED,
+                summary=f"{action.platform.title()} {action.kind} of session "
+                f"{action.session_id} recorded as {state}.",
+                changes={"action": action.pk, "state": {"before": "unknown", "after": state}},
+            )
     if not updated:
         raise ActionRefused(
             f"Only an action in state unknown can be reconciled (this one is {action.state}).",

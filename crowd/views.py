@@ -301,6 +301,7 @@ def platform_actions_page(request, slug):
                     project=project,
                     action_id=_int(request.POST.get("action")),
                     state=request.POST.get("as", ""),
+                    by=request.user,
                 )
                 messages.success(request, f"Action {action.pk} recorded as {action.state}.")
                 return redirect("crowd-actions", slug=project.slug)

@@ -44,6 +44,8 @@ class AuditKind(models.TextChoices):
     QUALIFICATION_DECIDED = "qualification_decided", "Qualification decided"
     FEEDBACK_SET = "feedback_set", "Feedback to an annotator"
     CROWD_SESSION_OPENED = "crowd_session_opened", "Crowd session opened"
+    PLATFORM_ACTIONS = "platform_actions", "Prolific/MTurk actions sent"
+    PLATFORM_ACTION_RECONCILED = "platform_action_reconciled", "Prolific/MTurk action reconciled"
 
 
 SUMMARY_LENGTH = AuditEntry._meta.get_field("summary").max_length

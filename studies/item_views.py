@@ -41,6 +41,7 @@ from studies.selectors.item_browser import (
     item_rows_all,
     project_judges,
 )
+from studies.services.exports import items_export_record
 from studies.services.item_figures import item_figures_ensure
 
 EXPORT_FORMATS = ("csv", "jsonl")
@@ -251,6 +252,7 @@ def items_export(request, slug, fmt):
         item_figures_ensure(project=project)
         rows = item_rows_all(project=project, item_filter=item_filter)
         first = next(rows, None)  # a bad judge is refused here, before the response starts
+        items_export_record(project=project, fmt=fmt, query=request.GET.dict(), by=request.user)
     except Refusal as refusal:
         return render(
             request,

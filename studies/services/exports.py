@@ -157,6 +157,22 @@ def extra_export_download(
     return iter(extra.stream(project))
 
 
+def items_export_record(
+    *, project: Project, fmt: str, query: Mapping[str, str], by: AbstractBaseUser | None = None
+) -> None:
+    """Record in the project's audit log that ``by`` downloaded the item browser's rows of the
+    filter ``query`` (its non-empty parameters) as ``fmt``."""
+    used = {name: value for name, value in sorted(query.items()) if value}
+    audit_record(
+        project=project,
+        actor=by,
+        kind=AuditKind.EXPORTED,
+        summary=f"Exported the item browser's rows as {fmt}"
+        + (f" (filter: {', '.join(f'{k}={v}' for k, v in used.items())})." if used else "."),
+        changes={"format": fmt, "via": "item browser", "filter": used},
+    )
+
+
 def export_options(*, fmt: str, coders: str, project: Project | None = None) -> None:
     """Refuse an unknown format or coder choice, naming the field (with ``project``, its task
     type's own formats are known too)."""

@@ -329,6 +329,24 @@ def test_an_export_through_the_api_writes_one_entry_naming_the_format(project, r
     assert entry.changes == {"format": "csv", "coders": "humans", "via": "API"}
 
 
+def test_an_item_browser_download_writes_one_entry_naming_its_filter(project, researcher):
+    factories.make_items(project, 3)
+    url = f"/p/{project.slug}/items/export/csv/"
+    response = logged_in(researcher).get(url, {"sort": "external_id", "q": ""})
+    assert response.status_code == 200
+    b"".join(response.streaming_content)
+    entry = only_one(project, AuditKind.EXPORTED)
+    assert entry.actor == researcher
+    assert entry.changes == {
+        "format": "csv",
+        "via": "item browser",
+        "filter": {"sort": "external_id"},
+    }
+    assert entry.summary == "Exported the item browser's rows as csv (filter: sort=external_id)."
+    refused = logged_in(researcher).get(url, {"judge": "no such judge"})
+    assert refused.status_code == 400 and len(entries(project, AuditKind.EXPORTED)) == 1
+
+
 def test_a_refused_export_writes_nothing(project, researcher):
     response = client_for(researcher).get(f"/api/projects/{project.slug}/export/?format=xml")
     assert response.status_code == 400

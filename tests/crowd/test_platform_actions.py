@@ -525,3 +525,40 @@ def test_a_real_worker_sends_what_the_page_confirmed_once(transactional_db, sett
         redis.Redis.from_url(settings.REDIS_URL).delete(
             queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}"
         )
+
+
+# --- the project's audit log (issue 30) ------------------------------------------------------------
+
+
+def test_sending_platform_actions_writes_one_audit_entry_and_a_repeat_none(study, prolific):
+    from projects.audit import AuditKind
+    from projects.models import AuditEntry
+
+    choice = actions.action_choice(project=study, platform="prolific", kind="approve")
+    plan = actions.actions_record(project=study, choice=choice, user=study.researcher)
+    actions.actions_send(action_ids=[r.action_id for r in plan.to_send])
+    entry = AuditEntry.objects.get(project=study, kind=AuditKind.PLATFORM_ACTIONS)
+    assert entry.actor == study.researcher
+    assert entry.summary == "Prolific: approve for 2 sessions."
+    assert entry.changes["sessions"] == 2 and entry.changes["action"] == "approve"
+    actions.actions_record(project=study, choice=choice, user=study.researcher)  # all sent
+    assert AuditEntry.objects.filter(project=study, kind=AuditKind.PLATFORM_ACTIONS).count() == 1
+
+
+def test_reconciling_an_unknown_action_writes_one_audit_entry(study, prolific):
+    from projects.audit import AuditKind
+    from projects.models import AuditEntry
+
+    prolific.participants["S1"] = {"PASS1", "PASS2"}
+    prolific.hang_next("pay/$")
+    run(study, "bonus", amount="0.50")
+    row = PlatformAction.objects.filter(state=State.UNKNOWN).first()
+    client = Client()
+    client.force_login(study.researcher)
+    form = {"step": "reconcile", "action": row.pk, "as": "sent"}
+    assert client.post(f"/p/{study.slug}/quality/actions/", form).status_code == 302
+    entry = AuditEntry.objects.get(project=study, kind=AuditKind.PLATFORM_ACTION_RECONCILED)
+    assert entry.actor == study.researcher
+    assert entry.changes["state"] == {"before": "unknown", "after": "sent"}
+    assert client.post(f"/p/{study.slug}/quality/actions/", form).status_code == 409
+    assert AuditEntry.objects.filter(project=study, kind=entry.kind).count() == 1
