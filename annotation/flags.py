@@ -362,6 +362,7 @@ def item_discussion(*, item: Item) -> dict:
     """What the item page shows of an item's flags and thread: its flags, its comments,
     whether it is left out of agreement, and its answers sent back and not yet answered."""
     return {
+        "item_id": item.pk,
         "flags": item_flags(item=item),
         "comments": item_comments(item=item),
         "excluded": ItemExclusion.objects.filter(item=item).exists(),

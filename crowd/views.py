@@ -25,7 +25,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import quality, review, task_types
+from annotation import flags, quality, review, task_types
 from annotation.crowd_session import crowd_context, set_crowd_context
 from annotation.models import Batch, Item
 from annotation.references import item_reference
@@ -434,6 +434,11 @@ def review_item(request, slug, item_id):
             "review": data,
             "is_researcher": has_role(request.user, project, RESEARCH_ROLES),
             "review_reference": item_reference(item_id=data["item"].pk),
+            "discussion": {
+                "item_id": data["item"].pk,
+                "comments": flags.item_comments(item=data["item"]),
+                "back": "review",
+            },
             "review_data": {
                 "task_type": task_type.slug,
                 "item": data["display"],

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import flags, task_types
 from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
-from projects.permissions import RESEARCH_ROLES, project_for
+from projects.permissions import RESEARCH_ROLES, REVIEW_ROLES, has_role, project_for
 from studies.selectors.item_browser import (
     FLAGGED,
     KINDS,
@@ -180,12 +180,18 @@ def item_exclusion(request, slug, item_id):
 @login_required
 @require_POST
 def item_comment(request, slug, item_id):
-    """Add a comment to the item's thread (researchers here; reviewers through the API)."""
-    project = project_for(request.user, slug, RESEARCH_ROLES)
+    """Add a comment to the item's thread, from the item page (researchers) or the review page
+    (researchers and reviewers: ``back=review`` returns there).
+
+    Security: researcher or reviewer role in the project; the item must belong to it (404)."""
+    project = project_for(request.user, slug, REVIEW_ROLES)
     item = flags.project_item(project=project, item_id=item_id)
     flags.comment_add(item=item, author=request.user, body=request.POST.get("body", ""))
     messages.success(request, "Comment added.")
-    return redirect(f"{reverse('project-item', args=[project.slug, item_id])}#comments-heading")
+    page = "review-item" if request.POST.get("back") == "review" else "project-item"
+    if page == "project-item" and not has_role(request.user, project, RESEARCH_ROLES):
+        page = "review-item"  # a reviewer never lands on the researchers' item page
+    return redirect(f"{reverse(page, args=[project.slug, item_id])}#comments-heading")
 
 
 EXPORT_COLUMNS = (

@@ -204,3 +204,32 @@ def test_skip_and_flag_reasons_round_trip_through_the_settings_page_and_study_fi
     with pytest.raises(Refusal) as refused:
         study_apply(data=bad, user=researcher)
     assert "flag_reasons" in str(refused.value.field or refused.value)
+
+
+def test_a_reviewer_keeps_the_thread_on_the_review_page(project, researcher, annotator, noted):
+    reviewer = factories.UserFactory(username=factories.unique("reviewer"))
+    factories.MembershipFactory(project=project, user=reviewer, role="reviewer")
+    item = noted["flagged"]
+    client = page_client(reviewer)
+    review_url = f"/p/{project.slug}/review/{item.pk}/"
+    page = client.get(review_url)
+    assert page.status_code == 200 and "Comments" in page.content.decode()
+    response = client.post(
+        f"/p/{project.slug}/items/{item.pk}/comments/",
+        {"body": "Sentence 2 is cut.", "back": "review"},
+    )
+    assert response.status_code == 302 and response["Location"].startswith(review_url)
+    assert "Sentence 2 is cut." in client.get(review_url).content.decode()
+    # without ``back`` a reviewer is still sent to the review page, never the researchers' one
+    response = client.post(f"/p/{project.slug}/items/{item.pk}/comments/", {"body": "And 3."})
+    assert response["Location"].startswith(review_url)
+    assert client.get(f"/p/{project.slug}/items/{item.pk}/").status_code == 404
+    # the researcher reads the reviewer's comments on the item page
+    detail = page_client(researcher).get(f"/p/{project.slug}/items/{item.pk}/").content.decode()
+    assert "Sentence 2 is cut." in detail and reviewer.username in detail
+    # annotators cannot comment
+    refused = page_client(annotator).post(
+        f"/p/{project.slug}/items/{item.pk}/comments/", {"body": "me too"}
+    )
+    assert refused.status_code == 404
+    assert not ItemComment.objects.filter(body="me too").exists()
