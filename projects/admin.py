@@ -27,6 +27,7 @@ from django.contrib.admin.utils import get_fields_from_path
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db.models import QuerySet
 
+from projects.audit import admin_audit
 from projects.selectors import researched_projects
 
 
@@ -47,6 +48,17 @@ def _project_id(obj, path: str):
         if obj is None:
             return None
     return getattr(obj, f"{last}_id", None)
+
+
+def _changed(form) -> dict[str, dict[str, str]]:
+    """The fields a model form changed, each with its value before and after (as text)."""
+    return {
+        name: {
+            "before": str(form.initial.get(name, ""))[:200],
+            "after": str(form.cleaned_data.get(name, ""))[:200],
+        }
+        for name in form.changed_data
+    }
 
 
 class ProjectScopedAdmin:
@@ -75,6 +87,46 @@ class ProjectScopedAdmin:
             if not researched_projects(user=request.user).filter(pk=project_id).exists():
                 raise PermissionDenied("Not a project you are a researcher of.")
         super().save_model(request, obj, form, change)
+        if self.project_path:  # the Project's own admin writes its settings entry itself
+            self._audit(request, obj, "changed" if change else "added", _changed(form))
+
+    def delete_model(self, request, obj):
+        project_id = _project_id(obj, self.project_path) if self.project_path else None
+        pk = obj.pk
+        super().delete_model(request, obj)
+        obj.pk = pk  # Django clears it on delete; the entry names what was deleted
+        admin_audit(project_id=project_id, actor=request.user, verb="deleted", obj=obj)
+
+    def delete_queryset(self, request, queryset):
+        doomed = [(o, _project_id(o, self.project_path), o.pk) for o in queryset]
+        super().delete_queryset(request, queryset)
+        for obj, project_id, pk in doomed if self.project_path else ():
+            obj.pk = pk
+            admin_audit(project_id=project_id, actor=request.user, verb="deleted", obj=obj)
+
+    def save_formset(self, request, form, formset, change):
+        """Inline rows (a project's members…): one entry per row added, changed or deleted; the
+        rows belong to the parent object's project."""
+        super().save_formset(request, form, formset, change)
+        project_id = _project_id(form.instance, self.project_path)
+        rows = [
+            *((obj, "added", {}) for obj in formset.new_objects),
+            *((obj, "changed", dict.fromkeys(names, "")) for obj, names in formset.changed_objects),
+            *((obj, "deleted", {}) for obj in formset.deleted_objects),
+        ]
+        for obj, verb, fields in rows:
+            admin_audit(
+                project_id=project_id, actor=request.user, verb=verb, obj=obj, fields=fields
+            )
+
+    def _audit(self, request, obj, verb: str, fields: dict) -> None:
+        admin_audit(
+            project_id=_project_id(obj, self.project_path),
+            actor=request.user,
+            verb=verb,
+            obj=obj,
+            fields=fields,
+        )
 
     def _scope_of(self, model) -> str | None:
         """The project path of ``model`` if its admin is scoped too, else None (users, judges)."""

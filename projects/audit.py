@@ -44,6 +44,7 @@ class AuditKind(models.TextChoices):
     QUALIFICATION_DECIDED = "qualification_decided", "Qualification decided"
     FEEDBACK_SET = "feedback_set", "Feedback to an annotator"
     CROWD_SESSION_OPENED = "crowd_session_opened", "Crowd session opened"
+    ADMIN_CHANGED = "admin_changed", "Changed in the admin"
     PLATFORM_ACTIONS = "platform_actions", "Prolific/MTurk actions sent"
     PLATFORM_ACTION_RECONCILED = "platform_action_reconciled", "Prolific/MTurk action reconciled"
 
@@ -159,3 +160,33 @@ def audit_public(*, project: Project) -> list[dict[str, Any]]:
         }
         for entry in rows.iterator(chunk_size=2000)
     ]
+
+
+def admin_audit(
+    *,
+    project_id: int | None,
+    actor: AbstractBaseUser | AnonymousUser | None,
+    verb: str,
+    obj: models.Model,
+    fields: Mapping[str, Any] | None = None,
+) -> AuditEntry | None:
+    """One entry for a change made in the admin to an object of a project (a judge, a member,
+    an item, an answer…): ``verb`` added / changed / deleted, the object, and for a change the
+    fields changed with their values before and after (as text). Nothing without a project (the
+    staff catalogue) or, for a change, without a changed field."""
+    if project_id is None or (verb == "changed" and not fields):
+        return None
+    label = f"{obj._meta.verbose_name} {str(obj)[:120]!r}"
+    names = f": {', '.join(fields)}" if fields else ""
+    return audit_record(
+        project=Project(pk=project_id),
+        actor=actor,
+        kind=AuditKind.ADMIN_CHANGED,
+        summary=f"{verb.capitalize()} {label} in the admin{names}.",
+        changes={
+            "model": obj._meta.label,
+            "object": obj.pk,
+            "verb": verb,
+            **({"fields": dict(fields)} if fields else {}),
+        },
+    )

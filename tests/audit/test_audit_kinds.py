@@ -113,6 +113,46 @@ def test_an_admin_save_of_the_project_records_the_change(project, db):
     assert len(entries(project, AuditKind.SETTINGS_CHANGED)) == 1
 
 
+def _admin_request(user):
+    request = RequestFactory().post("/")
+    request.user = user
+    return request
+
+
+def test_a_members_role_changed_in_the_admin_writes_one_entry_with_before_and_after(
+    project, researcher, other
+):
+    from django.forms.models import model_to_dict
+
+    staff = factories.UserFactory(is_staff=True, is_superuser=True)
+    membership = Membership.objects.create(project=project, user=other, role="annotator")
+    model_admin = admin.site._registry[Membership]
+    request = _admin_request(staff)
+    form_class = model_admin.get_form(request, membership, change=True)
+    data = {k: v for k, v in model_to_dict(membership).items() if v is not None}
+    form = form_class(data={**data, "role": "reviewer"}, instance=membership)
+    assert form.is_valid(), form.errors
+    model_admin.save_model(request, form.save(commit=False), form, change=True)
+    entry = only_one(project, AuditKind.ADMIN_CHANGED)
+    assert entry.actor == staff and entry.changes["model"] == "projects.Membership"
+    assert entry.changes["fields"] == {"role": {"before": "annotator", "after": "reviewer"}}
+    unchanged = form_class(data={**data, "role": "reviewer"}, instance=membership)
+    assert unchanged.is_valid() and unchanged.changed_data == []
+    model_admin.save_model(request, unchanged.save(commit=False), unchanged, change=True)
+    assert len(entries(project, AuditKind.ADMIN_CHANGED)) == 1  # nothing changed, no entry
+
+
+def test_a_judge_deleted_in_the_admin_writes_one_entry_naming_it(project, researcher):
+    staff = factories.UserFactory(is_staff=True, is_superuser=True)
+    judge = Judge.objects.create(project=project, name="Doomed judge", kind="embedding")
+    pk = judge.pk
+    admin.site._registry[Judge].delete_model(_admin_request(staff), judge)
+    entry = only_one(project, AuditKind.ADMIN_CHANGED)
+    assert entry.actor == staff
+    assert entry.changes == {"model": "llm_judges.Judge", "object": pk, "verb": "deleted"}
+    assert "Doomed judge" in entry.summary and not Judge.objects.filter(pk=pk).exists()
+
+
 # --- members and roles ---------------------------------------------------------------------------
 
 

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Adjudication, Annotation, Assignment, Batch, Item
-from crowd.models import CrowdEntry
+from crowd.models import CrowdEntry, PlatformAction
 from llm_judges.models import (
     Judge,
     JudgeCall,
@@ -64,6 +64,14 @@ def build(project: Project, researcher) -> dict:
         status="ok",
         answer=ANSWER,
     )
+    entry = CrowdEntry.objects.create(
+        project=project,
+        user=annotator,
+        platform="prolific",
+        worker_id=factories.unique("w"),
+        study_id="S",
+        session_id=factories.unique("s"),
+    )
     return {
         Project: project,
         Membership: Membership.objects.get(project=project, user=researcher),
@@ -73,13 +81,15 @@ def build(project: Project, researcher) -> dict:
             assignment=assignment, item=regular, annotator=annotator, answer=ANSWER
         ),
         Batch: batch,
-        CrowdEntry: CrowdEntry.objects.create(
+        CrowdEntry: entry,
+        PlatformAction: PlatformAction.objects.create(
             project=project,
-            user=annotator,
+            entry=entry,
             platform="prolific",
-            worker_id=factories.unique("w"),
+            session_id=entry.session_id,
+            worker_id=entry.worker_id,
             study_id="S",
-            session_id=factories.unique("s"),
+            kind="approve",
         ),
         Adjudication: Adjudication.objects.create(item=regular, reviewer=researcher, answer=ANSWER),
         # A judge nothing depends on (a judge with runs and results cannot be deleted).
@@ -106,6 +116,7 @@ ADMIN_MODELS = [
     Annotation,
     Batch,
     CrowdEntry,
+    PlatformAction,
     Adjudication,
     Judge,
     JudgeRun,
