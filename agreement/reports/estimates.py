@@ -30,14 +30,13 @@ from .tables import Table, column, table
 ESTIMATES_TABLE = "prediction_powered"
 
 
-def _ci(prefix: str, estimate) -> dict:
+def _ci(prefix: str, estimate, bounds: tuple[float, float] | None = None) -> dict:
     if estimate is None:
         return {prefix: None}
-    return {
-        prefix: estimate.estimate,
-        f"{prefix}_lower": estimate.low,
-        f"{prefix}_upper": estimate.high,
-    }
+    low, high = estimate.low, estimate.high
+    if bounds is not None:  # the figure cannot lie outside its units' range (Estimand.bounds)
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return {prefix: estimate.estimate, f"{prefix}_lower": low, f"{prefix}_upper": high}
 
 
 def estimate_row(
@@ -67,12 +66,12 @@ def estimate_row(
         "judge": judge,
         "unit": estimand.unit,
         "human_n": len(humans),
-        **_ci("human", human),
+        **_ci("human", human, estimand.bounds),
         "judge_n": len(judged),
-        **_ci("judge_only", alone),
+        **_ci("judge_only", alone, estimand.bounds),
         "ppi_labelled": len(labelled),
         "ppi_n": len(labelled) + len(unlabelled),
-        **_ci("ppi", powered),
+        **_ci("ppi", powered, estimand.bounds),
         "lam": powered.lam if powered is not None else None,
         "effective": powered.effective_labels if powered is not None else None,
     }

@@ -108,6 +108,10 @@ class Estimand:
     humans: Mapping[str, float]
     judges: Mapping[str, Mapping[str, float]]
     unit: str = "items"  # what the units are, in words ("responses", "claims")
+    # The range every unit's value lies in, when the task type knows it (a proportion: 0 and 1;
+    # a Likert mean: 1 and the points): the figure lies in it too, so intervals are cut to it
+    # (a normal interval of a share near 0 or 1 would reach past it; cutting loses no coverage).
+    bounds: tuple[float, float] | None = None
 
 
 Estimands = Callable[[ReportInput], list[Estimand]]

@@ -852,6 +852,7 @@ def estimands(inp: ReportInput) -> list[Estimand]:
                     humans=per["humans"],
                     judges={j.label or j.id: per[j.label or j.id] for j in judges},
                     unit="explanations",
+                    bounds=(0.0, 1.0),  # F1 and transparency (a share) of one explanation
                 )
             )
     return found

@@ -346,6 +346,7 @@ def estimands(inp: ReportInput) -> list[Estimand]:
                 humans=keep(humans),
                 judges={label: keep(values) for label, values in judges.items()},
                 unit="responses",
+                bounds=(0.0, 1.0),  # a response's factuality is a share of its claims
             )
         )
     return found

@@ -35,7 +35,15 @@ from agreement.reports.tables import Table, column, table
 from metrics.distances import AgreementError
 from metrics.position import first_shown_preference
 
-from .serializers import PAIRWISE_VALUES, PREFER_FIRST, PREFER_SECOND, TIE, project_config
+from .serializers import (
+    PAIRWISE_VALUES,
+    PREFER_FIRST,
+    PREFER_SECOND,
+    SLIDER_MAX,
+    SLIDER_MIN,
+    TIE,
+    project_config,
+)
 from .task import Questionnaire, _value_text
 
 
@@ -247,25 +255,37 @@ def _per_item(inp: ReportInput, coders: list[str], ident: str, value) -> dict[st
     return {unit: mean(values) for unit, values in found.items()}
 
 
-def _figures(question: dict) -> list[tuple[str, Any]]:
-    """(figure, value of one answer) for the question's item means and shares."""
+SHARE = (0.0, 1.0)
+
+
+def _figures(question: dict) -> list[tuple[str, Any, tuple[float, float]]]:
+    """(figure, value of one answer, the range of values) for the question's item means and
+    shares."""
     kind, ident = question["kind"], question["id"]
 
     def number(v: Any) -> float | None:
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
-    figures: list[tuple[str, Any]] = []
-    if kind in ("likert", "slider"):
-        figures.append((f"Mean · {ident}", number))
+    figures: list[tuple[str, Any, tuple[float, float]]] = []
+    if kind == "likert":
+        figures.append((f"Mean · {ident}", number, (1.0, float(len(question["points"])))))
+    if kind == "slider":
+        figures.append((f"Mean · {ident}", number, (float(SLIDER_MIN), float(SLIDER_MAX))))
     if kind == "single":
         for option in question.get("options") or []:
             figures.append(
-                (f"Share {option['label']} · {ident}", lambda v, o=option["value"]: float(v == o))
+                (
+                    f"Share {option['label']} · {ident}",
+                    lambda v, o=option["value"]: float(v == o),
+                    SHARE,
+                )
             )
     if kind == "pairwise":
         for name, choice in (("first preferred", PREFER_FIRST), ("tie", TIE)):
-            figures.append((f"Share {name} · {ident}", lambda v, c=choice: float(v == c)))
-        figures.append((f"Share second preferred · {ident}", lambda v: float(v == PREFER_SECOND)))
+            figures.append((f"Share {name} · {ident}", lambda v, c=choice: float(v == c), SHARE))
+        figures.append(
+            (f"Share second preferred · {ident}", lambda v: float(v == PREFER_SECOND), SHARE)
+        )
     return figures
 
 
@@ -281,10 +301,11 @@ def estimands(inp: ReportInput) -> list[Estimand]:
     judges = [c for c in inp.coders if c.kind == JUDGE]
     found = []
     for question in questions:
-        for figure, value in _figures(question):
+        for figure, value, bounds in _figures(question):
             found.append(
                 Estimand(
                     figure=figure,
+                    bounds=bounds,
                     humans=_per_item(inp, humans, question["id"], value),
                     judges={
                         j.label or j.id: _per_item(inp, [j.id], question["id"], value)

@@ -416,12 +416,15 @@ def estimands(inp: ReportInput) -> list[Estimand]:
             human = _per_item(rows, humans, value)
             judged = {j.label or j.id: _per_item(rows, {j.id}, value) for j in judges}
             systems = sorted(set(human) | {s for by in judged.values() for s in by})
+            # a rank lies from 1 to the number of systems; "ranked first" is a share
+            bounds = (1.0, float(max(len(systems), 1))) if name == "Mean rank" else (0.0, 1.0)
             for system in systems:
                 found.append(
                     Estimand(
                         figure=f"{name} · {criterion} · {system}",
                         humans=human.get(system, {}),
                         judges={label: by.get(system, {}) for label, by in judged.items()},
+                        bounds=bounds,
                     )
                 )
     return found

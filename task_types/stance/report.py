@@ -625,6 +625,7 @@ def _estimand(figure: str, values: dict, judges: list[str], unit: str) -> Estima
         humans=values[HUMANS_LABELLER],
         judges={judge: values[judge] for judge in judges},
         unit=unit,
+        bounds=(0.0, 1.0),  # accuracy and consistency: shares
     )
 
 

@@ -117,7 +117,9 @@ def test_factuality_after_revision_gets_human_judge_and_prediction_powered_estim
     theta = lam * fu.mean() + (y - lam * f).mean()
     se = np.sqrt((y - lam * f).var(ddof=1) / 4 + lam**2 * fu.var(ddof=1) / 4)
     assert row["lam"] == pytest.approx(lam) and row["ppi"] == pytest.approx(theta)
-    assert row["ppi_upper"] - row["ppi"] == pytest.approx(1.959963984540054 * se)
+    # a share: the interval is cut to [0, 1] (Estimand.bounds)
+    assert row["ppi_upper"] == pytest.approx(min(theta + 1.959963984540054 * se, 1.0))
+    assert row["ppi_lower"] == pytest.approx(max(theta - 1.959963984540054 * se, 0.0))
     # The per-group figure is there too; the judge's all-items factuality row is labelled.
     assert "Factuality after revision, gpt-4o · freshQA" in rows_by(
         report["tables"]["prediction_powered"], "figure"

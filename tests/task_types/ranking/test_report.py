@@ -154,6 +154,8 @@ def test_mean_rank_and_first_place_get_prediction_powered_estimates_per_system()
     assert first["judge_only"] == pytest.approx(0.8) and first["judge_n"] == 5
     expected = prediction_powered_mean([0.5, 1.0], [1.0, 1.0], [1.0, 1.0, 0.0])
     assert first["ppi"] == pytest.approx(expected.estimate)
-    assert first["ppi_upper"] == pytest.approx(expected.high)
+    # "ranked first" is a share: its interval is cut to [0, 1], here at the top
+    assert expected.high > 1 and first["ppi_upper"] == 1.0
+    assert first["ppi_lower"] == pytest.approx(expected.low)
     mean_rank = rows["Mean rank · Coverage · S3"]
     assert mean_rank["human"] == pytest.approx(np.mean([3.0, 2.5]))
