@@ -78,7 +78,7 @@ def test_researchers_add_a_webhook_through_the_api(researcher_client, project, r
         ({"url": "http://169.254.169.254/latest/meta-data", "events": ["item.complete"]}, "url"),
         ({"url": "http://[::1]/x", "events": ["item.complete"]}, "url"),
         ({"url": "ftp://example.org/x", "events": ["item.complete"]}, "url"),
-        ({"url": "http://8.8.8.8/x", "events": ["flag.raised"]}, "events"),
+        ({"url": "http://8.8.8.8/x", "events": ["item.exploded"]}, "events"),
         ({"url": "http://8.8.8.8/x", "events": []}, "events"),
         ({"url": ["http://8.8.8.8/x"], "events": ["item.complete"]}, "url"),
     ],
