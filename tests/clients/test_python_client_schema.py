@@ -29,6 +29,16 @@ NOT_IN_CLIENT = {
     "POST /api/projects/{}/review/{}/adjudication/",
     "GET /api/projects/{}/webhooks/{}/",
     "PATCH /api/projects/{}/webhooks/{}/",
+    # flags, skips, comments, send-backs (issue 30): people act on them in the pages; the audit
+    # log is read on its page and in bundles. Not wrapped yet (a later client version may).
+    "POST /api/assignments/{}/flag/",
+    "POST /api/assignments/{}/skip/",
+    "GET /api/projects/{}/flags/",
+    "POST /api/projects/{}/flags/{}/",
+    "GET /api/projects/{}/items/{}/comments/",
+    "POST /api/projects/{}/items/{}/comments/",
+    "POST /api/projects/{}/send-back/",
+    "GET /api/projects/{}/audit/",
 }
 
 
