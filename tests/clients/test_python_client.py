@@ -225,7 +225,9 @@ def test_verify_accepts_concords_signature_and_refuses_replays_and_tampering():
         verify(secret="whsec_x", headers=replayed, body=body, now=1_000_000 + 3600)
 
 
-def test_a_label_studio_export_goes_in_through_the_client(transactional_db, live_server):
+def test_a_label_studio_export_goes_in_through_the_client(
+    transactional_db, celery_eager, live_server
+):
     """The two steps of the page by script: the items (the format detected), then the answers
     with the labeling config as the mapping file."""
     from pathlib import Path
