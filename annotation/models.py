@@ -76,6 +76,13 @@ class Item(models.Model):
         help_text="A random number drawn at import: the random item order walks the items by "
         "it from each annotator's own starting point and direction (annotation.ordering).",
     )
+    revision = models.PositiveIntegerField(
+        default=1,
+        db_default=1,
+        editable=False,
+        help_text="Moves when a researcher fixes the item's record (studies.services.item_fix); "
+        "every answer records the revision it was made on.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -371,6 +378,12 @@ class Annotation(models.Model):
         blank=True,
         help_text="The project's settings version (guidelines, config, crowd) in force when "
         "this answer was submitted; empty for answers stored before versions were recorded.",
+    )
+    item_revision = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The item's revision (Item.revision) when this answer was submitted; empty for "
+        "answers stored before items had revisions.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

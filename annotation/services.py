@@ -657,6 +657,7 @@ def _store_version(
             reported_time_ms=reported,
             presentation=locked.presentation,
             settings_version=locked.settings_now,  # type: ignore[attr-defined]  # an annotation
+            item_revision=locked.item_revision_now,  # type: ignore[attr-defined]  # an annotation
         )
     except IntegrityError:  # pragma: no cover - guarded by the row lock
         raise WorkflowError("This answer was already recorded.", code="conflict") from None
@@ -664,11 +665,13 @@ def _store_version(
 
 def _locked_for_submit(assignment: Assignment) -> Assignment:
     """The assignment's row, locked, with the project's settings version in force now (not when
-    the page was loaded) as ``settings_now``: the lock is on the assignment alone (OF self), so
-    submits never wait on the project row."""
+    the page was loaded) as ``settings_now`` and the item's revision as ``item_revision_now``: the
+    lock is on the assignment alone (OF self), so submits never wait on the project row."""
     return (
         Assignment.objects.select_for_update(of=("self",))
-        .annotate(settings_now=F("project__settings_version"))
+        .annotate(
+            settings_now=F("project__settings_version"), item_revision_now=F("item__revision")
+        )
         .get(pk=assignment.pk)
     )
 

@@ -89,6 +89,11 @@ api = [
         name="api-flag-action",
     ),
     path(
+        "api/projects/<slug:slug>/items/<int:item_id>/fix/",
+        projects_api.ItemFixView.as_view(),
+        name="api-item-fix",
+    ),
+    path(
         "api/projects/<slug:slug>/items/<int:item_id>/comments/",
         annotation_api.CommentsView.as_view(),
         name="api-item-comments",
@@ -198,6 +203,11 @@ pages = [
         "p/<slug:slug>/items/<int:item_id>/exclusion/",
         item_views.item_exclusion,
         name="project-item-exclusion",
+    ),
+    path(
+        "p/<slug:slug>/items/<int:item_id>/fix/",
+        item_views.item_fix_view,
+        name="project-item-fix",
     ),
     path(
         "p/<slug:slug>/items/<int:item_id>/comments/",

@@ -27,6 +27,7 @@ from studies.middleware import large_uploads
 from studies.serializers import (
     AnnotationImportSerializer,
     ImportSerializer,
+    ItemFixSerializer,
     ItemSerializer,
     ProjectSerializer,
 )
@@ -41,6 +42,7 @@ from studies.services.exports import (
 from studies.services.external_annotations import import_annotations_upload, import_summary
 from studies.services.import_jobs import import_job_create, import_job_view
 from studies.services.imports import DETECT, ImportFailed, available_formats
+from studies.services.item_fixes import item_fix
 from studies.study_files import study_apply, study_export
 
 
@@ -106,6 +108,30 @@ class ItemListView(ListAPIView):
 
     def get_queryset(self):
         return Item.objects.filter(project=self.project).order_by("position", "id")
+
+
+class ItemFixView(APIView):
+    """Fix one item's record (a flagged item whose evidence link is dead…): checked as an import
+    checks it; the item's revision moves, answers already made keep theirs, judges' answers on
+    the item go. Researchers only; the item must belong to the project (404)."""
+
+    permission_classes = [IsProjectResearcher]
+
+    @extend_schema(request=ItemFixSerializer, responses={200: dict})
+    def post(self, request, slug, item_id):
+        body = ItemFixSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        fix = item_fix(
+            project=self.project, item_id=item_id, by=request.user, **body.validated_data
+        )
+        return Response(
+            {
+                "item": fix.item_id,
+                "revision": fix.revision,
+                "earlier_answers": fix.earlier_answers,
+                "changed": list(fix.changed_fields),
+            }
+        )
 
 
 class ProgressView(APIView):

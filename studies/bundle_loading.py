@@ -258,6 +258,7 @@ def _items(loaded: _Loaded, path: Path) -> None:
             payload=payload,
             prepared=_object(row, "prepared", where),
             gold=gold,
+            revision=_count(row, "revision", where, minimum=1) or 1,
         )
         loaded.items[external_id] = item
         rows.append(item)
@@ -375,6 +376,7 @@ def _annotations(loaded: _Loaded, path: Path) -> None:
             time_spent_ms=_count(row, "time_spent_ms", where),
             presentation=presentation,
             settings_version=_count(row, "settings_version", where, minimum=1),
+            item_revision=_item_revision(row, item, where),
         )
         rows.append((assignment, annotation))
         if item.kind == Item.Kind.REGULAR:
@@ -387,6 +389,16 @@ def _annotations(loaded: _Loaded, path: Path) -> None:
     for item in counted:
         item.assigned_count = counts[item.pk]
     Item.objects.bulk_update(counted, ["assigned_count"], batch_size=1000)
+
+
+def _item_revision(row: dict, item: Item, where: str) -> int | None:
+    """The item's revision the answer was made on: one the item has had."""
+    revision = _count(row, "item_revision", where, minimum=1)
+    if revision is not None and revision > item.revision:
+        raise BundleRefused(
+            f"{where}: item_revision {revision} is later than the item's revision {item.revision}."
+        )
+    return revision
 
 
 def _judge_prompt_versions(path: Path | None) -> dict[str, str]:

@@ -102,6 +102,7 @@ def _items(project: Project) -> list[dict]:
             "payload": i.payload,
             "prepared": i.prepared,
             "gold": i.gold,
+            "revision": i.revision,
         }
         for i in Item.objects.filter(project=project).order_by("position", "id")
     ]
@@ -122,6 +123,7 @@ def _annotations(project: Project, pseudonyms: dict[int, str]) -> list[dict]:
             "time_spent_ms": a.time_spent_ms,
             "created_at": a.created_at.isoformat(),
             "settings_version": a.settings_version,
+            "item_revision": a.item_revision,
             "sequence": a.assignment.sequence,
             "presentation": a.presentation,
         }

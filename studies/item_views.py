@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import flags, task_types
 from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
+from core.wording import counted
 from projects.permissions import RESEARCH_ROLES, REVIEW_ROLES, has_role, project_for
 from studies.selectors.item_browser import (
     FLAGGED,
@@ -43,6 +44,7 @@ from studies.selectors.item_browser import (
 )
 from studies.services.exports import items_export_record
 from studies.services.item_figures import item_figures_ensure
+from studies.services.item_fixes import item_fix, item_record_text, record_from_text
 
 EXPORT_FORMATS = ("csv", "jsonl")
 
@@ -112,6 +114,11 @@ def item_find_view(request, slug):
 @require_GET
 def item_view(request, slug, item_id):
     project = project_for(request.user, slug, RESEARCH_ROLES)
+    return _item_page(request, project, item_id)
+
+
+def _item_page(request, project, item_id: int, *, fix: dict | None = None, status: int = 200):
+    """The item page; ``fix``: the fix form as sent, with its refusal (nothing typed is lost)."""
     try:
         detail = item_detail(project=project, item_id=item_id)
     except Refusal as refusal:
@@ -130,8 +137,40 @@ def item_view(request, slug, item_id):
             "statuses": STATUSES,
             "back_url": back_url,
             "discussion": flags.item_discussion(item=detail.item),
+            "fix": fix or {"record": item_record_text(item=detail.item), "note": ""},
         },
+        status=status,
     )
+
+
+@login_required
+@require_POST
+def item_fix_view(request, slug, item_id):
+    """Fix the item's record (``record``: JSON text, ``note``); a refusal shows the page again
+    with the text as typed and the reason (400), so nothing is lost."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    text, note = request.POST.get("record", ""), request.POST.get("note", "")
+    try:
+        fix = item_fix(
+            project=project,
+            item_id=item_id,
+            record=record_from_text(text=text),
+            by=request.user,
+            note=note,
+        )
+    except Refusal as refusal:
+        if refusal.code == "not_found":
+            raise Http404(refusal.message) from None
+        form = {"record": text, "note": note, "error": refusal.message}
+        return _item_page(request, project, item_id, fix=form, status=refusal.status)
+    keeps = "keeps its" if fix.earlier_answers == 1 else "keep their"
+    earlier = (
+        f" {counted(fix.earlier_answers, 'answer')} made on the earlier record {keeps} revision."
+        if fix.earlier_answers
+        else ""
+    )
+    messages.success(request, f"Item fixed: revision {fix.revision}.{earlier}")
+    return redirect("project-item", slug=project.slug, item_id=item_id)
 
 
 FLAG_DONE = {

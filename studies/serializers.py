@@ -29,8 +29,17 @@ class ItemSerializer(serializers.ModelSerializer):
             "prepared",
             "gold",
             "assigned_count",
+            "revision",
             "created_at",
         ]
+
+
+class ItemFixSerializer(serializers.Serializer):
+    record = serializers.DictField(
+        help_text="The item's whole record, as an import line of the task type (the item keeps "
+        "its id and kind)."
+    )
+    note = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
 
 
 class ImportSerializer(serializers.Serializer):

@@ -507,6 +507,9 @@ class AnswerVersion:
     time_spent_s: float | None
     at: datetime | None
     correct: bool | None  # against gold, where the item has gold and the task type scores it
+    # A human answer made on an earlier revision of the item (it saw the record before a fix).
+    item_revision: int | None = None
+    earlier_revision: bool = False
 
     @property
     def answer_json(self) -> str:
@@ -613,6 +616,8 @@ def _human_answers(project: Project, item: Item, task_type: Any, gold: Any) -> l
                         time_spent_s=round(a.time_spent_ms / 1000, 1),
                         at=a.created_at,
                         correct=_correct(task_type, a.answer, gold),
+                        item_revision=a.item_revision,
+                        earlier_revision=(a.item_revision or 1) < item.revision,
                     )
                     for a in versions
                 ],

@@ -6,7 +6,8 @@ then the annotator's qualification state (``excluded`` when disqualified), the i
 answer (by the task type's agreement key), its adjudicated answer, and the judge whose
 pre-selection the annotator was shown (empty when none); the settings version the answer was
 made under (``settings_version``, empty for answers stored before versions were recorded), the
-item's place in the annotator's order (``sequence``, 1-based) and how it was laid out for them
+item's revision it was made on (``item_revision``: a researcher's fix of the item's record moves
+it; empty for answers stored before items had revisions), the item's place in the annotator's order (``sequence``, 1-based) and how it was laid out for them
 (``presentation``: which side first, the outputs' order; JSON, empty where nothing is
 counterbalanced). Task
 types may write several rows per annotation (``export_rows``: claim review, ranking), each
@@ -131,6 +132,7 @@ HUMAN_ONLY = (
     "adjudicated",
     "preselection_shown",
     "settings_version",
+    "item_revision",
     "sequence",
     "presentation",
 )
@@ -342,7 +344,8 @@ def _current_answers(project: Project) -> Iterator[tuple]:
     item position, item id, external id, kind, group, annotator id, version, time spent,
     reported time, reserved at, submitted at, answer (JSON text), the item's current
     adjudication (JSON text), the judge whose pre-selection was shown, the settings version the
-    answer was made under, the assignment's sequence and its presentation (JSON text). The item's own JSON
+    answer was made under, the assignment's sequence, its presentation (JSON text) and the item's
+    revision it was made on. The item's own JSON
     comes from :class:`_ItemsInOrder` (once per item, not once per answer)."""
     answers = (
         Annotation.objects.filter(item__project=project, is_current=True)
@@ -373,6 +376,7 @@ def _current_answers(project: Project) -> Iterator[tuple]:
             "settings_version",
             "assignment__sequence",
             "presentation_json",
+            "item_revision",
         )
     )
     return _read_ahead(answers.iterator(chunk_size=CHUNK), CHUNK)
@@ -505,6 +509,7 @@ def _human_rows(
                 # The guidelines and settings in force (projects.ProjectSettingsVersion), the
                 # place of the item in the annotator's order, and how it was laid out.
                 "settings_version": a[14],
+                "item_revision": a[17],  # the item's revision the answer was made on
                 "sequence": a[15],
                 "presentation": _json(a[16]) or None,
                 **judge_columns,
@@ -587,6 +592,7 @@ def _external_rows(
             "adjudicated": None,
             "preselection_shown": None,
             "settings_version": None,
+            "item_revision": None,
             "sequence": None,
             "presentation": None,
             **(_judge_columns(raw) if with_judges else {}),

@@ -201,6 +201,17 @@ def _prepared_records(
                 yield location, item
 
 
+def prepare_record(
+    *, task_type: TaskType, config: dict, record: dict[str, Any]
+) -> list[PreparedItem]:
+    """The items one record makes, checked exactly as an import checks it (a fix of one item's
+    record: ``studies.services.item_fixes``). Raises ``PayloadError`` naming the field."""
+    report = ImportReport(skip_reason=task_type.skip_reason, fmt="record")
+    return [
+        item for _, item in _prepared_records([("the record", record)], task_type, config, report)
+    ]
+
+
 # Item columns a task type fills from the record, with the record field to name in an error.
 _ITEM_LIMITS: tuple[tuple[str, str, int], ...] = tuple(
     (attribute, field_name, Item._meta.get_field(attribute).max_length or 0)  # type: ignore[union-attr]
@@ -542,7 +553,8 @@ class _ChunkWriter:
             if handed_out:
                 raise PayloadError(
                     f"item {sorted(handed_out)[0]!r} has already been given to annotators and cannot "
-                    "be updated (their answers refer to the text they saw)",
+                    "be updated by an import (their answers refer to the text they saw); fix it "
+                    "on its item page, which records a new revision of the item",
                     field="id",
                     location=next(loc for loc, item in chunk if item.external_id in handed_out),
                 )

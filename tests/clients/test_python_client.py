@@ -94,7 +94,17 @@ def test_a_researcher_scripts_a_study_from_import_to_dataframe(team, live_server
         assert bot.next_item(project.slug) is None  # nothing left
     assert concord.progress(project.slug)
 
+    # a flagged item's record fixed: the answers already made keep the revision they saw
+    item = next(i for i in concord.items(project.slug) if i["external_id"] == "claim-1")
+    record = {**item["payload"], "claim": "A corrected claim."}
+    fixed = concord.fix_item(project.slug, item["id"], record, note="typo in the claim")
+    assert (fixed["revision"], fixed["earlier_answers"]) == (2, 2)
+    with pytest.raises(InvalidRequest) as same:
+        concord.fix_item(project.slug, item["id"], record)
+    assert same.value.field == "record" and "nothing to fix" in same.value.detail
+
     rows = list(concord.export_annotations(project.slug))
+    assert {r["item_revision"] for r in rows} == {1}
     assert len(rows) == 6 and {r["helpfulness"] for r in rows} == {70}
     assert all(r["annotator"].startswith("ann-") for r in rows)
     external = list(concord.export_annotations(project.slug, coders="external"))

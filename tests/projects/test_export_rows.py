@@ -97,6 +97,7 @@ def _reference_human_rows(project, task_type, *, with_judges, raw):
                 "adjudicated": final.answer if final else None,
                 "preselection_shown": shown.get((item.id, annotation.annotator_id), ""),
                 "settings_version": annotation.settings_version,
+                "item_revision": annotation.item_revision,
                 "sequence": annotation.assignment.sequence,
                 "presentation": annotation.presentation or None,
                 **(_judge_columns(raw) if with_judges else {}),

@@ -33,6 +33,7 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
     "study_apply": ("PUT", "/api/projects/{slug}/"),
     "progress": ("GET", "/api/projects/{slug}/progress/"),
     "items": ("GET", "/api/projects/{slug}/items/"),
+    "item_fix": ("POST", "/api/projects/{slug}/items/{item_id}/fix/"),
     "items_import": ("POST", "/api/projects/{slug}/import/"),
     "import_job": ("GET", "/api/projects/{slug}/imports/{job_id}/"),
     "annotations_import": ("POST", "/api/projects/{slug}/annotations/import/"),
@@ -58,6 +59,7 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
 # JSON (or form) fields the client sends, per endpoint with a documented request body.
 REQUEST_FIELDS: dict[str, tuple[str, ...]] = {
     "items_import": ("file", "format", "update"),
+    "item_fix": ("record", "note"),
     "annotations_import": ("file", "format", "source", "skip_unknown_items"),
     "judge_run_start": ("judge", "filters", "both_orders", "budget_calls", "budget_tokens"),
     "judge_run_estimate": ("judge", "filters", "both_orders"),
@@ -239,6 +241,14 @@ class Concord:
     def items(self, slug: str) -> Iterator[dict]:
         """The project's items with payload, prepared data and gold (researchers)."""
         return self._pages("items", slug=slug)
+
+    def fix_item(self, slug: str, item_id: int, record: dict, note: str = "") -> dict:
+        """Replace one item's record (checked as an import checks it; the item keeps its id and
+        kind). Returns ``{"item", "revision", "earlier_answers", "changed"}``: answers already
+        made keep the revision they were made on."""
+        return self._call(
+            "item_fix", json_body={"record": record, "note": note}, slug=slug, item_id=item_id
+        )
 
     def create_project(self, study: dict) -> dict:
         """Create a project from a study file (a dict, as ``study export`` writes it)."""
