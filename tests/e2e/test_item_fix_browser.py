@@ -62,7 +62,9 @@ def test_a_flagged_item_is_fixed_and_reopened(live_server, browser, size, contex
         record.fill(json.dumps(payload, indent=2))
         page.locator("#fix-record ~ p button[type=submit]").click()
         expect(page.locator("body")).to_contain_text("Item fixed: revision 2.")
-        expect(page.locator(".answer-card .tag.warn")).to_have_text("made on revision 1 of the item")
+        expect(page.locator(".answer-card .tag.warn")).to_have_text(
+            "made on revision 1 of the item"
+        )
         assert Item.objects.get(pk=item.pk).revision == 2
         check_page(page, f"item-fixed-{size}")
 
