@@ -699,6 +699,13 @@ def _judge_answers(item: Item, task_type: Any, gold: Any) -> list[CoderAnswers]:
     return coders
 
 
+def field_label(key: Any) -> str:
+    """A record's key as a person reads it: ``evidence_id`` → "Evidence id" (the record itself,
+    keys as imported, is in the item page's fix form and the API)."""
+    text = str(key).replace("_", " ").strip() or str(key)
+    return text[:1].upper() + text[1:]
+
+
 def readable(value: Any, *, depth: int = 0) -> dict:
     """A JSON value as nested nodes a template renders without knowing the task type:
     ``{"text": str}``, ``{"entries": [node…]}`` (a list) or ``{"fields": [(key, node)…]}``
@@ -706,7 +713,9 @@ def readable(value: Any, *, depth: int = 0) -> dict:
     if depth > 6:
         return {"text": json.dumps(value, ensure_ascii=False)}
     if isinstance(value, Mapping):
-        return {"fields": [(str(k), readable(v, depth=depth + 1)) for k, v in value.items()]}
+        return {
+            "fields": [(field_label(k), readable(v, depth=depth + 1)) for k, v in value.items()]
+        }
     if isinstance(value, list):
         return {"entries": [readable(v, depth=depth + 1) for v in value]}
     if value is None:

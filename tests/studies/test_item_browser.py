@@ -567,3 +567,19 @@ def test_pages_cross_from_figures_to_items_without_any(db, researcher):
         ids = [r.id for r in walk(project, f, 1)]
         assert ids == [r.id for r in walk(project, f, 10)]
         assert len(ids) == 6 and ids[-2:] == sorted([lone.pk, empty.pk], reverse=bool(descending))
+
+
+def test_the_item_page_names_fields_as_people_read_them():
+    from studies.selectors.item_browser import field_label, readable
+
+    assert [field_label(k) for k in ("evidence_id", "claim", "response_a", "_", 3)] == [
+        "Evidence id",
+        "Claim",
+        "Response a",
+        "_",
+        "3",
+    ]
+    node = readable({"masked_evidence": 2, "evidence": [{"id": 1, "is_target": True}]})
+    assert [label for label, _ in node["fields"]] == ["Masked evidence", "Evidence"]
+    (entry,) = node["fields"][1][1]["entries"]
+    assert entry["fields"] == [("Id", {"text": "1"}), ("Is target", {"text": "yes"})]
