@@ -207,4 +207,3 @@ def active_mean(
         lam=weight,
         effective_labels=float(effective),
     )
-
