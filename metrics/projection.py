@@ -118,8 +118,9 @@ def _with_judge(p: Pilot, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(λ, variance)`` of the PPI++ mean with ``labels`` human labels, elementwise."""
     n = labels.astype(float)
     rest = np.maximum(p.items - n, 0.0)
-    share = np.divide(n, rest, out=np.full_like(n, np.inf), where=rest > 0)
-    denominator = p.var_predictions + share * p.var_unlabelled
+    # n' / (T − n') · Var f̃, infinite (λ = 0) when nothing is left to the judge.
+    spread = np.divide(n * p.var_unlabelled, rest, out=np.full_like(n, np.inf), where=rest > 0)
+    denominator = p.var_predictions + spread
     usable = np.isfinite(denominator) & (denominator > 0)
     lam = np.clip(np.divide(p.covariance, denominator, out=np.zeros_like(n), where=usable), 0, 1)
     rectifier = p.var_labels - 2 * lam * p.covariance + lam**2 * p.var_predictions

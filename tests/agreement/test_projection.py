@@ -99,9 +99,14 @@ def test_a_useless_judge_needs_as_many_labels_as_humans_alone():
     y = (rng.random(200) < 0.4).astype(float)
     f = np.ones(200)  # says 1 everywhere: no covariance, λ = 0
     f_u = np.ones(2000)
-    need = labels_needed(pilot(y, f, f_u), 0.08)
+    p = pilot(y, f, f_u)
+    need = labels_needed(p, 0.08)
     assert need.with_judge == need.humans_alone
     assert need.lam == 0
+    # A judge without spread, up to and past the 2,200 items: no 0 · ∞ on the way.
+    with np.errstate(all="raise"):
+        widths = projected_widths(p, [100, 2199, 2200, 5000])
+    assert list(widths["with_judge"]) == pytest.approx(list(widths["humans_alone"]))
 
 
 def test_the_projected_width_with_the_judge_never_grows_with_labels():
