@@ -189,6 +189,17 @@ def _chosen(value: str, choices: list[str], name: str) -> str:
     return value
 
 
+def _by_figure(found: list) -> dict:
+    """Estimands by figure name, a repeated name numbered ("… (2)") so each can be chosen."""
+    named: dict = {}
+    for estimand in found:
+        name, copy = estimand.figure, 2
+        while name in named:
+            name, copy = f"{estimand.figure} ({copy})", copy + 1
+        named[name] = estimand
+    return named
+
+
 def labels_needed(
     *,
     project: Project,
@@ -221,7 +232,7 @@ def labels_needed(
         annotator_filter=AnnotatorFilter(judges=(judge,)),
         options=ReportOptions(confidence=confidence),
     )
-    estimands = {e.figure: e for e in declared(report_input)}
+    estimands = _by_figure(declared(report_input))
     figure = _chosen(figure, list(estimands), "figure")
     if not figure:
         return LabelsNeeded([], judges, "", judge, None, None)

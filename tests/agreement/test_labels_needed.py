@@ -179,3 +179,16 @@ def test_the_page_says_what_is_wrong_with_the_form(query, message):
     assert message in html
     assert 'aria-invalid="true"' in html and 'role="alert"' in html
     assert "Judges against the humans" in html  # the rest of the page is there
+
+
+@pytest.mark.django_db
+def test_figures_of_one_name_are_numbered_so_each_can_be_chosen(monkeypatch):
+    from agreement.reports import sections
+
+    project = need_study()
+    declared = sections.estimands_for(project.task_type)
+    twice = lambda inp: [*declared(inp), *declared(inp)]  # noqa: E731
+    monkeypatch.setattr(sections, "estimands_for", lambda slug: twice)
+    result = labels_needed(project=project, figure=f"{FIGURE} (2)")
+    assert result.figures.count(FIGURE) == 1 and f"{FIGURE} (2)" in result.figures
+    assert result.projection.figure == FIGURE and result.projection.labelled == 20
