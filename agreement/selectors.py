@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from statistics import median
 from typing import TYPE_CHECKING
 
@@ -11,11 +12,14 @@ from django.db.models import Sum
 
 from annotation.models import Annotation, Item
 from annotation.selectors import project_progress
+from core.errors import Refusal
 from projects.models import Membership, Project
 from projects.permissions import RESEARCH_ROLES
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
+
+    from agreement.reports.projection import Projection
 
 
 def dashboard_progress(*, project: Project, median_times: dict[str, float] | None = None) -> dict:
@@ -156,3 +160,85 @@ def snapshot_table(*, snapshot_id: int, name: str) -> dict | None:
         .values_list(KeyTransform(name, KeyTransform("tables", "result")), flat=True)
         .first()
     )
+
+
+@dataclass
+class LabelsNeeded:
+    """The answer to "How many human annotations do I need?" for one figure and judge: the
+    figures and judges to choose from, the ones chosen, and the projection
+    (:class:`agreement.reports.projection.Projection`; None when the task type declares no
+    figures or no judge has answers)."""
+
+    figures: list[str]
+    judges: list[str]
+    figure: str
+    judge: str
+    bounds: tuple[float, float] | None
+    projection: Projection | None
+
+
+class BadProjectionQuery(Refusal):
+    """A figure, judge or target width the projection cannot use (the message names it)."""
+
+
+def _chosen(value: str, choices: list[str], name: str) -> str:
+    if not value:
+        return choices[0] if choices else ""
+    if value not in choices:
+        raise BadProjectionQuery(f"There is no {name} {value!r} here.", field=name)
+    return value
+
+
+def _by_figure(found: list) -> dict:
+    """Estimands by figure name, a repeated name numbered ("… (2)") so each can be chosen."""
+    named: dict = {}
+    for estimand in found:
+        name, copy = estimand.figure, 2
+        while name in named:
+            name, copy = f"{estimand.figure} ({copy})", copy + 1
+        named[name] = estimand
+    return named
+
+
+def labels_needed(
+    *,
+    project: Project,
+    figure: str = "",
+    judge: str = "",
+    target_width: float | None = None,
+    confidence: float = 0.95,
+) -> LabelsNeeded:
+    """The projection of ``figure`` (default: the task type's first) with ``judge`` (default:
+    the first with answers) against human labels, and with ``target_width`` the human labels
+    needed (:mod:`agreement.reports.projection`). The queries of
+    :func:`agreement.reports.gather.gather` with one judge, plus one: a fixed number whatever
+    the items, answers and judges.
+
+    Raises :class:`BadProjectionQuery` (field ``figure``, ``judge`` or ``width``) for a figure
+    or judge the project does not have, or a target width that cannot be reached or read.
+    """
+    from agreement.reports.gather import available_judges, gather
+    from agreement.reports.inputs import AnnotatorFilter, ReportOptions
+    from agreement.reports.projection import BadTarget, projection
+    from agreement.reports.sections import estimands_for
+
+    declared = estimands_for(project.task_type)
+    judges = available_judges(project)
+    judge = _chosen(judge, judges, "judge")
+    if declared is None or not judge:
+        return LabelsNeeded([], judges, "", judge, None, None)
+    report_input = gather(
+        project=project,
+        annotator_filter=AnnotatorFilter(judges=(judge,)),
+        options=ReportOptions(confidence=confidence),
+    )
+    estimands = _by_figure(declared(report_input))
+    figure = _chosen(figure, list(estimands), "figure")
+    if not figure:
+        return LabelsNeeded([], judges, "", judge, None, None)
+    estimand = estimands[figure]
+    try:
+        result = projection(estimand, judge, target_width=target_width, confidence=confidence)
+    except BadTarget as exc:
+        raise BadProjectionQuery(f"Target width: {exc}.", field="width") from None
+    return LabelsNeeded(list(estimands), judges, figure, judge, estimand.bounds, result)

@@ -13,6 +13,7 @@ CSV files.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlencode
@@ -408,6 +409,61 @@ def compare(request, slug):
     return render(request, "agreement/compare.html", context)
 
 
+def _target_width(query: QueryDict) -> float | None:
+    text = query.get("width", "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise selectors.BadProjectionQuery(
+            f"Target width: {text!r} is not a number (write it like 0.05).", field="width"
+        ) from None
+    if not math.isfinite(value) or value <= 0:
+        raise selectors.BadProjectionQuery(
+            f"Target width: it must be a positive number, got {text!r}.", field="width"
+        )
+    return value
+
+
+def _labels_needed(project, query: QueryDict) -> tuple[selectors.LabelsNeeded, str, str]:
+    """The projection asked for by ``?figure=&judge=&width=``, the width as typed and the
+    refusal's message (then the projection without the faulty part, for the form)."""
+    figure, judge = query.get("figure", ""), query.get("judge", "")
+    width_text = query.get("width", "").strip()[:40]
+    try:
+        need = selectors.labels_needed(
+            project=project, figure=figure, judge=judge, target_width=_target_width(query)
+        )
+        return need, width_text, ""
+    except selectors.BadProjectionQuery as refusal:
+        try:  # the same figure and judge without the target, when they are not at fault
+            need = selectors.labels_needed(project=project, figure=figure, judge=judge)
+        except selectors.BadProjectionQuery:
+            need = selectors.labels_needed(project=project)
+        return need, width_text, refusal.message
+
+
+def _need_context(project, query: QueryDict, base_query: str) -> dict:
+    need, width_text, error = _labels_needed(project, query)
+    context = {"need": need, "need_width": width_text, "need_error": error}
+    result = need.projection
+    if result is not None and result.tables:
+        svg = render_plot(result.plot, result.tables)
+        context["need_plot"] = mark_safe(svg)  # noqa: S308 - the renderer escapes every label
+        context["need_table"] = _rendered_table(
+            "projection", result.tables["projection"], base_query
+        )
+    return context
+
+
+def _projection_csv(project, query: QueryDict) -> HttpResponse:
+    need, _, error = _labels_needed(project, query)
+    if error or need.projection is None or not need.projection.tables:
+        raise Refusal(error or "No projection to download for this figure.", field="figure")
+    return _csv_response(need.projection.tables["projection"], f"{project.slug}-projection.csv")
+
+
 @login_required
 @require_GET
 def judge_validation(request, slug):
@@ -427,6 +483,8 @@ def judge_validation(request, slug):
         raise BadQuery(str(exc), field="subset") from None
     base_query = _query_without(request.GET, "download")
     download = request.GET.get("download")
+    if download == "projection":
+        return _projection_csv(project, request.GET)
     if download:
         if download not in result["tables"]:
             raise Refusal(f"No table {download!r} on this page.", code="not_found")
@@ -459,5 +517,8 @@ def judge_validation(request, slug):
         "counts": [(k.replace("_", " ").capitalize(), v) for k, v in result["counts"].items()],
         "rendered": [_rendered_table(name, tbl, base_query) for name, tbl in tables.items()],
         "confusion": confusion,
+        "subset": subset,
+        **_need_context(project, request.GET, base_query),
     }
-    return render(request, "agreement/judge_validation.html", context)
+    status = 400 if context["need_error"] else 200
+    return render(request, "agreement/judge_validation.html", context, status=status)

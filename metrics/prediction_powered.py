@@ -207,26 +207,3 @@ def active_mean(
         lam=weight,
         effective_labels=float(effective),
     )
-
-
-def labels_needed(
-    *,
-    labels: Sequence[float],
-    predictions: Sequence[float],
-    unlabelled_predictions: Sequence[float],
-    target_width: float,
-    confidence: float = 0.95,
-) -> dict[str, float]:
-    """How many human labels reach an interval of ``target_width``: with humans alone and with
-    the judge (PPI++ at the tuned ``λ``), from the variances seen so far."""
-    y = _array(labels, "labels")
-    f = _array(predictions, "predictions")
-    f_u = _array(unlabelled_predictions, "unlabelled_predictions")
-    if target_width <= 0:
-        raise ValueError("the target width must be positive")
-    half = target_width / 2 / _z(confidence)
-    alone = y.var(ddof=1) / half**2
-    weight = power_tuning(y, f, f_u)
-    rest = half**2 - weight**2 * f_u.var(ddof=1) / f_u.size
-    with_judge = (y - weight * f).var(ddof=1) / rest if rest > 0 else math.inf
-    return {"humans_alone": math.ceil(alone), "with_judge": math.ceil(with_judge), "lam": weight}

@@ -13,6 +13,10 @@ Spec kinds:
 * ``grouped``: horizontal bars grouped by row ``label``, one bar per ``series`` key (e.g. MAR
   per system, one bar per annotator); optional ``domain``;
 * ``stacked``: one 100 % horizontal bar per row, segments from the ``series`` keys (shares);
+* ``lines``: one line per ``series`` key against the numeric ``x`` key (e.g. an interval's
+  projected width against human labels), axes titled ``x_title`` and ``y_title``; ``marks``
+  ``{"x": [{"value", "label"}], "y": [...]}`` draws dashed reference lines (the labels so far,
+  a target); ``description`` becomes the chart's ``<desc>``;
 * ``heatmap``: a matrix of cells from long rows, ``row``, ``column`` and ``value`` keys, in
   first-seen order (e.g. a confusion matrix: humans' label × judge's label → units); each
   cell is shaded by its share of its row and shows its count. ``where`` (optional)
@@ -44,12 +48,13 @@ def _num(value) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _svg(width: int, height: int, title: str, body: list[str]) -> str:
+def _svg(width: int, height: int, title: str, body: list[str], description: str = "") -> str:
     t = escape(title)
+    desc = f"<desc>{escape(description)}</desc>" if description else ""
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
         f'width="100%" style="max-width:{width}px" role="img" aria-label="{t}" {FONT}>'
-        f"<title>{t}</title>" + "".join(body) + "</svg>"
+        f"<title>{t}</title>{desc}" + "".join(body) + "</svg>"
     )
 
 
@@ -352,8 +357,93 @@ def heatmap(rows: Sequence[Mapping], spec: Mapping) -> str:
     return _svg(width, height, spec.get("title", ""), body)
 
 
+def _line_points(rows: Sequence[Mapping], x_key: str, key: str) -> list[tuple[float, float]]:
+    points = []
+    for row in rows:
+        x, y = _num(row.get(x_key)), _num(row.get(key))
+        if x is not None and y is not None:
+            points.append((x, y))
+    return points
+
+
+def _line_marks(marks: Mapping, x, y, box: tuple[float, float, float, float]) -> list[str]:
+    """Dashed reference lines across the plot box (left, top, right, bottom), labelled."""
+    left, top, right, bottom = box
+    out = []
+    for mark in marks.get("x", []):
+        mx = x(mark["value"])
+        out.append(
+            f'<line x1="{mx:.1f}" y1="{top}" x2="{mx:.1f}" y2="{bottom}" stroke="{INK}" '
+            f'stroke-dasharray="4 3"/><text x="{mx + 4:.1f}" y="{top + 12}" fill="{INK}">'
+            f"{escape(str(mark['label']))}</text>"
+        )
+    for mark in marks.get("y", []):
+        my = y(mark["value"])
+        out.append(
+            f'<line x1="{left}" y1="{my:.1f}" x2="{right}" y2="{my:.1f}" stroke="{PALETTE[4]}" '
+            f'stroke-dasharray="6 3"/><text x="{right - 4}" y="{my - 5:.1f}" '
+            f'text-anchor="end" fill="{PALETTE[4]}">{escape(str(mark["label"]))}</text>'
+        )
+    return out
+
+
+def lines(rows: Sequence[Mapping], spec: Mapping) -> str:
+    """One line per series against a numeric x, with dashed reference marks."""
+    series = list(spec["series"])
+    curves = {key: _line_points(rows, spec["x"], key) for key in series}
+    marks = spec.get("marks") or {}
+    xs = [p[0] for c in curves.values() for p in c] + [m["value"] for m in marks.get("x", [])]
+    ys = [p[1] for c in curves.values() for p in c] + [m["value"] for m in marks.get("y", [])]
+    if not xs or not ys:
+        return ""
+    x_lo = min(xs)
+    x_hi = max(max(xs), x_lo + 1)
+    y_hi = max(ys) * 1.05 if max(ys) > 0 else 1.0
+    left, top, plot_w, plot_h = 60, 28, 420, 220
+    right, bottom = left + plot_w, top + plot_h
+
+    def x(v: float) -> float:
+        return left + (v - x_lo) / (x_hi - x_lo) * plot_w
+
+    def y(v: float) -> float:
+        return bottom - v / y_hi * plot_h
+
+    body = [
+        f'<text x="{left}" y="16" fill="{MUTED}">{escape(spec.get("y_title", ""))}</text>',
+        f'<text x="{right}" y="{bottom + 34}" text-anchor="end" fill="{MUTED}">'
+        f"{escape(spec.get('x_title', spec['x']))}</text>",
+    ]
+    for tick in _ticks(0.0, y_hi):
+        body.append(
+            f'<line x1="{left}" y1="{y(tick):.1f}" x2="{right}" y2="{y(tick):.1f}" '
+            f'stroke="{GRID}"/><text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" '
+            f'fill="{MUTED}">{tick:g}</text>'
+        )
+    for tick in _ticks(x_lo, x_hi):
+        body.append(
+            f'<text x="{x(tick):.1f}" y="{bottom + 16}" text-anchor="middle" '
+            f'fill="{MUTED}">{tick:g}</text>'
+        )
+    body.append(
+        f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="{MUTED}"/>'
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="{MUTED}"/>'
+    )
+    names = spec.get("series_labels") or {}
+    for i, key in enumerate(series):
+        path = " ".join(f"{x(px):.1f},{y(py):.1f}" for px, py in curves[key])
+        dash = ' stroke-dasharray="2 2"' if i % 2 else ""
+        body.append(
+            f'<polyline points="{path}" fill="none" stroke="{PALETTE[i % len(PALETTE)]}" '
+            f'stroke-width="2"{dash}><title>{escape(str(names.get(key, key)))}</title></polyline>'
+        )
+    body += _line_marks(marks, x, y, (left, top, right, bottom))
+    body += _legend(series, left, bottom + 56, names)
+    return _svg(right + 20, bottom + 66, spec.get("title", ""), body, spec.get("description", ""))
+
+
 KINDS = {
     "bars": bars,
+    "lines": lines,
     "histogram": histogram,
     "grouped": grouped,
     "stacked": stacked,

@@ -10,7 +10,6 @@ from metrics.prediction_powered import (
     active_mean,
     classical_mean,
     judge_only_mean,
-    labels_needed,
     prediction_powered_mean,
 )
 
@@ -125,21 +124,6 @@ def test_active_sampling_is_unbiased_and_narrower_than_uniform_sampling():
     mc_error = errors.std(ddof=1) / math.sqrt(errors.size)
     assert abs(errors.mean()) <= 3 * mc_error
     assert np.mean(active_widths) < np.mean(uniform_widths)
-
-
-def test_labels_needed_for_a_target_width():
-    rng = np.random.default_rng(3)
-    truth, judge, mask = simulate(rng, 5000, 200)
-    needed = labels_needed(
-        labels=truth[mask],
-        predictions=judge[mask],
-        unlabelled_predictions=judge[~mask],
-        target_width=0.05,
-    )
-    # Humans alone: n = Var(Y) (z / half-width)^2.
-    z = 1.959963984540054
-    assert needed["humans_alone"] == math.ceil(np.var(truth[mask], ddof=1) * (z / 0.025) ** 2)
-    assert needed["with_judge"] < needed["humans_alone"]
 
 
 def test_the_prediction_powered_mean_agrees_with_ppi_python_at_a_given_weight():

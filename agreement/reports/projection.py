@@ -1,0 +1,151 @@
+"""The question "How many human annotations do I need?" for one figure and judge (issue 27, 4).
+
+For a research figure that is a mean over units (an :class:`~.sections.Estimand`) and one judge,
+the units both the humans and the judge labelled are the pilot (:mod:`metrics.projection`): from
+their variances, the figure's interval width is projected against the number of human labels,
+with humans alone and with the judge (PPI++ over the same units: those not human-labelled are
+left to the judge), and, for a target width, the human labels each needs.
+
+Plain part of the reports layer (no Django): :func:`projection` returns the numbers, a table of
+the curve (the plot's table alternative and CSV) and the line plot's spec
+(:func:`agreement.reports.plots.lines`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from metrics.projection import (
+    MIN_PAIRED,
+    Need,
+    TooLittleData,
+    label_grid,
+    labels_needed,
+    pilot,
+    projected_widths,
+)
+
+from .sections import Estimand
+from .tables import Table, column, table
+
+PROJECTION_TABLE = "projection"
+
+
+class BadTarget(ValueError):
+    """A target width that cannot be used for this figure (the message says why)."""
+
+
+@dataclass
+class Projection:
+    """The projection for one figure and judge; ``reason`` says why there is none."""
+
+    figure: str
+    judge: str
+    unit: str
+    labelled: int  # units with both a human and a judge value (the pilot)
+    judged_only: int  # units the judge answered and humans did not
+    reason: str = ""
+    current_alone: float | None = None  # projected widths at the pilot's labels
+    current_with_judge: float | None = None
+    need: Need | None = None
+    tables: dict[str, Table] = field(default_factory=dict)
+    plot: dict = field(default_factory=dict)
+
+
+def check_target(target_width: float, bounds: tuple[float, float] | None) -> None:
+    """:class:`BadTarget` unless the width is positive and narrower than the figure's range."""
+    if not target_width > 0 or target_width == float("inf"):
+        raise BadTarget(f"the target width must be a positive number, got {target_width:g}")
+    if bounds is not None and target_width >= bounds[1] - bounds[0]:
+        raise BadTarget(
+            f"a width of {target_width:g} is not narrower than the figure's whole range "
+            f"({bounds[0]:g} to {bounds[1]:g}): any interval is that narrow"
+        )
+
+
+def _curve(estimand: Estimand, result: Projection, grid: list[int], widths: Mapping) -> Table:
+    rows = [
+        {
+            "labels": n,
+            "humans_alone": widths["humans_alone"][i],
+            "with_judge": widths["with_judge"][i],
+            "lam": widths["lam"][i],
+        }
+        for i, n in enumerate(grid)
+    ]
+    return table(
+        f"Projected interval width: {estimand.figure} ({result.judge})",
+        [
+            column("labels", "Human labels", "int"),
+            column("humans_alone", "Width, humans alone", "num"),
+            column("with_judge", "Width, with the judge (PPI++)", "num"),
+            column("lam", "λ (weight on the judge)", "num"),
+        ],
+        rows,
+        note=f"Projected from the {result.labelled} {estimand.unit} labelled by both the humans "
+        f"and the judge and the {result.judged_only} the judge labelled alone, assuming their "
+        "variances hold and the human-labelled units are a uniform random sample. Widths are "
+        "full widths of the interval (upper − lower), before cutting to the figure's range.",
+    )
+
+
+def _plot(estimand: Estimand, result: Projection, target: float | None) -> dict:
+    marks_x = [{"value": result.labelled, "label": f"now: {result.labelled}"}]
+    marks_y = [] if target is None else [{"value": target, "label": f"target {target:g}"}]
+    return {
+        "kind": "lines",
+        "table": PROJECTION_TABLE,
+        "x": "labels",
+        "series": ["humans_alone", "with_judge"],
+        "series_labels": {"humans_alone": "Humans alone", "with_judge": "With the judge"},
+        "x_title": "human labels",
+        "y_title": "interval width",
+        "marks": {"x": marks_x, "y": marks_y},
+        "title": f"Interval width against human labels: {estimand.figure}",
+        "description": (
+            f"Two falling curves of the projected width of the {estimand.figure} interval "
+            f"against the number of human labels, humans alone and with the judge "
+            f"{result.judge}; a vertical line marks the {result.labelled} labels so far"
+            + ("" if target is None else f" and a horizontal line the target width {target:g}")
+            + ". The same numbers are in the table below the plot."
+        ),
+    }
+
+
+def projection(
+    estimand: Estimand,
+    judge: str,
+    *,
+    target_width: float | None = None,
+    confidence: float = 0.95,
+) -> Projection:
+    """The projection for ``estimand`` and ``judge`` (a key of ``estimand.judges``); with
+    ``target_width``, the labels needed. :class:`BadTarget` for an unusable target."""
+    if target_width is not None:
+        check_target(target_width, estimand.bounds)
+    humans = estimand.humans
+    judged = estimand.judges.get(judge, {})
+    labelled = [u for u in humans if u in judged]
+    unlabelled = [judged[u] for u in judged if u not in humans]
+    result = Projection(estimand.figure, judge, estimand.unit, len(labelled), len(unlabelled))
+    try:
+        p = pilot(
+            [humans[u] for u in labelled],
+            [judged[u] for u in labelled],
+            unlabelled,
+            confidence=confidence,
+            minimum=MIN_PAIRED,
+        )
+        need = labels_needed(p, target_width) if target_width is not None else None
+    except TooLittleData as exc:
+        result.reason = str(exc)
+        return result
+    now = projected_widths(p, [p.n])
+    result.current_alone = float(now["humans_alone"][0])
+    result.current_with_judge = float(now["with_judge"][0])
+    result.need = need
+    grid = label_grid(p, need)
+    result.tables = {PROJECTION_TABLE: _curve(estimand, result, grid, projected_widths(p, grid))}
+    result.plot = _plot(estimand, result, target_width)
+    return result
