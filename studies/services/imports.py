@@ -212,6 +212,10 @@ def prepare_record(
     ]
 
 
+# An item handed out is fixed one at a time, with its revision recorded (item_fixes).
+FIX_HINT = "; fix it on its item page, which records a new revision of the item"
+
+
 # Item columns a task type fills from the record, with the record field to name in an error.
 _ITEM_LIMITS: tuple[tuple[str, str, int], ...] = tuple(
     (attribute, field_name, Item._meta.get_field(attribute).max_length or 0)  # type: ignore[union-attr]
@@ -553,8 +557,7 @@ class _ChunkWriter:
             if handed_out:
                 raise PayloadError(
                     f"item {sorted(handed_out)[0]!r} has already been given to annotators and cannot "
-                    "be updated by an import (their answers refer to the text they saw); fix it "
-                    "on its item page, which records a new revision of the item",
+                    f"be updated by an import (their answers refer to the text they saw){FIX_HINT}",
                     field="id",
                     location=next(loc for loc, item in chunk if item.external_id in handed_out),
                 )
