@@ -33,6 +33,7 @@ without aliases (:mod:`core.yaml_safety`).
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,6 +41,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils.translation import get_language
 from rest_framework import serializers
 
 from annotation import task_types
@@ -661,12 +663,23 @@ def study_apply(
 
 def crowd_json_schema() -> dict:
     """The JSON Schema of a study file's ``crowd`` (the crowd and quality settings)."""
-    return _schema_of(CrowdSettingsSerializer())
+    return json.loads(_schema_text("", get_language() or ""))
 
 
 def config_json_schema(task_type: str) -> dict:
     """The JSON Schema of a study file's ``config`` for ``task_type``."""
-    return _schema_of(task_types.get(task_type).config_serializer())
+    task_types.get(task_type)  # an unknown task type is named
+    return json.loads(_schema_text(task_type, get_language() or ""))
+
+
+@functools.cache
+def _schema_text(task_type: str, language: str) -> str:
+    """A schema as JSON text, made once per process and language: every study form and save
+    asks for it, and building it instantiates serializers (each a deep copy of its fields); a
+    caller gets its own copy to change. ``task_type`` "": the crowd settings."""
+    if not task_type:
+        return json.dumps(_schema_of(CrowdSettingsSerializer()))
+    return json.dumps(_schema_of(task_types.get(task_type).config_serializer()))
 
 
 def study_json_schema() -> dict:
