@@ -9,6 +9,8 @@ are indistinguishable: responses never depend on an item's kind, and whether an 
 control was right is never returned (it only shows, in the end, as a polite stop).
 """
 
+from urllib.parse import urlencode
+
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -191,7 +193,8 @@ class SkipView(APIView):
 
 
 class ProjectFlagsView(APIView):
-    """The project's flags and skips, newest first (``?state=open`` for the open ones).
+    """The project's flags and skips, newest first (``?state=open`` for the open ones), a page
+    of at most 1000 at a time: ``next`` is the address of the next (older) page, null on the last.
 
     Security: researcher role in the project (404 otherwise)."""
 
@@ -201,7 +204,17 @@ class ProjectFlagsView(APIView):
         state = request.query_params.get("state", "")
         if state not in ("", "open", "resolved"):
             raise flags.FlagRefused("state must be open or resolved.", field="state")
-        return Response({"results": flags.project_flags(project=project, state=state)})
+        before_text = request.query_params.get("before", "")
+        if before_text and not (before_text.isascii() and before_text.isdigit()):
+            raise flags.FlagRefused("before must be a flag id (the next link's).", field="before")
+        page = flags.project_flags(
+            project=project, state=state, before=int(before_text[:18]) if before_text else None
+        )
+        following = None
+        if page.next_before is not None:
+            query = urlencode({**({"state": state} if state else {}), "before": page.next_before})
+            following = request.build_absolute_uri(f"{request.path}?{query}")
+        return Response({"results": page.results, "next": following})
 
 
 class FlagActionView(APIView):

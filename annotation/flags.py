@@ -92,6 +92,14 @@ def flag_raise(
         locked = Assignment.objects.select_for_update(of=("self",)).get(pk=assignment.pk)
         if skip:
             _skip_locked(project, locked)
+        elif ItemFlag.objects.filter(
+            assignment=locked, skipped=False, state=ItemFlag.State.OPEN
+        ).exists():
+            raise FlagRefused(
+                "You have flagged this item already; the researchers have not answered yet.",
+                field="reason",
+                code="conflict",
+            )
         flag = ItemFlag.objects.create(
             project=project,
             item_id=locked.item_id,
@@ -310,13 +318,31 @@ def item_flags(*, item: Item) -> list[FlagView]:
 MAX_LISTED = 1000
 
 
-def project_flags(*, project: Project, state: str = "") -> list[dict]:
-    """The project's newest flags (at most ``MAX_LISTED``), with their items and the annotators'
-    pseudonyms (two queries)."""
+@dataclass(frozen=True)
+class FlagPage:
+    results: list[dict]
+    next_before: int | None  # the ``before`` of the next (older) page; None: this is the last
+
+
+def project_flags(
+    *, project: Project, state: str = "", before: int | None = None, size: int | None = None
+) -> FlagPage:
+    """One page of the project's flags, newest first (``size`` of them, older than the flag id
+    ``before``), with their items and the annotators' pseudonyms (two queries)."""
+    size = size or MAX_LISTED
     names = dict(Membership.objects.filter(project=project).values_list("user_id", "pseudonym"))
     rows = ItemFlag.objects.filter(project=project)
     if state:
         rows = rows.filter(state=state)
+    if before is not None:
+        rows = rows.filter(id__lt=before)
+    listed = _flag_rows(rows, names, size + 1)
+    more = len(listed) > size
+    listed = listed[:size]
+    return FlagPage(results=listed, next_before=listed[-1]["id"] if more else None)
+
+
+def _flag_rows(rows: QuerySet[ItemFlag], names: dict, limit: int) -> list[dict]:
     return [
         {
             "id": f["id"],
@@ -331,7 +357,7 @@ def project_flags(*, project: Project, state: str = "") -> list[dict]:
             "response": f["response"],
             "created_at": f["created_at"].isoformat(),
         }
-        for f in rows.order_by("-created_at", "-id").values(
+        for f in rows.order_by("-id").values(
             "id",
             "item_id",
             "item__external_id",
@@ -342,7 +368,7 @@ def project_flags(*, project: Project, state: str = "") -> list[dict]:
             "state",
             "response",
             "created_at",
-        )[:MAX_LISTED]
+        )[:limit]
     ]
 
 
@@ -373,12 +399,15 @@ def item_discussion(*, item: Item) -> dict:
 
 
 def flag_summary(*, project: Project) -> dict:
-    """Open flags, skips and excluded items of a project, for its page (one query each)."""
-    flags = ItemFlag.objects.filter(project=project).aggregate(
-        open=Count("id", filter=Q(state=ItemFlag.State.OPEN)),
-        skipped=Count("id", filter=Q(skipped=True)),
-        items=Count("item", distinct=True, filter=Q(state=ItemFlag.State.OPEN)),
+    """Open flags, skips and excluded items of a project, for its page (one query each). A skip
+    given no reason is counted as a skip only, not as an open flag (nothing to answer)."""
+    raised = Q(state=ItemFlag.State.OPEN) & ~Q(skipped=True, reason="")
+    counted = ItemFlag.objects.filter(project=project).aggregate(
+        n_open=Count("id", filter=raised),
+        n_skipped=Count("id", filter=Q(skipped=True)),
+        n_items=Count("item", distinct=True, filter=raised),
     )
+    flags = {name.removeprefix("n_"): value for name, value in counted.items()}
     flags["excluded"] = ItemExclusion.objects.filter(item__project=project).count()
     flags["sent_back"] = SendBack.objects.filter(
         assignment__project=project, answered_at__isnull=True

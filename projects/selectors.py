@@ -156,9 +156,16 @@ def _day(params: Mapping[str, Any], key: str) -> date | None:
     try:
         if len(text) != len("YYYY-MM-DD"):
             raise ValueError(text)
-        return date.fromisoformat(text)
+        day = date.fromisoformat(text)
     except ValueError:
         raise Refusal(f"{key}: give a day as YYYY-MM-DD, not {text[:20]!r}.", field=key) from None
+    if not FIRST_DAY <= day <= LAST_DAY:
+        # The day after ``until`` and a time zone's midnight must exist (9999-12-31 has none).
+        raise Refusal(f"{key}: give a day from {FIRST_DAY} to {LAST_DAY}.", field=key)
+    return day
+
+
+FIRST_DAY, LAST_DAY = date(1970, 1, 1), date(9000, 12, 31)
 
 
 def audit_filter_from_query(*, params: Mapping[str, Any]) -> AuditFilter:

@@ -35,7 +35,7 @@ from studies.services.external_annotations import (
 )
 from studies.services.import_jobs import import_job_create, import_jobs_recent
 from studies.services.imports import available_formats, formats_taking
-from studies.services.item_notes import NOTE_FORMATS, notes_text
+from studies.services.item_notes import NOTE_FORMATS, notes_download
 from studies.study_pages import example_file_names
 
 
@@ -243,7 +243,7 @@ def project_export_notes(request, slug, fmt):
     if fmt not in NOTE_FORMATS:
         raise Http404(f"Unknown format {fmt[:20]!r}; use csv or jsonl.")
     response = StreamingHttpResponse(
-        notes_text(project=project, fmt=fmt),
+        notes_download(project=project, fmt=fmt, by=request.user),
         content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson",
     )
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-item-notes.{fmt}"'

@@ -14,10 +14,15 @@ import csv
 import io
 import json
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from annotation.models import ItemComment, ItemFlag, SendBack
 from core.spreadsheet import spreadsheet_safe
+from projects.audit import AuditKind, audit_record
 from projects.models import Membership, Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
 
 NOTE_COLUMNS = (
     "kind",
@@ -119,6 +124,19 @@ def _send_back_rows(project: Project, names: dict) -> Iterator[dict]:
             created_at=_when(created),
             resolved_at=_when(answered_at),
         )
+
+
+def notes_download(*, project: Project, fmt: str, by: AbstractBaseUser | None) -> Iterator[str]:
+    """:func:`notes_text`, recorded in the project's audit log as downloaded by ``by`` (as every
+    other download is)."""
+    audit_record(
+        project=project,
+        actor=by,
+        kind=AuditKind.EXPORTED,
+        summary=f"Exported the flags, skips, send-backs and comments as {fmt}.",
+        changes={"format": fmt, "via": "item notes"},
+    )
+    return notes_text(project=project, fmt=fmt)
 
 
 def notes_text(*, project: Project, fmt: str) -> Iterator[str]:

@@ -302,3 +302,33 @@ def test_the_review_page_marks_an_answer_sent_back(project, annotator, researche
     assert "sent back · waiting" not in client.get(url).content.decode()
     flags.send_back(project=project, annotation_id=original.pk, reviewer=researcher, note="n")
     assert "sent back · waiting" in client.get(url).content.decode()
+
+
+def test_one_open_flag_per_annotator_and_item_and_the_list_is_paged(
+    project, annotator, researcher, annotator_client, researcher_client, items, monkeypatch
+):
+    """Found by the outside probe: 3,000 flags on one item were all accepted, and the list
+    stopped at 1000 with no sign of more."""
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    url = f"/api/assignments/{assignment.pk}/flag/"
+    assert annotator_client.post(url, {"reason": "ambiguous"}, format="json").status_code == 201
+    again = annotator_client.post(url, {"reason": "other", "text": "spam"}, format="json")
+    assert again.status_code == 409 and again.data["field"] == "reason"
+    flag = ItemFlag.objects.get(assignment=assignment)
+    flags.flag_act(flag=flag, user=researcher, action="resolve")
+    assert annotator_client.post(url, {"reason": "ambiguous"}, format="json").status_code == 201
+
+    for item in items[1:]:  # more flags, by other annotators
+        other = add_annotator(project)
+        mine = services.assignment_next(project=project, annotator=other)
+        flags.flag_raise(assignment=mine, reason="ambiguous", text=f"on {item.pk}")
+    monkeypatch.setattr(flags, "MAX_LISTED", 2)
+    seen, address = [], f"/api/projects/{project.slug}/flags/"
+    while address:
+        page = researcher_client.get(address).data
+        assert len(page["results"]) <= 2
+        seen += [f["id"] for f in page["results"]]
+        address = page["next"]
+    assert seen == sorted(ItemFlag.objects.values_list("id", flat=True), reverse=True)
+    bad = researcher_client.get(f"/api/projects/{project.slug}/flags/?before=x")
+    assert bad.status_code == 400 and bad.data["field"] == "before"

@@ -95,6 +95,8 @@ def test_the_filters_narrow_by_kind_person_and_days(project, researcher, log):
         ({"kind": "annotation"}, "kind"),
         ({"since": "yesterday"}, "since"),
         ({"until": "2026-02-30"}, "until"),
+        ({"until": "9999-12-31"}, "until"),  # no day after it (a 500, found by the probe)
+        ({"since": "0001-01-01"}, "since"),
         ({"since": "2026-03-02", "until": "2026-03-01"}, "since"),
         ({"before": "12abc"}, "before"),
     ],

@@ -49,6 +49,13 @@ def test_the_project_page_counts_flags_skips_and_send_backs(project, researcher,
     assert "2 open flags on 2 items" in html  # the flag, and the skip (a flag with a skip)
     assert "1 skip" in html
     assert "1 answer sent back and waiting" in html
+    # A skip given no reason is a skip, not a flag to answer (found by the probe: 54 "open
+    # flags" of which 30 were plain skips).
+    member = factories.UserFactory(username=factories.unique("annotator"))
+    factories.MembershipFactory(project=project, user=member, role="annotator")
+    flags.item_skip(assignment=services.assignment_next(project=project, annotator=member))
+    html = page_client(researcher).get(f"/p/{project.slug}/").content.decode()
+    assert "2 open flags on 2 items" in html and "2 skips" in html
     assert f"/p/{project.slug}/items/?flagged=open" in html
 
 
@@ -120,6 +127,10 @@ def test_the_notes_export_has_each_kind_and_is_spreadsheet_safe(project, researc
         ).decode()
     )
     assert kinds["comment"]["by"] == members[researcher.username]
+    from projects.models import AuditEntry
+
+    logged = AuditEntry.objects.filter(project=project, kind="exported", actor=researcher)
+    assert sorted(e.changes["format"] for e in logged) == ["csv", "jsonl"]  # found by the probe
 
 
 def test_the_notes_export_runs_a_fixed_number_of_queries(
