@@ -32,7 +32,14 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from annotation import task_types
-from annotation.models import Annotation, Assignment, ExternalAnnotation, ExternalCoder, Item
+from annotation.models import (
+    Annotation,
+    Assignment,
+    ExternalAnnotation,
+    ExternalCoder,
+    Item,
+    ItemExclusion,
+)
 from annotation.task_types import PayloadError
 from core.errors import Refusal
 from core.json_safety import first_problem
@@ -145,6 +152,13 @@ def _count(row: dict, key: str, where: str, *, minimum: int = 0, optional: bool 
     return value
 
 
+def _flag(row: dict, key: str, where: str) -> bool:
+    value = row.get(key, False)
+    if not isinstance(value, bool):
+        raise BundleRefused(f"{where}: {key} must be true or false.")
+    return value
+
+
 def _object(row: dict, key: str, where: str, *, optional: bool = False) -> dict | None:
     value = row.get(key)
     if value is None and optional:
@@ -235,7 +249,7 @@ def _items(loaded: _Loaded, path: Path) -> None:
     task_type = task_types.get(loaded.project.task_type)
     config = task_type.validate_config(loaded.project.config)
     kinds = set(Item.Kind.values)
-    rows = []
+    rows, excluded = [], []
     for where, row in _rows(path):
         external_id = _text(row, "external_id", where, limit=255, blank=False)
         if external_id in loaded.items:
@@ -262,8 +276,14 @@ def _items(loaded: _Loaded, path: Path) -> None:
         )
         loaded.items[external_id] = item
         rows.append(item)
+        if _flag(row, "excluded", where):
+            excluded.append(item)
     Item.objects.bulk_create(rows, batch_size=1000)
     loaded.items_by_pk = {item.pk: item for item in rows}
+    ItemExclusion.objects.bulk_create(
+        [ItemExclusion(item=item, note="left out of agreement in the bundle") for item in excluded],
+        batch_size=1000,
+    )
 
 
 def _gold_check(task_type, config, payload: dict, external_id: str, gold, where: str) -> None:

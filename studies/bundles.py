@@ -3,9 +3,11 @@
 ``bundle_write(project=…, out=…)`` writes a folder:
 
 * ``study.json`` — the study file (:mod:`studies.study_files`) without member accounts;
-* ``items`` — external id, kind, group, position, payload, prepared data and gold;
+* ``items`` — external id, kind, group, position, payload, prepared data, gold, the item's
+  revision (a researcher's fix moves it) and whether it is left out of agreement (``excluded``,
+  loaded back, so the loaded project's agreement is the bundle's);
 * ``annotations`` — every current human answer, by the annotator's pseudonym, with active time,
-  the settings version it was made under, its place in the annotator's order (``sequence``) and
+  the settings version and item revision it was made under, its place in the annotator's order (``sequence``) and
   how the item was laid out for them (``presentation``);
 * ``annotators`` — pseudonym and qualification state (who the dashboard counts);
 * ``judge_results`` — every judge answer or failure, with judge, kind, model, prompt version,
@@ -15,7 +17,8 @@
 * ``settings_versions`` — every recorded version of the guidelines, config and crowd settings
   (none when they never changed);
 * ``item_notes`` — flags, skips, answers sent back and researchers' comments, people by
-  pseudonym (:mod:`studies.services.item_notes`; not loaded back by ``bundle_load``);
+  pseudonym (:mod:`studies.services.item_notes`; carried to be read, not loaded back by
+  ``bundle_load``: an exclusion, the one note agreement reads, travels in ``items``);
 * ``audit`` — the project's audit log, oldest first (``projects.audit``): when, what kind, who
   (a member by pseudonym, else ``staff`` or ``system``) and what changed, without account
   names or invitation notes (``projects.audit.audit_public``);
@@ -51,12 +54,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from agreement.reports import AnnotatorFilter, ReportOptions, build_report
 from agreement.reports.gather import gather
 from annotation import task_types
-from annotation.models import Annotation, ExternalAnnotation, Item, readable_isoformat
+from annotation.models import (
+    Annotation,
+    ExternalAnnotation,
+    Item,
+    ItemExclusion,
+    readable_isoformat,
+)
 from core.errors import Refusal
 from core.yaml_safety import yaml_dump
 from llm_judges.models import JudgeResult
@@ -103,8 +113,12 @@ def _items(project: Project) -> list[dict]:
             "prepared": i.prepared,
             "gold": i.gold,
             "revision": i.revision,
+            # Left out of agreement by the researchers (agreement.json counts without it).
+            "excluded": i.excluded,
         }
-        for i in Item.objects.filter(project=project).order_by("position", "id")
+        for i in Item.objects.filter(project=project)
+        .annotate(excluded=Exists(ItemExclusion.objects.filter(item=OuterRef("pk"))))
+        .order_by("position", "id")
     ]
 
 

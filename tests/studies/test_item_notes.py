@@ -244,3 +244,49 @@ def test_a_reviewer_keeps_the_thread_on_the_review_page(project, researcher, ann
     )
     assert refused.status_code == 404
     assert not ItemComment.objects.filter(body="me too").exists()
+
+
+def test_an_exclusion_travels_in_the_bundle_and_the_loaded_alpha_is_the_same(
+    db, researcher, tmp_path
+):
+    """Found by the outside probe: a loaded bundle counted the excluded item again (alpha
+    0.051 over 12 units against -0.205 over 11 in the source's agreement.json)."""
+    from django.core.management import call_command
+
+    from annotation.models import ItemExclusion
+    from projects.models import Project
+
+    project, items, _ = helpers.seeded_study(researcher)
+    flags.item_exclude(item=items["c0"], user=researcher, excluded=True)
+
+    def sentences(study):
+        report = build_report(
+            gather(
+                project=study, annotator_filter=AnnotatorFilter(), options=ReportOptions(n_boot=50)
+            ),
+            AnnotatorFilter(),
+        )
+        return {r["field"]: r for r in report["tables"]["agreement"]["rows"]}["sentences"]
+
+    before = sentences(project)
+    out = tmp_path / "bundle"
+    bundle_write(project=project, out=out)
+    rows = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    assert {r["external_id"]: r["excluded"] for r in rows}["c0"] is True
+    slug = project.slug
+    Project.objects.filter(slug=slug).delete()
+    call_command("bundle_load", str(out))
+    loaded = Project.objects.get(slug=slug)
+    assert list(
+        ItemExclusion.objects.filter(item__project=loaded).values_list(
+            "item__external_id", flat=True
+        )
+    ) == ["c0"]
+    after = sentences(loaded)
+    assert (after["units"], after["alpha"]) == (before["units"], pytest.approx(before["alpha"]))
+
+    rows[0]["excluded"] = "yes"
+    from studies.bundle_loading import BundleRefused, _flag
+
+    with pytest.raises(BundleRefused, match="excluded must be true or false"):
+        _flag(rows[0], "excluded", "items.jsonl line 1")
