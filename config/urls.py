@@ -37,6 +37,11 @@ api = [
         name="api-import-annotations",
     ),
     path(
+        "api/projects/<slug:slug>/imports/<int:job_id>/cancel/",
+        projects_api.ImportJobCancelView.as_view(),
+        name="api-import-cancel",
+    ),
+    path(
         "api/projects/<slug:slug>/imports/<int:job_id>/",
         projects_api.ImportJobView.as_view(),
         name="api-import-job",
@@ -174,6 +179,11 @@ pages = [
         "p/<slug:slug>/invitations/<int:invitation_id>/revoke/",
         members_views.invitation_revoke,
         name="project-invitation-revoke",
+    ),
+    path(
+        "p/<slug:slug>/imports/<int:job_id>/cancel/",
+        projects_views.project_import_cancel,
+        name="project-import-cancel",
     ),
     path(
         "p/<slug:slug>/annotations/import/",

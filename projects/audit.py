@@ -37,6 +37,7 @@ class AuditKind(models.TextChoices):
     JUDGE_RUN_STARTED = "judge_run_started", "Judge run started"
     JUDGE_RUN_CANCELLED = "judge_run_cancelled", "Judge run cancelled"
     ITEMS_IMPORTED = "items_imported", "Items imported"
+    IMPORT_CANCELLED = "import_cancelled", "Import cancelled"
     ITEM_FIXED = "item_fixed", "Item fixed"
     ANNOTATIONS_IMPORTED = "annotations_imported", "Annotations imported"
     EXPORTED = "exported", "Annotations exported"

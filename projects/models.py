@@ -244,6 +244,7 @@ class ImportJob(models.Model):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
     created_by = models.ForeignKey(
@@ -256,7 +257,7 @@ class ImportJob(models.Model):
         default=dict, blank=True, help_text="Reader options, e.g. the mapping file of reprohum."
     )
     size = models.PositiveBigIntegerField(default=0, help_text="Bytes uploaded.")
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     message = models.TextField(
         blank=True, help_text="The import's summary, or why nothing was imported."
     )

@@ -40,7 +40,7 @@ from studies.services.exports import (
     extra_formats,
 )
 from studies.services.external_annotations import import_annotations_upload, import_summary
-from studies.services.import_jobs import import_job_create, import_job_view
+from studies.services.import_jobs import import_job_cancel, import_job_create, import_job_view
 from studies.services.imports import DETECT, ImportFailed, available_formats
 from studies.services.item_fixes import item_fix
 from studies.study_files import study_apply, study_export
@@ -226,6 +226,20 @@ class ImportJobView(APIView):
         return _job_response(job, created_status=status.HTTP_200_OK, polled=True)
 
 
+class ImportJobCancelView(APIView):
+    """Cancel a queued or running import of the project: nothing of it is imported, and a
+    worker that takes it later leaves it alone (409 once it has finished; researchers only)."""
+
+    permission_classes = [IsProjectResearcher]
+
+    @extend_schema(request=None, responses=dict)
+    def post(self, request, slug, job_id):
+        job = ImportJob.objects.filter(project=self.project, id=job_id).first()
+        if job is None:
+            raise Refusal("No such import in this project.", code="not_found")
+        return Response(import_job_view(job=import_job_cancel(job=job, by=request.user)))
+
+
 def _job_response(
     job: ImportJob, created_status: int = status.HTTP_201_CREATED, polled: bool = False
 ) -> Response:
@@ -236,7 +250,7 @@ def _job_response(
         if not polled:
             raise ImportFailed(job.message, about=data)
         return Response({"detail": job.message, **data})
-    if job.status == ImportJob.Status.DONE:
+    if job.status in (ImportJob.Status.DONE, ImportJob.Status.CANCELLED):
         return Response(data, status=created_status)
     return Response(data, status=status.HTTP_202_ACCEPTED)
 

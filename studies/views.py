@@ -13,7 +13,8 @@ from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import task_types
 from annotation.flags import flag_summary
@@ -33,7 +34,7 @@ from studies.services.external_annotations import (
     import_annotations_upload,
     import_summary,
 )
-from studies.services.import_jobs import import_job_create, import_jobs_recent
+from studies.services.import_jobs import import_job_cancel, import_job_create, import_jobs_recent
 from studies.services.imports import available_formats, formats_taking
 from studies.services.item_notes import NOTE_FORMATS, notes_download
 from studies.study_pages import example_file_names
@@ -191,6 +192,22 @@ def _project_page(request, project, task_type, form, *, status: int, annotation_
         },
         status=status,
     )
+
+
+@login_required
+@require_POST
+def project_import_cancel(request, slug, job_id):
+    """Cancel a queued or running import of the project (researchers; 404 for another
+    project's job, 409 for a finished one)."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    job = ImportJob.objects.filter(project=project, id=job_id).first()
+    if job is None:
+        raise Http404("No such import in this project.")
+    import_job_cancel(job=job, by=request.user)
+    messages.success(
+        request, f"The import of {job.filename} is cancelled: nothing of it is imported."
+    )
+    return redirect(f"{reverse('project-detail', args=[project.slug])}#import-jobs")
 
 
 @login_required

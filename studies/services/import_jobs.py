@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from core.errors import Refusal
 from core.pace import Pace, work_pace
+from projects.audit import AuditKind, audit_record
 from projects.models import ImportJob, ImportJobPart, Project
 from studies.services.imports import ImportFailed, ImportReport, import_items
 from webhooks import events as webhook_events
@@ -279,7 +280,8 @@ def _stalled(
         message = (
             f"No progress for {_minutes(minutes)}: the worker importing this file may have "
             "stopped. Nothing of it is saved until it finishes; if its worker is gone, the "
-            f"broker gives it to another worker {_minutes(redelivery // 60)} after handing it out."
+            f"broker gives it to another worker {_minutes(redelivery // 60)} after handing it out. "
+            "Cancel it if you do not want it imported then (a corrected file, say)."
         )
     return {"since": since.isoformat(), "minutes": minutes, "message": message}
 
@@ -384,10 +386,15 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
     )
     job = ImportJob.objects.select_related("project").get(id=job_id)
     if not claimed:
+        if job.status == ImportJob.Status.CANCELLED:  # its upload is not needed any more
+            ImportJobPart.objects.filter(job=job).delete()
         return job
     upload = import_upload_stream(job=job)
 
     def progress(report: ImportReport) -> None:
+        # Between chunks: a researcher's cancel stops the import (its transaction rolls back).
+        if _cancel_requested(job.id):
+            raise ImportCancelled
         cache.set(
             _progress_key(job.id),
             {
@@ -412,6 +419,15 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
             by=job.created_by,
             source=job.filename,
         )
+    except ImportCancelled:
+        # The cancel is recorded (import_job_cancel); the import rolled back.
+        ImportJob.objects.filter(id=job.id, status=ImportJob.Status.RUNNING).update(
+            status=ImportJob.Status.CANCELLED, finished_at=timezone.now()
+        )
+        ImportJobPart.objects.filter(job=job).delete()
+        cache.delete(_progress_key(job.id))
+        job.refresh_from_db()
+        return job
     except ImportFailed as exc:
         job.status, job.message = ImportJob.Status.FAILED, str(exc)
     except Exception as exc:  # recorded for the researcher, then re-raised for the worker's log
@@ -438,6 +454,44 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
     job.save(update_fields=["status", "message", "report", "finished_at"])
     cache.delete(_progress_key(job.id))
     _announce_finished(job)
+    return job
+
+
+class ImportCancelled(Exception):
+    """Raised between chunks of a running import whose job a researcher cancelled."""
+
+
+def _cancel_requested(job_id: int) -> bool:
+    """Whether a researcher cancelled the job (read between chunks, from the committed row)."""
+    return ImportJob.objects.filter(id=job_id, status=ImportJob.Status.CANCELLED).exists()
+
+
+def import_job_cancel(*, job: ImportJob, by: User) -> ImportJob:
+    """Cancel a queued or running import: nothing of it is imported, and a worker that takes it
+    later (a broker's re-delivery after a worker died) leaves it alone. A running import stops
+    at its next chunk and rolls back. Refuses (409) a job that has finished."""
+    with transaction.atomic():
+        cancelled = ImportJob.objects.filter(
+            id=job.id, status__in=(ImportJob.Status.QUEUED, ImportJob.Status.RUNNING)
+        ).update(
+            status=ImportJob.Status.CANCELLED,
+            message=f"Cancelled by {by.get_username()}: nothing of this file is imported.",
+            finished_at=timezone.now(),
+        )
+        job.refresh_from_db()
+        if not cancelled:
+            raise Refusal(
+                f"This import has finished ({job.get_status_display().lower()}); only a queued "
+                "or running import can be cancelled.",
+                code="conflict",
+            )
+        audit_record(
+            project=job.project,
+            actor=by,
+            kind=AuditKind.IMPORT_CANCELLED,
+            summary=f"Cancelled the import of {job.filename}.",
+            changes={"job": job.id, "source": job.filename},
+        )
     return job
 
 

@@ -36,6 +36,7 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
     "item_fix": ("POST", "/api/projects/{slug}/items/{item_id}/fix/"),
     "items_import": ("POST", "/api/projects/{slug}/import/"),
     "import_job": ("GET", "/api/projects/{slug}/imports/{job_id}/"),
+    "import_cancel": ("POST", "/api/projects/{slug}/imports/{job_id}/cancel/"),
     "annotations_import": ("POST", "/api/projects/{slug}/annotations/import/"),
     "export": ("GET", "/api/projects/{slug}/export/"),
     "judge_runs": ("GET", "/api/projects/{slug}/judge-runs/"),
@@ -72,12 +73,12 @@ REQUEST_FIELDS: dict[str, tuple[str, ...]] = {
 QUERY_PARAMETERS: dict[str, tuple[str, ...]] = {"export": ("format", "coders")}
 
 FINISHED_RUN = ("done", "failed", "cancelled")
-FINISHED_IMPORT = ("done", "failed")
+FINISHED_IMPORT = ("done", "failed", "cancelled")
 
 
 class ImportJob(TypedDict, total=False):
     id: int
-    status: str  # queued, running, done, failed
+    status: str  # queued, running, done, failed, cancelled
     message: str
     summary: str
     progress: dict | None
@@ -296,6 +297,11 @@ class Concord:
 
     def import_job(self, slug: str, job_id: int) -> ImportJob:
         return self._call("import_job", slug=slug, job_id=job_id)
+
+    def cancel_import(self, slug: str, job_id: int) -> ImportJob:
+        """Cancel a queued or running import (nothing of it is imported); a finished one is
+        refused (``Conflict``)."""
+        return self._call("import_cancel", slug=slug, job_id=job_id)
 
     def wait_for_import(
         self,
