@@ -101,10 +101,14 @@ def shape_hint(*, sample: str) -> str:
 
 
 def _one_line_object(line: str) -> bool:
+    """Whether the line is a whole JSON document (a line nested too deeply for the parser is
+    one: its record is refused for its depth, not called a multi-line object)."""
     try:
         json.loads(line)
     except ValueError:
         return False
+    except RecursionError:  # found by the probe: a 500-like "Unexpected error" in the import
+        return True
     return True
 
 

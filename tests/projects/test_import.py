@@ -439,3 +439,13 @@ def test_the_project_page_cancels_a_queued_import_and_not_another_projects(
     done = client.post(f"/p/{project.slug}/imports/{job.id}/cancel/", follow=True)
     assert "nothing of it is imported" in done.content.decode()
     assert ImportJob.objects.get(pk=job.pk).status == "cancelled"
+
+
+def test_a_record_nested_too_deeply_is_named_not_an_unexpected_error(project):
+    """Found by the probe: 5,000 nested arrays made the format hint's parser recurse, and the
+    job said "Unexpected error: RecursionError(…)"."""
+    line = '{"id": "x", "claim": ' + "[" * 5000 + "]" * 5000 + "}\n"
+    with pytest.raises(ImportFailed, match="line 1, field 'claim': nested more than 64 levels"):
+        import_items(project=project, stream=io.BytesIO(line.encode()), fmt="jsonl")
+    with pytest.raises(ImportFailed, match="Nothing imported"):
+        import_items(project=project, stream=io.BytesIO(line.encode()), fmt="detect")
