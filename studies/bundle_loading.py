@@ -513,6 +513,23 @@ def _settings_versions(loaded: _Loaded, path: Path | None) -> None:
     loaded.project.settings_version = max(numbers)
 
 
+def _answers_made_under_known_versions(loaded: _Loaded) -> None:
+    """Every answer's settings version is one the bundle records (found by the probe: a
+    ``settings_version`` of 999 loaded)."""
+    known = ProjectSettingsVersion.objects.filter(project=loaded.project).values("number")
+    stray = (
+        Annotation.objects.filter(item__project=loaded.project, settings_version__isnull=False)
+        .exclude(settings_version__in=known)
+        .values_list("settings_version", flat=True)
+        .first()
+    )
+    if stray is not None:
+        raise BundleRefused(
+            f"annotations.jsonl: settings_version {stray} is not a version in "
+            "settings_versions.jsonl."
+        )
+
+
 def _audit_loaded(loaded: _Loaded, path: Path | None, user) -> None:
     """The loaded project's log starts with its creation and this entry; the source project's
     log (``audit.jsonl``, absent from bundles written before it was bundled) stays in the bundle:
@@ -548,6 +565,7 @@ def bundle_load(*, directory: Path, user=None) -> Project:
             _judge_results(loaded, files.get("judge_results.jsonl"))
             _external(loaded, files.get("external_annotations.jsonl"))
             _settings_versions(loaded, files.get("settings_versions.jsonl"))
+            _answers_made_under_known_versions(loaded)
             _audit_loaded(loaded, files.get("audit.jsonl"), user)
     except IntegrityError as exc:  # a concurrent load of the same bundle, or a row we missed
         raise BundleRefused(f"The bundle conflicts with what is here ({exc}).") from None

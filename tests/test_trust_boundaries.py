@@ -358,6 +358,15 @@ def test_a_bundle_never_adds_answers_to_an_existing_account(bundle):
             lambda rows: [{**rows[0], "gold": {"sentences": [99]}}, *rows[1:]],
             "gold is not what the item's payload gives",
         ),
+        # Found by the outside probe of issue 30: a version no settings_versions row records,
+        # an item revision later than the item's, an exclusion that is not true or false.
+        (
+            "annotations.jsonl",
+            lambda rows: [{**rows[0], "settings_version": 999}],
+            "settings_version 999 is not a version",
+        ),
+        ("annotations.jsonl", lambda rows: [{**rows[0], "item_revision": 7}], "item_revision 7"),
+        ("items.jsonl", lambda rows: [{**rows[0], "excluded": "yes"}, *rows[1:]], "excluded"),
     ],
 )
 def test_a_crafted_bundle_is_refused_naming_file_line_and_field(bundle, name, change, message):
