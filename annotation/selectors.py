@@ -92,7 +92,10 @@ def assignment_view(*, assignment: Assignment) -> dict:
             "version": returned["version"],
             "sent_at": returned["created_at"].isoformat(),
         },
-        "may_skip": crowd.allow_skip and assignment.batch_id is None,
+        # Only work not yet submitted can be skipped (a sent-back answer was submitted).
+        "may_skip": crowd.allow_skip
+        and assignment.batch_id is None
+        and assignment.state in (Assignment.State.RESERVED, Assignment.State.EXPIRED),
         "flag_reasons": list(crowd.flag_reasons),
     }
 

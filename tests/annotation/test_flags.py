@@ -254,6 +254,7 @@ def test_a_sent_back_answer_comes_first_and_keeps_its_history(
     assert shown["id"] == first.pk
     assert shown["sent_back"]["note"] == "Sentence 2 carries the claim."
     assert shown["answer"]["answer"] == ANSWER  # their answer is there to revise
+    assert shown["may_skip"] is False  # submitted work cannot be skipped (a probe finding)
     revised = annotator_client.post(
         f"/api/assignments/{first.pk}/submit/", {"answer": OTHER_ANSWER}, format="json"
     )
