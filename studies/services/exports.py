@@ -738,7 +738,11 @@ _DEFAULT = json.JSONEncoder().default  # refuses what JSON cannot hold, as json.
 def _json_cell(value: list | dict) -> str:
     """``json.dumps(value)``, the same text, without its per-call set-up (a CSV of 100k rows
     has hundreds of thousands of list cells): the C encoder ``json.dumps`` itself makes, made
-    here with the same settings (ASCII, ``", "`` and ``": "``, circular check, NaN allowed)."""
+    here with the same settings (ASCII, ``", "`` and ``": "``, circular check, NaN allowed). A
+    list of plain integers (sentence numbers, indices: most list cells), written directly:
+    ``json.dumps`` writes an ``int`` as ``int.__repr__`` does (``bool`` is not ``int`` here)."""
+    if type(value) is list and all(type(v) is int for v in value):
+        return "[" + ", ".join(map(int.__repr__, value)) + "]"
     if _C_ENCODER is None:
         return json.dumps(value)
     encoder = _C_ENCODER({}, _DEFAULT, _ASCII, None, ": ", ", ", False, False, True)
@@ -776,7 +780,7 @@ def _csv_text(
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     header: tuple[str, ...] | None = None
-    pending = 0
+    batch: list[list[Any]] = []
     for row in _rows(project, coders, raw=False):
         if header is None:
             header = tuple(row)
@@ -788,16 +792,17 @@ def _csv_text(
             if extra:
                 raise ValueError(f"dict contains fields not in fieldnames: {extra!r}")
             cells = [_csv_cell(row[key]) if key in row else "" for key in header]
-        writer.writerow(cells)
-        pending += 1
-        if pending == rows:
-            tally.rows += pending
+        batch.append(cells)
+        if len(batch) == rows:  # one writerows per chunk: the writer's C loop, not Python's
+            writer.writerows(batch)
+            tally.rows += rows
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate(0)
-            pending = 0
-    if pending:
-        tally.rows += pending
+            batch.clear()
+    if batch:
+        writer.writerows(batch)
+        tally.rows += len(batch)
         yield buffer.getvalue()
 
 
