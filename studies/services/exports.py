@@ -36,7 +36,8 @@ Rows are read from server-side cursors (PostgreSQL) as plain values, never model
 (issue 16): the human answers in one query joining each answer's item, assignment, the item's
 current adjudication and the pre-selection shown, ordered by item, so an item's majority comes
 from the rows at hand; the item's own JSON from a second cursor in the same order (a merge
-join: once per item, not per answer), only the fields the task type names in
+join: once per item, not per answer; walked along ``item_export_order_idx``, not sorted with
+its JSON), only the fields the task type names in
 ``export_item_fields``, decoded with orjson. A thread fetches each cursor's next chunk while
 the current one is written; that changes nothing in what is read: when a cursor fails mid-way,
 the rows it produced before the failure are handed on, then its error ends the export, on every
