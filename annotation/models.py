@@ -112,6 +112,10 @@ class Item(models.Model):
                 condition=Q(is_full=False),
                 name="item_open_shuffle_idx",
             ),
+            # Exports read a project's items in this order beside its answers: walked in order,
+            # not sorted with their JSON (a 100k export's sort spilled 69 MB to disk and held
+            # back its first row by about a second).
+            models.Index(fields=["project", "position", "id"], name="item_export_order_idx"),
         ]
         ordering = ["position", "id"]
 

@@ -37,7 +37,8 @@ Rows are read from server-side cursors (PostgreSQL) as plain values, never model
 (issue 16): the human answers in one query joining each answer's item, assignment, the item's
 current adjudication and the pre-selection shown, ordered by item, so an item's majority comes
 from the rows at hand; the item's own JSON from a second cursor in the same order (a merge
-join: once per item, not per answer), only the fields the task type names in
+join: once per item, not per answer; walked along ``item_export_order_idx``, not sorted with
+its JSON), only the fields the task type names in
 ``export_item_fields``, decoded with orjson. A thread fetches each cursor's next chunk while
 the current one is written; that changes nothing in what is read: when a cursor fails mid-way,
 the rows it produced before the failure are handed on, then its error ends the export, on every
@@ -744,7 +745,11 @@ _DEFAULT = json.JSONEncoder().default  # refuses what JSON cannot hold, as json.
 def _json_cell(value: list | dict) -> str:
     """``json.dumps(value)``, the same text, without its per-call set-up (a CSV of 100k rows
     has hundreds of thousands of list cells): the C encoder ``json.dumps`` itself makes, made
-    here with the same settings (ASCII, ``", "`` and ``": "``, circular check, NaN allowed)."""
+    here with the same settings (ASCII, ``", "`` and ``": "``, circular check, NaN allowed). A
+    list of plain integers (sentence numbers, indices: most list cells), written directly:
+    ``json.dumps`` writes an ``int`` as ``int.__repr__`` does (``bool`` is not ``int`` here)."""
+    if type(value) is list and all(type(v) is int for v in value):
+        return "[" + ", ".join(map(int.__repr__, value)) + "]"
     if _C_ENCODER is None:
         return json.dumps(value)
     encoder = _C_ENCODER({}, _DEFAULT, _ASCII, None, ": ", ", ", False, False, True)
@@ -782,7 +787,7 @@ def _csv_text(
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     header: tuple[str, ...] | None = None
-    pending = 0
+    batch: list[list[Any]] = []
     for row in _rows(project, coders, raw=False):
         if header is None:
             header = tuple(row)
@@ -794,16 +799,17 @@ def _csv_text(
             if extra:
                 raise ValueError(f"dict contains fields not in fieldnames: {extra!r}")
             cells = [_csv_cell(row[key]) if key in row else "" for key in header]
-        writer.writerow(cells)
-        pending += 1
-        if pending == rows:
-            tally.rows += pending
+        batch.append(cells)
+        if len(batch) == rows:  # one writerows per chunk: the writer's C loop, not Python's
+            writer.writerows(batch)
+            tally.rows += rows
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate(0)
-            pending = 0
-    if pending:
-        tally.rows += pending
+            batch.clear()
+    if batch:
+        writer.writerows(batch)
+        tally.rows += len(batch)
         yield buffer.getvalue()
 
 

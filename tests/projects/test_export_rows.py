@@ -615,6 +615,9 @@ def test_argument_structure_rows_equal_the_model_instance_export(db, monkeypatch
         [],
         {},
         [1, 2.5, -0.0, True, None, 10**30],
+        [0, 3, -7, 10**30],  # plain integers: written directly
+        [1, True, False],  # a bool is not written as an integer
+        [[1, 2], 3],
         {"é": "naïve “quoted” \\ \n\t", "b": [{"c": float("nan")}, float("inf")]},
         [{"index": 0, "text": "=cmd", "similarity": 0.1 + 0.2}],
     ],
