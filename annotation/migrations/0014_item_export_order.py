@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0012_flags_comments_send_backs"),
+        ("annotation", "0013_item_revisions"),
         ("projects", "0011_audit_entries"),
     ]
 
