@@ -420,14 +420,7 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
             source=job.filename,
         )
     except ImportCancelled:
-        # The cancel is recorded (import_job_cancel); the import rolled back.
-        ImportJob.objects.filter(id=job.id, status=ImportJob.Status.RUNNING).update(
-            status=ImportJob.Status.CANCELLED, finished_at=timezone.now()
-        )
-        ImportJobPart.objects.filter(job=job).delete()
-        cache.delete(_progress_key(job.id))
-        job.refresh_from_db()
-        return job
+        return _stopped_by_a_cancel(job)
     except ImportFailed as exc:
         job.status, job.message = ImportJob.Status.FAILED, str(exc)
     except Exception as exc:  # recorded for the researcher, then re-raised for the worker's log
@@ -454,6 +447,17 @@ def import_job_run(*, job_id: int, redelivered: bool = False) -> ImportJob:
     job.save(update_fields=["status", "message", "report", "finished_at"])
     cache.delete(_progress_key(job.id))
     _announce_finished(job)
+    return job
+
+
+def _stopped_by_a_cancel(job: ImportJob) -> ImportJob:
+    """The import rolled back at a researcher's cancel (recorded by ``import_job_cancel``)."""
+    ImportJob.objects.filter(id=job.id, status=ImportJob.Status.RUNNING).update(
+        status=ImportJob.Status.CANCELLED, finished_at=timezone.now()
+    )
+    ImportJobPart.objects.filter(job=job).delete()
+    cache.delete(_progress_key(job.id))
+    job.refresh_from_db()
     return job
 
 
