@@ -20,7 +20,7 @@ Every function takes objects the caller has already scoped to a project the user
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
@@ -372,7 +372,30 @@ def _flag_rows(rows: QuerySet[ItemFlag], names: dict, limit: int) -> list[dict]:
     ]
 
 
-def item_comments(*, item: Item) -> list[dict]:
+class CommentView(TypedDict):
+    id: int
+    author: str  # username; "" for a removed account
+    body: str
+    created_at: str  # ISO 8601
+
+
+class ItemDiscussion(TypedDict):
+    item_id: int
+    flags: list[FlagView]
+    comments: list[CommentView]
+    excluded: bool  # left out of agreement
+    sent_back: int  # answers sent back and not yet answered
+
+
+class FlagSummary(TypedDict):
+    open: int  # open flags (a skip given no reason is no flag to answer)
+    skipped: int
+    items: int  # items with an open flag
+    excluded: int  # items left out of agreement
+    sent_back: int  # answers sent back and waiting
+
+
+def item_comments(*, item: Item) -> list[CommentView]:
     return [
         {
             "id": c.pk,
@@ -384,7 +407,7 @@ def item_comments(*, item: Item) -> list[dict]:
     ]
 
 
-def item_discussion(*, item: Item) -> dict:
+def item_discussion(*, item: Item) -> ItemDiscussion:
     """What the item page shows of an item's flags and thread: its flags, its comments,
     whether it is left out of agreement, and its answers sent back and not yet answered."""
     return {
@@ -398,7 +421,7 @@ def item_discussion(*, item: Item) -> dict:
     }
 
 
-def flag_summary(*, project: Project) -> dict:
+def flag_summary(*, project: Project) -> FlagSummary:
     """Open flags, skips and excluded items of a project, for its page (one query each). A skip
     given no reason is counted as a skip only, not as an open flag (nothing to answer)."""
     raised = Q(state=ItemFlag.State.OPEN) & ~Q(skipped=True, reason="")
@@ -407,12 +430,15 @@ def flag_summary(*, project: Project) -> dict:
         n_skipped=Count("id", filter=Q(skipped=True)),
         n_items=Count("item", distinct=True, filter=raised),
     )
-    flags = {name.removeprefix("n_"): value for name, value in counted.items()}
-    flags["excluded"] = ItemExclusion.objects.filter(item__project=project).count()
-    flags["sent_back"] = SendBack.objects.filter(
-        assignment__project=project, answered_at__isnull=True
-    ).count()
-    return flags
+    return FlagSummary(
+        open=counted["n_open"],
+        skipped=counted["n_skipped"],
+        items=counted["n_items"],
+        excluded=ItemExclusion.objects.filter(item__project=project).count(),
+        sent_back=SendBack.objects.filter(
+            assignment__project=project, answered_at__isnull=True
+        ).count(),
+    )
 
 
 def flag_for(*, project: Project, flag_id: int) -> ItemFlag:

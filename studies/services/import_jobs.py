@@ -156,7 +156,22 @@ def _progress_key(job_id: int) -> str:
     return f"concord:import-job:{job_id}:progress"
 
 
-def import_job_progress(*, job: ImportJob) -> dict | None:
+class ImportProgress(TypedDict):
+    records: int
+    created: int
+    updated: int
+    bytes_read: int
+    bytes: int
+    updated_at: str  # ISO 8601: what import_job_stalled reads
+
+
+class ImportStalled(TypedDict):
+    since: str  # ISO 8601
+    minutes: int
+    message: str
+
+
+def import_job_progress(*, job: ImportJob) -> ImportProgress | None:
     """How far a running job is: records read and items created so far, bytes of the upload
     read (and the upload's size). Kept in the cache, which every web and worker process shares
     (the import's own writes are invisible until its one transaction commits)."""
@@ -171,8 +186,8 @@ class ImportJobRow:
     ``{"message", "minutes"}`` when it has not moved for too long) and its ``pace``."""
 
     job: ImportJob
-    progress: dict | None
-    stalled: dict | None
+    progress: ImportProgress | None
+    stalled: ImportStalled | None
     pace: Pace | None
 
 
@@ -210,20 +225,20 @@ def import_jobs_recent(*, project: Project, count: int = 5) -> RecentImports:
     return {"jobs": rows, "notices": notices}
 
 
-def import_job_pace(*, job: ImportJob, progress: dict | None = None) -> Pace | None:
+def import_job_pace(*, job: ImportJob, progress: ImportProgress | None = None) -> Pace | None:
     """Elapsed time, records per second and, while it runs, the time remaining (from the bytes of
     the upload read so far) of a job that has started; from its stored times, its report and the
     cached progress (``import_job_progress``'s) alone."""
     if job.started_at is None or job.status == ImportJob.Status.QUEUED:
         return None
     if job.status == ImportJob.Status.RUNNING:
-        progress = progress or {}
-        read, size = progress.get("bytes_read") or 0, progress.get("bytes") or job.size
+        read = (progress.get("bytes_read") if progress else 0) or 0
+        size = (progress.get("bytes") if progress else 0) or job.size
         share = (size - read) / read if read and size else None
         return work_pace(
             started_at=job.started_at,
             finished_at=None,
-            done=progress.get("records") or 0,
+            done=(progress.get("records") if progress else 0) or 0,
             unit="records",
             remaining_share=share,
         )
@@ -239,7 +254,9 @@ def _as_dict(pace: Pace | None) -> dict | None:
     return pace.as_dict() if pace else None
 
 
-def import_job_stalled(*, job: ImportJob, progress: dict | None = None) -> dict | None:
+def import_job_stalled(
+    *, job: ImportJob, progress: ImportProgress | None = None
+) -> ImportStalled | None:
     """Whether ``job`` looks stuck, for its page and the API: queued while no worker took or
     finished any import, or running without progress (``progress``: ``import_job_progress``'s),
     for at least ``CONCORD_IMPORT_STALL_MINUTES``. ``{"since", "minutes", "message"}``, or None.
@@ -251,8 +268,8 @@ def import_job_stalled(*, job: ImportJob, progress: dict | None = None) -> dict 
 
 
 def _stalled(
-    job: ImportJob, progress: dict | None, *, queue_moved: Callable[[], datetime | None]
-) -> dict | None:
+    job: ImportJob, progress: ImportProgress | None, *, queue_moved: Callable[[], datetime | None]
+) -> ImportStalled | None:
     now = timezone.now()
     if job.status == ImportJob.Status.QUEUED:
         since = job.created_at
@@ -260,10 +277,9 @@ def _stalled(
             # Behind a backlog, the queue still moves: waiting counts from its last move.
             since = max(since, queue_moved() or since)
     elif job.status == ImportJob.Status.RUNNING:
-        reported = (progress or {}).get("updated_at")
-        since = max(
-            filter(None, (job.created_at, job.started_at, reported and _parsed_time(reported)))
-        )
+        reported = progress.get("updated_at") if progress else None
+        moments = (job.created_at, job.started_at, _parsed_time(reported) if reported else None)
+        since = max(moment for moment in moments if moment is not None)
     else:
         return None
     minutes = int((now - since).total_seconds() // 60)
@@ -283,7 +299,7 @@ def _stalled(
             f"broker gives it to another worker {_minutes(redelivery // 60)} after handing it out. "
             "Cancel it if you do not want it imported then (a corrected file, say)."
         )
-    return {"since": since.isoformat(), "minutes": minutes, "message": message}
+    return ImportStalled(since=since.isoformat(), minutes=minutes, message=message)
 
 
 def _last_import_taken_or_finished() -> datetime | None:
