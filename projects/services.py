@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db import transaction
 
@@ -47,13 +47,19 @@ VERSIONED = ("guidelines", "config", "crowd")
 FIRST_RECORDED = "as first recorded"
 
 
-def project_settings(*, project: Project) -> dict:
+class ProjectSettings(TypedDict):
+    """What a settings version holds."""
+
+    guidelines: str
+    config: dict[str, Any]  # the task type's settings as stored
+    crowd: dict[str, Any]  # the crowd and quality settings as stored
+
+
+def project_settings(*, project: Project) -> ProjectSettings:
     """What a settings version holds: the guidelines, the task config and the crowd settings."""
-    return {
-        "guidelines": project.guidelines or "",
-        "config": project.config or {},
-        "crowd": project.crowd or {},
-    }
+    return ProjectSettings(
+        guidelines=project.guidelines or "", config=project.config or {}, crowd=project.crowd or {}
+    )
 
 
 def settings_version_record(
