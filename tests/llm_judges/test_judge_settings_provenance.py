@@ -5,6 +5,7 @@ name and fingerprint (issue 27, item 5)."""
 import hashlib
 import json
 
+import pytest
 from django.test import Client
 
 from llm_judges import services
@@ -12,7 +13,13 @@ from llm_judges.models import JudgeRun
 from studies.services.exports import export_stream
 from tests.llm_judges.conftest import make_llm_judge, start
 from tests.llm_judges.test_embedding_judge import demo_item
-from tests.llm_judges.test_nli_judge import entailing_model, nli_judge  # noqa: F401 - fixture
+from tests.llm_judges.test_nli_judge import nli_judge
+from tests.llm_judges.tiny_nli import build_tiny_nli
+
+
+@pytest.fixture(scope="module")
+def entailing(tmp_path_factory):
+    return build_tiny_nli(tmp_path_factory.mktemp("nli") / "entails", bias=(4.0, 0.0, 0.0))
 
 
 def judge_rows(project) -> list[dict]:
@@ -61,12 +68,9 @@ def test_an_embedding_judges_rows_carry_its_threshold_and_its_fingerprint_not_a_
 
 
 def test_an_nli_judges_rows_carry_its_label_map_and_direction(
-    project,
-    items,
-    entailing_model,
-    django_capture_on_commit_callbacks,  # noqa: F811
+    project, items, entailing, django_capture_on_commit_callbacks
 ):
-    judge = nli_judge(entailing_model, project, direction="both")
+    judge = nli_judge(entailing, project, direction="both")
     run = start(judge, project, django_capture_on_commit_callbacks)
     assert run.status == JudgeRun.Status.DONE
     assert run.judge_settings["direction"] == "both"
