@@ -129,7 +129,7 @@ class JudgeAddForm(forms.Form):
 
 
 class JudgeCopyForm(forms.Form):
-    """Copy a catalogue judge, or one of another project the user researches, into this one."""
+    """Copy a catalogue judge into this project (another project's judge is never offered)."""
 
     source = forms.ModelChoiceField(queryset=None, empty_label=None, label="Judge to copy")
     name = forms.CharField(max_length=100, required=False, help_text="Blank: the same name.")

@@ -319,6 +319,17 @@ class JudgeRun(models.Model):
         max_length=64, blank=True, help_text="sha256 of the template and its parameters."
     )
     setting = models.CharField(max_length=40, blank=True, default="")
+    judge_settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What decided the run's answers besides a prompt: the judge's kind, model and "
+        "answer settings (embedding: threshold; NLI: entailment label, model type, direction, "
+        "label mapping, input template…; LLM: sampling settings). Embedding and NLI judges use "
+        "no prompt: this is their provenance.",
+    )
+    settings_fingerprint = models.CharField(
+        max_length=64, blank=True, help_text="sha256 of judge_settings (canonical JSON)."
+    )
     presentation = models.CharField(
         max_length=20,
         blank=True,
@@ -409,6 +420,21 @@ class JudgeRun(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in self.ACTIVE
+
+    @property
+    def settings_text(self) -> str:
+        """The recorded answer settings, e.g. "threshold 0.6" (kind and model are shown apart)."""
+        return ", ".join(
+            f"{name} {json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value}"
+            for name, value in sorted((self.judge_settings or {}).items())
+            if name not in ("kind", "model")
+        )
+
+    @property
+    def uses_prompt(self) -> bool:
+        """Whether the run rendered a prompt (LLM judges); embedding and NLI judges use none,
+        whatever template runs from before issue 27 recorded."""
+        return self.judge.kind == Judge.Kind.LLM
 
 
 class JudgeResult(models.Model):

@@ -262,6 +262,42 @@ class EmbeddingParameters(_Common):
 
 SERIALIZERS = {"llm": LLMParameters, "nli": NLIParameters, "embedding": EmbeddingParameters}
 
+# The parameters that decide a judge's answers (not how fast it gets them): what a run records as
+# its judge's settings, fingerprinted. Embedding and NLI judges use no prompt: these settings
+# are their provenance; an LLM judge's prompt template has its own fingerprint besides.
+ANSWER_SETTINGS = {
+    "embedding": ("threshold",),
+    "nli": (
+        "entailment_label",
+        "model_type",
+        "direction",
+        "label_mapping",
+        "input_template",
+        "max_new_tokens",
+        "max_length",
+    ),
+    "llm": ("temperature", "top_p", "max_tokens", "seed", "structured_output"),
+}
+
+
+def judge_settings(*, kind: str, model: str, parameters: dict) -> dict:
+    """The settings that decide a judge's answers: its kind, model and the kind's
+    :data:`ANSWER_SETTINGS` present in ``parameters`` (cleaned, defaults filled)."""
+    return {
+        "kind": kind,
+        "model": model,
+        **{name: parameters[name] for name in ANSWER_SETTINGS.get(kind, ()) if name in parameters},
+    }
+
+
+def settings_fingerprint(settings: dict) -> str:
+    """sha256 of the settings as canonical JSON (sorted keys, no spaces)."""
+    import hashlib
+    import json
+
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
 
 def clean_parameters(kind: str, data: dict | None) -> dict:
     """Validated parameters with defaults filled; raises ``serializers.ValidationError``."""

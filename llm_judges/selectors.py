@@ -109,6 +109,8 @@ EXPORT_RESULT_FIELDS = (
     "produced_by_id",
     "run__prompt_fingerprint",
     "run__prompt__name",
+    "run__judge_settings",
+    "run__settings_fingerprint",
     "presentation",
     "status",
     "answer",
@@ -162,16 +164,15 @@ def judge_named(*, project: Project, name: str) -> Judge | None:
 
 
 def judges_to_copy(*, project: Project, user: User) -> list[Judge]:
-    """Judges a researcher may copy into ``project``: the staff catalogue's and those of the
-    other projects they are a researcher of, for the project's task type."""
-    from projects.selectors import researched_projects
-
-    others = researched_projects(user=user).exclude(pk=project.pk)
-    candidates = Judge.objects.filter(
-        Q(project__isnull=True) | Q(project__in=others)
-    ).select_related("prompt", "project", "endpoint")
-    runnable = _runnable_on(project, candidates)
-    return sorted(runnable, key=lambda j: (j.project is not None, str(j.project or ""), j.name))
+    """Judges a researcher may copy into ``project``: the staff catalogue's that can run on the
+    project's task type. Another project's judge is never offered, even to a researcher of both
+    or a superuser (issue 27: the page offered every project's judges to a superuser); a study
+    file carries a judge's settings from one project to another. ``user`` is kept for callers."""
+    del user
+    candidates = Judge.objects.filter(project__isnull=True).select_related(
+        "prompt", "project", "endpoint"
+    )
+    return sorted(_runnable_on(project, candidates), key=lambda j: j.name)
 
 
 def _runnable_on(project: Project, judges) -> list[Judge]:
@@ -323,8 +324,11 @@ def progress_of(*, run: JudgeRun) -> dict:
         "kind": run.judge.kind,
         "model": run.judge.model,
         "prompt_version": run.prompt_version,
-        "prompt_name": run.prompt.name if run.prompt else "",
-        "prompt_fingerprint": run.prompt_fingerprint,
+        # Embedding and NLI judges use no prompt: their settings are their provenance.
+        "prompt_name": run.prompt.name if run.prompt and run.uses_prompt else "",
+        "prompt_fingerprint": run.prompt_fingerprint if run.uses_prompt else "",
+        "judge_settings": run.judge_settings,
+        "settings_fingerprint": run.settings_fingerprint,
         "setting": run.setting,
         "presentation": run.presentation,
         "filters": run.filters,

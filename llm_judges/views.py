@@ -5,7 +5,7 @@ Security: every view requires login and the researcher role in the project (``pr
 ids are looked up inside the project, so a researcher cannot open another project's run.
 A project's judges are its own: researchers add one (an LLM judge calls one of the model
 endpoints staff opened to the project, never an address a researcher types), copy one from the
-catalogue or from another project they research, or choose the endpoint of one that has not run.
+catalogue (never another project's judge: nothing of another project is offered), or choose the endpoint of one that has not run.
 Model endpoints themselves (URL, key variable) are configured by staff in the admin.
 """
 

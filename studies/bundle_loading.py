@@ -7,8 +7,17 @@ file has been checked, and then everything is written in one transaction.
   different is refused (a bundle edited after it was written is not a replication bundle).
 * ``study.json`` goes through the same serializers as a study file; its ``members`` are ignored
   (a bundle grants no role), and its judges become the new project's own judges without an
-  endpoint or a prompt template (a bundle creates no endpoint, and matches nothing by name:
-  a judge keeps the prompt version its results were stored under).
+  endpoint (a bundle creates no endpoint); an LLM judge gets the prompt record the study file
+  names, from the bundle's ``prompts.jsonl``.
+* ``prompts.jsonl`` (bundles written before it was bundled load without it, their judges keeping
+  the prompt version their results were stored under) is checked as a saved template is (the
+  task type's placeholders, a JSON schema, sampling parameters only; the loaded project's task
+  type only), bounded (``MAX_PROMPTS`` records, ``PROMPT_TEXT`` characters a text), and each
+  record's fingerprint must be its content's. A bundle never changes a template of this
+  instance: a record is this instance's of the same name and version (or shipped version) when
+  its fingerprint is the same; otherwise it is created, under its own name if that is free, else
+  as "NAME (slug)", and only the loaded project's judges and results refer to it (their prompt
+  version follows its key).
 * Items pass the task type's payload check; answers, dates, numbers and texts are checked as
   an import checks them. A bad row is refused naming its file, line and field.
 * The pseudonyms become new accounts (no usable password); a pseudonym whose account exists is
@@ -43,8 +52,10 @@ from annotation.models import (
 from annotation.task_types import PayloadError
 from core.errors import Refusal
 from core.json_safety import first_problem
-from llm_judges.models import Judge, JudgeResult
+from llm_judges.models import Judge, JudgeResult, PromptTemplate
 from llm_judges.parameters import clean_model, clean_parameters
+from llm_judges.services.errors import JudgeError
+from llm_judges.services.prompt_templates import clean_template, shipped_template
 from projects.audit import AuditKind, audit_record
 from projects.models import Membership, Project, ProjectSettingsVersion
 from studies.services.external_annotations import annotated_at
@@ -53,10 +64,13 @@ from studies.study_files import JudgeEntrySerializer, error_paths, study_apply
 REQUIRED = ("study.json", "items.jsonl", "annotations.jsonl", "annotators.jsonl")
 OPTIONAL = (
     "judge_results.jsonl",
+    "prompts.jsonl",
     "external_annotations.jsonl",
     "settings_versions.jsonl",
     "audit.jsonl",
 )
+MAX_PROMPTS = 200  # prompt records a bundle may hold
+PROMPT_TEXT = 100_000  # characters of a prompt's system message, template or variant
 MAX_COUNT = 10**12  # tokens, milliseconds: beyond any real value, within the columns
 PSEUDONYM_LENGTH = 40
 
@@ -198,6 +212,10 @@ class _Loaded:
     items_by_pk: dict[int, Item] = field(default_factory=dict)
     accounts: dict[str, Any] = field(default_factory=dict)
     judges: dict[str, Judge] = field(default_factory=dict)
+    # The bundle's prompt records by (name, version), as this instance's records, and the
+    # bundle's prompt keys (results' prompt_version) as those records' keys.
+    prompts: dict[tuple[str, int], PromptTemplate] | None = None
+    prompt_keys: dict[str, str] = field(default_factory=dict)
 
 
 def _study(path: Path) -> tuple[dict, list]:
@@ -212,7 +230,8 @@ def _study(path: Path) -> tuple[dict, list]:
 
 
 def _judges(loaded: _Loaded, entries: list, prompt_versions: dict[str, str]) -> None:
-    """The study's judges as the project's own, without endpoint or prompt template."""
+    """The study's judges as the project's own, without endpoint; an LLM judge with the prompt
+    record the study file names (from ``prompts.jsonl``; a bundle without one: none)."""
     for index, entry in enumerate(entries):
         where = f"study.json judges[{index}]"
         serializer = JudgeEntrySerializer(data=entry)
@@ -225,15 +244,126 @@ def _judges(loaded: _Loaded, entries: list, prompt_versions: dict[str, str]) -> 
             raise BundleRefused(f"{where}: {_first(exc.detail)}") from None
         if data["name"] in loaded.judges:
             raise BundleRefused(f"{where}: the judge {data['name']!r} is listed twice.")
+        version = prompt_versions.get(data["name"], "v1")
         loaded.judges[data["name"]] = Judge.objects.create(
             project=loaded.project,
             name=data["name"],
             kind=data["kind"],
             model=model,
             parameters=parameters,
-            prompt_version=prompt_versions.get(data["name"], "v1"),
+            prompt_version=loaded.prompt_keys.get(version, version),
+            prompt=_judge_prompt(loaded, data, where),
             description=data["description"],
         )
+
+
+def _judge_prompt(loaded: _Loaded, data: dict, where: str) -> PromptTemplate | None:
+    ref = data.get("prompt")
+    if not ref or loaded.prompts is None:
+        return None
+    if data["kind"] != Judge.Kind.LLM:
+        raise BundleRefused(f"{where}: prompt: prompt templates are for LLM judges.")
+    template = loaded.prompts.get((ref["name"], ref["version"]))
+    if template is None:
+        raise BundleRefused(
+            f"{where}: prompt: {ref['name']!r} version {ref['version']} is not in prompts.jsonl."
+        )
+    return template
+
+
+# --- prompts ---------------------------------------------------------------------------------
+
+
+def _prompt_content(loaded: _Loaded, row: dict, where: str) -> dict:
+    """A prompt record's content, bounded and checked as a saved template is."""
+    task_type = _text(row, "task_type", where, limit=50, blank=False)
+    if task_type != loaded.project.task_type:
+        raise BundleRefused(
+            f"{where}: task_type: {task_type!r} is not the study's ({loaded.project.task_type})."
+        )
+    variants = _object(row, "variants", where, optional=True) or {}
+    for name, text in variants.items():
+        if not isinstance(text, str) or len(name) > 100 or len(text) > PROMPT_TEXT:
+            raise BundleRefused(
+                f"{where}: variants.{name[:100]}: must be text of at most {PROMPT_TEXT} characters."
+            )
+    schema = _object(row, "output_schema", where, optional=True)
+    try:
+        return clean_template(
+            task_type=task_type,
+            template=_text(row, "template", where, limit=PROMPT_TEXT, blank=False),
+            system=_text(row, "system", where, limit=PROMPT_TEXT),
+            variants=variants,
+            output_schema=schema,
+            parameters=_object(row, "parameters", where, optional=True) or {},
+        )
+    except JudgeError as exc:
+        raise BundleRefused(f"{where}: {exc.field or 'template'}: {exc.message}") from None
+
+
+def _prompts(loaded: _Loaded, path: Path | None) -> None:
+    """The bundle's prompt records as this instance's (see the module doc); nothing existing
+    changes."""
+    if path is None:
+        return
+    loaded.prompts = {}
+    for index, (where, row) in enumerate(_rows(path)):
+        if index >= MAX_PROMPTS:
+            raise BundleRefused(f"prompts.jsonl: more than {MAX_PROMPTS} prompt records.")
+        name = _text(row, "name", where, limit=100, blank=False)
+        version = _count(row, "version", where, minimum=1, optional=False)
+        if version > 2**31 - 1:
+            raise BundleRefused(f"{where}: version must be at most {2**31 - 1}.")
+        if (name, version) in loaded.prompts:
+            raise BundleRefused(f"{where}: {name!r} version {version} is listed twice.")
+        builtin = _text(row, "builtin", where, limit=20)
+        note = _text(row, "note", where, limit=PROMPT_TEXT)
+        candidate = PromptTemplate(
+            name=name, version=version, note=note, **_prompt_content(loaded, row, where)
+        )
+        fingerprint = candidate.compute_fingerprint()
+        if row.get("fingerprint") != fingerprint:
+            raise BundleRefused(
+                f"{where}: fingerprint: not the sha256 of the record's content (changed after "
+                "it was used, or not Concord's)."
+            )
+        candidate.fingerprint = fingerprint
+        local = _local_prompt(loaded, candidate, builtin, where)
+        loaded.prompts[(name, version)] = local
+        loaded.prompt_keys[builtin or f"{name}@{version}"] = local.key
+
+
+def _local_prompt(
+    loaded: _Loaded, candidate: PromptTemplate, builtin: str, where: str
+) -> PromptTemplate:
+    """This instance's record of the same content (same name and version, or the shipped record
+    of the same built-in version), else a new record that nothing here uses yet."""
+    if builtin:
+        try:
+            shipped = shipped_template(task_type=candidate.task_type, version=builtin)
+        except JudgeError:
+            shipped = None
+        if shipped is not None and shipped.fingerprint == candidate.fingerprint:
+            return shipped
+    for name in dict.fromkeys([candidate.name, f"{candidate.name} ({loaded.project.slug})"[:100]]):
+        if builtin and name == candidate.name:
+            continue  # the shipped name is this instance's numbering: never taken over
+        existing = PromptTemplate.objects.filter(name=name, version=candidate.version).first()
+        if existing is None:
+            candidate.name = name
+            candidate.note = f"Loaded from the replication bundle of {loaded.project.slug}. " + (
+                candidate.note
+            )
+            candidate.save()
+            return candidate
+        if existing.fingerprint == candidate.fingerprint and existing.task_type == (
+            candidate.task_type
+        ):
+            return existing
+    raise BundleRefused(
+        f"{where}: the prompt {candidate.name!r} version {candidate.version} differs from this "
+        "instance's record of that name, and its bundle name is taken too."
+    )
 
 
 def _first(detail: Any) -> str:
@@ -441,11 +571,12 @@ def _judge_results(loaded: _Loaded, path: Path | None) -> None:
             raise BundleRefused(f"{where}: judge {row.get('judge')!r} is not in study.json.")
         if row.get("outcome") not in statuses:
             raise BundleRefused(f"{where}: outcome must be one of {', '.join(sorted(statuses))}.")
+        version = _text(row, "prompt_version", where, limit=120, blank=False)
         results.append(
             JudgeResult(
                 item=_item(loaded, row, where),
                 judge=judge,
-                prompt_version=_text(row, "prompt_version", where, limit=120, blank=False),
+                prompt_version=loaded.prompt_keys.get(version, version),
                 setting=_text(row, "setting", where, limit=40),
                 presentation=_text(row, "presentation", where, limit=20),
                 status=row["outcome"],
@@ -558,6 +689,7 @@ def bundle_load(*, directory: Path, user=None) -> Project:
             project = study_apply(data=study, user=user, create_only=True, via="bundle")["project"]
             loaded = _Loaded(project=project)
             versions = _judge_prompt_versions(files.get("judge_results.jsonl"))
+            _prompts(loaded, files.get("prompts.jsonl"))
             _judges(loaded, judge_entries, versions)
             _items(loaded, files["items.jsonl"])
             _annotators(loaded, files["annotators.jsonl"])

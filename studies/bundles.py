@@ -12,6 +12,10 @@
 * ``annotators`` — pseudonym and qualification state (who the dashboard counts);
 * ``judge_results`` — every judge answer or failure, with judge, kind, model, prompt version,
   setting, outcome, message, tokens and latency (no raw replies);
+* ``prompts`` — every prompt template record the project's LLM judges use or their runs
+  rendered (the task type's shipped record too): name, version, key, task type, wording
+  (system, template, variants), output schema, parameters, note and fingerprint; the study
+  file names each LLM judge's record (``prompt: {name, version}``);
 * ``external_annotations`` — the answers of external coders (annotations collected elsewhere and
   imported), by coder name, with the coder's and the answer's source, time and timestamp;
 * ``settings_versions`` — every recorded version of the guidelines, config and crowd settings
@@ -22,7 +26,7 @@
 * ``audit`` — the project's audit log, oldest first (``projects.audit``): when, what kind, who
   (a member by pseudonym, else ``staff`` or ``system``) and what changed, without account
   names or invitation notes (``projects.audit.audit_public``);
-* each of those seven as JSON Lines and as Parquet (nested fields JSON-encoded), loadable with
+* each of those tables as JSON Lines and as Parquet (nested fields JSON-encoded), loadable with
   ``datasets.load_dataset("parquet", data_files=…)``;
 * ``agreement.json`` — the dashboard's report (every annotator but the disqualified);
 * ``README.md`` — a dataset card: what, who, when, licences, how computed, the agreement summary,
@@ -41,8 +45,10 @@ manifest's checksums match, every row passes the checks an import makes, and it 
 that exists. It grants no role to any existing account (the study's ``members`` are ignored;
 the pseudonyms get new accounts, and a bundle whose pseudonym names an existing account is
 refused), creates no model endpoint (its LLM judges arrive without one: their results load, and
-a researcher chooses an endpoint before running them again) and matches no prompt template by
-name (a judge keeps its results' prompt version).
+a researcher chooses an endpoint before running them again) and changes no prompt template: its
+prompts are checked as a saved template is and against their fingerprints, then each is this
+instance's record of the same name, version and fingerprint, or a new record only the loaded
+project's judges and results refer to (see :mod:`studies.bundle_loading`).
 """
 
 from __future__ import annotations
@@ -69,7 +75,9 @@ from annotation.models import (
 )
 from core.errors import Refusal
 from core.yaml_safety import yaml_dump
-from llm_judges.models import JudgeResult
+from llm_judges.models import Judge, JudgeResult, JudgeRun, PromptTemplate
+from llm_judges.services.errors import JudgeError
+from llm_judges.services.prompt_templates import template_for
 from projects.audit import AuditKind, audit_public, audit_record
 from projects.models import Membership, Project, ProjectSettingsVersion
 from studies.bundle_loading import bundle_load
@@ -84,6 +92,7 @@ TABLES = (
     "annotations",
     "annotators",
     "judge_results",
+    "prompts",
     "external_annotations",
     "settings_versions",
     "item_notes",
@@ -99,7 +108,24 @@ NESTED = {
     "config",
     "crowd",
     "changes",
+    "variants",
+    "output_schema",
+    "parameters",
+    "judges",
 }
+PROMPT_FIELDS = (
+    "name",
+    "version",
+    "task_type",
+    "builtin",
+    "system",
+    "template",
+    "variants",
+    "output_schema",
+    "parameters",
+    "note",
+    "fingerprint",
+)
 
 
 def _items(project: Project) -> list[dict]:
@@ -186,6 +212,40 @@ def _judge_results(project: Project) -> list[dict]:
         }
         for r in rows
     ]
+
+
+def _prompts(project: Project) -> tuple[list[dict], dict[str, dict]]:
+    """The prompt template records the project's LLM judges use (their own, or the task type's
+    shipped record of their built-in version) and its runs rendered, as rows; and each LLM
+    judge's ``{name, version}`` for the study file."""
+    records: dict[int, PromptTemplate] = {}
+    refs: dict[str, dict] = {}
+    for judge in Judge.objects.filter(project=project, kind=Judge.Kind.LLM).select_related(
+        "prompt"
+    ):
+        try:
+            template = template_for(judge=judge, project=project)
+        except JudgeError:  # a version this instance does not ship: its runs' records only
+            continue
+        records[template.pk] = template
+        refs[judge.name] = {"name": template.name, "version": template.version}
+    runs = JudgeRun.objects.filter(
+        project=project, judge__kind=Judge.Kind.LLM, prompt__isnull=False
+    ).select_related("prompt")
+    for run in runs:
+        assert run.prompt is not None
+        records[run.prompt.pk] = run.prompt
+    rows = []
+    for template in sorted(records.values(), key=lambda t: (t.name, t.version)):
+        ref = {"name": template.name, "version": template.version}
+        rows.append(
+            {
+                **{name: getattr(template, name) for name in PROMPT_FIELDS},
+                "key": template.key,
+                "judges": sorted(name for name, used in refs.items() if used == ref),
+            }
+        )
+    return rows, refs
 
 
 def _external_annotations(project: Project) -> list[dict]:
@@ -277,6 +337,7 @@ def bundle_write(
     )
     members = Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR)
     pseudonyms = {m.user_id: m.pseudonym for m in members}
+    prompt_rows, prompt_refs = _prompts(project)
     tables = {
         "items": _items(project),
         "annotations": _annotations(project, pseudonyms),
@@ -285,12 +346,16 @@ def bundle_write(
             for m in members.order_by("pseudonym")
         ],
         "judge_results": _judge_results(project),
+        "prompts": prompt_rows,
         "external_annotations": _external_annotations(project),
         "settings_versions": _settings_versions(project),
         "item_notes": list(note_rows(project=project)),
         "audit": audit_public(project=project),
     }
     study = {**study_export(project=project), "members": []}
+    for entry in study.get("judges", []):  # each LLM judge names the record it uses
+        if entry["name"] in prompt_refs:
+            entry["prompt"] = prompt_refs[entry["name"]]
     written = [out / "study.json"]
     (out / "study.json").write_text(
         json.dumps(study, indent=2, ensure_ascii=False), encoding="utf-8"
@@ -377,6 +442,8 @@ written {timezone.now():%Y-%m-%d}.
   annotators.
 - {len(tables["judge_results"])} judge results{f" ({', '.join(judges)})" if judges else ""}
   (`judge_results.*`; failures keep the server's message, no raw replies).
+- {len(tables["prompts"])} prompt templates the LLM judges used (`prompts.*`: wording, output
+  schema, parameters and sha256 fingerprint; `study.json` names each judge's).
 - {len(tables["audit"])} entries of the project's audit log (`audit.jsonl`, `audit.parquet`): who changed its
   settings, guidelines, members, invitations and judges, and who imported, exported and bundled
   its data, when; people by pseudonym (`staff`, `system` otherwise), no account names.

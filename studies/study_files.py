@@ -6,8 +6,9 @@ Keys: ``slug``, ``name``, ``task_type``, ``config`` (the task type's settings), 
 ``annotators_per_item``, ``status``, ``crowd`` (crowd and quality settings, see
 :mod:`projects.crowd`), ``members`` (``[{username, role}]``) and ``judges`` (``[{name, kind,
 model, endpoint, parameters, description, prompt: {name, version}}]``: ``llm_judges.Judge``'s
-fields, an LLM judge's model endpoint by name, the prompt template by name and version). They
-are validated by the same
+fields, an LLM judge's model endpoint by name, the prompt template by name and version; or
+``{builtin: NAME, name}``: a catalogue judge such as ``minilm-similarity`` as it is, its kind,
+model, parameters and description left out). They are validated by the same
 serializers the admin and the task types use; every problem is reported with its path in the file
 (``crowd.controls_per_batch: …``) and nothing is changed. :func:`study_apply` creates or updates
 the project and returns the changes (``dry_run`` only reports them); :func:`study_export` writes
@@ -102,9 +103,16 @@ class JudgeEntrySerializer(KnownKeysOnly):
         for key in ENDPOINT_KEYS
     }
 
-    name = serializers.CharField(max_length=100)
-    kind = serializers.ChoiceField(choices=Judge.Kind.values)
-    model = serializers.CharField(max_length=500)
+    builtin = serializers.CharField(
+        required=False,
+        max_length=100,
+        help_text="A built-in (catalogue) judge by name, e.g. minilm-similarity: the project's "
+        "judge takes its kind, model, parameters and description, which the entry then leaves "
+        "out; name is optional (the built-in's name by default).",
+    )
+    name = serializers.CharField(max_length=100, required=False)
+    kind = serializers.ChoiceField(choices=Judge.Kind.values, required=False)
+    model = serializers.CharField(max_length=500, required=False)
     endpoint = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -122,6 +130,55 @@ class JudgeEntrySerializer(KnownKeysOnly):
         help_text="An LLM judge's prompt template (manage.py load_prompt); the task type's "
         "shipped prompt when left out.",
     )
+
+    # What a built-in judge gives an entry that names it (the entry may add only its name).
+    BUILTIN_GIVES = ("kind", "model", "endpoint", "parameters", "description", "prompt")
+
+    def to_internal_value(self, data: Any) -> dict:
+        attrs = super().to_internal_value(data)
+        builtin = attrs.pop("builtin", None)
+        if builtin is None:
+            missing = [key for key in ("name", "kind", "model") if key not in attrs]
+            if missing:
+                raise serializers.ValidationError(
+                    {
+                        missing[0]: "This field is required (or name a built-in judge: "
+                        "builtin: minilm-similarity)."
+                    }
+                )
+            return attrs
+        given = [key for key in self.BUILTIN_GIVES if key in data]
+        if given:
+            raise serializers.ValidationError(
+                {
+                    given[0]: f"The built-in judge {builtin!r} gives its {given[0]}; leave it out, "
+                    "or describe the judge in full without builtin to change its settings."
+                }
+            )
+        return {**attrs, **_builtin_entry(builtin), "name": attrs.get("name") or builtin}
+
+
+def _builtin_entry(name: str) -> dict:
+    """A catalogue judge as a study file's entry (its name, kind, model, parameters and
+    description); ``ValidationError`` naming the built-in judges when there is none so named."""
+    found = Judge.objects.filter(project__isnull=True, name=name).first()
+    if found is None:
+        known = ", ".join(
+            Judge.objects.filter(project__isnull=True)
+            .order_by("name")
+            .values_list("name", flat=True)
+        )
+        raise serializers.ValidationError(
+            {"builtin": f"No built-in judge {name!r} (built-in: {known or 'none'})."}
+        )
+    return {
+        "kind": found.kind,
+        "model": found.model,
+        "endpoint": "",
+        "parameters": dict(found.parameters or {}),
+        "description": found.description,
+        "prompt": None,
+    }
 
 
 JUDGE_FROZEN = ("kind", "model", "endpoint", "parameters")

@@ -168,10 +168,43 @@ def test_the_judges_page_offers_only_the_catalogue_and_the_users_own_projects(vi
     assert not Judge.objects.filter(project=own, name="stolen").exists()
 
 
+def test_nothing_of_another_project_the_user_researches_is_offered_or_usable(victim, attacker):
+    """Issue 27, item 5: the judges page offered the judges of the user's other projects (every
+    project's, to a superuser); only the catalogue is offered now, and a posted id of another
+    project's judge copies nothing."""
+    from django.test import Client
+
+    from llm_judges.selectors import judges_to_copy
+
+    project, keyed, minilm = victim
+    user, own = attacker
+    factories.MembershipFactory(project=project, user=user, role="researcher")  # both projects
+    superuser = factories.UserFactory(username=factories.unique("root"), is_superuser=True)
+    for viewer in (user, superuser):
+        offered = judges_to_copy(project=own, user=viewer)
+        assert [(j.project, j.name) for j in offered] == [(None, "minilm-similarity")]
+        client = Client()
+        client.force_login(viewer)
+        page = client.get(f"/p/{own.slug}/judges/").content.decode()
+        assert f"{project.name}: {minilm.name}" not in page and keyed.name not in page
+        for source in (keyed, minilm):
+            response = client.post(
+                f"/p/{own.slug}/judges/",
+                {"action": "copy", "copy-source": source.pk, "copy-name": "taken"},
+            )
+            assert "Select a valid choice" in response.content.decode()
+    with pytest.raises(services.JudgeError, match="another project's judge") as refused:
+        services.judge_copy(judge=keyed, project=own)
+    assert refused.value.field == "judge"
+    assert not Judge.objects.filter(project=own).exists()
+
+
 def test_changing_a_copy_never_changes_its_source(victim, attacker):
     project, _, minilm = victim
     user, own = attacker
-    copy = services.judge_copy(judge=minilm, project=own)
+    copy = services.judge_copy(
+        judge=Judge.objects.get(project=None, name="minilm-similarity"), project=own
+    )
     copy.parameters = {**copy.parameters, "threshold": 0.1}
     copy.save()
     minilm.refresh_from_db()

@@ -192,7 +192,9 @@ def backoff_seconds(
     """Delay before retry ``attempt + 1``: exponential (base · 2^attempt, at most ``cap``) with
     "equal jitter" (half fixed, half random) so that a burst of 429s does not come back in step;
     never shorter than the server's Retry-After (capped)."""
-    ceiling = min(cap, base * 2**attempt)
+    # 2**60 is beyond any cap: a run retried for long while its server is unreachable (many
+    # attempts) must not overflow the float.
+    ceiling = min(cap, base * 2 ** min(attempt, 60))
     delay = ceiling / 2 + rng.uniform(0, ceiling / 2)
     if retry_after:
         delay = max(delay, min(retry_after, cap))
@@ -578,17 +580,25 @@ def _tokens_used(outcome: llm_module.CallOutcome) -> int | None:
 
 
 def _not_run_or_failed(batch: _Batch, items: list[Item]) -> list[JudgeResult]:
-    """Results for items the budget leaves uncalled: "not run: budget", or, for an item that
-    was called before (a retry), failed with its last error, which is why it is not answered."""
+    """Results for items the budget leaves uncalled: "not run: budget", or, in a retry batch
+    (every item of it was sent back by an error), failed with the error that is why it is not
+    answered: its own last call's, or, for an item that waited while the server could not be
+    reached and was never called itself, the run's last connection error. Only items the run
+    never tried are "not run: budget"."""
     if not batch.attempt:
         return [batch.not_run(item) for item in items]
     last: dict[int, JudgeCall] = {}
     calls = JudgeCall.objects.filter(run_id=batch.run.pk, item_id__in=[i.pk for i in items])
     for made in calls.order_by("attempt", "id"):
         last[made.item_id] = made
+    unreachable = (
+        JudgeCall.objects.filter(run_id=batch.run.pk, error_class="unreachable")
+        .order_by("-id")
+        .first()
+    )
     results = []
     for item in items:
-        call = last.get(item.pk)
+        call = last.get(item.pk, unreachable)
         if call is None:
             results.append(batch.not_run(item))
             continue

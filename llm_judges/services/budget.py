@@ -7,7 +7,9 @@ a call that failed without using the server (connection refused, an error status
 tokens; a call that timed out keeps them (the server may have done the work). A call that cannot
 be reserved while other calls of its batch are in flight waits for them to settle; once none is,
 it is never made: its item, and every item the batch has not called yet, is stored as "not run:
-budget". Every call is counted before it is made, with or without a budget (without one, the
+budget" — unless the batch is a retry (its items were sent back by an error: their own call's, or
+the server unreachable while they waited): then they fail with that error, as without a budget.
+Every call is counted before it is made, with or without a budget (without one, the
 calls a batch starts at once in one UPDATE: ``count_calls``), so ``calls_reserved`` counts the
 calls started, those in flight when a worker was killed too.
 

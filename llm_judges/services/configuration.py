@@ -121,10 +121,18 @@ def endpoint_check(*, endpoint: ModelEndpoint | None, kind: str, project: Projec
 def judge_copy(
     *, judge: Judge, project: Project, name: str = "", by: AbstractBaseUser | None = None
 ) -> Judge:
-    """A copy of ``judge`` (a catalogue judge, or another project's the caller may read) as
+    """A copy of ``judge`` (a catalogue judge, or one of ``project``'s own under a new name) as
     ``project``'s own judge: same kind, model, parameters, prompt and description. Changing
-    either never changes the other. The endpoint is kept only if ``project`` may use it (an
-    LLM judge copied without one needs an endpoint chosen before it runs)."""
+    either never changes the other. Another project's judge is refused: nothing of another
+    project is usable here. The endpoint is kept only if ``project`` may use it (an LLM judge
+    copied without one needs an endpoint chosen before it runs)."""
+    if judge.project_id is not None and judge.project_id != project.pk:
+        raise JudgeError(
+            f"{judge.name} is another project's judge; copy a catalogue judge, or describe it "
+            "in this project's study file.",
+            code="forbidden",
+            field="judge",
+        )
     endpoint = judge.endpoint
     if endpoint is not None and not endpoint.allows(project.pk):
         endpoint = None

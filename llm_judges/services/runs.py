@@ -25,7 +25,7 @@ from core.background import in_background
 from core.wording import indefinite
 from llm_judges.backends.errors import ConfigError
 from llm_judges.models import Judge, JudgeResult, JudgeRun, PromptTemplate
-from llm_judges.parameters import clean_parameters
+from llm_judges.parameters import clean_parameters, judge_settings, settings_fingerprint
 from llm_judges.services.configuration import _prompt_for, judge_connection
 from llm_judges.services.errors import JudgeError
 from llm_judges.services.prompt_templates import template_for
@@ -419,14 +419,19 @@ def _create_run(
     selection: QuerySet[Item],
     started_by: User | None,
 ) -> JudgeRun:
+    uses_prompt = judge.kind == Judge.Kind.LLM
+    answer_settings = judge_settings(kind=judge.kind, model=judge.model, parameters=parameters)
     try:
         with transaction.atomic():
             return JudgeRun.objects.create(
                 judge=judge,
                 project=project,
                 prompt_version=template.key,
-                prompt=template,
-                prompt_fingerprint=template.fingerprint,
+                # Embedding and NLI judges render no prompt: their settings are recorded.
+                prompt=template if uses_prompt else None,
+                prompt_fingerprint=template.fingerprint if uses_prompt else "",
+                judge_settings=answer_settings,
+                settings_fingerprint=settings_fingerprint(answer_settings),
                 setting=setting,
                 presentation=presentation,
                 **budget,

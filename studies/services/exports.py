@@ -81,7 +81,7 @@ from annotation.task_types import ExtraExport, TaskType
 from core import liveness
 from core.errors import Refusal
 from core.spreadsheet import FORMULA_START, spreadsheet_safe
-from llm_judges.models import JudgeResult
+from llm_judges.models import Judge, JudgeResult
 from llm_judges.selectors import judge_result_rows
 from projects.audit import AuditKind, audit_record
 from projects.models import Membership, Project
@@ -104,7 +104,9 @@ JUDGE_COLUMNS = (
     "judge_model",
     "judge_prompt_name",
     "judge_prompt_version",
-    "judge_prompt_fingerprint",
+    "judge_prompt_fingerprint",  # LLM judges only: embedding and NLI judges use no prompt
+    "judge_settings",  # what decided the answers: kind, model, threshold / label map / sampling
+    "judge_settings_fingerprint",  # sha256 of judge_settings
     "judge_setting",
     "judge_presentation",  # blank: as annotators see it; "reversed": ranking position bias
     "judge_run_id",  # the run that produced the result (a later run may have claimed it)
@@ -618,6 +620,7 @@ def _judge_rows(
         project=project, item_fields=fields, with_raw=raw, chunk_size=CHUNK
     ):
         run_id = result["produced_by_id"] or result["run_id"]
+        llm = result["judge__kind"] == Judge.Kind.LLM
         cleaned = result["detail__raw_cleaned"] or {}
         row = {
             "project": project.slug,
@@ -632,10 +635,18 @@ def _judge_rows(
             "judge": result["judge__name"],
             "judge_kind": result["judge__kind"],
             "judge_model": result["judge__model"],
-            # the run's prompt template (the task type's shipped one is named after it)
-            "judge_prompt_name": result["run__prompt__name"] or project.task_type,
+            # the run's prompt template (the task type's shipped one is named after it); an
+            # embedding or NLI judge uses none: its settings and their fingerprint say what it
+            # did (issue 27)
+            "judge_prompt_name": (result["run__prompt__name"] or project.task_type)
+            if llm
+            else None,
             "judge_prompt_version": result["prompt_version"],
-            "judge_prompt_fingerprint": result["run__prompt_fingerprint"] if run_id else None,
+            "judge_prompt_fingerprint": result["run__prompt_fingerprint"]
+            if run_id and llm
+            else None,
+            "judge_settings": result["run__judge_settings"] or None,
+            "judge_settings_fingerprint": result["run__settings_fingerprint"] or None,
             "judge_setting": result["setting"],
             "judge_presentation": result["presentation"],
             "judge_run_id": run_id,

@@ -104,12 +104,14 @@ def test_refused_connections_under_a_budget_fail_their_items_with_the_error_and_
     )
 
     # two calls per attempt (the batch stops calling once the server is unreachable), two
-    # attempts, then the budget ends it: the two items called fail with the connection error
+    # attempts, then the budget ends it: every item was tried (the six not called waited for
+    # the server with the two that were), so every item fails with the connection error
+    # (issue 27: they were counted "not run: budget", which hid the failure)
     assert JudgeCall.objects.filter(run=run).count() == 4
     assert set(JudgeCall.objects.filter(run=run).values_list("error_class", flat=True)) == {
         "unreachable"
     }
-    assert (run.answered_count, run.failed_count, run.not_run_count) == (0, 2, 6)
+    assert (run.answered_count, run.failed_count, run.not_run_count) == (0, 8, 0)
     failed = JudgeResult.objects.filter(run=run, status="failed")
     assert {r.error_class for r in failed} == {"unreachable"}
     assert all("Connection refused" in r.error for r in failed)
@@ -124,7 +126,75 @@ def test_refused_connections_under_a_budget_fail_their_items_with_the_error_and_
     html = page_client(researcher).get(f"/p/{project.slug}/judges/runs/{run.pk}/").content
     html = html.decode()
     assert "Connection refused" in html
-    assert '<td class="count">2</td>' in html and '<td class="count">6</td>' in html
+    assert '<td class="count">8</td>' in html and "not run: budget" not in html
+
+
+def _refused_run(project, capture, **budget):
+    judge = make_llm_judge(
+        SimpleNamespace(url=f"http://127.0.0.1:{closed_port()}/v1"),
+        project,
+        name=f"refused-{len(budget)}",
+        concurrency=1,
+        max_attempts=4,
+        backoff_base=0,
+        unreachable_wait=0,
+    )
+    return start(judge, project, capture, **budget)
+
+
+def test_a_budgeted_run_against_a_refusing_server_shows_its_failures_as_without_a_budget(
+    project, researcher, api_key, django_capture_on_commit_callbacks
+):
+    """Issue 27, item 5: with a budget, the same run reported "0 failed · 3 not run: budget"
+    (here: 1 failed, 2 not run) where without one it reported its 3 failures and why."""
+    factories.make_items(project, 3)
+    plain = _refused_run(project, django_capture_on_commit_callbacks)
+    assert (plain.failed_count, plain.not_run_count) == (3, 0)
+    JudgeResult.objects.all().delete()
+    judge = make_llm_judge(
+        SimpleNamespace(url=f"http://127.0.0.1:{closed_port()}/v1"),
+        project,
+        name="budgeted",
+        concurrency=1,
+        max_attempts=4,
+        backoff_base=0,
+        unreachable_wait=600,  # retried while the server is down, until the budget ends it
+    )
+    run = start(judge, project, django_capture_on_commit_callbacks, budget_calls=3)
+    assert JudgeCall.objects.filter(run=run).count() == 3
+    assert (run.answered_count, run.failed_count, run.not_run_count) == (0, 3, 0)
+    failed = JudgeResult.objects.filter(run=run, status="failed")
+    assert {r.error_class for r in failed} == {"unreachable"}
+    assert all("Connection refused" in r.error for r in failed)
+    page = page_client(researcher).get(f"/p/{project.slug}/judges/").content.decode()
+    assert "3 failed" in page and "not run: budget" not in page
+    detail = page_client(researcher).get(f"/p/{project.slug}/judges/runs/{run.pk}/")
+    assert "Connection refused" in detail.content.decode()
+
+
+def test_items_a_budget_never_reached_are_not_run_and_tried_items_keep_their_failure(
+    project, api_key, stub, django_capture_on_commit_callbacks
+):
+    """Only the items the run never tried are "not run: budget"."""
+    factories.make_items(project, 4)
+    calls = []
+
+    def first_fails(request):
+        calls.append(1)
+        return Reply(status=503) if len(calls) == 1 else Reply()
+
+    stub.responder = first_fails
+    judge = make_llm_judge(stub, project, concurrency=1)
+    run = start(judge, project, django_capture_on_commit_callbacks, budget_calls=2)
+    assert (run.answered_count, run.failed_count, run.not_run_count) == (1, 1, 2)
+    assert "HTTP 503" in JudgeResult.objects.get(run=run, status="failed").error
+    not_run = JudgeResult.objects.filter(run=run, status="not_run")
+    assert not JudgeCall.objects.filter(item__in=not_run.values("item")).exists()
+
+
+def test_the_backoff_never_overflows_after_many_attempts():
+    # a run retried for long while its server is down reached attempt ~1,100 and crashed
+    assert services.backoff_seconds(attempt=5000, base=0.5, cap=30) <= 30
 
 
 # --- item 2: a token budget is "at most" ---------------------------------------------------------

@@ -124,9 +124,16 @@ def _reference_judge_rows(project, task_type, *, raw):
             "judge": judge.name,
             "judge_kind": judge.kind,
             "judge_model": judge.model,
-            "judge_prompt_name": run.prompt.name if run and run.prompt else project.task_type,
+            # embedding and NLI judges use no prompt: their settings instead (issue 27)
+            "judge_prompt_name": (run.prompt.name if run and run.prompt else project.task_type)
+            if judge.kind == "llm"
+            else None,
             "judge_prompt_version": result.prompt_version,
-            "judge_prompt_fingerprint": run.prompt_fingerprint if run else None,
+            "judge_prompt_fingerprint": run.prompt_fingerprint
+            if run and judge.kind == "llm"
+            else None,
+            "judge_settings": (run.judge_settings or None) if run else None,
+            "judge_settings_fingerprint": (run.settings_fingerprint or None) if run else None,
             "judge_setting": result.setting,
             "judge_presentation": result.presentation,
             "judge_run_id": result.produced_by_id or (run.pk if run else None),

@@ -97,6 +97,7 @@ def test_a_bundle_loads_into_an_instance_without_the_project_with_equal_figures(
                 "annotations",
                 "annotators",
                 "judge_results",
+                "prompts",
                 "external_annotations",
                 "settings_versions",
                 "item_notes",

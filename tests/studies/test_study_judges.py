@@ -363,3 +363,69 @@ def test_a_researchers_study_file_names_only_an_endpoint_open_to_the_project(end
     response = client.put(f"/api/projects/{project.slug}/", study, format="json")
     assert response.status_code == 200, response.content
     assert Judge.objects.get(project=project, name="gpt-judge").endpoint == theirs
+
+
+# --- issue 27, item 5: a built-in judge by its name ---------------------------------------------
+
+
+def test_a_study_file_takes_a_built_in_judge_by_its_name_without_copying_its_description(db):
+    catalogue = Judge.objects.get(project=None, name="minilm-similarity")
+    assert catalogue.description  # what a file had to copy word for word before
+    study = {
+        **STUDY,
+        "judges": [
+            {"builtin": "minilm-similarity"},
+            {"builtin": "minilm-similarity", "name": "baseline"},
+        ],
+    }
+    result = study_apply(data=study)
+    project = result["project"]
+    assert "judges.minilm-similarity: added" in result["changes"]
+    for name in ("minilm-similarity", "baseline"):
+        judge = Judge.objects.get(project=project, name=name)
+        assert (judge.kind, judge.model, judge.parameters, judge.description) == (
+            catalogue.kind,
+            catalogue.model,
+            catalogue.parameters,
+            catalogue.description,
+        )
+    # applied again, or as exported, nothing changes; the catalogue's judge is untouched
+    assert study_apply(data=study)["changes"] == []
+    exported = study_export(project=project)
+    jsonschema.validate(exported, study_json_schema())
+    assert study_apply(data=exported)["changes"] == []
+    assert Judge.objects.get(pk=catalogue.pk).project is None
+
+
+def test_a_project_that_copied_the_built_in_judge_links_it_by_name_with_no_change(db):
+    from llm_judges.services import judge_copy
+
+    project = study_apply(data={**STUDY, "judges": []})["project"]
+    catalogue = Judge.objects.get(project=None, name="minilm-similarity")
+    judge_copy(judge=catalogue, project=project)
+    result = study_apply(data={**STUDY, "judges": [{"builtin": "minilm-similarity"}]})
+    assert result["changes"] == []
+
+
+@pytest.mark.parametrize(
+    "entry, path, words",
+    [
+        ({"builtin": "gpt-5-judge"}, "judges[0].builtin", "built-in: minilm-similarity"),
+        (
+            {"builtin": "minilm-similarity", "description": "mine"},
+            "judges[0].description",
+            "gives its description",
+        ),
+        (
+            {"builtin": "minilm-similarity", "parameters": {"threshold": 0.3}},
+            "judges[0].parameters",
+            "describe the judge in full",
+        ),
+        ({"kind": "embedding", "model": "all-MiniLM-L6-v2"}, "judges[0].name", "required"),
+        ({"name": "x", "model": "all-MiniLM-L6-v2"}, "judges[0].kind", "builtin"),
+    ],
+)
+def test_a_bad_built_in_reference_is_refused_naming_the_key(db, entry, path, words):
+    message = refused({**STUDY, "judges": [entry]}, path)
+    assert f"{path}:" in message and words in message, message
+    assert not Project.objects.filter(slug=STUDY["slug"]).exists()
