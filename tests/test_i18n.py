@@ -239,7 +239,9 @@ def _project_words(project, *extra) -> set[str]:
 
     task_type = task_types.get(project.task_type)
     items = [(i.payload, task_type.display(i)) for i in Item.objects.filter(project=project)]
-    return researcher_words(project.name, project.guidelines, project.config, items, *extra)
+    # The config as annotators get it: its questions (defaults included) are the researchers'.
+    config = task_type.annotator_config(task_type.validate_config(project.config))
+    return researcher_words(project.name, project.guidelines, config, items, *extra)
 
 
 @pytest.mark.parametrize("slug", SLUGS)

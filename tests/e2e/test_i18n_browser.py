@@ -74,8 +74,10 @@ def _allowed(project, annotator) -> set[str]:
     task_type = task_types.get(project.task_type)
     items = [(i.payload, task_type.display(i)) for i in Item.objects.filter(project=project)]
     languages = [name for _, name in django_settings.LANGUAGES]
+    # The config as annotators get it: its questions (defaults included) are the researchers'.
+    config = task_type.annotator_config(task_type.validate_config(project.config))
     return researcher_words(
-        project.name, project.guidelines, project.config, items, annotator.username, languages
+        project.name, project.guidelines, config, items, annotator.username, languages
     )
 
 
