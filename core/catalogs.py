@@ -108,14 +108,15 @@ def compile_mo(entries: list[Entry]) -> bytes:
     keys = sorted(messages)
     ids = strs = b""
     offsets = []
-    for key in keys:
-        offsets.append((len(ids), len(key), len(strs), len(messages[key])))
-        ids += key + b"\x00"
-        strs += messages[key] + b"\x00"
+    for raw in keys:
+        offsets.append((len(ids), len(raw), len(strs), len(messages[raw])))
+        ids += raw + b"\x00"
+        strs += messages[raw] + b"\x00"
     count = len(keys)
     key_start = 7 * 4 + 16 * count
     value_start = key_start + len(ids)
-    key_table, value_table = [], []
+    key_table: list[int] = []
+    value_table: list[int] = []
     for key_offset, key_length, value_offset, value_length in offsets:
         key_table += [key_length, key_offset + key_start]
         value_table += [value_length, value_offset + value_start]
