@@ -13,10 +13,10 @@ class Project(models.Model):
     """One annotation study: a task type, its configuration, guidelines and items."""
 
     class Status(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        ACTIVE = "active", "Active"
-        PAUSED = "paused", "Paused"
-        ARCHIVED = "archived", "Archived"
+        DRAFT = "draft", pgettext_lazy("project status", "Draft")
+        ACTIVE = "active", pgettext_lazy("project status", "Active")
+        PAUSED = "paused", pgettext_lazy("project status", "Paused")
+        ARCHIVED = "archived", pgettext_lazy("project status", "Archived")
 
     slug = models.SlugField(unique=True, max_length=80)
     name = models.CharField(max_length=200)

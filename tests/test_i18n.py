@@ -258,8 +258,8 @@ def test_the_annotation_page_of_every_task_type_has_no_unmarked_english(db, pseu
     assert english_left(html, allowed=_project_words(project, annotator.username)) == []
 
 
-def test_the_crowd_and_invitation_pages_have_no_unmarked_english(db, pseudo_locales):
-    project, researcher, _ = demo_project("stance", items=2)
+def test_the_crowd_invitation_and_home_pages_have_no_unmarked_english(db, pseudo_locales):
+    project, researcher, member = demo_project("stance", items=2)
     project.crowd = {"batch_size": 1, "controls_per_batch": 0}
     project.save(update_fields=["crowd"])
     allowed = _project_words(project)
@@ -286,6 +286,11 @@ def test_the_crowd_and_invitation_pages_have_no_unmarked_english(db, pseudo_loca
     pages["hit"] = anonymous.get(
         f"/crowd/{project.slug}/mturk/?{query}&assignmentId=A1&hitId=H1&workerId=W1&turkSubmitTo=https://x&{lang}"
     )
+    annotator = Client()
+    annotator.force_login(member)
+    pages["home"] = annotator.get(f"/?{lang}")
+    # A task type's name is its name (as "Concord" is); the top bar shows the account's.
+    allowed |= researcher_words([t.name for t in task_types.all_task_types()], member.username)
     worker = Client()
     assert worker.get(_prolific_url(project, lang=PSEUDO_LTR)).status_code == 302
     pages["finish (not done)"] = worker.get(f"/crowd/{project.slug}/finish/", follow=True)
