@@ -1,7 +1,7 @@
 """Pseudo-locales for the translation tests, generated at test time from the project's catalogues.
 
 Every message marked for translation (the msgids of the German catalogues, which must list them
-all: tests/test_i18n.py checks the German ones are complete) gets a pseudo-translation: its
+all: tests/test_i18n.py checks the German ones are complete; and Django's own, which ship German) gets a pseudo-translation: its
 letters accented (``Submit`` → ``⟦Šúƀɱíŧ⟧``), placeholders, HTML tags and entities kept. A page
 rendered in a pseudo-locale then shows no plain ASCII word of its own: every one left is an
 English string nobody marked (or content the researchers wrote, which the tests set aside).
@@ -41,11 +41,23 @@ def pseudo(text: str) -> str:
     return "⟦" + "".join(out) + "⟧"
 
 
+def _django_catalogues(domain: str) -> list[Path]:
+    """Django's own English catalogues that annotator pages use (form labels, password rules,
+    validation messages): they ship German too, so they count as marked."""
+    import django
+
+    root = Path(django.__file__).parent
+    folders = [root / "conf", root / "contrib" / "auth"]
+    return [f / "locale" / "en" / "LC_MESSAGES" / f"{domain}.po" for f in folders]
+
+
 def marked_messages(domain: str) -> list[Entry]:
-    """Every message of ``domain`` in the German catalogues (shared and per task type)."""
+    """Every message of ``domain`` in the German catalogues (shared and per task type), and
+    Django's own."""
     seen: dict[tuple, Entry] = {}
-    for po in po_files(REPO):
-        if po.parent.parent.name != "de" or po.stem != domain:
+    ours = [po for po in po_files(REPO) if po.parent.parent.name == "de" and po.stem == domain]
+    for po in [*ours, *_django_catalogues(domain)]:
+        if not po.exists():
             continue
         for entry in parse_po(po.read_text(encoding="utf-8"), path=str(po))[1:]:
             seen.setdefault((entry.msgctxt, entry.msgid, entry.msgid_plural), entry)

@@ -152,6 +152,15 @@ def test_a_refused_crowd_link_is_refused_in_its_language(db):
     assert "Dieser Studienlink ist ungültig." in page.content.decode()
 
 
+def test_the_password_reset_mail_is_in_the_language_it_was_asked_in(db, mailoutbox):
+    factories.UserFactory(email="anna@example.org")
+    browser = Client(HTTP_ACCEPT_LANGUAGE="de")
+    assert browser.post("/password/reset/", {"email": "anna@example.org"}).status_code == 302
+    (mail,) = mailoutbox
+    assert mail.subject == "Concord: Passwort zurücksetzen"
+    assert "Wählen Sie hier ein neues Passwort:" in mail.body
+
+
 def test_an_unknown_lang_is_ignored(db):
     page = Client().get("/login/?lang=xx-evil%3Cscript%3E", HTTP_ACCEPT_LANGUAGE="en")
     assert '<html lang="en"' in page.content.decode()
@@ -276,6 +285,10 @@ def test_the_crowd_invitation_and_home_pages_have_no_unmarked_english(db, pseudo
         f"/invite/{token}/?{lang}", {"username": "", "password1": "a", "password2": "b"}
     )
     pages["invitation forged"] = anonymous.get(f"/invite/{token}x/?{lang}")
+    pages["password reset"] = anonymous.get(f"/password/reset/?{lang}")
+    pages["password reset sent"] = anonymous.get(f"/password/reset/sent/?{lang}")
+    pages["password reset link"] = anonymous.get(f"/password/reset/x/y-z/?{lang}")
+    pages["password set"] = anonymous.get(f"/password/reset/done/?{lang}")
     link = crowd_services.entry_link(
         base_url="http://testserver/", project=project, platform="mturk", study="HITS"
     )
@@ -289,6 +302,8 @@ def test_the_crowd_invitation_and_home_pages_have_no_unmarked_english(db, pseudo
     annotator = Client()
     annotator.force_login(member)
     pages["home"] = annotator.get(f"/?{lang}")
+    pages["password change"] = annotator.get(f"/password/change/?{lang}")
+    pages["password changed"] = annotator.get(f"/password/change/done/?{lang}")
     # A task type's name is its name (as "Concord" is); the top bar shows the account's.
     allowed |= researcher_words([t.name for t in task_types.all_task_types()], member.username)
     worker = Client()
