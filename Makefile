@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test test-file test-task lint bench clean
+.PHONY: install run test test-file test-task lint bench clean messages
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -63,3 +63,16 @@ bench: install
 
 clean:
 	rm -rf $(VENV) db.sqlite3* staticfiles .pytest_cache .test-db
+
+# Translation catalogues (docs/i18n.md): extract the marked strings into every .po (needs GNU
+# gettext's xgettext), then compile them all (pure Python). `make messages LOCALE=xx` for another.
+LOCALE ?= de
+MM := env -u DATABASE_URL -u REDIS_URL $(abspath $(BIN))/python $(CURDIR)/manage.py makemessages -l $(LOCALE) --no-location
+messages: install
+	$(MM) --ignore='task_types/*' --ignore='tests/*' --ignore='.venv/*' --ignore='clients/*' \
+		--ignore='static/vendor/*' --ignore='bench/*' --ignore='data/*' --ignore='staticfiles/*'
+	$(MM) -d djangojs --ignore='task_types/*' --ignore='tests/*' --ignore='.venv/*' \
+		--ignore='clients/*' --ignore='static/vendor/*' --ignore='bench/*' --ignore='data/*' \
+		--ignore='staticfiles/*'
+	for app in $$(ls -d task_types/*/ | grep -v __pycache__); do (cd $$app && mkdir -p locale && $(MM) && $(MM) -d djangojs); done
+	env -u DATABASE_URL -u REDIS_URL $(BIN)/python manage.py compile_catalogs

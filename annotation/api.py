@@ -12,6 +12,7 @@ control was right is never returned (it only shows, in the end, as a polite stop
 from urllib.parse import urlencode
 
 from django.http import Http404
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
@@ -84,7 +85,9 @@ class AssignmentView(APIView):
     def get(self, request, pk):
         assignment = selectors.own_assignment(user=request.user, assignment_id=pk)
         if not has_role(request.user, assignment.project, ANNOTATE_ROLES):
-            raise Http404("No such assignment.")  # removed from the project: no access left
+            raise Http404(
+                gettext("No such assignment.")
+            )  # removed from the project: no access left
         services.assignment_reopen(assignment=assignment)
         data = selectors.assignment_view(assignment=assignment)
         data["counts"] = selectors.annotator_counts(project=assignment.project, user=request.user)
@@ -150,7 +153,7 @@ class HistoryView(ListAPIView):
 def _writable_own(request, pk):
     assignment = selectors.own_assignment(user=request.user, assignment_id=pk)
     if not has_role(request.user, assignment.project, ANNOTATE_ROLES):
-        raise Http404("No such assignment.")
+        raise Http404(gettext("No such assignment."))
     return assignment
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, TypedDict
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation import quality
 from annotation.models import (
@@ -59,7 +60,11 @@ class FlagRefused(WorkflowError):
 def _bounded(text: str, *, field: str, limit: int = MAX_TEXT) -> str:
     text = (text or "").strip()
     if len(text) > limit:
-        raise FlagRefused(f"{field} is longer than {limit} characters.", field=field)
+        raise FlagRefused(
+            gettext("%(field)s is longer than %(limit)d characters.")
+            % {"field": field, "limit": limit},
+            field=field,
+        )
     return text
 
 
@@ -71,12 +76,17 @@ def _checked_reason(project: Project, reason: str, text: str, *, skip: bool) -> 
     reason = (reason or "").strip()
     text = _bounded(text, field="text")
     if not reason and not skip:
-        raise FlagRefused("Choose a reason for the flag.", field="reason")
+        raise FlagRefused(gettext("Choose a reason for the flag."), field="reason")
     if reason and reason not in reasons:
         known = ", ".join(reasons)
-        raise FlagRefused(f"Unknown reason; this project's reasons are: {known}.", field="reason")
+        raise FlagRefused(
+            gettext("Unknown reason; this project's reasons are: %(known)s.") % {"known": known},
+            field="reason",
+        )
     if reason == OTHER and not text:
-        raise FlagRefused("Say in a few words what is wrong (reason: other).", field="text")
+        raise FlagRefused(
+            gettext("Say in a few words what is wrong (reason: other)."), field="text"
+        )
     return reason, text
 
 
@@ -127,12 +137,16 @@ def item_skip(*, assignment: Assignment, reason: str = "", text: str = "") -> It
 def _skip_locked(project: Project, locked: Assignment) -> None:
     crowd = crowd_settings(project)
     if not crowd.allow_skip:
-        raise FlagRefused("This project does not allow skipping items.", field="skip")
+        raise FlagRefused(gettext("This project does not allow skipping items."), field="skip")
     if locked.batch_id is not None:
-        raise FlagRefused("Items of a batch cannot be skipped.", field="skip", code="conflict")
+        raise FlagRefused(
+            gettext("Items of a batch cannot be skipped."), field="skip", code="conflict"
+        )
     if locked.state not in (Assignment.State.RESERVED, Assignment.State.EXPIRED):
         raise FlagRefused(
-            "Only an item you have not submitted can be skipped.", field="skip", code="conflict"
+            gettext("Only an item you have not submitted can be skipped."),
+            field="skip",
+            code="conflict",
         )
     if locked.state == Assignment.State.RESERVED:  # an expired one gave its place back already
         quality._give_places_back([locked.item_id] if _is_regular(locked.item_id) else [])

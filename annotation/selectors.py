@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
+from django.utils.translation import gettext_lazy
 
 from annotation import quality, task_types
 from annotation.hooks import reachable
@@ -165,38 +166,50 @@ def project_counts(*, project: Project) -> dict:
 
 STOP_MESSAGES = {
     "disqualified": (
-        "Thank you for your work",
-        "Your recent answers did not meet the quality this study needs, so we cannot offer you "
-        "more items. Everything you submitted has been recorded.",
+        gettext_lazy("Thank you for your work"),
+        gettext_lazy(
+            "Your recent answers did not meet the quality this study needs, so we cannot offer you "
+            "more items. Everything you submitted has been recorded."
+        ),
     ),
     "closed_by_researcher": (
-        "Thank you for your work",
-        "The researchers have closed this study for you. Everything you submitted has been "
-        "recorded.",
+        gettext_lazy("Thank you for your work"),
+        gettext_lazy(
+            "The researchers have closed this study for you. Everything you submitted has been "
+            "recorded."
+        ),
     ),
     "qualification_failed": (
-        "Thank you for taking the qualification round",
-        "Your answers did not reach the score this study needs, so we cannot offer you the main "
-        "items. We appreciate the time you gave.",
+        gettext_lazy("Thank you for taking the qualification round"),
+        gettext_lazy(
+            "Your answers did not reach the score this study needs, so we cannot offer you the main "
+            "items. We appreciate the time you gave."
+        ),
     ),
     "qualification_pending": (
-        "Your qualification is being reviewed",
-        "There is no qualification round open for you right now. The researchers will review "
-        "your work; please check back later.",
+        gettext_lazy("Your qualification is being reviewed"),
+        gettext_lazy(
+            "There is no qualification round open for you right now. The researchers will review "
+            "your work; please check back later."
+        ),
     ),
     "batch_complete": (
-        "Batch complete – thank you!",
-        "You finished this batch. Your completion code is below.",
+        gettext_lazy("Batch complete – thank you!"),
+        gettext_lazy("You finished this batch. Your completion code is below."),
     ),
     "quota_reached": (
-        "You have done your share – thank you!",
-        "You have annotated as many items as this study asks of each annotator. Everything you "
-        "submitted is kept, and you can still reopen your previous items.",
+        gettext_lazy("You have done your share – thank you!"),
+        gettext_lazy(
+            "You have annotated as many items as this study asks of each annotator. Everything you "
+            "submitted is kept, and you can still reopen your previous items."
+        ),
     ),
     "project_closed": (
-        "This project is not open right now",
-        "The researchers have paused or closed this project, so no new items are handed out. "
-        "Everything you submitted is kept, and you can still reopen your previous items.",
+        gettext_lazy("This project is not open right now"),
+        gettext_lazy(
+            "The researchers have paused or closed this project, so no new items are handed out. "
+            "Everything you submitted is kept, and you can still reopen your previous items."
+        ),
     ),
 }
 
@@ -228,7 +241,12 @@ def annotator_stop(*, project: Project, user: User, batch_ref: str = "") -> dict
     extra: dict = {}
     if project.status != project.Status.ACTIVE:
         title, message = STOP_MESSAGES["project_closed"]
-        return {"reason": "project_closed", "title": title, "message": message, "feedback": ""}
+        return {
+            "reason": "project_closed",
+            "title": str(title),
+            "message": str(message),
+            "feedback": "",
+        }
     Reason = Membership.QualificationReason
     if membership.qualification == Membership.Qualification.DISQUALIFIED:
         reason = {
@@ -260,8 +278,8 @@ def annotator_stop(*, project: Project, user: User, batch_ref: str = "") -> dict
     title, message = STOP_MESSAGES[reason]
     return {
         "reason": reason,
-        "title": title,
-        "message": message,
+        "title": str(title),
+        "message": str(message),
         "feedback": membership.feedback,
         # Stopped for good: a crowd worker is shown the platform's way back (screen-out / return).
         "screened_out": membership.qualification == Membership.Qualification.DISQUALIFIED,

@@ -23,6 +23,7 @@ from django.db import IntegrityError, connection, models, transaction
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation import ordering, quality, task_types
 from annotation.models import (
@@ -461,10 +462,12 @@ def _check_may_write(assignment: Assignment) -> None:
         .first()
     )
     if membership is None or membership[0] != Membership.Role.ANNOTATOR:
-        raise WorkflowError("You are no longer an annotator in this project.", code="forbidden")
+        raise WorkflowError(
+            gettext("You are no longer an annotator in this project."), code="forbidden"
+        )
     if membership[1] == Membership.Qualification.DISQUALIFIED:
         raise WorkflowError(
-            "This study is closed for you; everything you submitted is kept as recorded.",
+            gettext("This study is closed for you; everything you submitted is kept as recorded."),
             code="forbidden",
         )
 
@@ -477,9 +480,9 @@ def draft_save(
     one not newer than what was submitted (an autosave that was in flight during the submit must
     not come back over the submitted answer); None is returned then."""
     if not isinstance(answer, dict):
-        raise WorkflowError("A draft must be a JSON object.")
+        raise WorkflowError(gettext("A draft must be a JSON object."))
     if len(json.dumps(answer)) > MAX_DRAFT_BYTES:
-        raise WorkflowError("The draft is too large.", code="too_large")
+        raise WorkflowError(gettext("The draft is too large."), code="too_large")
     _check_may_write(assignment)
     with transaction.atomic():
         floor = (
@@ -601,7 +604,7 @@ def annotation_submit(
 
         if locked.state == Assignment.State.SKIPPED:  # its place went to someone else
             raise WorkflowError(
-                "You skipped this item, so it cannot be answered now.", code="conflict"
+                gettext("You skipped this item, so it cannot be answered now."), code="conflict"
             )
         if locked.state == Assignment.State.EXPIRED:
             _reactivate_expired(locked, item)
@@ -660,7 +663,7 @@ def _store_version(
             item_revision=locked.item_revision_now,  # type: ignore[attr-defined]  # an annotation
         )
     except IntegrityError:  # pragma: no cover - guarded by the row lock
-        raise WorkflowError("This answer was already recorded.", code="conflict") from None
+        raise WorkflowError(gettext("This answer was already recorded."), code="conflict") from None
 
 
 def _locked_for_submit(assignment: Assignment) -> Assignment:
@@ -715,14 +718,18 @@ def _reactivate_expired(assignment: Assignment, item: Item) -> None:
         user_id=assignment.annotator_id,
         qualification=Membership.Qualification.DISQUALIFIED,
     ).exists():
-        raise WorkflowError("This item is closed for you; your draft is kept.", code="conflict")
+        raise WorkflowError(
+            gettext("This item is closed for you; your draft is kept."), code="conflict"
+        )
     if item.kind != Item.Kind.REGULAR:
         return
     item = Item.objects.select_for_update().get(pk=assignment.item_id)
     if item.assigned_count >= assignment.project.annotators_per_item:
         raise WorkflowError(
-            "Your reservation of this item expired and it has since been given to other annotators. "
-            "Your draft is kept.",
+            gettext(
+                "Your reservation of this item expired and it has since been given to other annotators. "
+                "Your draft is kept."
+            ),
             code="conflict",
         )
     Item.objects.filter(pk=item.pk).update(assigned_count=F("assigned_count") + 1)
@@ -851,3 +858,12 @@ __all__ = [
     "reservations_reclaim",
     "statistics_refresh",
 ]
+
+
+def membership_language_set(*, membership: Membership, language: str) -> Membership:
+    """Keep the language the member chose for their annotation pages (``""``: their browser's).
+    The caller checks it is one of ``settings.LANGUAGES``."""
+    if membership.language != language:
+        membership.language = language
+        membership.save(update_fields=["language"])
+    return membership

@@ -69,6 +69,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # The annotator's language: ?lang= (kept in the session), the session, Accept-Language.
+    "core.middleware.LanguageMiddleware",
     # Before anything reads the body: a request larger than its address takes is a 413 from
     # its Content-Length (only import uploads of a project's researchers may be large).
     "studies.middleware.RequestSizeLimitMiddleware",
@@ -92,6 +94,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "annotation.crowd_session.crowd_worker",
@@ -182,7 +185,11 @@ EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=True)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Concord <concord@localhost>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The languages of the annotator pages (docs/i18n.md); researcher pages are in English. Shared
+# strings are in locale/, each task type's in task_types/<slug>/locale/ (found as app locales).
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from annotation import api as annotation_api
@@ -226,6 +227,13 @@ pages = [
     ),
     path("p/<slug:slug>/bundle.zip", projects_views.project_bundle, name="project-bundle"),
     path("p/<slug:slug>/annotate/", annotation_views.annotate, name="annotate"),
+    path(
+        "p/<slug:slug>/annotate/language/",
+        annotation_views.annotation_language,
+        name="annotate-language",
+    ),
+    # The JavaScript catalogue of the active language (every app's and locale/'s djangojs).
+    path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     path("p/<slug:slug>/preview/", annotation_views.annotate_preview, name="annotate-preview"),
     path("p/<slug:slug>/agreement/", include("agreement.urls")),
     path("admin/", admin.site.urls),

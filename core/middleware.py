@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.urls import Resolver404, resolve
+from django.utils import translation
+from django.utils.cache import patch_vary_headers
 
 from core.error_views import is_api, json_error
 from core.errors import Refusal
@@ -135,3 +137,46 @@ def _allowed_methods(path: str) -> list[str]:
         for method in view_class.http_method_names
         if method.upper() not in REFUSED_METHODS and hasattr(view_class, method)
     ]
+
+
+# The session key of an annotator's chosen language (a crowd link's ``?lang=``, the language
+# form of the annotation page, or their membership's setting).
+LANGUAGE_SESSION_KEY = "concord_language"
+
+
+def supported_language(code: str) -> str | None:
+    """``code`` as one of ``settings.LANGUAGES`` (``de-AT`` → ``de``), or None."""
+    if not code or len(code) > 32 or not translation.check_for_language(code):
+        return None
+    try:
+        return translation.get_supported_language_variant(code)
+    except LookupError:
+        return None
+
+
+class LanguageMiddleware:
+    """The language a request is answered in: ``?lang=xx`` (kept in the session, so a crowd link's
+    language holds for the whole visit, logins included), else the session's choice, else the
+    browser's Accept-Language, else ``LANGUAGE_CODE``. Only languages in ``settings.LANGUAGES``;
+    anything else is ignored. The language is active for the view and its rendering only."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        chosen = supported_language(request.GET.get("lang", ""))
+        session = getattr(request, "session", None)
+        if chosen and session is not None and session.get(LANGUAGE_SESSION_KEY) != chosen:
+            session[LANGUAGE_SESSION_KEY] = chosen
+        stored = supported_language(session.get(LANGUAGE_SESSION_KEY, "")) if session else None
+        language = chosen or stored or translation.get_language_from_request(request)
+        with translation.override(language):
+            request.LANGUAGE_CODE = translation.get_language()
+            response = self.get_response(request)
+        # A login that started a new session (another user was logged in) dropped the choice.
+        session = getattr(request, "session", None)
+        if chosen and session is not None and session.get(LANGUAGE_SESSION_KEY) != chosen:
+            session[LANGUAGE_SESSION_KEY] = chosen
+        patch_vary_headers(response, ("Accept-Language",))
+        response.headers.setdefault("Content-Language", language)
+        return response

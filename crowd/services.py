@@ -48,6 +48,7 @@ from django.contrib.auth import get_user_model
 from django.core import signing
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.models import Assignment, Batch
 from core.errors import Refusal
@@ -64,7 +65,7 @@ START_SALT = "concord.crowd.start"
 START_TOKEN_MAX_AGE = 24 * 3600
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MTURK_PREVIEW_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
-_CLOSED = (
+_CLOSED = gettext_lazy(
     "This session was closed because you opened another one in this study. Please continue "
     "there, or return this one on the platform."
 )
@@ -91,7 +92,9 @@ def verify_link(*, project: Project, platform: str, study: str, signature: str) 
         signer.unsign(f"{_signed_value(project, platform, study)}{signer.sep}{signature}")
     except signing.BadSignature:
         raise EntryRefused(
-            "This study link is not valid. Please use the link exactly as the study gave it.",
+            gettext(
+                "This study link is not valid. Please use the link exactly as the study gave it."
+            ),
             code="forbidden",
         ) from None
 
@@ -99,7 +102,7 @@ def verify_link(*, project: Project, platform: str, study: str, signature: str) 
 def check_study(*, study: str) -> str:
     study = (study or "").strip()
     if not ID_PATTERN.match(study):
-        raise EntryRefused("The study id must be 1–64 letters, digits, '-' or '_'.")
+        raise EntryRefused(gettext("The study id must be 1–64 letters, digits, '-' or '_'."))
     return study
 
 
@@ -134,7 +137,11 @@ def mturk_external_question(*, link: str, frame_height: int = 800) -> str:
 def _check_id(value: str, name: str) -> str:
     if not ID_PATTERN.match(value or ""):
         raise EntryRefused(
-            f"The link is missing a valid {name}. Please open the study from the platform again."
+            gettext(
+                "The link is missing a valid %(name)s. Please open the study from the platform "
+                "again."
+            )
+            % {"name": name}
         )
     return value
 
@@ -168,7 +175,7 @@ def _worker_account(*, project: Project, platform: str, worker_id: str, study_id
         user.save(update_fields=["password"])
     elif user.has_usable_password():
         # A regular account with this name: never log it in from a link.
-        raise EntryRefused("This worker id cannot be used here.", code="forbidden")
+        raise EntryRefused(gettext("This worker id cannot be used here."), code="forbidden")
     membership, _ = Membership.objects.get_or_create(
         project=project,
         user=user,
@@ -180,15 +187,15 @@ def _worker_account(*, project: Project, platform: str, worker_id: str, study_id
         },
     )
     if membership.role != Membership.Role.ANNOTATOR:
-        raise EntryRefused("This worker id cannot be used here.", code="forbidden")
+        raise EntryRefused(gettext("This worker id cannot be used here."), code="forbidden")
     return user
 
 
 def _reenter(entry: CrowdEntry, *, worker_id: str, study_id: str) -> CrowdEntry:
     if entry.worker_id != worker_id or entry.study_id != study_id:
-        raise EntryRefused("This session belongs to another worker.", code="forbidden")
+        raise EntryRefused(gettext("This session belongs to another worker."), code="forbidden")
     if entry.closed_at is not None:
-        raise EntryRefused(_CLOSED, code="conflict")
+        raise EntryRefused(str(_CLOSED), code="conflict")
     entry.save(update_fields=["last_seen_at"])
     return entry
 
@@ -236,7 +243,7 @@ def worker_enter(
         _check_id(hit_id, "HIT id")
     crowd = crowd_settings(project)
     if project.status != Project.Status.ACTIVE or not crowd.batches:
-        raise EntryRefused("This study is not open at the moment.", code="not_found")
+        raise EntryRefused(gettext("This study is not open at the moment."), code="not_found")
 
     sessions = CrowdEntry.objects.select_related("user").filter(
         project=project, platform=platform, session_id=session_id
@@ -300,21 +307,27 @@ def _check_new_session(
     )
     if platform == Platform.PROLIFIC and same_worker.exists():
         raise EntryRefused(
-            "You already have a session in this study. Please continue it from the link Prolific "
-            "gave you for that session.",
+            gettext(
+                "You already have a session in this study. Please continue it from the link Prolific "
+                "gave you for that session."
+            ),
             code="conflict",
         )
     if platform == Platform.MTURK:
         if same_worker.filter(hit_id=hit_id).exists():
             raise EntryRefused(
-                "You already have an assignment of this HIT. Please continue that one; if you "
-                "returned it and accepted the HIT again, contact the researcher.",
+                gettext(
+                    "You already have an assignment of this HIT. Please continue that one; if you "
+                    "returned it and accepted the HIT again, contact the researcher."
+                ),
                 code="conflict",
             )
         if session_in_progress(project=project, user=user, crowd=crowd):
             raise EntryRefused(
-                "Another HIT of this study is in progress for your worker id. Please finish or "
-                "return it first, then open this one again.",
+                gettext(
+                    "Another HIT of this study is in progress for your worker id. Please finish or "
+                    "return it first, then open this one again."
+                ),
                 code="conflict",
             )
 
@@ -343,13 +356,14 @@ def entry_from_token(*, token: str) -> CrowdEntry:
         pk = signing.loads(token, salt=START_SALT, max_age=START_TOKEN_MAX_AGE)
     except signing.SignatureExpired:
         raise EntryRefused(
-            "This link has expired. Please open the task from the HIT again.", code="forbidden"
+            gettext("This link has expired. Please open the task from the HIT again."),
+            code="forbidden",
         ) from None
     except signing.BadSignature:
-        raise EntryRefused("This link is not valid.", code="forbidden") from None
+        raise EntryRefused(gettext("This link is not valid."), code="forbidden") from None
     entry = CrowdEntry.objects.select_related("project", "user").filter(pk=pk).first()
     if entry is None:
-        raise EntryRefused("This link is not valid.", code="forbidden")
+        raise EntryRefused(gettext("This link is not valid."), code="forbidden")
     if entry.closed_at is not None:
-        raise EntryRefused(_CLOSED, code="forbidden")
+        raise EntryRefused(str(_CLOSED), code="forbidden")
     return entry

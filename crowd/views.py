@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import login
@@ -18,6 +19,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 from drf_spectacular.utils import extend_schema
@@ -30,6 +32,7 @@ from annotation.crowd_session import crowd_context, set_crowd_context
 from annotation.models import Batch, Item
 from annotation.references import item_reference
 from core.errors import Refusal
+from core.middleware import supported_language
 from crowd import actions, platforms, selectors, services
 from crowd.models import CrowdEntry
 from projects.crowd import PROLIFIC_SUBMISSIONS_URL, crowd_settings
@@ -55,10 +58,17 @@ def _refused(request, exc: services.EntryRefused, *, frameable: bool = False) ->
     return response
 
 
+def _keep_language(request, url: str) -> str:
+    """``url`` with the crowd link's ``?lang=``, for a page opened in a new tab (the HIT's
+    iframe has its own cookies, so the session's choice does not travel)."""
+    language = supported_language(request.GET.get("lang", ""))
+    return f"{url}?{urlencode({'lang': language})}" if language else url
+
+
 def _project_or_refuse(slug: str) -> Project:
     project = Project.objects.filter(slug=slug).first()
     if project is None:
-        raise services.EntryRefused("This study does not exist.", code="not_found")
+        raise services.EntryRefused(gettext("This study does not exist."), code="not_found")
     return project
 
 
@@ -141,7 +151,9 @@ def mturk_entry(request, slug):
             context.update(
                 preview=False,
                 entry=entry,
-                start_url=reverse("crowd-start", args=[services.start_token(entry=entry)]),
+                start_url=_keep_language(
+                    request, reverse("crowd-start", args=[services.start_token(entry=entry)])
+                ),
                 submit_url=crowd.mturk_submit_url,
             )
     except services.EntryRefused as exc:

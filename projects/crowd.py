@@ -47,6 +47,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils.translation import pgettext_lazy
 from rest_framework import serializers
 
 from core.serializers import KnownKeysOnly
@@ -61,6 +62,14 @@ PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}
 # screened-out code: returning frees the place and does not count against them.
 PROLIFIC_SUBMISSIONS_URL = "https://app.prolific.com/submissions"
 DEFAULT_FLAG_REASONS = ("evidence broken", "ambiguous", "offensive", "other")
+# How the default reasons read on the annotation page, in the annotator's language (a reason a
+# researcher wrote stays as written).
+FLAG_REASON_LABELS = {
+    "evidence broken": pgettext_lazy("flag reason", "Evidence broken"),
+    "ambiguous": pgettext_lazy("flag reason", "Ambiguous"),
+    "offensive": pgettext_lazy("flag reason", "Offensive"),
+    "other": pgettext_lazy("flag reason", "Other"),
+}
 
 
 class CrowdSettingsSerializer(KnownKeysOnly):

@@ -31,6 +31,7 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from core.errors import Refusal
 from projects.audit import AuditKind, audit_record
@@ -457,19 +458,27 @@ def invitation_revoke(*, invitation: Invitation, by: User | None = None) -> Invi
 def _unusable_reason(invitation: Invitation) -> InvitationUnusable | None:
     if invitation.used_at is not None:
         return InvitationUnusable(
-            "This invitation link has already been used to create an account. Log in with "
-            "that account, or ask the project's researchers for a new link.",
+            gettext(
+                "This invitation link has already been used to create an account. Log in with "
+                "that account, or ask the project's researchers for a new link."
+            ),
             reason="used",
         )
     if invitation.revoked_at is not None:
         return InvitationUnusable(
-            "This invitation was withdrawn by the project's researchers. Ask them for a new link.",
+            gettext(
+                "This invitation was withdrawn by the project's researchers. Ask them for a new "
+                "link."
+            ),
             reason="revoked",
         )
     if invitation.expires_at <= timezone.now():
         return InvitationUnusable(
-            f"This invitation expired on {invitation.expires_at:%Y-%m-%d %H:%M} UTC. Ask the "
-            "project's researchers for a new link.",
+            gettext(
+                "This invitation expired on %(when)s UTC. Ask the project's researchers for a "
+                "new link."
+            )
+            % {"when": f"{invitation.expires_at:%Y-%m-%d %H:%M}"},
             reason="expired",
         )
     return None
@@ -483,8 +492,10 @@ def invitation_for_token(*, token: str, for_update: bool = False) -> Invitation:
         pk, nonce = int(data["i"]), str(data["n"])
     except (signing.BadSignature, KeyError, TypeError, ValueError):
         raise InvitationUnusable(
-            "This invitation link is not valid: it was changed or cut short. Open the link "
-            "exactly as you received it.",
+            gettext(
+                "This invitation link is not valid: it was changed or cut short. Open the link "
+                "exactly as you received it."
+            ),
             reason="forged",
             code="forbidden",
         ) from None
@@ -493,7 +504,7 @@ def invitation_for_token(*, token: str, for_update: bool = False) -> Invitation:
         invitations = invitations.select_for_update(of=("self",))
     invitation = invitations.filter(pk=pk, nonce=nonce).first()
     if invitation is None:
-        raise InvitationUnusable("This invitation no longer exists.", reason="revoked")
+        raise InvitationUnusable(gettext("This invitation no longer exists."), reason="revoked")
     refusal = _unusable_reason(invitation)
     if refusal is not None:
         raise refusal
@@ -504,22 +515,27 @@ def _check_new_username(username: str) -> str:
     User = get_user_model()
     username = (username or "").strip()
     if not username:
-        raise Refusal("Choose a username.", field="username")
+        raise Refusal(gettext("Choose a username."), field="username")
     if len(username) > User._meta.get_field("username").max_length:
-        raise Refusal("A username has at most 150 characters.", field="username")
+        raise Refusal(gettext("A username has at most 150 characters."), field="username")
     try:
         User.username_validator(username)
     except ValidationError as error:
         raise Refusal(" ".join(error.messages), field="username") from None
     if is_crowd_username(username):
         raise Refusal(
-            f"Usernames starting with {' or '.join(CROWD_USERNAME_PREFIXES)} are reserved for "
-            "crowd workers; choose another.",
+            gettext(
+                "Usernames starting with %(prefixes)s are reserved for crowd workers; choose another."
+            )
+            % {"prefixes": " / ".join(CROWD_USERNAME_PREFIXES)},
             field="username",
         )
     if User.objects.filter(username__iexact=username).exists():
         raise Refusal(
-            f"The username {username!r} is taken; choose another (or log in if it is yours).",
+            gettext(
+                "The username %(username)s is taken; choose another (or log in if it is yours)."
+            )
+            % {"username": repr(username)},
             field="username",
         )
     return username
@@ -535,7 +551,7 @@ def invitation_accept(*, token: str, username: str, password: str, email: str = 
             validate_email(email)
         except ValidationError:
             raise Refusal(
-                "Enter a valid e-mail address, or leave it empty.", field="email"
+                gettext("Enter a valid e-mail address, or leave it empty."), field="email"
             ) from None
     try:
         password_validation.validate_password(password, user=User(username=username, email=email))

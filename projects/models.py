@@ -4,6 +4,7 @@ import secrets
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import pgettext_lazy
 
 from projects.crowd import validate_crowd_settings
 
@@ -12,10 +13,10 @@ class Project(models.Model):
     """One annotation study: a task type, its configuration, guidelines and items."""
 
     class Status(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        ACTIVE = "active", "Active"
-        PAUSED = "paused", "Paused"
-        ARCHIVED = "archived", "Archived"
+        DRAFT = "draft", pgettext_lazy("project status", "Draft")
+        ACTIVE = "active", pgettext_lazy("project status", "Active")
+        PAUSED = "paused", pgettext_lazy("project status", "Paused")
+        ARCHIVED = "archived", pgettext_lazy("project status", "Archived")
 
     slug = models.SlugField(unique=True, max_length=80)
     name = models.CharField(max_length=200)
@@ -121,9 +122,9 @@ class Membership(models.Model):
     clears ``removed_at``."""
 
     class Role(models.TextChoices):
-        RESEARCHER = "researcher", "Researcher"
-        REVIEWER = "reviewer", "Reviewer"
-        ANNOTATOR = "annotator", "Annotator"
+        RESEARCHER = "researcher", pgettext_lazy("role", "Researcher")
+        REVIEWER = "reviewer", pgettext_lazy("role", "Reviewer")
+        ANNOTATOR = "annotator", pgettext_lazy("role", "Annotator")
 
     class Qualification(models.TextChoices):
         NOT_REQUIRED = "not_required", "Not required"
@@ -166,6 +167,13 @@ class Membership(models.Model):
         editable=False,
         help_text="Seeds this member's item order (crowd assignment_strategy random) and which "
         "side is shown first (counterbalancing): their order is reproducible from it.",
+    )
+    language = models.CharField(
+        max_length=16,
+        blank=True,
+        default="",
+        help_text="The language of this member's annotation pages (one of settings.LANGUAGES); "
+        "empty: their browser's.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     removed_at = models.DateTimeField(

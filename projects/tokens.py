@@ -8,6 +8,7 @@ is still loading.
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from knox import auth as knox_auth
 from rest_framework import exceptions
 
@@ -40,4 +41,4 @@ class TokensEndWithThePassword:
             AuthToken.objects.filter(user=user).delete()
 
     def get_help_text(self) -> str:
-        return "Setting a new password signs out the API tokens of your account."
+        return gettext("Setting a new password signs out the API tokens of your account.")

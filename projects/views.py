@@ -18,6 +18,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import Refusal
@@ -225,10 +226,10 @@ def invitation_revoke(request, slug, invitation_id):
 
 
 TITLES = {
-    "forged": "This link is not valid",
-    "used": "This invitation was already used",
-    "expired": "This invitation has expired",
-    "revoked": "This invitation was withdrawn",
+    "forged": gettext_lazy("This link is not valid"),
+    "used": gettext_lazy("This invitation was already used"),
+    "expired": gettext_lazy("This invitation has expired"),
+    "revoked": gettext_lazy("This invitation was withdrawn"),
 }
 
 
@@ -252,7 +253,7 @@ def invitation(request, token):
         password, again = request.POST.get("password1", ""), request.POST.get("password2", "")
         try:
             if password != again:
-                raise Refusal("The two passwords differ.", field="password2")
+                raise Refusal(gettext("The two passwords differ."), field="password2")
             user = members.invitation_accept(
                 token=token, username=form["username"], password=password, email=form["email"]
             )
@@ -270,8 +271,12 @@ def invitation(request, token):
             login(request, user, backend=MODEL_BACKEND)
             messages.success(
                 request,
-                f"Welcome, {user.username}: you are now a "
-                f"{invitation.get_role_display().lower()} of {invitation.project.name}.",
+                gettext("Welcome, %(username)s: you are now a %(role)s of %(project)s.")
+                % {
+                    "username": user.username,
+                    "role": invitation.get_role_display().lower(),
+                    "project": invitation.project.name,
+                },
             )
             return redirect("home")
     return render(

@@ -15,6 +15,8 @@
  *     problem()                                     null, or a message saying what is missing
  *     key(event)                                    optional keyboard handling; true if handled
  *   Modules must render data with textContent only (dataset text is never HTML).
+ * - Every word shown is in the annotator's language: gettext / ngettext / interpolate come from
+ *   Django's JavaScript catalogue (/jsi18n/, loaded first by the page); task modules use them too.
  * - Flag and skip live here, for every task type: "Flag" opens a form (a reason from the
  *   project's list, words) that keeps the draft; "Skip" (where the project allows it) gives the
  *   item back and loads the next. An answer a reviewer sent back comes first, with their note.
@@ -35,6 +37,15 @@
     (!r.data || !r.data.detail || /credentials|CSRF/i.test(r.data.detail));
 
   const $ = (id) => document.getElementById(id);
+  const fmt = (text, values) => interpolate(text, values, true);
+  // The history API's status words, as the annotator reads them.
+  const HISTORY_STATUS = {
+    submitted: pgettext("item status", "submitted"),
+    expired: pgettext("item status", "expired"),
+    skipped: pgettext("item status", "skipped"),
+    saved: pgettext("item status", "saved"),
+    "not started": pgettext("item status", "not started"),
+  };
 
   function csrfToken() {
     const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
@@ -98,7 +109,7 @@
 
   function showValidation() {
     const problem = state.module ? state.module.problem() : null;
-    $("validation").textContent = problem || "Ready to submit.";
+    $("validation").textContent = problem || gettext("Ready to submit.");
     $("validation").className = "validation " + (problem ? "" : "ok");
     $("submit").disabled = !!problem;
     return problem;
@@ -112,7 +123,7 @@
     state.revision += 1;
     const draft = { answer: state.module.answer(), time_spent_ms: clock.ms(), revision: state.revision };
     store.setItem(DRAFT + a.id, JSON.stringify(draft));
-    setSaveState("Saving…");
+    setSaveState(gettext("Saving…"));
     showValidation();
     clearTimeout(state.saveTimer);
     state.saveTimer = setTimeout(() => saveDraft(a.id), 600);
@@ -127,12 +138,12 @@
       if (r.ok) {
         const now = JSON.parse(store.getItem(DRAFT + id) || "null");
         if (now && now.revision <= draft.revision) store.removeItem(DRAFT + id);
-        setSaveState("Draft saved", "ok");
+        setSaveState(gettext("Draft saved"), "ok");
       } else {
-        setSaveState("Draft not saved (" + r.status + "); kept in this browser", "warn");
+        setSaveState(fmt(gettext("Draft not saved (%(status)s); kept in this browser"), { status: r.status }), "warn");
       }
     } catch (e) {
-      setSaveState("Offline: draft kept in this browser", "warn");
+      setSaveState(gettext("Offline: draft kept in this browser"), "warn");
     }
   }
 
@@ -154,11 +165,11 @@
         if (r.ok) store.removeItem(key);
         else if (sessionEnded(r)) {
           pending += 1;
-          banner("Please log in again: an answer is kept in this browser and will be sent then.", "warn");
+          banner(gettext("Please log in again: an answer is kept in this browser and will be sent then."), "warn");
         } else if (r.status >= 400 && r.status < 500) {
           store.removeItem(key);
-          const detail = (r.data && r.data.detail) || "refused";
-          banner(`An answer saved in this browser was refused by the server: ${detail}`, "error");
+          const detail = (r.data && r.data.detail) || gettext("refused");
+          banner(fmt(gettext("An answer saved in this browser was refused by the server: %(detail)s"), { detail }), "error");
         } else pending += 1;
       } catch (e) { pending += 1; }
     }
@@ -189,12 +200,12 @@
     state.assignment = data;
     const counts = data.counts || {};
     const b = data.batch;
-    const where = !b ? `Item ${data.sequence} of ${counts.items || "?"}`
-      : b.kind === "qualification"
-        ? `Qualification round ${b.number} · item ${b.position} of ${b.size}`
-        : `Batch ${b.number} · item ${b.position} of ${b.size}`;
+    const where = !b ? fmt(gettext("Item %(n)s of %(total)s"), { n: data.sequence, total: counts.items || "?" })
+      : fmt(b.kind === "qualification"
+        ? gettext("Qualification round %(number)s · item %(n)s of %(size)s")
+        : gettext("Batch %(number)s · item %(n)s of %(size)s"), { number: b.number, n: b.position, size: b.size });
     $("position").textContent = where + (data.reference ? ` · ${data.reference}` : "") +
-      (data.answer ? ` · submitted (version ${data.answer.version}) – you can revise it` : "");
+      (data.answer ? " · " + fmt(gettext("submitted (version %(version)s) – you can revise it"), { version: data.answer.version }) : "");
     announceBatch(b);
     showSentBack(data.sent_back);
     closeFlagPanel(false);
@@ -206,9 +217,9 @@
     $("submitbar").hidden = false;
     state.module = Concord.tasks[cfg.taskType];
     state.module.mount($("task"), data.item, answer, config, onChange);
-    if (preselectedBy) banner(`Pre-selected by the judge “${preselectedBy}”: check it and correct it where needed.`, "warn");
+    if (preselectedBy) banner(fmt(gettext("Pre-selected by the judge “%(judge)s”: check it and correct it where needed."), { judge: preselectedBy }), "warn");
     clock.start(time);
-    setSaveState(localDraft ? "Restored unsaved work from this browser" : "");
+    setSaveState(localDraft ? gettext("Restored unsaved work from this browser") : "");
     if (localDraft) saveDraft(data.id);
     showValidation();
     // A new item takes the focus from whatever opened it (Submit, a "Previous items" entry), so
@@ -223,9 +234,9 @@
     state.lastBatch = b;
     if (!b || !last || (last.kind === b.kind && last.number === b.number)) return;
     if (b.kind === "main" && last.kind === "qualification") {
-      banner("You passed the qualification round. Welcome to the main items!", "ok");
+      banner(gettext("You passed the qualification round. Welcome to the main items!"), "ok");
     } else if (b.kind === "qualification" && last.kind === "qualification") {
-      banner(`That round did not reach the pass mark. Here is round ${b.number}: please read the guidelines again.`, "warn");
+      banner(fmt(gettext("That round did not reach the pass mark. Here is round %(number)s: please read the guidelines again."), { number: b.number }), "warn");
     }
   }
 
@@ -240,12 +251,12 @@
     if (!panel || !state.assignment) return;
     state.flagMode = mode;
     const skip = mode === "skip";
-    $("flag-heading").textContent = skip ? "Skip this item" : "Flag this item";
+    $("flag-heading").textContent = skip ? gettext("Skip this item") : gettext("Flag this item");
     $("flag-intro").textContent = skip
-      ? "The item goes to someone else and will not come back to you. A reason helps the researchers (optional)."
-      : "Tell the researchers what is wrong. Your work on this item is kept.";
-    $("flag-legend").textContent = skip ? "Why? (optional)" : "What is wrong?";
-    $("flag-send").textContent = skip ? "Skip item" : "Send flag";
+      ? gettext("The item goes to someone else and will not come back to you. A reason helps the researchers (optional).")
+      : gettext("Tell the researchers what is wrong. Your work on this item is kept.");
+    $("flag-legend").textContent = skip ? gettext("Why? (optional)") : gettext("What is wrong?");
+    $("flag-send").textContent = skip ? gettext("Skip item") : gettext("Send flag");
     if ($("flag-skip")) $("flag-skip").hidden = skip || !!state.assignment.answer;
     $("flag-state").textContent = "";
     panel.hidden = false;
@@ -280,20 +291,20 @@
           store.removeItem(DRAFT + a.id);
           clearTimeout(state.saveTimer);
           await loadNext();
-          banner("Item skipped: it will not come back to you.", "ok");
+          banner(gettext("Item skipped: it will not come back to you."), "ok");
           refreshHistory();
         } else {
-          banner("Thank you: the researchers will look at this item. Your work on it is kept.", "ok");
+          banner(gettext("Thank you: the researchers will look at this item. Your work on it is kept."), "ok");
         }
       } else {
-        const detail = (r.data && r.data.detail) || `Not sent (${r.status}).`;
+        const detail = (r.data && r.data.detail) || fmt(gettext("Not sent (%(status)s)."), { status: r.status });
         $("flag-state").textContent = detail;
         $("flag-state").className = "validation warn";
         const field = r.data && r.data.field;
         if (field === "text") $("flag-text").focus();
       }
     } catch (e) {
-      $("flag-state").textContent = "You seem to be offline; nothing was sent. Please try again.";
+      $("flag-state").textContent = gettext("You seem to be offline; nothing was sent. Please try again.");
     } finally {
       state.flagging = false;
     }
@@ -311,7 +322,7 @@
   }
 
   function showStop(stop) {
-    hideTask(stop.reason === "batch_complete" ? `Batch ${stop.batch} complete` : "No more items");
+    hideTask(stop.reason === "batch_complete" ? fmt(gettext("Batch %(number)s complete"), { number: stop.batch }) : gettext("No more items"));
     $("done").hidden = true;
     $("stop").hidden = false;
     $("stop").dataset.reason = stop.reason;
@@ -335,19 +346,19 @@
     banner("");
     const r = await api("POST", `/api/projects/${cfg.project}/next/`, body);
     if (r.status === 204) {
-      hideTask("No items left");
+      hideTask(gettext("No items left"));
       $("stop").hidden = true;
       $("done").hidden = false;
       return;
     }
-    if (!r.ok) { banner((r.data && r.data.detail) || `Could not load the next item (${r.status}).`, "error"); return; }
+    if (!r.ok) { banner((r.data && r.data.detail) || fmt(gettext("Could not load the next item (%(status)s)."), { status: r.status }), "error"); return; }
     if (r.data.stop) { showStop(r.data.stop); return; }
     await render(r.data);
   }
 
   async function open(id) {
     const r = await api("GET", `/api/assignments/${id}/`);
-    if (!r.ok) { banner(`Could not open that item (${r.status}).`, "error"); return; }
+    if (!r.ok) { banner(fmt(gettext("Could not open that item (%(status)s)."), { status: r.status }), "error"); return; }
     await render(r.data);
   }
 
@@ -356,7 +367,7 @@
     const problem = showValidation();
     if (problem) { banner(problem, "error"); return; }
     if (cfg.preview) {
-      banner("Preview: the server would accept this answer's shape. Nothing was stored.", "ok");
+      banner(gettext("Preview: the server would accept this answer's shape. Nothing was stored."), "ok");
       return;
     }
     const spent = Math.round(clock.ms() / 1000);
@@ -364,8 +375,8 @@
       state.fastConfirmed = state.assignment.id;
       // Said next to the Submit button the annotator just pressed (an aria-live region).
       const validation = $("validation");
-      validation.textContent = `You spent ${spent} s on this item; this study asks for at least ` +
-        `${cfg.minSeconds} s. Please check your answer, then press Submit again.`;
+      validation.textContent = fmt(gettext("You spent %(spent)s s on this item; this study asks for at least " +
+        "%(min)s s. Please check your answer, then press Submit again."), { spent, min: cfg.minSeconds });
       validation.className = "validation warn";
       return;
     }
@@ -382,21 +393,21 @@
         store.removeItem(key);
         store.removeItem(DRAFT + a.id);
         banner("");
-        setSaveState("Submitted", "ok");
+        setSaveState(gettext("Submitted"), "ok");
         await loadNext();
         refreshHistory();
       } else if (sessionEnded(r)) {
-        banner("Your session has ended. Please log in again in another tab: your answer is kept in this browser and will be sent then.", "warn");
+        banner(gettext("Your session has ended. Please log in again in another tab: your answer is kept in this browser and will be sent then."), "warn");
       } else if (r.status >= 400 && r.status < 500) {
         store.removeItem(key);
         const errors = r.data && r.data.errors ? " " + JSON.stringify(r.data.errors) : "";
-        banner(((r.data && r.data.detail) || "The answer was refused.") + errors, "error");
+        banner(((r.data && r.data.detail) || gettext("The answer was refused.")) + errors, "error");
       } else {
-        banner("The server had a problem; your answer is kept in this browser and will be sent again.", "warn");
+        banner(gettext("The server had a problem; your answer is kept in this browser and will be sent again."), "warn");
         setTimeout(() => flushOutbox(), 5000);
       }
     } catch (e) {
-      banner("You seem to be offline. Your answer is kept in this browser and will be sent when the connection returns.", "warn");
+      banner(gettext("You seem to be offline. Your answer is kept in this browser and will be sent when the connection returns."), "warn");
     } finally {
       state.submitting = false;
       showValidation();
@@ -413,7 +424,8 @@
       const button = document.createElement("button");
       button.type = "button";
       button.className = "link";
-      button.textContent = `Item ${entry.sequence} ${entry.reference || ""} · ${entry.headline || ""} · ${entry.status}`;
+      button.textContent = fmt(gettext("Item %(n)s"), { n: entry.sequence }) +
+        ` ${entry.reference || ""} · ${entry.headline || ""} · ${HISTORY_STATUS[entry.status] || entry.status}`;
       button.addEventListener("click", () => open(entry.id));
       li.appendChild(button);
       list.appendChild(li);
@@ -505,7 +517,7 @@
       $("copy-code").addEventListener("click", () => {
         const code = $("stop-code-value").textContent;
         if (navigator.clipboard) navigator.clipboard.writeText(code).catch(() => {});
-        $("copy-code").textContent = "Copied";
+        $("copy-code").textContent = gettext("Copied");
       });
       document.addEventListener("keydown", onKey);
       if (cfg.preview) { previewItem(); return; }
@@ -516,7 +528,7 @@
       $("flag-cancel").addEventListener("click", () => closeFlagPanel(true));
       window.addEventListener("beforeunload", () => { if (state.assignment) saveDraft(state.assignment.id); });
       const pending = await flushOutbox().catch(() => 1);
-      if (pending) banner("Some answers are still waiting to be sent; they will be retried.", "warn");
+      if (pending) banner(gettext("Some answers are still waiting to be sent; they will be retried."), "warn");
       if (cfg.reopen) await open(cfg.reopen); else await loadNext();
     },
     submit,

@@ -4,8 +4,10 @@ import markdown as markdown_lib
 import nh3
 from django import template
 from django.utils.safestring import mark_safe
+from django.utils.text import capfirst
 
 from core.wording import fixed
+from projects.crowd import FLAG_REASON_LABELS
 
 register = template.Library()
 
@@ -59,3 +61,10 @@ def ago(moment) -> str:
     if (timezone.now() - moment).total_seconds() < 60:
         return "just now"
     return f"{timesince(moment)} ago"
+
+
+@register.filter
+def flag_reason_label(reason: str) -> str:
+    """A flag reason as the annotation page shows it: a default one in the page's language,
+    one the researchers wrote as written (first letter capitalised)."""
+    return str(FLAG_REASON_LABELS.get(reason) or capfirst(reason))

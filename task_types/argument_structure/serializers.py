@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext
 from rest_framework import serializers
 
 from annotation.task_types import StrictCharField
@@ -319,18 +320,18 @@ class EditAnswerSerializer(serializers.Serializer):
             }
         claim = attrs["claim"].strip()
         if not claim:
-            raise serializers.ValidationError({"claim": "The claim text is empty."})
+            raise serializers.ValidationError({"claim": gettext("The claim text is empty.")})
         evidence = [{"id": e["id"], "text": e["text"].strip()} for e in attrs["evidence"]]
         ids = [e["id"] for e in evidence]
         duplicate = next((i for i in ids if ids.count(i) > 1), None)
         if duplicate is not None:
             raise serializers.ValidationError(
-                {"evidence": f"Evidence id {duplicate} appears twice."}
+                {"evidence": gettext("Evidence id %(id)s appears twice.") % {"id": duplicate}}
             )
         empty = next((e["id"] for e in evidence if not e["text"]), None)
         if empty is not None:
             raise serializers.ValidationError(
-                {"evidence": f"{empty} has no text: write it or delete it."}
+                {"evidence": gettext("%(id)s has no text: write it or delete it.") % {"id": empty}}
             )
         steps = normalise_steps(attrs["steps"])
         problems = check_structure(ids, steps)
@@ -371,7 +372,7 @@ class CompareAnswerSerializer(serializers.Serializer):
             )
         blind = item.prepared.get("comparison", "blind") == "blind"
         if blind and "validity_b" not in attrs:
-            raise serializers.ValidationError({"validity_b": ["This field is required."]})
+            raise serializers.ValidationError({"validity_b": [gettext("This field is required.")]})
         order = item.prepared["order"]  # e.g. ["reference", "generated"]: A is the reference
         generated = "A" if order[0] == "generated" else "B"
         reference = "B" if generated == "A" else "A"

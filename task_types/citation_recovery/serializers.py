@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext
 from rest_framework import serializers
 
 from annotation.task_types import StrictCharField
@@ -200,8 +201,10 @@ class CitationRecoveryAnswerSerializer(serializers.Serializer):
             if chosen or attrs["none"]:
                 raise serializers.ValidationError(
                     {
-                        "sentences": "This explanation cites no evidence: rate its helpfulness "
-                        "only, without choosing sentences."
+                        "sentences": gettext(
+                            "This explanation cites no evidence: rate its helpfulness "
+                            "only, without choosing sentences."
+                        )
                     }
                 )
             return {"helpfulness": attrs["helpfulness"]}
@@ -211,17 +214,26 @@ class CitationRecoveryAnswerSerializer(serializers.Serializer):
             if out_of_range:
                 raise serializers.ValidationError(
                     {
-                        "sentences": f"Sentence {out_of_range[0] + 1} does not exist (the explanation has {count})."
+                        "sentences": gettext(
+                            "Sentence %(n)d does not exist (the explanation has %(count)d)."
+                        )
+                        % {"n": out_of_range[0] + 1, "count": count}
                     }
                 )
         if attrs["none"] and chosen:
             raise serializers.ValidationError(
-                {"none": "Choose sentences or 'No sentence should cite this evidence', not both."}
+                {
+                    "none": gettext(
+                        "Choose sentences or 'No sentence should cite this evidence', not both."
+                    )
+                }
             )
         if not attrs["none"] and not chosen:
             raise serializers.ValidationError(
                 {
-                    "sentences": "Select at least one sentence, or 'No sentence should cite this evidence'."
+                    "sentences": gettext(
+                        "Select at least one sentence, or 'No sentence should cite this evidence'."
+                    )
                 }
             )
         return {"sentences": chosen, "none": attrs["none"], "helpfulness": attrs["helpfulness"]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from django.utils.translation import gettext
 from rest_framework import serializers
 
 from annotation.task_types import StrictCharField
@@ -140,31 +141,42 @@ def _decision_problem(decision: dict, claim: dict | None) -> str | None:
     action = decision["action"]
     text = (decision.get("text") or "").strip()
     if claim is None and action != "add":
-        return "is not a claim of this item; added claims have the action 'add'"
+        return gettext("is not a claim of this item; added claims have the action 'add'")
     if claim is not None and action == "add":
-        return "is an extracted claim; choose keep, revise or remove"
+        return gettext("is an extracted claim; choose keep, revise or remove")
     if action == "remove":
         if decision.get("reason") not in REMOVAL_REASONS:
-            return f"choose why it is removed ({' or '.join(REMOVAL_REASONS)})"
+            return gettext("choose why it is removed (%(reasons)s)") % {
+                "reasons": " / ".join(REMOVAL_REASONS)
+            }
         return None
     if action in ("revise", "add") and not text:
-        return "the claim text is empty"
+        return gettext("the claim text is empty")
     if action == "revise" and text == claim["text"].strip():
-        return "the revised text is the same as the original; keep the claim instead"
+        return gettext("the revised text is the same as the original; keep the claim instead")
     if action == "add":
         if decision.get("label") not in choice_labels(None):
-            return f"choose its label ({', '.join(choice_labels(None))})"
+            return gettext("choose its label (%(labels)s)") % {
+                "labels": ", ".join(choice_labels(None))
+            }
         return None
     agreement = decision.get("agreement")
     if agreement not in ("agree", "disagree"):
-        return "choose agree or disagree with the system's label"
+        return gettext("choose agree or disagree with the system's label")
     if agreement == "agree" and not can_agree(claim):
         label = claim.get("system_label") or "none"
-        return f"the system's label ({label}) is not a verdict to agree with; disagree and choose the label"
+        return gettext(
+            "the system's label (%(label)s) is not a verdict to agree with; disagree and choose "
+            "the label"
+        ) % {"label": label}
     if agreement == "disagree" and decision.get("label") not in choice_labels(claim):
-        return f"choose the correct label ({', '.join(choice_labels(claim))})"
+        return gettext("choose the correct label (%(labels)s)") % {
+            "labels": ", ".join(choice_labels(claim))
+        }
     if agreement == "disagree" and decision["label"] == claim.get("system_label"):
-        return f"disagreeing means choosing a label other than the system's ({decision['label']})"
+        return gettext("disagreeing means choosing a label other than the system's (%(label)s)") % {
+            "label": decision["label"]
+        }
     return None
 
 
@@ -184,22 +196,31 @@ class ClaimReviewAnswerSerializer(serializers.Serializer):
         for position, decision in enumerate(decisions, start=1):
             claim_id = decision["id"]
             if claim_id in seen:
-                errors[claim_id] = f"claim {position} ({claim_id}): appears twice"
+                errors[claim_id] = gettext("claim %(n)d (%(id)s): appears twice") % {
+                    "n": position,
+                    "id": claim_id,
+                }
                 continue
             seen.add(claim_id)
             problem = _decision_problem(decision, by_id.get(claim_id))
             if problem:
-                errors[claim_id] = f"claim {position} ({claim_id}): {problem}"
+                errors[claim_id] = gettext("claim %(n)d (%(id)s): %(problem)s") % {
+                    "n": position,
+                    "id": claim_id,
+                    "problem": problem,
+                }
         missing = [c["id"] for c in originals if c["id"] not in seen]
         for claim_id in missing:
-            errors[claim_id] = f"claim {claim_id}: has no decision"
+            errors[claim_id] = gettext("claim %(id)s: has no decision") % {"id": claim_id}
         if errors:
             raise serializers.ValidationError({"claims": errors})
         order = [d["id"] for d in decisions if d["id"] in by_id]
         if order != [c["id"] for c in originals]:
             raise serializers.ValidationError(
                 {
-                    "claims": "The extracted claims must stay in response order; only added claims move."
+                    "claims": gettext(
+                        "The extracted claims must stay in response order; only added claims move."
+                    )
                 }
             )
         return {"claims": [_clean(d) for d in decisions]}

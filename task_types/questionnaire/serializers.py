@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from django.utils.translation import gettext
 from rest_framework import serializers
 
 KINDS = ("single", "multiple", "likert", "slider", "text", "pairwise")
@@ -470,7 +471,7 @@ def clean_answer(question: dict, value: Any) -> Any:
     kind = question["kind"]
     if value is None or (kind == "text" and isinstance(value, str) and not value.strip()):
         if question["required"]:
-            raise ValueError("This question needs an answer.")
+            raise ValueError(gettext("This question needs an answer."))
         return None
     return _ANSWER_CHECKS[kind](question, value)
 
@@ -478,22 +479,28 @@ def clean_answer(question: dict, value: Any) -> Any:
 def _single_answer(question: dict, value: Any) -> Any:
     values = [o["value"] for o in question["options"]]
     if isinstance(value, bool) or value not in values:
-        raise ValueError(f"{value!r} is not one of the options ({', '.join(map(str, values))}).")
+        raise ValueError(
+            gettext("%(value)s is not one of the options (%(options)s).")
+            % {"value": repr(value), "options": ", ".join(map(str, values))}
+        )
     return value
 
 
 def _multiple_answer(question: dict, value: Any) -> list:
     values = [o["value"] for o in question["options"]]
     if not isinstance(value, list):
-        raise ValueError("Give the chosen options as a list.")
+        raise ValueError(gettext("Give the chosen options as a list."))
     strangers = [v for v in value if isinstance(v, bool) or v not in values]
     if strangers:
-        raise ValueError(f"{strangers[0]!r} is not one of the options.")
+        raise ValueError(
+            gettext("%(value)s is not one of the options.") % {"value": repr(strangers[0])}
+        )
     if len(set(value)) != len(value):
-        raise ValueError("An option is chosen twice.")
+        raise ValueError(gettext("An option is chosen twice."))
     if not question["min"] <= len(value) <= question["max"]:
         raise ValueError(
-            f"Choose {question['min']} to {question['max']} options ({len(value)} chosen)."
+            gettext("Choose %(min)d to %(max)d options (%(chosen)d chosen).")
+            % {"min": question["min"], "max": question["max"], "chosen": len(value)}
         )
     return [v for v in values if v in value]  # the options' order: equal sets, equal lists
 
@@ -501,24 +508,30 @@ def _multiple_answer(question: dict, value: Any) -> list:
 def _likert_answer(question: dict, value: Any) -> int:
     n = len(question["points"])
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= n:
-        raise ValueError(f"Choose a point from 1 to {n}.")
+        raise ValueError(gettext("Choose a point from 1 to %(n)d.") % {"n": n})
     return value
 
 
 def _slider_answer(question: dict, value: Any) -> int:
     if not _is_number(value) or value != int(value) or not SLIDER_MIN <= value <= SLIDER_MAX:
-        raise ValueError(f"Give a whole number from {SLIDER_MIN} to {SLIDER_MAX}.")
+        raise ValueError(
+            gettext("Give a whole number from %(low)d to %(high)d.")
+            % {"low": SLIDER_MIN, "high": SLIDER_MAX}
+        )
     return int(value)
 
 
 def _text_answer(question: dict, value: Any) -> str:
     if not isinstance(value, str):
-        raise ValueError("Give a text.")
+        raise ValueError(gettext("Give a text."))
     if "\x00" in value:
-        raise ValueError("The text contains a NUL character.")
+        raise ValueError(gettext("The text contains a NUL character."))
     text = value.strip()
     if len(text) > question["max_length"]:
-        raise ValueError(f"At most {question['max_length']} characters ({len(text)} given).")
+        raise ValueError(
+            gettext("At most %(limit)d characters (%(given)d given).")
+            % {"limit": question["max_length"], "given": len(text)}
+        )
     return text
 
 
@@ -526,8 +539,12 @@ def _pairwise_answer(question: dict, value: Any) -> int:
     allowed = PAIRWISE_VALUES if question["allow_tie"] else (PREFER_FIRST, PREFER_SECOND)
     if isinstance(value, bool) or value not in allowed:
         raise ValueError(
-            "Give -1 (the first is better), 1 (the second is better)"
-            + (" or 0 (a tie)." if question["allow_tie"] else "; this question allows no tie.")
+            gettext("Give -1 (the first is better), 1 (the second is better) or 0 (a tie).")
+            if question["allow_tie"]
+            else gettext(
+                "Give -1 (the first is better) or 1 (the second is better); this question "
+                "allows no tie."
+            )
         )
     return int(value)
 
@@ -569,7 +586,7 @@ class QuestionnaireAnswerSerializer(serializers.Serializer):
     def to_internal_value(self, data: Any) -> dict:
         if not isinstance(data, Mapping):
             raise serializers.ValidationError(
-                {"non_field_errors": ["An answer is an object of question id: answer."]}
+                {"non_field_errors": [gettext("An answer is an object of question id: answer.")]}
             )
         item = self.context.get("item")
         config = project_config(getattr(getattr(item, "project", None), "config", None))
@@ -578,7 +595,12 @@ class QuestionnaireAnswerSerializer(serializers.Serializer):
         unknown = sorted(str(k) for k in data if k not in known)
         if unknown:
             raise serializers.ValidationError(
-                {unknown[0]: [f"This questionnaire has no question {unknown[0]!r}."]}
+                {
+                    unknown[0]: [
+                        gettext("This questionnaire has no question %(id)s.")
+                        % {"id": repr(unknown[0])}
+                    ]
+                }
             )
         clean: dict[str, Any] = {}
         errors: dict[str, list[str]] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.utils.translation import gettext
 from rest_framework import serializers
 
 from annotation.task_types import StrictCharField
@@ -141,7 +142,7 @@ class RankingAnswerSerializer(serializers.Serializer):
         order = attrs["order"]
         if sorted(order) != sorted(keys):
             raise serializers.ValidationError(
-                {"order": "Must list every output of the item exactly once."}
+                {"order": gettext("Must list every output of the item exactly once.")}
             )
         letter = {key: output_letter(i) for i, key in enumerate(order)}
         config = item.project.config or {}
@@ -149,7 +150,9 @@ class RankingAnswerSerializer(serializers.Serializer):
         convention = config.get("tie_convention") or "competition"
         unknown = [c for c in attrs["ranks"] if c not in criteria]
         if unknown:
-            raise serializers.ValidationError({"ranks": f"Unknown criterion {unknown[0]!r}."})
+            raise serializers.ValidationError(
+                {"ranks": gettext("Unknown criterion %(name)s.") % {"name": repr(unknown[0])}}
+            )
         errors = {}
         for criterion in criteria:
             problem = _rank_problem(
@@ -172,21 +175,28 @@ def _rank_problem(
     missing = [letter[key] for key in order if key not in given]
     values = [given[key] for key in order if key in given]
     if strangers:
-        return f"{strangers[0]!r} is not an output of this item."
+        return gettext("%(key)s is not an output of this item.") % {"key": repr(strangers[0])}
     if missing:
-        return f"Rank every output (output {', '.join(missing)} has no rank)."
+        return gettext("Rank every output (output %(outputs)s has no rank).") % {
+            "outputs": ", ".join(missing)
+        }
     if any(not 1 <= v <= k for v in values):
-        return f"Ranks run from 1 to {k}."
+        return gettext("Ranks run from 1 to %(k)d.") % {"k": k}
     if not follows_convention(values, convention):
         shown = ", ".join(str(v) for v in sorted(values))
         fixed = ", ".join(str(v) for v in sorted(convention_ranks(values, convention)))
-        rule = (
-            "the next rank counts every output before it"
+        text = (
+            gettext(
+                "Ranks %(shown)s do not follow this project's tie convention: tied outputs share "
+                "a rank and the next rank counts every output before it (e.g. %(example)s; here "
+                "%(fixed)s)."
+            )
             if convention == "competition"
-            else "the next rank follows the shared one"
+            else gettext(
+                "Ranks %(shown)s do not follow this project's tie convention: tied outputs share "
+                "a rank and the next rank follows the shared one (e.g. %(example)s; here "
+                "%(fixed)s)."
+            )
         )
-        return (
-            f"Ranks {shown} do not follow this project's tie convention: tied outputs share a "
-            f"rank and {rule} (e.g. {CONVENTION_EXAMPLES[convention]}; here {fixed})."
-        )
+        return text % {"shown": shown, "example": CONVENTION_EXAMPLES[convention], "fixed": fixed}
     return None

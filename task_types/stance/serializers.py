@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext
 from rest_framework import serializers
 
 from annotation.task_types import StrictCharField
@@ -115,7 +116,7 @@ class StanceAnswerSerializer(serializers.Serializer):
         duplicate = next((i for i in indices if indices.count(i) > 1), None)
         if duplicate is not None:
             raise serializers.ValidationError(
-                {"sentences": f"Sentence {duplicate + 1} is labelled twice."}
+                {"sentences": gettext("Sentence %(n)d is labelled twice.") % {"n": duplicate + 1}}
             )
         item = self.context.get("item")
         if item is not None:
@@ -123,12 +124,18 @@ class StanceAnswerSerializer(serializers.Serializer):
             extra = sorted(set(indices) - set(targets))
             if extra:
                 raise serializers.ValidationError(
-                    {"sentences": f"Sentence {extra[0] + 1} is not one of the sentences to label."}
+                    {
+                        "sentences": gettext("Sentence %(n)d is not one of the sentences to label.")
+                        % {"n": extra[0] + 1}
+                    }
                 )
             missing = [i for i in targets if i not in indices]
             if missing:
                 raise serializers.ValidationError(
-                    {"sentences": f"Label sentence {missing[0] + 1} of the response too."}
+                    {
+                        "sentences": gettext("Label sentence %(n)d of the response too.")
+                        % {"n": missing[0] + 1}
+                    }
                 )
         return {
             "label": attrs["label"],

@@ -7,6 +7,13 @@
 (function (root) {
   "use strict";
 
+  // Messages in the annotator's language: Django's JavaScript catalogue, looked up when a
+  // message is made (the page loads the catalogue after this file). Under Node (the parity
+  // test) there is none, and the messages are graph.py's English ones.
+  const gettext = (text) => (typeof root.gettext === "function" ? root.gettext(text) : text);
+  const fmt = (text, values) => text.replace(/%\((\w+)\)s/g, (all, key) => String(values[key]));
+  const theEnd = () => gettext("the end");
+
   const CLAIM = "claim";
   const ID = "[A-Za-z0-9_]+(?:[.\\-][A-Za-z0-9_]+)*";
   const ID_RE = new RegExp("^" + ID + "$");
@@ -33,7 +40,7 @@
   // --- compact text form ------------------------------------------------------------------
   class StructureSyntaxError extends Error {
     constructor(message, column) {
-      super(`${message} (column ${column})`);
+      super(fmt(gettext("%(message)s (column %(column)s)"), { message, column }));
       this.detail = message;
       this.column = column;
     }
@@ -49,7 +56,7 @@
       const match = TOKEN_RE.exec(text);
       if (!match) break; // only trailing whitespace is left
       const column = match.index + match[0].length - (match[1] || match[2] || match[3] || match[4]).length + 1;
-      if (match[4] !== undefined) throw new StructureSyntaxError(`unexpected character ${repr(match[4])}`, column);
+      if (match[4] !== undefined) throw new StructureSyntaxError(fmt(gettext("unexpected character %(found)s"), { found: repr(match[4]) }), column);
       if (match[1] !== undefined) result.push(["arrow", match[1], column]);
       else if (match[2] !== undefined) result.push(["id", match[2], column]);
       else result.push(["punct", match[3], column]);
@@ -67,24 +74,24 @@
 
     function group() {
       const token = peek();
-      if (!token) throw new StructureSyntaxError("expected an evidence id, 'claim' or '('", endColumn);
+      if (!token) throw new StructureSyntaxError(gettext("expected an evidence id, 'claim' or '('"), endColumn);
       const [kind, value, column] = token;
       if (kind === "id") { index += 1; return [node(value)]; }
-      if (value !== "(") throw new StructureSyntaxError(`expected an evidence id, 'claim' or '(' but found ${repr(value)}`, column);
+      if (value !== "(") throw new StructureSyntaxError(fmt(gettext("expected an evidence id, 'claim' or '(' but found %(found)s"), { found: repr(value) }), column);
       index += 1;
       const members = [];
       for (;;) {
         let t = peek();
         if (!t || t[0] !== "id") {
           throw new StructureSyntaxError(
-            `expected an evidence id inside '(' but found ${t ? repr(t[1]) : "the end"}`, t ? t[2] : endColumn);
+            fmt(gettext("expected an evidence id inside '(' but found %(found)s"), { found: t ? repr(t[1]) : theEnd() }), t ? t[2] : endColumn);
         }
         members.push(node(t[1]));
         index += 1;
         t = peek();
         if (t && t[1] === ",") { index += 1; continue; }
         if (t && t[1] === ")") { index += 1; return members; }
-        throw new StructureSyntaxError(`expected ',' or ')' but found ${t ? repr(t[1]) : "the end"}`, t ? t[2] : endColumn);
+        throw new StructureSyntaxError(fmt(gettext("expected ',' or ')' but found %(found)s"), { found: t ? repr(t[1]) : theEnd() }), t ? t[2] : endColumn);
       }
     }
 
@@ -102,8 +109,8 @@
         arrows += 1;
       }
       token = peek();
-      if (token && token[1] !== ";") throw new StructureSyntaxError(`expected '->' or ';' but found ${repr(token[1])}`, token[2]);
-      if (arrows === 0) throw new StructureSyntaxError("a part without '->' (write premises -> conclusion)", chainColumn);
+      if (token && token[1] !== ";") throw new StructureSyntaxError(fmt(gettext("expected '->' or ';' but found %(found)s"), { found: repr(token[1]) }), token[2]);
+      if (arrows === 0) throw new StructureSyntaxError(gettext("a part without '->' (write premises -> conclusion)"), chainColumn);
       if (!token) break;
       index += 1;
     }
@@ -131,7 +138,7 @@
     return { code, message, step: step === undefined ? null : step, nodes: nodes || [] };
   }
 
-  function joinNodes(nodes) { return nodes.map((n) => (n === CLAIM ? "the claim" : n)).join(", "); }
+  function joinNodes(nodes) { return nodes.map((n) => (n === CLAIM ? gettext("the claim") : n)).join(", "); }
 
   function reachable(start, successors) {
     const seen = new Set();
@@ -208,34 +215,34 @@
       const { premises, conclusion } = step;
       if (!premises.length) {
         problems.push(problem("no_premises",
-          `Step ${number} has no premises: choose at least one statement that supports its conclusion.`, i));
+          fmt(gettext("Step %(n)s has no premises: choose at least one statement that supports its conclusion."), { n: number }), i));
       }
       for (const premise of premises) {
         if (premise === CLAIM) {
           problems.push(problem("claim_as_premise",
-            `Step ${number} uses the claim as a premise; the claim can only be a conclusion.`, i, [CLAIM]));
+            fmt(gettext("Step %(n)s uses the claim as a premise; the claim can only be a conclusion."), { n: number }), i, [CLAIM]));
         } else if (!knownSet.has(premise)) {
-          problems.push(problem("unknown_id", `Step ${number} uses ${premise}, which is not an evidence id.`, i, [premise]));
+          problems.push(problem("unknown_id", fmt(gettext("Step %(n)s uses %(id)s, which is not an evidence id."), { n: number, id: premise }), i, [premise]));
         }
       }
-      if (!conclusion) problems.push(problem("no_conclusion", `Step ${number} has no conclusion.`, i));
+      if (!conclusion) problems.push(problem("no_conclusion", fmt(gettext("Step %(n)s has no conclusion."), { n: number }), i));
       else if (conclusion !== CLAIM && !knownSet.has(conclusion)) {
-        problems.push(problem("unknown_id", `Step ${number} concludes ${conclusion}, which is not an evidence id.`, i, [conclusion]));
+        problems.push(problem("unknown_id", fmt(gettext("Step %(n)s concludes %(id)s, which is not an evidence id."), { n: number, id: conclusion }), i, [conclusion]));
       }
       const key = [...premises].sort().join("\u0000") + "\u0001" + conclusion;
       if (premises.length && conclusion && seenSteps.has(key)) {
-        problems.push(problem("duplicate_step", `Step ${number} repeats step ${seenSteps.get(key) + 1}.`, i));
+        problems.push(problem("duplicate_step", fmt(gettext("Step %(n)s repeats step %(earlier)s."), { n: number, earlier: seenSteps.get(key) + 1 }), i));
       } else if (!seenSteps.has(key)) {
         seenSteps.set(key, i);
       }
     });
 
     if (!steps.length) {
-      problems.push(problem("empty", "The structure has no steps yet: link the evidence to the claim."));
+      problems.push(problem("empty", gettext("The structure has no steps yet: link the evidence to the claim.")));
       return problems;
     }
     if (!steps.some((s) => s.conclusion === CLAIM)) {
-      problems.push(problem("no_claim_step", "No step concludes the claim yet: link the final statements to the claim."));
+      problems.push(problem("no_claim_step", gettext("No step concludes the claim yet: link the final statements to the claim.")));
     }
 
     // Unknown ids stay in the graph as nodes (see the Python twin for why).
@@ -258,7 +265,7 @@
 
     for (const cycle of cycles(order, successors)) {
       problems.push(problem("cycle",
-        `Cycle: ${cycle.join(" → ")}. A statement cannot support itself, even through other steps.`, null, cycle.slice(0, -1)));
+        fmt(gettext("Cycle: %(cycle)s. A statement cannot support itself, even through other steps."), { cycle: cycle.join(" → ") }), null, cycle.slice(0, -1)));
     }
 
     const used = new Set();
@@ -274,17 +281,17 @@
       reported.add(part);
       const members = nodes.filter((m) => component.get(m) === part);
       if (members.length === 1 && !used.has(n)) {
-        problems.push(problem("unused", `${n} is not used in any step: link it to the structure or delete it in stage 1.`, null, [n]));
+        problems.push(problem("unused", fmt(gettext("%(id)s is not used in any step: link it to the structure or delete it in stage 1."), { id: n }), null, [n]));
       } else {
         problems.push(problem("disconnected", members.length > 1
-          ? `${joinNodes(members)} form a part that is not connected to the claim.`
-          : `${n} is not connected to the claim.`, null, members));
+          ? fmt(gettext("%(ids)s form a part that is not connected to the claim."), { ids: joinNodes(members) })
+          : fmt(gettext("%(id)s is not connected to the claim."), { id: n }), null, members));
       }
     }
     for (const n of nodes) {
       if (component.get(n) === claimPart && !reaches.has(n)) {
         problems.push(problem("not_reaching_claim",
-          `${n} does not lead to the claim: use it as a premise of a step towards the claim.`, null, [n]));
+          fmt(gettext("%(id)s does not lead to the claim: use it as a premise of a step towards the claim."), { id: n }), null, [n]));
       }
     }
     return problems;

@@ -10,6 +10,8 @@
 (function () {
   "use strict";
 
+  const fmt = (text, values) => interpolate(text, values, true);
+
   const G = window.ConcordArgumentGraph;
   const el = (id) => document.getElementById(id);
 
@@ -56,7 +58,7 @@
   function elements(evidence, steps, claimText, usedOnly) {
     const known = new Set(evidence.map((e) => e.id));
     const used = new Set(steps.flatMap((s) => [...s.premises, s.conclusion]));
-    const items = [{ data: { id: nodeId(G.CLAIM), kind: "claim", ref: G.CLAIM, label: "Claim: " + shorten(claimText, 90) } }];
+    const items = [{ data: { id: nodeId(G.CLAIM), kind: "claim", ref: G.CLAIM, label: gettext("Claim:") + " " + shorten(claimText, 90) } }];
     for (const e of evidence) {
       if (usedOnly && !used.has(e.id)) continue;
       items.push({ data: { id: nodeId(e.id), kind: "evidence", ref: e.id, label: `${e.id}: ${shorten(e.text, 70)}` } });
@@ -163,8 +165,8 @@
 
   function textProblems() {
     const problems = [];
-    if (!state.claim.trim()) problems.push("The claim text is empty.");
-    for (const e of state.evidence) if (!e.text.trim()) problems.push(`${e.id} has no text: write it or delete it.`);
+    if (!state.claim.trim()) problems.push(gettext("The claim text is empty."));
+    for (const e of state.evidence) if (!e.text.trim()) problems.push(fmt(gettext("%(id)s has no text: write it or delete it."), { id: e.id }));
     return problems;
   }
 
@@ -206,20 +208,20 @@
       const head = make("span", "evidence-id", e.id);
       const original = data.evidence.find((o) => o.id === e.id);
       if (original && original.leaf === true) {
-        const tag = make("span", "as-leaf", "leaf");
-        tag.title = "Marked as leaf evidence in the data";
+        const tag = make("span", "as-leaf", gettext("leaf"));
+        tag.title = gettext("Marked as leaf evidence in the data");
         head.appendChild(tag);
       }
       li.appendChild(head);
       const area = make("textarea");
       area.rows = 2;
       area.value = e.text;
-      area.setAttribute("aria-label", `Text of ${e.id}`);
+      area.setAttribute("aria-label", fmt(gettext("Text of %(id)s"), { id: e.id }));
       area.addEventListener("input", () => { e.text = area.value; renderGraph(); renderProblems(); notify(); });
       li.appendChild(area);
-      const remove = make("button", "button as-delete", "Delete");
+      const remove = make("button", "button as-delete", gettext("Delete"));
       remove.type = "button";
-      remove.setAttribute("aria-label", `Delete ${e.id}`);
+      remove.setAttribute("aria-label", fmt(gettext("Delete %(id)s"), { id: e.id }));
       remove.addEventListener("click", () => deleteEvidence(e.id));
       li.appendChild(remove);
       list.appendChild(li);
@@ -251,13 +253,13 @@
   // --- edit mode: stage 2 -------------------------------------------------------------------
   function conclusionOptions(select, current) {
     select.replaceChildren();
-    const blank = make("option", "", "choose…");
+    const blank = make("option", "", gettext("choose…"));
     blank.value = "";
     select.appendChild(blank);
     const values = [...state.evidence.map((e) => e.id), G.CLAIM];
     if (current && !values.includes(current)) values.push(current);
     for (const value of values) {
-      const option = make("option", "", value === G.CLAIM ? "the claim" : value);
+      const option = make("option", "", value === G.CLAIM ? gettext("the claim") : value);
       option.value = value;
       select.appendChild(option);
     }
@@ -275,7 +277,7 @@
       premises.type = "text";
       premises.value = step.premises.join(", ");
       premises.placeholder = "E1, E2";
-      premises.setAttribute("aria-label", `Premises of step ${i + 1}`);
+      premises.setAttribute("aria-label", fmt(gettext("Premises of step %(n)s"), { n: i + 1 }));
       premises.addEventListener("input", () => {
         state.steps[i] = { premises: parsePremises(premises.value), conclusion: state.steps[i].conclusion };
         structureChanged({ keepList: true });
@@ -283,7 +285,7 @@
       li.appendChild(premises);
       li.appendChild(make("span", "as-arrow", "→"));
       const select = make("select", "as-step-conclusion");
-      select.setAttribute("aria-label", `Conclusion of step ${i + 1}`);
+      select.setAttribute("aria-label", fmt(gettext("Conclusion of step %(n)s"), { n: i + 1 }));
       conclusionOptions(select, step.conclusion);
       select.addEventListener("change", () => {
         state.steps[i] = { premises: state.steps[i].premises, conclusion: select.value };
@@ -292,8 +294,8 @@
       li.appendChild(select);
       const remove = make("button", "button as-remove", "×");
       remove.type = "button";
-      remove.title = `Remove step ${i + 1}`;
-      remove.setAttribute("aria-label", `Remove step ${i + 1}`);
+      remove.title = fmt(gettext("Remove step %(n)s"), { n: i + 1 });
+      remove.setAttribute("aria-label", remove.title);
       remove.addEventListener("click", () => removeStep(i));
       li.appendChild(remove);
       li.addEventListener("click", (event) => {
@@ -314,7 +316,7 @@
   }
 
   function renderPicked() {
-    el("as-picked").textContent = state.picked.size ? Array.from(state.picked).join(", ") : "none";
+    el("as-picked").textContent = state.picked.size ? Array.from(state.picked).join(", ") : pgettext("premises", "none");
     if (cy) cy.nodes().forEach((n) => n.toggleClass("picked", state.picked.has(n.data("ref"))));
   }
 
@@ -356,7 +358,7 @@
     list.replaceChildren();
     const problems = structureProblems();
     if (!problems.length) {
-      list.appendChild(make("li", "ok", "The structure is well formed: every statement leads to the claim."));
+      list.appendChild(make("li", "ok", gettext("The structure is well formed: every statement leads to the claim.")));
     }
     for (const p of problems) {
       const li = make("li", "as-problem", p.message);
@@ -364,7 +366,7 @@
       list.appendChild(li);
     }
     const count = problems.length + textProblems().length;
-    el("as-tab-count").textContent = count ? `(${count} to fix)` : "✓";
+    el("as-tab-count").textContent = count ? fmt(gettext("(%(count)s to fix)"), { count }) : "✓";
     el("as-tab-count").className = "as-count " + (count ? "bad" : "good");
     decorateGraph();
   }
@@ -395,7 +397,7 @@
 
   function conclude(ref) {
     if (!state.picked.size) {
-      banner("Choose the premises first (click them), then the conclusion.");
+      banner(gettext("Choose the premises first (click them), then the conclusion."));
       return;
     }
     addStep(state.picked, ref);
@@ -425,7 +427,7 @@
       lastTap = { ref, time: now };
       if (ref === G.CLAIM) {
         if (state.picked.size) conclude(G.CLAIM);
-        else banner("The claim can only be a conclusion: choose premises first.");
+        else banner(gettext("The claim can only be a conclusion: choose premises first."));
         return;
       }
       if (double) {
@@ -484,7 +486,7 @@
     };
     el("as-link").onclick = () => {
       const target = el("as-conclusion").value;
-      if (!target) { banner("Choose the conclusion of the new step."); return; }
+      if (!target) { banner(gettext("Choose the conclusion of the new step.")); return; }
       conclude(target);
     };
     el("as-clear").onclick = () => { state.picked.clear(); renderPicked(); };
@@ -499,7 +501,7 @@
       } catch (error) {
         if (!(error instanceof G.StructureSyntaxError)) throw error;
         state.compactError = error.message;
-        el("as-compact-error").textContent = "Compact form: " + error.message;
+        el("as-compact-error").textContent = gettext("Compact form:") + " " + error.message;
         notify();
       }
     };
@@ -548,19 +550,21 @@
   }
 
   // --- review mode ----------------------------------------------------------------------------
+  const YES = [pgettext("review answer", "yes"), true], NO = [pgettext("review answer", "no"), false];
+  const TIE = [pgettext("review answer", "tie"), "tie"];
   const CHOICES = {
-    faithfulness: [["yes", true], ["no", false]],
-    fluency: [["yes", true], ["no", false]],
-    validity: [["yes", true], ["no", false]],
-    validity_a: [["valid", true], ["not valid", false]],
-    validity_b: [["valid", true], ["not valid", false]],
-    decision: [["retain", "retain"], ["discard", "discard"]],
-    preference: [["A is better", "A"], ["tie", "tie"], ["B is better", "B"]],
+    faithfulness: [YES, NO],
+    fluency: [YES, NO],
+    validity: [YES, NO],
+    validity_a: [[pgettext("review answer", "valid"), true], [pgettext("review answer", "not valid"), false]],
+    validity_b: [[pgettext("review answer", "valid"), true], [pgettext("review answer", "not valid"), false]],
+    decision: [[pgettext("review answer", "retain"), "retain"], [pgettext("review answer", "discard"), "discard"]],
+    preference: [[gettext("A is better"), "A"], TIE, [gettext("B is better"), "B"]],
   };
   // CheckWhy's protocol: the generated structure (A) beside the provided reference (B), labelled.
   const AGAINST_REFERENCE = {
-    validity_a: [["yes", true], ["no", false]],
-    preference: [["generated is better (win)", "A"], ["tie", "tie"], ["reference is better (lose)", "B"]],
+    validity_a: [YES, NO],
+    preference: [[gettext("generated is better (win)"), "A"], TIE, [gettext("reference is better (lose)"), "B"]],
   };
 
   function againstReference() {
@@ -578,14 +582,14 @@
 
   function labelComparison() {
     const open = againstReference();
-    el("as-title-a").textContent = open ? "Generated structure" : "Structure A";
-    el("as-title-b").textContent = open ? "Reference structure (provided)" : "Structure B";
+    el("as-title-a").textContent = open ? gettext("Generated structure") : gettext("Structure A");
+    el("as-title-b").textContent = open ? gettext("Reference structure (provided)") : gettext("Structure B");
     el("as-graph-a").setAttribute("aria-label", el("as-title-a").textContent);
     el("as-graph-b").setAttribute("aria-label", el("as-title-b").textContent);
-    el("as-ask-a").textContent = open ? "Is the generated argument structure logically coherent?" : "Is structure A valid?";
+    el("as-ask-a").textContent = open ? gettext("Is the generated argument structure logically coherent?") : gettext("Is structure A valid?");
     el("as-ask-preference").textContent = open
-      ? "Compared with the reference, is the generated structure better, as good, or worse?"
-      : "Which structure explains the claim better?";
+      ? gettext("Compared with the reference, is the generated structure better, as good, or worse?")
+      : gettext("Which structure explains the claim better?");
     document.querySelector("#as-compare [data-field='validity_b']").hidden = open;
   }
 
@@ -692,21 +696,24 @@
     problem() {
       if (data.mode === "edit") {
         if (state.notCausal) return null; // a discarded claim needs no structure
-        if (state.compactError) return `The compact form has a syntax error (${state.compactError}): fix it or undo (Ctrl+Z).`;
+        if (state.compactError) return fmt(gettext("The compact form has a syntax error (%(error)s): fix it or undo (Ctrl+Z)."), { error: state.compactError });
         const text = textProblems();
         if (text.length) return text[0];
         const problems = structureProblems();
         if (!problems.length) return null;
-        const more = problems.length > 1 ? ` (and ${problems.length - 1} more: see the check)` : "";
+        const more = problems.length > 1 ? " " + fmt(gettext("(and %(count)s more: see the check)"), { count: problems.length - 1 }) : "";
         return problems[0].message + more;
       }
       const labels = {
-        faithfulness: "faithfulness", fluency: "fluency", validity: "validity", decision: "retain or discard",
-        validity_a: "the validity of structure A", validity_b: "the validity of structure B", preference: "which structure is better",
+        faithfulness: gettext("Answer faithfulness."), fluency: gettext("Answer fluency."), validity: gettext("Answer validity."),
+        decision: gettext("Answer retain or discard."), validity_a: gettext("Answer the validity of structure A."),
+        validity_b: gettext("Answer the validity of structure B."), preference: gettext("Answer which structure is better."),
       };
-      if (againstReference()) Object.assign(labels, { validity_a: "the validity of the generated structure", preference: "win, tie or lose" });
+      if (againstReference()) {
+        Object.assign(labels, { validity_a: gettext("Answer the validity of the generated structure."), preference: gettext("Answer win, tie or lose.") });
+      }
       const missing = reviewFields().find((f) => state.review[f] === undefined);
-      return missing ? `Answer ${labels[missing]}.` : null;
+      return missing ? labels[missing] : null;
     },
 
     key(event) {

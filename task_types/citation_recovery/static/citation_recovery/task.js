@@ -78,7 +78,7 @@
         const li = make("li", e.target ? "target" : "");
         li.appendChild(make("span", "evidence-id", `[${e.id}]`));
         li.appendChild(make("span", "evidence-text", e.text));
-        if (e.target) { li.setAttribute("aria-label", "Target evidence"); target = li; }
+        if (e.target) { li.setAttribute("aria-label", gettext("Target evidence")); target = li; }
         evidence.appendChild(li);
       }
 
@@ -125,8 +125,8 @@
 
     problem() {
       flushPending();
-      if (!item.rating_only && !none && selected.size === 0) return "Select at least one sentence, or “No sentence should cite this evidence”.";
-      if (!touched) return "Move the helpfulness slider to give your rating.";
+      if (!item.rating_only && !none && selected.size === 0) return gettext("Select at least one sentence, or “No sentence should cite this evidence”.");
+      if (!touched) return gettext("Move the helpfulness slider to give your rating.");
       return null;
     },
 

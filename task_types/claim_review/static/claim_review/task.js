@@ -12,7 +12,18 @@
 (function () {
   "use strict";
 
-  const REASON_NAMES = { "redundant": "Redundant", "not a claim": "Not a claim" };
+  const fmt = (text, values) => interpolate(text, values, true);
+  // The protocol's words as the annotator reads them; the values sent stay the protocol's.
+  const REASON_NAMES = { "redundant": pgettext("removal reason", "Redundant"), "not a claim": pgettext("removal reason", "Not a claim") };
+  const LABEL_NAMES = {
+    "supported": pgettext("claim label", "supported"),
+    "refuted": pgettext("claim label", "refuted"),
+    "conflicting evidence": pgettext("claim label", "conflicting evidence"),
+    "not enough evidence": pgettext("claim label", "not enough evidence"),
+    "irrelevant": pgettext("claim label", "irrelevant"),
+    "unsupported": pgettext("claim label", "unsupported"),
+  };
+  const labelName = (label) => LABEL_NAMES[label] || label;
   let item, config, notify, entries, screen, selected, nextNew;
 
   const el = (id) => document.getElementById(id);
@@ -76,24 +87,24 @@
   function problemOf(entry) {
     const text = (entry.text || "").trim();
     if (entry.action === "remove") {
-      return item.removal_reasons.includes(entry.reason) ? null : { screen: "revise", text: "choose why it is removed" };
+      return item.removal_reasons.includes(entry.reason) ? null : { screen: "revise", text: gettext("choose why it is removed") };
     }
-    if (entry.action === "add" && !text) return { screen: "revise", text: "write the added claim" };
-    if (entry.action === "revise" && !text) return { screen: "revise", text: "write the revised claim" };
+    if (entry.action === "add" && !text) return { screen: "revise", text: gettext("write the added claim") };
+    if (entry.action === "revise" && !text) return { screen: "revise", text: gettext("write the revised claim") };
     if (entry.action === "revise" && text === entry.original.text.trim()) {
-      return { screen: "revise", text: "the revision equals the original: keep it instead" };
+      return { screen: "revise", text: gettext("the revision equals the original: keep it instead") };
     }
     if (entry.action === "add") {
-      return labelsOf(entry).includes(entry.label) ? null : { screen: "verify", text: "choose its label" };
+      return labelsOf(entry).includes(entry.label) ? null : { screen: "verify", text: gettext("choose its label") };
     }
     if (entry.agreement === "agree") return null;
     if (entry.agreement === "disagree") {
       if (entry.label && entry.label === entry.original.system_label) {
-        return { screen: "verify", text: "choose a label other than the system's" };
+        return { screen: "verify", text: gettext("choose a label other than the system's") };
       }
-      return labelsOf(entry).includes(entry.label) ? null : { screen: "verify", text: "choose the correct label" };
+      return labelsOf(entry).includes(entry.label) ? null : { screen: "verify", text: gettext("choose the correct label") };
     }
-    return { screen: "verify", text: "agree or disagree" };
+    return { screen: "verify", text: gettext("agree or disagree") };
   }
 
   function changed(rerender) {
@@ -169,7 +180,7 @@
 
   function slot(position) {
     const li = make("li", "rv-slot");
-    li.appendChild(button("+ Add claim here", "rv-add", () => addAt(position)));
+    li.appendChild(button(gettext("+ Add claim here"), "rv-add", () => addAt(position)));
     return li;
   }
 
@@ -183,27 +194,27 @@
     if (entry.original) {
       body.appendChild(make("p", "rv-text", entry.original.text));
     } else {
-      body.appendChild(make("p", "rv-tag", "Added claim"));
+      body.appendChild(make("p", "rv-tag", gettext("Added claim")));
     }
     head.appendChild(body);
     const actions = make("div", "rv-actions");
     if (entry.original) {
-      actions.appendChild(button("Keep", "rv-keep", () => setAction(index, "keep"), entry.action === "keep"));
-      actions.appendChild(button("Revise", "rv-revise", () => setAction(index, "revise"), entry.action === "revise"));
-      actions.appendChild(button("Remove", "rv-remove", () => setAction(index, "remove"), entry.action === "remove"));
+      actions.appendChild(button(gettext("Keep"), "rv-keep", () => setAction(index, "keep"), entry.action === "keep"));
+      actions.appendChild(button(gettext("Revise"), "rv-revise", () => setAction(index, "revise"), entry.action === "revise"));
+      actions.appendChild(button(gettext("Remove"), "rv-remove", () => setAction(index, "remove"), entry.action === "remove"));
     } else {
-      actions.appendChild(button("Delete", "rv-delete", () => deleteAdded(index)));
+      actions.appendChild(button(gettext("Delete"), "rv-delete", () => deleteAdded(index)));
     }
     head.appendChild(actions);
     li.appendChild(head);
 
     if (entry.action === "revise" || entry.action === "add") {
       const edit = make("div", "rv-edit");
-      const label = make("label", "rv-edit-label", entry.action === "add" ? "New claim, as it appears in the response" : "Revised claim");
+      const label = make("label", "rv-edit-label", entry.action === "add" ? gettext("New claim, as it appears in the response") : gettext("Revised claim"));
       const area = make("textarea", "rv-textarea");
       area.rows = 2;
       area.value = entry.text || "";
-      area.setAttribute("aria-label", entry.action === "add" ? "Added claim text" : "Revised claim text");
+      area.setAttribute("aria-label", entry.action === "add" ? gettext("Added claim text") : gettext("Revised claim text"));
       area.addEventListener("input", () => { entry.text = area.value; changed(false); });
       area.addEventListener("focus", () => select(index, false));
       label.appendChild(area);
@@ -212,7 +223,7 @@
     }
     if (entry.action === "remove") {
       const reasons = make("div", "rv-reasons");
-      reasons.appendChild(make("span", "rv-reasons-label", "Reason:"));
+      reasons.appendChild(make("span", "rv-reasons-label", gettext("Reason:")));
       item.removal_reasons.forEach((reason, i) => {
         const b = button(REASON_NAMES[reason] || reason, "rv-reason", () => setReason(index, reason), entry.reason === reason);
         b.dataset.reason = reason;
@@ -228,24 +239,24 @@
 
   function searchLink(text) {
     if (!config.search_url || !text.trim()) return null;
-    const a = make("a", "button rv-search", "Search ↗");
+    const a = make("a", "button rv-search", gettext("Search ↗"));
     a.href = config.search_url.replace("{query}", encodeURIComponent(text.trim()));
     a.target = "_blank";
     a.rel = "noopener noreferrer";
-    a.title = "Search the web for this claim (opens a new tab)";
+    a.title = gettext("Search the web for this claim (opens a new tab)");
     a.addEventListener("click", (event) => event.stopPropagation());
     return a;
   }
 
   function choiceRow(entry, index) {
     const row = make("div", "rv-labels");
-    row.appendChild(make("span", "rv-labels-label", entry.original ? "Correct label:" : "Label:"));
+    row.appendChild(make("span", "rv-labels-label", entry.original ? gettext("Correct label:") : gettext("Label:")));
     labelsOf(entry).forEach((label, i) => {
-      const b = button(label, "rv-label", () => setLabel(index, label), entry.label === label);
+      const b = button(labelName(label), "rv-label", () => setLabel(index, label), entry.label === label);
       b.dataset.label = label;
       if (entry.original && label === entry.original.system_label) {
         b.disabled = true; // disagreeing with the system cannot mean giving its own label
-        b.title = "This is the system's label: press Agree instead.";
+        b.title = gettext("This is the system's label: press Agree instead.");
       }
       b.appendChild(make("kbd", "", String(i + 1)));
       row.appendChild(b);
@@ -261,8 +272,8 @@
     head.appendChild(make("span", "rv-num", String(index + 1)));
     const body = make("div", "rv-body");
     body.appendChild(make("p", "rv-text", shownText(entry)));
-    if (entry.action === "revise") body.appendChild(make("p", "rv-original", "Revised from: " + entry.original.text));
-    if (entry.action === "add") body.appendChild(make("p", "rv-tag", "Added claim"));
+    if (entry.action === "revise") body.appendChild(make("p", "rv-original", gettext("Revised from:") + " " + entry.original.text));
+    if (entry.action === "add") body.appendChild(make("p", "rv-tag", gettext("Added claim")));
     head.appendChild(body);
     const link = searchLink(shownText(entry) || "");
     if (link) head.appendChild(link);
@@ -271,25 +282,25 @@
     if (entry.original) {
       const c = entry.original;
       const system = make("div", "rv-system");
-      system.appendChild(make("span", "rv-system-label", "System's label"));
-      system.appendChild(make("span", "rv-chip", c.system_label || "none"));
-      if (!c.evidence.length) system.appendChild(make("span", "muted", "· no evidence was searched"));
+      system.appendChild(make("span", "rv-system-label", gettext("System's label")));
+      system.appendChild(make("span", "rv-chip", c.system_label ? labelName(c.system_label) : pgettext("claim label", "none")));
+      if (!c.evidence.length) system.appendChild(make("span", "muted", "· " + gettext("no evidence was searched")));
       li.appendChild(system);
       if (c.reasoning) {
         const reasoning = make("div", "rv-reasoning");
-        reasoning.appendChild(make("span", "rv-system-label", "System's reasoning"));
+        reasoning.appendChild(make("span", "rv-system-label", gettext("System's reasoning")));
         reasoning.appendChild(make("p", "", c.reasoning));
         li.appendChild(reasoning);
       }
       if (c.evidence.length) {
         const evidence = make("div", "rv-evidence");
-        evidence.appendChild(make("span", "rv-system-label", `Evidence (${c.evidence.length} passages)`));
+        evidence.appendChild(make("span", "rv-system-label", fmt(ngettext("Evidence (%(count)s passage)", "Evidence (%(count)s passages)", c.evidence.length), { count: c.evidence.length })));
         c.evidence.forEach((passage, i) => {
           const details = make("details", "rv-passage");
           details.dataset.key = `${entry.id}:${i}`;
           const summary = make("summary");
-          summary.appendChild(make("span", "rv-passage-number", `Evidence ${i + 1}`));
-          summary.appendChild(make("span", "rv-passage-title", passage.title || "(untitled source)"));
+          summary.appendChild(make("span", "rv-passage-number", fmt(gettext("Evidence %(n)s"), { n: i + 1 })));
+          summary.appendChild(make("span", "rv-passage-title", passage.title || gettext("(untitled source)")));
           details.appendChild(summary);
           details.appendChild(make("p", "rv-passage-content", passage.content));
           evidence.appendChild(details);
@@ -297,10 +308,10 @@
         li.appendChild(evidence);
       }
       const decision = make("div", "rv-decision");
-      const agree = button("Agree", "rv-agree", () => setAgreement(index, "agree"), entry.agreement === "agree");
+      const agree = button(gettext("Agree"), "rv-agree", () => setAgreement(index, "agree"), entry.agreement === "agree");
       agree.appendChild(make("kbd", "", "a"));
-      if (!c.can_agree) { agree.disabled = true; agree.title = "The system gave no verdict from this label set: disagree and choose the label."; }
-      const disagree = button("Disagree", "rv-disagree", () => setAgreement(index, "disagree"), entry.agreement === "disagree");
+      if (!c.can_agree) { agree.disabled = true; agree.title = gettext("The system gave no verdict from this label set: disagree and choose the label."); }
+      const disagree = button(gettext("Disagree"), "rv-disagree", () => setAgreement(index, "disagree"), entry.agreement === "disagree");
       disagree.appendChild(make("kbd", "", "d"));
       decision.appendChild(agree);
       decision.appendChild(disagree);
@@ -360,11 +371,11 @@
         card.classList.toggle("needs", !!shows);
         card.classList.toggle("done", !problem);
         card.classList.toggle("selected", index === selected);
-        card.querySelector(".rv-problem").textContent = shows ? "Needs a decision: " + problem.text : "";
+        card.querySelector(".rv-problem").textContent = shows ? fmt(gettext("Needs a decision: %(what)s"), { what: problem.text }) : "";
       });
     });
-    el("rv-count-revise").textContent = reviseOpen ? `${reviseOpen} open` : "✓";
-    el("rv-count-verify").textContent = `${toVerify - verifyOpen}/${toVerify} decided`;
+    el("rv-count-revise").textContent = reviseOpen ? fmt(gettext("%(count)s open"), { count: reviseOpen }) : "✓";
+    el("rv-count-verify").textContent = fmt(gettext("%(done)s/%(total)s decided"), { done: toVerify - verifyOpen, total: toVerify });
     el("rv-tab-revise").classList.toggle("open", reviseOpen > 0);
     el("rv-tab-verify").classList.toggle("open", verifyOpen > 0);
     renderResponse();
@@ -439,7 +450,7 @@
       });
       if (!open.length) return null;
       const listed = open.slice(0, 3).join("; ") + (open.length > 3 ? "; …" : "");
-      return `${open.length} claim${open.length > 1 ? "s need" : " needs"} a decision (${listed}).`;
+      return fmt(ngettext("%(count)s claim needs a decision (%(listed)s).", "%(count)s claims need a decision (%(listed)s).", open.length), { count: open.length, listed });
     },
 
     key(event) {

@@ -9,6 +9,8 @@
 (function () {
   "use strict";
 
+  const fmt = (text, values) => interpolate(text, values, true);
+
   let questions, fields, values, current, notify, firstShown = {};
 
   const el = (id) => document.getElementById(id);
@@ -157,11 +159,11 @@
       li.dataset.question = q.id;
       li.dataset.index = String(i);
       li.setAttribute("role", "group");
-      li.setAttribute("aria-label", `Question ${i + 1}`);
+      li.setAttribute("aria-label", fmt(gettext("Question %(n)s"), { n: i + 1 }));
       const title = make("div", "qn-title");
       title.appendChild(make("span", "qn-number", String(i + 1)));
       title.appendChild(make("span", "qn-prompt", q.prompt));
-      if (!q.required) title.appendChild(make("span", "qn-optional", "(optional)"));
+      if (!q.required) title.appendChild(make("span", "qn-optional", gettext("(optional)")));
       li.appendChild(title);
       if (q.help) li.appendChild(make("p", "qn-help", q.help));
       li.appendChild(renderControls(q, i));
@@ -186,7 +188,7 @@
         wrap.classList.toggle("unset", v === null || v === undefined);
         const input = li.querySelector("input[type=range]");
         if (v !== null && v !== undefined) input.value = String(v);
-        li.querySelector(".qn-slider-value").textContent = v === null || v === undefined ? "not set" : String(v);
+        li.querySelector(".qn-slider-value").textContent = v === null || v === undefined ? gettext("not set") : String(v);
       }
       if (q.kind === "text") {
         const box = li.querySelector(".qn-textbox");
@@ -260,19 +262,23 @@
     },
 
     problem() {
-      if (!questions.length) return "This questionnaire has no questions; tell the researcher.";
+      if (!questions.length) return gettext("This questionnaire has no questions; tell the researcher.");
       for (const [i, q] of questions.entries()) {
         const v = values[q.id];
         if (q.kind === "multiple") {
           const n = (v || []).length;
           if ((q.required || n) && (n < q.min || n > q.max)) {
-            return `Question ${i + 1}: choose ${q.min === q.max ? q.min : `${q.min} to ${q.max}`} options.`;
+            return q.min === q.max
+              ? fmt(gettext("Question %(n)s: choose %(count)s options."), { n: i + 1, count: q.min })
+              : fmt(gettext("Question %(n)s: choose %(min)s to %(max)s options."), { n: i + 1, min: q.min, max: q.max });
           }
           continue;
         }
         if (q.required && !answered(q)) {
-          const how = q.kind === "slider" ? " (move the slider)" : "";
-          return `Answer question ${i + 1}${how}: ${q.prompt}`;
+          const text = q.kind === "slider"
+            ? gettext("Answer question %(n)s (move the slider): %(prompt)s")
+            : gettext("Answer question %(n)s: %(prompt)s");
+          return fmt(text, { n: i + 1, prompt: q.prompt });
         }
       }
       return null;

@@ -7,11 +7,14 @@
 (function () {
   "use strict";
 
+  const fmt = (text, values) => interpolate(text, values, true);
+
   let item, criteria, notify, ranks, active, k;
   let convention = "competition", showTieNote = true;
 
   const el = (id) => document.getElementById(id);
   const letter = (i) => String.fromCharCode(65 + i);
+  const outputName = (i) => fmt(gettext("Output %(letter)s"), { letter: letter(i) });
 
   function make(tag, className, text) {
     const node = document.createElement(tag);
@@ -42,12 +45,14 @@
   function criterionProblem(name) {
     const given = ranks[name] || {};
     const missing = keys().map((key, i) => (given[key] ? null : letter(i))).filter(Boolean);
-    if (missing.length) return { kind: "missing", text: `rank output ${missing.join(", ")}` };
+    if (missing.length) return { kind: "missing", text: fmt(gettext("rank output %(outputs)s"), { outputs: missing.join(", ") }) };
     const values = keys().map((key) => given[key]);
     const fixed = conventional(values);
     if (fixed.some((v, i) => v !== values[i])) {
-      const rule = convention === "dense" ? "after a tie the next rank follows the shared one" : "after a tie the next rank skips the shared places";
-      return { kind: "convention", text: `${rule} (${fixed.join(", ")}, not ${values.join(", ")})`, fixed };
+      const rule = convention === "dense"
+        ? gettext("after a tie the next rank follows the shared one (%(fixed)s, not %(given)s)")
+        : gettext("after a tie the next rank skips the shared places (%(fixed)s, not %(given)s)");
+      return { kind: "convention", text: fmt(rule, { fixed: fixed.join(", "), given: values.join(", ") }), fixed };
     }
     return null;
   }
@@ -87,9 +92,9 @@
     grid.replaceChildren();
     grid.style.setProperty("--k", String(k));
     grid.appendChild(make("div", "rk-corner"));
-    item.outputs.forEach((o, i) => grid.appendChild(make("div", "rk-output-head", `Output ${letter(i)}`)));
+    item.outputs.forEach((o, i) => grid.appendChild(make("div", "rk-output-head", outputName(i))));
     const instructions = make("div", "rk-corner rk-corner-text");
-    instructions.appendChild(make("div", "rk-corner-title", "How to rank"));
+    instructions.appendChild(make("div", "rk-corner-title", gettext("How to rank")));
     const help = el("rk-instructions").content.cloneNode(true);
     // Only the note on ties of this project's convention, and none where the researcher keeps
     // to the original guideline's wording (tie_instructions off).
@@ -102,6 +107,7 @@
       const cell = make("div", "rk-output-text", o.text);
       cell.dataset.output = String(i);
       cell.dataset.letter = letter(i);
+      cell.dataset.name = outputName(i); // shown above the text on a phone (task.css)
       grid.appendChild(cell);
     });
     criteria.forEach((criterion, c) => {
@@ -111,7 +117,7 @@
       head.appendChild(make("p", "rk-criterion-definition", criterion.definition));
       if (criterion.examples && criterion.examples.length) {
         const details = make("details", "rk-examples");
-        details.appendChild(make("summary", "", `Examples (${criterion.examples.length})`));
+        details.appendChild(make("summary", "", fmt(gettext("Examples (%(count)s)"), { count: criterion.examples.length })));
         const list = make("ul");
         for (const example of criterion.examples) list.appendChild(make("li", "", example));
         details.appendChild(list);
@@ -130,8 +136,9 @@
         cell.dataset.criterion = String(c);
         cell.dataset.output = String(i);
         cell.dataset.letter = letter(i);
+        cell.dataset.tie = pgettext("ranking", "tie"); // shown on a tied cell (task.css)
         cell.setAttribute("role", "radiogroup");
-        cell.setAttribute("aria-label", `${criterion.name}, output ${letter(i)}`);
+        cell.setAttribute("aria-label", fmt(gettext("%(criterion)s, output %(letter)s"), { criterion: criterion.name, letter: letter(i) }));
         for (let rank = 1; rank <= k; rank++) {
           const b = make("button", "rk-rank", String(rank));
           b.type = "button";
@@ -158,7 +165,7 @@
       head.querySelector(".rk-status").textContent = problem ? problem.text : "✓ " + summary(values);
       const fix = head.querySelector(".rk-fix");
       fix.hidden = !(problem && problem.fixed);
-      if (problem && problem.fixed) fix.textContent = `Use ${problem.fixed.join(", ")}`;
+      if (problem && problem.fixed) fix.textContent = fmt(gettext("Use %(ranks)s"), { ranks: problem.fixed.join(", ") });
       keys().forEach((key, i) => {
         const cell = document.querySelector(`.rk-cell[data-criterion="${c}"][data-output="${i}"]`);
         const tied = given[key] && values.filter((v) => v === given[key]).length > 1;
@@ -217,13 +224,14 @@
     },
 
     problem() {
-      if (!criteria.length) return "This project defines no criteria; tell the researcher.";
+      if (!criteria.length) return gettext("This project defines no criteria; tell the researcher.");
       const open = [];
       for (const criterion of criteria) {
         const p = criterionProblem(criterion.name);
         if (p) open.push(`${criterion.name}: ${p.text}`);
       }
-      return open.length ? open.slice(0, 2).join(" · ") + (open.length > 2 ? ` · and ${open.length - 2} more` : "") : null;
+      const more = open.length > 2 ? " · " + fmt(gettext("and %(count)s more"), { count: open.length - 2 }) : "";
+      return open.length ? open.slice(0, 2).join(" · ") + more : null;
     },
 
     key(event) {

@@ -5,11 +5,13 @@
 (function () {
   "use strict";
 
+  // The keys stay a / d / n / u in every language (the page's hint says so).
   const LABELS = [
-    { value: "agree", text: "Agree", key: "a" },
-    { value: "disagree", text: "Disagree", key: "d" },
-    { value: "neutral", text: "Neutral", key: "n" },
+    { value: "agree", text: pgettext("stance", "Agree"), key: "a" },
+    { value: "disagree", text: pgettext("stance", "Disagree"), key: "d" },
+    { value: "neutral", text: pgettext("stance", "Neutral"), key: "n" },
   ];
+  const fmt = (text, values) => interpolate(text, values, true);
 
   let item, rows, current, notify;
 
@@ -69,13 +71,13 @@
     const title = make("div", "st-row-title");
     li.appendChild(title);
     if (r === 0) {
-      title.appendChild(make("span", "", "Whole response"));
-      li.setAttribute("aria-label", "Whole response");
+      title.appendChild(make("span", "", gettext("Whole response")));
+      li.setAttribute("aria-label", gettext("Whole response"));
     } else {
       title.appendChild(make("span", "st-mark", String(r)));
       // One numbering everywhere: the badge in the response, this row and its title.
-      title.appendChild(make("span", "", `Sentence ${r}, on its own`));
-      li.setAttribute("aria-label", `Sentence ${r}`);
+      title.appendChild(make("span", "", fmt(gettext("Sentence %(n)s, on its own"), { n: r })));
+      li.setAttribute("aria-label", fmt(gettext("Sentence %(n)s"), { n: r }));
       li.appendChild(make("p", "st-row-text", item.sentences[index]));
     }
     const controls = make("div", "st-controls");
@@ -98,7 +100,7 @@
     box.addEventListener("click", (event) => event.stopPropagation());
     box.addEventListener("change", () => { current = r; rows[r].not_sure = box.checked; paint(); notify(); });
     unsure.appendChild(box);
-    unsure.appendChild(document.createTextNode("Not sure "));
+    unsure.appendChild(document.createTextNode(gettext("Not sure") + " "));
     unsure.appendChild(make("kbd", "", "u"));
     unsure.addEventListener("click", (event) => event.stopPropagation());
     controls.appendChild(unsure);
@@ -160,9 +162,9 @@
     },
 
     problem() {
-      if (!rows[0].label) return "Choose Agree, Disagree or Neutral for the whole response (keys a, d, n).";
+      if (!rows[0].label) return gettext("Choose Agree, Disagree or Neutral for the whole response (keys a, d, n).");
       const missing = rows.findIndex((row, r) => r > 0 && !row.label);
-      if (missing > 0) return `Label sentence ${missing} on its own too (row ${missing + 1}).`;
+      if (missing > 0) return fmt(gettext("Label sentence %(n)s on its own too (row %(row)s)."), { n: missing, row: missing + 1 });
       return null;
     },
 
