@@ -106,7 +106,9 @@ def flag_raise(
             assignment=locked, skipped=False, state=ItemFlag.State.OPEN
         ).exists():
             raise FlagRefused(
-                "You have flagged this item already; the researchers have not answered yet.",
+                gettext(
+                    "You have flagged this item already; the researchers have not answered yet."
+                ),
                 field="reason",
                 code="conflict",
             )

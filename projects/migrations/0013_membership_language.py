@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("projects", "0011_audit_entries"),
+        ("projects", "0012_import_job_cancelled"),
     ]
 
     operations = [
