@@ -17,6 +17,7 @@ from annotation.models import (
     Batch,
     Draft,
     Item,
+    ItemFlag,
     ProjectAnswerCounts,
     ProjectItemCounts,
     SendBack,
@@ -62,6 +63,12 @@ def assignment_view(*, assignment: Assignment) -> dict:
         else None
     )
     crowd = crowd_settings(project)
+    answered = list(
+        ItemFlag.objects.filter(assignment=assignment)
+        .exclude(response="")
+        .order_by("id")
+        .values("reason", "response")
+    )
     return {
         "id": assignment.id,
         "sequence": assignment.sequence,
@@ -98,6 +105,8 @@ def assignment_view(*, assignment: Assignment) -> dict:
         and assignment.batch_id is None
         and assignment.state in (Assignment.State.RESERVED, Assignment.State.EXPIRED),
         "flag_reasons": list(crowd.flag_reasons),
+        # The researchers' answers to the annotator's own flags on this item.
+        "flag_answers": answered,
     }
 
 

@@ -208,6 +208,7 @@
       (data.answer ? " · " + fmt(gettext("submitted (version %(version)s) – you can revise it"), { version: data.answer.version }) : "");
     announceBatch(b);
     showSentBack(data.sent_back);
+    showFlagAnswers(data.flag_answers);
     closeFlagPanel(false);
     if ($("flag-toggle")) $("flag-toggle").hidden = false;
     if ($("skip-toggle")) $("skip-toggle").hidden = !!data.answer || !!b;
@@ -243,6 +244,20 @@
   function showSentBack(sent) {
     $("sent-back").hidden = !sent;
     $("sent-back-note").textContent = sent ? sent.note : "";
+  }
+
+  // The researchers' answers to this annotator's flags on the item (their own words).
+  function showFlagAnswers(answers) {
+    const list = $("flag-answers-list");
+    list.replaceChildren();
+    for (const a of answers || []) {
+      const li = document.createElement("li");
+      const reason = document.createElement("strong");
+      reason.textContent = a.reason ? a.reason + ": " : "";
+      li.append(reason, document.createTextNode(a.response));
+      list.appendChild(li);
+    }
+    $("flag-answers").hidden = !(answers && answers.length);
   }
 
   // --- flag and skip -----------------------------------------------------------------------

@@ -333,3 +333,19 @@ def test_one_open_flag_per_annotator_and_item_and_the_list_is_paged(
     assert seen == sorted(ItemFlag.objects.values_list("id", flat=True), reverse=True)
     bad = researcher_client.get(f"/api/projects/{project.slug}/flags/?before=x")
     assert bad.status_code == 400 and bad.data["field"] == "before"
+
+
+def test_the_researchers_answer_to_a_flag_reaches_its_annotator(
+    project, annotator, researcher, annotator_client, items
+):
+    """Found by the outside probe: an answer was stored but never shown to the annotator."""
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    flag = flags.flag_raise(assignment=assignment, reason="ambiguous", text="two readings")
+    shown = annotator_client.get(f"/api/assignments/{assignment.pk}/").data
+    assert shown["flag_answers"] == []
+    flags.flag_act(flag=flag, user=researcher, action="answer", response="Read it as a whole.")
+    shown = annotator_client.get(f"/api/assignments/{assignment.pk}/").data
+    assert shown["flag_answers"] == [{"reason": "ambiguous", "response": "Read it as a whole."}]
+    other = add_annotator(project)
+    theirs = services.assignment_next(project=project, annotator=other)
+    assert client_for(other).get(f"/api/assignments/{theirs.pk}/").data["flag_answers"] == []

@@ -195,9 +195,10 @@ def test_next_item_api_runs_a_constant_number_of_queries(
     project, annotator_client, count, django_assert_max_num_queries
 ):
     factories.make_items(project, count)
-    # 18: permission (2), the membership's qualification state (1), an answer sent back to them
-    # (1), reservation with the annotator's own lock and re-check (10), page data (4).
-    with django_assert_max_num_queries(18):
+    # 19: permission (2), the membership's qualification state (1), an answer sent back to them
+    # (1), reservation with the annotator's own lock and re-check (10), page data (5: with the
+    # researchers' answers to the annotator's flags on the item).
+    with django_assert_max_num_queries(19):
         response = annotator_client.post(f"/api/projects/{project.slug}/next/")
     assert response.status_code == 200
     with django_assert_max_num_queries(12):
@@ -218,13 +219,13 @@ def test_batches_with_controls_run_a_constant_number_of_queries(
     other = add_annotators(project, 1)[0]
     done = services.assignment_next(project=project, annotator=other)
     services.annotation_submit(assignment=done, answer=ANSWER)
-    # Starting a batch reserves all of it at once (23 queries with the look for an answer sent
-    # back, once per batch); later items of the batch come from two queries.
-    with django_assert_max_num_queries(23):
+    # Starting a batch reserves all of it at once (24 queries with the look for an answer sent
+    # back, once per batch, and for answers to flags); later items come from two queries.
+    with django_assert_max_num_queries(24):
         response = annotator_client.post(f"/api/projects/{project.slug}/next/")
     assert response.status_code == 200 and response.data["batch"]["size"] == 5
     for _ in range(5):
-        with django_assert_max_num_queries(8):
+        with django_assert_max_num_queries(9):  # with the answers to the annotator's flags
             response = annotator_client.post(f"/api/projects/{project.slug}/next/")
         # Submits of controls and regular items alike: scoring, accuracy check, batch bookkeeping.
         with django_assert_max_num_queries(17):
