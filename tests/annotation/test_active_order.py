@@ -158,3 +158,47 @@ def test_an_unknown_floor_is_refused_naming_the_field(db):
     with pytest.raises(Refusal) as refused:
         sampling_weights_compute(project_id=project.pk, floor=0)
     assert refused.value.field == "floor"
+
+
+def test_the_command_weighs_the_items(db):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    project = active_project()
+    items = factories.make_items(project, 6)
+    judged(project, items)
+    out = StringIO()
+    call_command("sampling_weights", project=project.slug, floor=0.5, stdout=out)
+    assert "6 items weighted, 6 with an uncertainty" in out.getvalue()
+    assert not Item.objects.filter(project=project, sampling_priority=0).exists()
+    with pytest.raises(CommandError, match="floor"):
+        call_command("sampling_weights", project=project.slug, floor=2)
+
+
+def test_the_recorded_weights_and_priorities_are_exported(db):
+    import csv
+    import io
+
+    from django.test import Client
+    from django.urls import reverse
+
+    project = active_project()
+    items = factories.make_items(project, 6)
+    judged(project, items)
+    sampling_weights_compute(project_id=project.pk)
+    researcher = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    client = Client()
+    client.force_login(researcher)
+    url = reverse("project-items-export", args=[project.slug, "csv"])
+    rows = list(csv.DictReader(io.StringIO(b"".join(client.get(url).streaming_content).decode())))
+    stored = {
+        i.external_id: (i.sampling_weight, i.sampling_priority)
+        for i in Item.objects.filter(project=project)
+    }
+    assert len(rows) == 6
+    for row in rows:
+        weight, priority = stored[row["external_id"]]
+        assert float(row["sampling_weight"]) == pytest.approx(weight)
+        assert float(row["sampling_priority"]) == pytest.approx(priority)
