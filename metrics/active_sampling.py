@@ -37,6 +37,7 @@ import numpy as np
 from .prediction_powered import PredictionPoweredEstimate, active_mean
 
 DEFAULT_FLOOR = 0.2
+Numbers = Sequence[float] | np.ndarray
 
 
 def sampling_weights(
@@ -56,7 +57,7 @@ def sampling_weights(
     return (1 - floor) * relative + floor
 
 
-def priorities(weights: Sequence[float], uniforms: Sequence[float]) -> np.ndarray:
+def priorities(weights: Numbers, uniforms: Numbers) -> np.ndarray:
     """``q = w / U``: deal items in decreasing ``q`` (``U`` in (0, 1], independent of labels)."""
     w = np.asarray(weights, dtype=float)
     u = np.asarray(uniforms, dtype=float)
@@ -78,7 +79,7 @@ class ActiveSample:
 
 
 def inclusion_probabilities(
-    weights: Sequence[float], priority: Sequence[float], labelled: Sequence[bool]
+    weights: Numbers, priority: Numbers, labelled: Sequence[bool] | np.ndarray
 ) -> ActiveSample:
     """``π_i = min(1, w_i / τ)`` with ``τ`` the priority of the first unlabelled item in
     decreasing-priority order; only the labels of the prefix before it are used."""
@@ -100,8 +101,8 @@ def inclusion_probabilities(
 def active_estimate(
     predictions: Sequence[float],
     labels: Sequence[float | None],
-    weights: Sequence[float],
-    priority: Sequence[float],
+    weights: Numbers,
+    priority: Numbers,
     *,
     confidence: float = 0.95,
     lam: float | None = None,
@@ -117,8 +118,8 @@ def active_estimate(
 def width_as_answers_arrive(
     predictions: Sequence[float],
     labels: Sequence[float | None],
-    weights: Sequence[float],
-    priority: Sequence[float],
+    weights: Numbers,
+    priority: Numbers,
     *,
     steps: Sequence[int],
     confidence: float = 0.95,

@@ -19,7 +19,8 @@ labelled are not a uniform sample, and the prediction-powered column is instead 
 inference estimate (Zrnic & Candès 2024): each human label weighted by one over the item's
 probability of being labelled, read from the weight and priority recorded on the item. The
 method column says which was used; a figure whose units are not items (or whose items were
-never weighed) keeps PPI++ and says so. :func:`active_ci_table` shows how the interval narrowed
+never weighed) has no prediction-powered figure in an active project, and says so (its units'
+probabilities are unknown and PPI++'s uniform sample does not hold). :func:`active_ci_table` shows how the interval narrowed
 as the answers arrived.
 
 Plain part of the reports layer (no Django); the dashboard shows the table when judges are
@@ -46,7 +47,7 @@ ESTIMATES_TABLE = "prediction_powered"
 ACTIVE_CI_TABLE = "active_sampling_ci"
 PPI = "PPI++ (uniform sample assumed)"
 ACTIVE = "active (recorded probabilities)"
-NOT_WEIGHED = "PPI++: units not weighed items"
+NOT_WEIGHED = "none: units are not weighed items"
 
 
 def _ci(prefix: str, estimate, bounds: tuple[float, float] | None = None) -> dict:
@@ -92,16 +93,17 @@ def _powered(
         return est, est.labels, est.items, ACTIVE
     labelled = [u for u in humans if u in judged]
     unlabelled = [u for u in judged if u not in humans]
-    method = PPI if items is None else NOT_WEIGHED
+    if items is not None:  # dealt actively: PPI++'s uniform sample does not hold
+        return None, len(labelled), len(labelled) + len(unlabelled), NOT_WEIGHED
     if len(labelled) < 2 or len(unlabelled) < 2:
-        return None, len(labelled), len(labelled) + len(unlabelled), method
+        return None, len(labelled), len(labelled) + len(unlabelled), PPI
     powered = prediction_powered_mean(
         [humans[u] for u in labelled],
         [judged[u] for u in labelled],
         [judged[u] for u in unlabelled],
         confidence=confidence,
     )
-    return powered, len(labelled), len(labelled) + len(unlabelled), method
+    return powered, len(labelled), len(labelled) + len(unlabelled), PPI
 
 
 def estimate_row(
@@ -181,7 +183,8 @@ def estimates_table(inp: ReportInput) -> Table | None:
         "Method 'active': the project dealt its items actively (the judges' unsure items to "
         "humans first); each human label is weighted by one over the item's recorded "
         "probability of being labelled (Zrnic & Candès 2024), and only the labels of the "
-        "order's fully labelled prefix count.",
+        "order's fully labelled prefix count; a figure whose units are not weighed items has "
+        "none there.",
     )
 
 

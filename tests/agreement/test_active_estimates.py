@@ -52,12 +52,12 @@ def test_the_row_uses_the_recorded_probabilities_when_dealt_actively():
     assert estimates.estimate_row(estimand, "nli", 0.95)["method"] == estimates.PPI
 
 
-def test_units_that_are_not_weighed_items_keep_ppi_and_say_so():
+def test_units_that_are_not_weighed_items_get_no_estimate_and_say_so():
     estimand, items, *_ = _active_case()
     unweighed = {k: ItemInfo(key=k) for k in items}
-    assert estimates.estimate_row(estimand, "nli", 0.95, unweighed)["method"] == (
-        estimates.NOT_WEIGHED
-    )
+    row = estimates.estimate_row(estimand, "nli", 0.95, unweighed)
+    assert row["method"] == estimates.NOT_WEIGHED and row["ppi"] is None
+    assert row["human"] is not None and row["judge_only"] is not None
 
 
 def test_the_interval_narrows_as_answers_arrive(monkeypatch):
