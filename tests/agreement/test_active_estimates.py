@@ -45,7 +45,7 @@ def test_the_row_uses_the_recorded_probabilities_when_dealt_actively():
     tau = max(q[i] for i in range(len(q)) if i not in top)
     pi = np.minimum(1.0, weights / tau)
     labels = [float(y[i]) if i in top else None for i in range(len(q))]
-    direct = active_mean(p.tolist(), labels, pi.tolist())
+    direct = active_mean(p.tolist(), labels, pi.tolist(), lam=1.0)
     assert row["ppi"] == pytest.approx(direct.estimate)
     assert inclusion_probabilities(weights, q, [v is not None for v in labels]).threshold == tau
     # Not dealt actively: PPI++ with its uniform assumption named.

@@ -77,7 +77,7 @@ def test_simulation_unbiased_and_narrower_than_uniform_at_equal_labels():
     p, y = _population(rng, 1000)
     truth = y.mean()
     uncertainty = np.sqrt(p * (1 - p))  # the judge's own: what an NLI probability gives
-    active_w = sampling_weights(uncertainty.tolist(), floor=0.1)
+    active_w = sampling_weights(uncertainty.tolist(), floor=0.1)  # u is already the residual's sd
     uniform_w = np.ones(p.size)
     draws, n = 2000, 100
     active, active_width = _draws(p, y, active_w, n, draws, rng)
@@ -128,5 +128,5 @@ def test_active_mean_is_the_estimator_used():
     for i in np.argsort(-q)[:10]:
         labels[i] = float(y[i])
     sample = inclusion_probabilities(weights, q, [v is not None for v in labels])
-    direct = active_mean(p.tolist(), labels, sample.probabilities.tolist())
+    direct = active_mean(p.tolist(), labels, sample.probabilities.tolist(), lam=1.0)
     assert active_estimate(p.tolist(), labels, weights, q).estimate == direct.estimate

@@ -1,6 +1,6 @@
 """Weigh a project's items for active sampling from its judges' results so far.
 
-    python manage.py sampling_weights --project SLUG [--floor 0.2]
+    python manage.py sampling_weights --project SLUG [--floor 0.5]
 
 Run it after the judges and before the first human is dealt an item, with the project's crowd
 setting ``assignment_strategy`` "active" (:mod:`llm_judges.services.sampling`).
