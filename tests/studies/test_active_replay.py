@@ -81,6 +81,10 @@ def replayed(db):
             )
             for n, item in enumerate(items)
         )
+    keys = np.random.default_rng(87).integers(0, 2**31, ITEMS)  # reproducible draws of U
+    for item, key in zip(items, keys, strict=True):
+        item.shuffle_key = int(key)
+    Item.objects.bulk_update(items, ["shuffle_key"])
     sampling_weights_compute(project_id=project.pk)  # the default floor, 0.5
     index = {item.pk: n for n, item in enumerate(items)}
     people = [annotator(project) for _ in range(3)]
@@ -127,7 +131,20 @@ def test_the_dashboard_estimate_is_the_active_one_from_the_stored_probabilities(
     ci = estimates.active_ci_table(inp)
     narrowing = [r for r in ci["rows"] if r["figure"] == row["figure"]]
     assert [r["labels"] for r in narrowing] == [5, 10, 20, 50, 60]
-    assert narrowing[-1]["width"] < narrowing[1]["width"]
+    assert (narrowing[-1]["estimate"], narrowing[-1]["width"]) == pytest.approx(
+        (direct.estimate, direct.width)
+    )
+    # Had humans stopped after 20 answers: the first 20 labelled items of the order.
+    first = set(np.argsort(-priority)[:20].tolist())
+    tau_20 = max(q for i, q in enumerate(priority) if i not in first)
+    early = active_mean(
+        a.astype(float).tolist(),
+        [float(t) if i in first else None for i, t in enumerate(truth)],
+        np.minimum(1.0, weights / tau_20).tolist(),
+        lam=1.0,
+    )
+    assert narrowing[2]["estimate"] == pytest.approx(early.estimate)
+    assert narrowing[2]["width"] == pytest.approx(early.width)
     # The hard items (where the judges disagree) were dealt first far more often.
     hard_share = np.mean([w > 1 for w, done in zip(weights, labelled, strict=True) if done])
     assert hard_share > 0.5  # 30 % of the items
