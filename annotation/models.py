@@ -76,6 +76,21 @@ class Item(models.Model):
         help_text="A random number drawn at import: the random item order walks the items by "
         "it from each annotator's own starting point and direction (annotation.ordering).",
     )
+    sampling_weight = models.FloatField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Active sampling (crowd assignment_strategy active): the item's weight from "
+        "the judges' uncertainty, mixed with a uniform floor (metrics.active_sampling); empty "
+        "until the weights are computed.",
+    )
+    sampling_priority = models.FloatField(
+        default=0.0,
+        db_default=0.0,
+        editable=False,
+        help_text="Active sampling: weight / U with U drawn from the shuffle key; items are "
+        "dealt highest first and the estimate's inclusion probabilities come from it (0: none).",
+    )
     revision = models.PositiveIntegerField(
         default=1,
         db_default=1,
@@ -116,6 +131,15 @@ class Item(models.Model):
             # not sorted with their JSON (a 100k export's sort spilled 69 MB to disk and held
             # back its first row by about a second).
             models.Index(fields=["project", "position", "id"], name="item_export_order_idx"),
+            # Active sampling: the open items, highest priority first.
+            models.Index(
+                "project",
+                "kind",
+                models.F("sampling_priority").desc(),
+                "id",
+                condition=Q(is_full=False),
+                name="item_open_active_idx",
+            ),
         ]
         ordering = ["position", "id"]
 

@@ -15,6 +15,9 @@ Item order (crowd ``assignment_strategy``, ``projects.crowd``):
   :func:`seeded_order` is the same order in Python: given the seed and the items' keys it lists
   the items in the order the annotator is offered them (the items other annotators filled first
   are passed over; N per item and the controls are kept exactly as in the other orders).
+- ``active``: one weighted random order for everyone, highest ``Item.sampling_priority`` first
+  (index ``item_open_active_idx``; the priorities come from the judges' uncertainty,
+  ``llm_judges.services.sampling``, and give the probabilities of ``metrics.active_sampling``).
 
 It is not a fresh permutation per annotator: all annotators walk one shuffled cycle, so an item's
 neighbours on it are its neighbours for everyone (in one direction or the other). A per-annotator

@@ -228,6 +228,8 @@ def _free_items(project, annotator, crowd: CrowdSettings, *, seed: int) -> list:
     items = _open_items(project, annotator)
     if crowd.assignment_strategy == "least_annotated":
         return [items.order_by("assigned_count", "position", "id")]
+    if crowd.assignment_strategy == "active":  # one weighted random order for everyone
+        return [items.order_by("-sampling_priority", "id")]
     if crowd.assignment_strategy == "random":
         origin = ordering.start(seed)
         if ordering.descending(seed):

@@ -21,7 +21,10 @@ Keys (all optional; defaults in brackets):
 - ``assignment_strategy`` ["in_order"]: the order items are offered in: "in_order" (import
   order), "least_annotated" (items with the fewest live assignments first, then import order) or
   "random" (each annotator's own order, reproducible from their membership's ``order_seed``; see
-  ``annotation.ordering``). Every order keeps N annotators per item and the controls.
+  ``annotation.ordering``) or "active" (active sampling for a prediction-powered estimate: the
+  items the judges are least sure of are more likely to come first, in one weighted random order
+  for everyone, highest ``Item.sampling_priority`` first; see ``metrics.active_sampling`` and
+  ``llm_judges.services.sampling``). Every order keeps N annotators per item and the controls.
 - ``batch_minutes`` [reservation window]: how long a batch stays reserved before it is abandoned
   and its items return to the pool.
 - ``min_seconds_per_item`` [0]: annotators are warned before submitting faster than this, and the
@@ -52,7 +55,7 @@ from rest_framework import serializers
 
 from core.serializers import KnownKeysOnly
 
-STRATEGIES = ("in_order", "least_annotated", "random")
+STRATEGIES = ("in_order", "least_annotated", "random", "active")
 MTURK_SUBMIT_URLS = {
     True: "https://workersandbox.mturk.com/mturk/externalSubmit",
     False: "https://www.mturk.com/mturk/externalSubmit",

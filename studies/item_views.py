@@ -242,6 +242,8 @@ EXPORT_COLUMNS = (
     "answers",
     "agreement",
     "gold_score",
+    "sampling_weight",  # active sampling: the recorded weight and priority (empty / 0: none)
+    "sampling_priority",
 )
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from metrics.ranking import cv_star, spearman_rho
 
 from .coverage import coverage, same_items_input, shared_rows, with_all_items_rows
-from .estimates import ESTIMATES_TABLE, estimates_table
+from .estimates import ACTIVE_CI_TABLE, ESTIMATES_TABLE, active_ci_table, estimates_table
 from .generic import agreement_table
 from .inputs import AnnotatorFilter, ReportInput
 from .sections import SectionResult, section_for
@@ -34,8 +34,9 @@ from .tables import clean, column, table
 # 3: ordinal bootstrap intervals re-estimate rank positions per replicate; alpha rows carry
 # ``alpha_no_variation``. 4: the questionnaire and ranking sections show the annotators'
 # position effect. 5: judges and humans side by side on the same items (judges' all-items rows
-# labelled); prediction-powered estimates.
-REPORT_VERSION = 5
+# labelled); prediction-powered estimates. 6: active sampling: the estimates table names its
+# method and the active estimate replaces PPI++ where the project deals actively.
+REPORT_VERSION = 6
 
 
 def _section(inp: ReportInput) -> tuple[SectionResult | None, dict[str, dict]]:
@@ -80,13 +81,12 @@ def build_report(
     vectors: dict[str, dict] = {}
     domains: dict[str, list] = {}
     if result is not None:
-        estimates = estimates_table(inp)
-        if estimates is not None:
-            tables[ESTIMATES_TABLE] = estimates
+        added = {ESTIMATES_TABLE: estimates_table(inp), ACTIVE_CI_TABLE: active_ci_table(inp)}
+        tables.update({key: t for key, t in added.items() if t is not None})
         section = {
             "title": result.title,
             "summary": [asdict(figure) for figure in result.summary],
-            "tables": [*result.tables, *([ESTIMATES_TABLE] if estimates is not None else [])],
+            "tables": [*result.tables, *(key for key, t in added.items() if t is not None)],
             "plots": result.plots,
             "notes": result.notes,
         }

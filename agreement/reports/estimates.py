@@ -13,6 +13,16 @@ every selected judge, :func:`estimate_row` puts side by side (:mod:`metrics.pred
   labels alone it is worth. Valid only if the units humans labelled are a uniform random sample
   of the units (docs/prediction-powered.md).
 
+When the project deals its items actively (crowd ``assignment_strategy`` "active": the items
+the judges are unsure of go to humans first, :mod:`metrics.active_sampling`), the items humans
+labelled are not a uniform sample, and the prediction-powered column is instead the active
+inference estimate (Zrnic & Candès 2024): each human label weighted by one over the item's
+probability of being labelled, read from the weight and priority recorded on the item. The
+method column says which was used; a figure whose units are not items (or whose items were
+never weighed) has no prediction-powered figure in an active project, and says so (its units'
+probabilities are unknown and PPI++'s uniform sample does not hold). :func:`active_ci_table` shows how the interval narrowed
+as the answers arrived.
+
 Plain part of the reports layer (no Django); the dashboard shows the table when judges are
 selected under "who counts".
 """
@@ -21,13 +31,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from metrics.prediction_powered import classical_mean, judge_only_mean, prediction_powered_mean
+from metrics.active_sampling import active_estimate, width_as_answers_arrive
+from metrics.prediction_powered import (
+    PredictionPoweredEstimate,
+    classical_mean,
+    judge_only_mean,
+    prediction_powered_mean,
+)
 
-from .inputs import JUDGE, ReportInput
+from .inputs import JUDGE, ItemInfo, ReportInput
 from .sections import Estimand, estimands_for
 from .tables import Table, column, table
 
 ESTIMATES_TABLE = "prediction_powered"
+ACTIVE_CI_TABLE = "active_sampling_ci"
+PPI = "PPI++ (uniform sample assumed)"
+ACTIVE = "active (recorded probabilities)"
+NOT_WEIGHED = "none: units are not weighed items"
 
 
 def _ci(prefix: str, estimate, bounds: tuple[float, float] | None = None) -> dict:
@@ -39,28 +59,70 @@ def _ci(prefix: str, estimate, bounds: tuple[float, float] | None = None) -> dic
     return {prefix: estimate.estimate, f"{prefix}_lower": low, f"{prefix}_upper": high}
 
 
-def estimate_row(
-    estimand: Estimand, judge: str, confidence: float
-) -> dict[str, float | str | int | None]:
-    """One figure for one judge: the three estimates (None where too few units)."""
-    humans: Mapping[str, float] = estimand.humans
-    judged: Mapping[str, float] = estimand.judges.get(judge, {})
+def active_inputs(
+    estimand: Estimand, judge: str, items: Mapping[str, ItemInfo] | None
+) -> tuple[list[float], list[float | None], list[float], list[float]] | None:
+    """(predictions, labels, weights, priorities) over the judged units, when every one is an
+    item with a recorded weight; None otherwise (the figure's units are not items)."""
+    judged = estimand.judges.get(judge, {})
+    if items is None or not judged:
+        return None
+    sampling = [items[u].sampling if u in items else None for u in judged]
+    if any(s is None for s in sampling):
+        return None
+    return (
+        list(judged.values()),
+        [estimand.humans.get(u) for u in judged],
+        [s[0] for s in sampling if s is not None],
+        [s[1] for s in sampling if s is not None],
+    )
+
+
+def _powered(
+    estimand: Estimand, judge: str, confidence: float, items: Mapping[str, ItemInfo] | None
+) -> tuple[PredictionPoweredEstimate | None, int, int, str]:
+    """The prediction-powered estimate (active where the items were dealt actively), with the
+    human labels and units it used and its method."""
+    humans, judged = estimand.humans, estimand.judges.get(judge, {})
+    inputs = active_inputs(estimand, judge, items)
+    if inputs is not None:
+        try:
+            est = active_estimate(*inputs, confidence=confidence)
+        except ValueError:  # fewer than two labels in the labelled prefix
+            return None, 0, len(judged), ACTIVE
+        return est, est.labels, est.items, ACTIVE
     labelled = [u for u in humans if u in judged]
     unlabelled = [u for u in judged if u not in humans]
+    if items is not None:  # dealt actively: PPI++'s uniform sample does not hold
+        return None, len(labelled), len(labelled) + len(unlabelled), NOT_WEIGHED
+    if len(labelled) < 2 or len(unlabelled) < 2:
+        return None, len(labelled), len(labelled) + len(unlabelled), PPI
+    powered = prediction_powered_mean(
+        [humans[u] for u in labelled],
+        [judged[u] for u in labelled],
+        [judged[u] for u in unlabelled],
+        confidence=confidence,
+    )
+    return powered, len(labelled), len(labelled) + len(unlabelled), PPI
+
+
+def estimate_row(
+    estimand: Estimand,
+    judge: str,
+    confidence: float,
+    items: Mapping[str, ItemInfo] | None = None,
+) -> dict[str, float | str | int | None]:
+    """One figure for one judge: the three estimates (None where too few units). ``items``:
+    the report's items when the project deals actively (their recorded sampling), else None."""
+    humans: Mapping[str, float] = estimand.humans
+    judged: Mapping[str, float] = estimand.judges.get(judge, {})
     human = (
         classical_mean(list(humans.values()), confidence=confidence) if len(humans) > 1 else None
     )
     alone = (
         judge_only_mean(list(judged.values()), confidence=confidence) if len(judged) > 1 else None
     )
-    powered = None
-    if len(labelled) > 1 and len(unlabelled) > 1:
-        powered = prediction_powered_mean(
-            [humans[u] for u in labelled],
-            [judged[u] for u in labelled],
-            [judged[u] for u in unlabelled],
-            confidence=confidence,
-        )
+    powered, ppi_labelled, ppi_n, method = _powered(estimand, judge, confidence, items)
     return {
         "figure": estimand.figure,
         "judge": judge,
@@ -69,8 +131,9 @@ def estimate_row(
         **_ci("human", human, estimand.bounds),
         "judge_n": len(judged),
         **_ci("judge_only", alone, estimand.bounds),
-        "ppi_labelled": len(labelled),
-        "ppi_n": len(labelled) + len(unlabelled),
+        "ppi_labelled": ppi_labelled,
+        "ppi_n": ppi_n,
+        "method": method,
         **_ci("ppi", powered, estimand.bounds),
         "lam": powered.lam if powered is not None else None,
         "effective": powered.effective_labels if powered is not None else None,
@@ -84,8 +147,11 @@ def estimates_table(inp: ReportInput) -> Table | None:
     if declared is None or not judges:
         return None
     confidence = inp.options.confidence
+    items = inp.items if inp.active_sampling else None
     rows = [
-        estimate_row(estimand, judge, confidence) for estimand in declared(inp) for judge in judges
+        estimate_row(estimand, judge, confidence, items)
+        for estimand in declared(inp)
+        for judge in judges
     ]
     pct = round(100 * confidence)
     return table(
@@ -100,7 +166,8 @@ def estimates_table(inp: ReportInput) -> Table | None:
             column("judge_only", f"Judge only, biased ({pct} % CI)", "ci"),
             column("ppi_labelled", "PPI human labels", "int"),
             column("ppi_n", "PPI units", "int"),
-            column("ppi", f"Prediction-powered, PPI++ ({pct} % CI)", "ci"),
+            column("method", "Method", "text"),
+            column("ppi", f"Prediction-powered ({pct} % CI)", "ci"),
             column("lam", "λ (weight on the judge)", "num"),
             column("effective", "Worth (human labels)", "num1"),
         ],
@@ -112,5 +179,59 @@ def estimates_table(inp: ReportInput) -> Table | None:
         "corrected by its error on the human-labelled units; valid only when the human-labelled "
         "units are a uniform random sample of the units and the judge was fixed before the "
         "labels were seen (see docs/prediction-powered.md). Worth: how many human labels alone "
-        "would give an interval as narrow. — where there are fewer than two units to use.",
+        "would give an interval as narrow. — where there are fewer than two units to use. "
+        "Method 'active': the project dealt its items actively (the judges' unsure items to "
+        "humans first); each human label is weighted by one over the item's recorded "
+        "probability of being labelled (Zrnic & Candès 2024), and only the labels of the "
+        "order's fully labelled prefix count; a figure whose units are not weighed items has "
+        "none there.",
+    )
+
+
+ANSWER_STEPS = (5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+
+
+def active_ci_table(inp: ReportInput) -> Table | None:
+    """How the active estimate's interval narrowed as human answers arrived (had humans stopped
+    after the first k labelled items of the order); None unless the project deals actively."""
+    declared = estimands_for(inp.task_type)
+    judges = [c.label or c.id for c in inp.coders if c.kind == JUDGE]
+    if not inp.active_sampling or declared is None or not judges:
+        return None
+    confidence = inp.options.confidence
+    rows = []
+    for estimand in declared(inp):
+        for judge in judges:
+            inputs = active_inputs(estimand, judge, inp.items)
+            if inputs is None:
+                continue
+            labelled = sum(y is not None for y in inputs[1])
+            steps = [k for k in ANSWER_STEPS if k < labelled] + [labelled]
+            for k, estimate, width in width_as_answers_arrive(
+                *inputs, steps=steps, confidence=confidence
+            ):
+                rows.append(
+                    {
+                        "figure": estimand.figure,
+                        "judge": judge,
+                        "labels": k,
+                        "estimate": estimate,
+                        "width": width,
+                    }
+                )
+    if not rows:
+        return None
+    pct = round(100 * confidence)
+    return table(
+        "Active sampling: the interval as human answers arrived",
+        [
+            column("figure", "Figure", "text"),
+            column("judge", "Judge", "text"),
+            column("labels", "Human-labelled items so far", "int"),
+            column("estimate", "Active estimate", "num"),
+            column("width", f"{pct} % CI width", "num"),
+        ],
+        rows,
+        note="The active estimate had humans stopped after the first k labelled items of the "
+        "project's weighted order, for growing k: the interval narrows as answers arrive.",
     )

@@ -35,6 +35,7 @@ from annotation.flags import agreement_items
 from annotation.models import Annotation, ExternalAnnotation, Item
 from annotation.selectors import project_counts
 from annotation.task_types import TaskType
+from projects.crowd import crowd_settings
 from projects.models import Membership, Project
 
 from .build import REPORT_VERSION
@@ -141,17 +142,20 @@ def _items(project: Project, options: ReportOptions) -> tuple[dict[str, ItemInfo
     items: dict[str, ItemInfo] = {}
     key_of: dict[int, str] = {}
     extra_of = item_extra_for(project.task_type)
-    columns = ["id", "external_id", "group", "gold"]
+    columns = ["id", "external_id", "group", "gold", "sampling_weight", "sampling_priority"]
     if extra_of is not None:
         # Payloads can be large (texts): read in chunks and keep only what the report needs.
         rows = item_rows.values_list(*columns, "payload", "prepared").iterator(chunk_size=2000)
     else:
         rows = ((*row, None, None) for row in item_rows.values_list(*columns))
-    for pk, external_id, group, gold, payload, prepared in rows:
+    for pk, external_id, group, gold, weight, priority, payload, prepared in rows:
         if keep is not None and external_id not in keep:
             continue
         extra = extra_of(payload or {}, prepared or {}) if extra_of is not None else {}
-        items[external_id] = ItemInfo(key=external_id, group=group, gold=gold, extra=extra)
+        sampling = (weight, priority) if weight is not None and priority > 0 else None
+        items[external_id] = ItemInfo(
+            key=external_id, group=group, gold=gold, extra=extra, sampling=sampling
+        )
         key_of[pk] = external_id
     return items, key_of
 
@@ -340,6 +344,7 @@ def gather(
         available_judges=sorted(set(available_judges(project)) | set(extra_judges or {})),
         presented=presented,
         human_presented={c: p for c, p in humans.presented.items() if c in answers},
+        active_sampling=crowd_settings(project).assignment_strategy == "active",
     )
 
 

@@ -111,6 +111,9 @@ class ItemInfo:
     group: str = ""
     gold: Any = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # Active sampling: (weight, priority) where the item was weighed (Item.sampling_weight,
+    # Item.sampling_priority; metrics.active_sampling), else None.
+    sampling: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,9 @@ class ReportInput:
     # Answer fields as reliability columns, built once per report input and shared by the
     # generic table and the task type's section (:func:`agreement.reports.generic.columns_of`).
     columns_cache: dict = field(default_factory=dict, repr=False, compare=False)
+    # The project deals its items actively (crowd assignment_strategy "active"): the estimates
+    # weight each human label by the item's recorded probability (agreement.reports.estimates).
+    active_sampling: bool = False
 
     def coder_ids(self, kind: str | None = None) -> list[str]:
         return [c.id for c in self.coders if kind is None or c.kind == kind]

@@ -10,8 +10,8 @@ distinct text of the task is encoded once, however many items or groups it appea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from llm_judges.backends.errors import ConfigError
 
@@ -44,3 +44,19 @@ def pair_similarities(
     index = {text: n for n, text in enumerate(texts)}
     vectors = embed(texts, batch_size=batch_size, cache=cache)
     return [float(vectors[index[a]] @ vectors[index[b]]) for a, b in pairs]
+
+
+# How far from the threshold a similarity must be for the judge to count as sure of it.
+SURE_MARGIN = 0.25
+
+
+def uncertainty(detail: Mapping[str, Any]) -> float | None:
+    """How unsure the embedding judge was of an item (active sampling): the closer a pair's
+    similarity lies to the threshold the less sure, ``max(0, 1 − |s − t| / SURE_MARGIN)``
+    averaged over the item's pairs; None without similarities."""
+    similarities = detail.get("similarities")
+    threshold = detail.get("threshold")
+    if not similarities or not isinstance(threshold, int | float):
+        return None
+    margins = [abs(float(s) - float(threshold)) for s in similarities]
+    return sum(max(0.0, 1.0 - m / SURE_MARGIN) for m in margins) / len(margins)

@@ -297,3 +297,18 @@ def generated_texts(judged: Sequence[Mapping[str, Any]]) -> str:
         return record.get("generated")
 
     return json.dumps([texts(record) for record in judged], ensure_ascii=False)
+
+
+def uncertainty(detail: Mapping[str, Any]) -> float | None:
+    """How unsure the classifier was of an item (active sampling): one minus the top label's
+    probability, averaged over the item's pairs and directions; None where the result holds no
+    probabilities (a seq2seq model's generated text)."""
+    tops = []
+    for record in detail.get("pairs") or []:
+        if not isinstance(record, Mapping):
+            continue
+        for one in (record.get("forward"), record.get("reverse"), record):
+            probabilities = one.get("probabilities") if isinstance(one, Mapping) else None
+            if isinstance(probabilities, Mapping) and probabilities:
+                tops.append(1.0 - max(float(p) for p in probabilities.values()))
+    return sum(tops) / len(tops) if tops else None

@@ -13,6 +13,7 @@ One module per concern; this package re-exports their public names, so callers w
 - :mod:`.batch_engine`: processing one batch, the Celery task's body (LLM, NLI and embedding
   judges, outcome storage, backoff).
 - :mod:`.preselection`: showing a judge's answers to annotators.
+- :mod:`.sampling`: active sampling's item weights and priorities from the judges' uncertainty.
 - :mod:`.errors`: ``JudgeError``, the services' :class:`~core.errors.Refusal`.
 
 The flow of a run: ``judge_run_start`` selects the items, claims results that already exist and,
@@ -75,9 +76,17 @@ from llm_judges.services.runs import (
     judge_runs_resume_lost,
     lost_runs,
 )
+from llm_judges.services.sampling import (
+    SamplingWeights,
+    item_uncertainties,
+    sampling_weights_compute,
+)
 
 __all__ = [
     "PROCESSORS",
+    "SamplingWeights",
+    "item_uncertainties",
+    "sampling_weights_compute",
     "BatchReport",
     "JudgeError",
     "ResumedRun",

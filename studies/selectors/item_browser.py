@@ -301,6 +301,10 @@ class ItemRow:
     judge_verdict: str  # a key of VERDICTS, or "" (no judge chosen, or no human answer)
     open_flags: int = 0
     excluded: bool = False
+    # Active sampling: the item's recorded weight and priority (Item.sampling_*); with the
+    # threshold τ of the labelled prefix, its inclusion probability is min(1, weight / τ).
+    sampling_weight: float | None = None
+    sampling_priority: float = 0.0
     sort_value: Any = field(repr=False, default=None)
 
 
@@ -363,6 +367,8 @@ _ROW_FIELDS = (
     "submitted_count",
     "browser_figures__agreement",
     "browser_figures__gold_score",
+    "sampling_weight",
+    "sampling_priority",
 )
 
 
@@ -437,6 +443,8 @@ def _rows(
                 else "",
                 open_flags=r["open_flags"],
                 excluded=r["excluded"],
+                sampling_weight=r["sampling_weight"],
+                sampling_priority=r["sampling_priority"],
                 sort_value=r[key],
             )
         )
