@@ -25,5 +25,10 @@ urlpatterns = [
         name="api-preselection",
     ),
     path("p/<slug:slug>/judges/", views.project_judges, name="project-judges"),
+    path(
+        "p/<slug:slug>/judges/sampling-weights/",
+        views.sampling_weights,
+        name="project-sampling-weights",
+    ),
     path("p/<slug:slug>/judges/runs/<int:run_id>/", views.judge_run, name="judge-run"),
 ]

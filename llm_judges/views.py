@@ -13,10 +13,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework import serializers
 
 from annotation.models import Item
+from core.errors import Refusal
 from llm_judges import selectors, services
 from llm_judges.forms import (
     JudgeAddForm,
@@ -100,9 +102,30 @@ def project_judges(request, slug):
             "preselection_reason": status["reason"],
             "runs": [selectors.progress_of(run=run) for run in runs],
             "endpoints": endpoints,
+            "sampling": services.sampling_status(project=project),
             **setup.forms(),
         },
     )
+
+
+@login_required
+@require_POST
+def sampling_weights(request, slug):
+    """Compute the project's active-sampling weights from the judges' answers so far (before
+    humans start; afterwards the refusal is shown and nothing changes)."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    try:
+        done = services.sampling_weights_compute(project_id=project.pk)
+    except Refusal as refusal:
+        messages.error(request, refusal.message)
+    else:
+        messages.success(
+            request,
+            f"Sampling weights set for {done.items} item{'' if done.items == 1 else 's'} "
+            f"({done.with_uncertainty} with an uncertainty from the judges; the others get "
+            "the mean weight).",
+        )
+    return redirect(f"{reverse('project-judges', args=[project.slug])}#sampling")
 
 
 class _JudgeSetup:

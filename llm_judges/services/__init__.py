@@ -77,15 +77,19 @@ from llm_judges.services.runs import (
     lost_runs,
 )
 from llm_judges.services.sampling import (
+    SamplingStatus,
     SamplingWeights,
     item_uncertainties,
+    sampling_status,
     sampling_weights_compute,
 )
 
 __all__ = [
     "PROCESSORS",
+    "SamplingStatus",
     "SamplingWeights",
     "item_uncertainties",
+    "sampling_status",
     "sampling_weights_compute",
     "BatchReport",
     "JudgeError",

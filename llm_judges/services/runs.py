@@ -30,6 +30,7 @@ from llm_judges.services.configuration import _prompt_for, judge_connection
 from llm_judges.services.errors import JudgeError
 from llm_judges.services.prompt_templates import template_for
 from llm_judges.services.safe_text import db_safe_text
+from llm_judges.services.sampling import sampling_weights_after_run
 from projects.audit import AuditKind, audit_record
 from webhooks import events as webhook_events
 from webhooks.services import event_emit
@@ -557,10 +558,12 @@ def _fail_run(run_id: int, message: str, *, excerpt: str = "") -> None:
 
 
 def _announce_finished(run_id: int) -> None:
-    """``judge_run.finished`` to the project's webhooks: how the run ended, with its counts."""
+    """``judge_run.finished`` to the project's webhooks: how the run ended, with its counts; a
+    project dealing actively, before humans start, gets its sampling weights from the answers."""
     run = JudgeRun.objects.select_related("judge").filter(pk=run_id).first()
     if run is None:
         return
+    sampling_weights_after_run(project_id=run.project_id)
     event_emit(
         project_id=run.project_id,
         event=webhook_events.JUDGE_RUN_FINISHED,

@@ -31,6 +31,10 @@ from llm_judges.backends import embedding, nli
 from llm_judges.models import JudgeResult
 from llm_judges.services.errors import JudgeError
 from metrics.active_sampling import DEFAULT_FLOOR, priorities, sampling_weights
+from projects.crowd import crowd_settings
+from projects.models import Project
+
+ACTIVE = "active"  # the crowd setting assignment_strategy that deals by these priorities
 
 # A judge kind's uncertainty about one result, read from the result's ``detail``.
 UNCERTAINTY: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
@@ -105,3 +109,39 @@ def sampling_weights_compute(*, project_id: int, floor: float = DEFAULT_FLOOR) -
     return SamplingWeights(
         items=len(items), with_uncertainty=sum(i.id in uncertain for i in items), floor=floor
     )
+
+
+@dataclass(frozen=True)
+class SamplingStatus:
+    """What the judges page says of active sampling: whether the project deals actively, how
+    many of its regular items have a weight, and whether humans have started (weights fixed)."""
+
+    active: bool
+    items: int
+    weighed: int
+    dealt: bool
+
+
+def sampling_status(*, project: Project) -> SamplingStatus:
+    """Three small queries; nothing when the project does not deal actively."""
+    if crowd_settings(project).assignment_strategy != ACTIVE:
+        return SamplingStatus(active=False, items=0, weighed=0, dealt=False)
+    regular = Item.objects.filter(project=project, kind=Item.Kind.REGULAR)
+    return SamplingStatus(
+        active=True,
+        items=regular.count(),
+        weighed=regular.filter(sampling_weight__isnull=False).count(),
+        dealt=Assignment.objects.filter(project=project, item__kind=Item.Kind.REGULAR).exists(),
+    )
+
+
+def sampling_weights_after_run(*, project_id: int) -> SamplingWeights | None:
+    """After a judge run ends: a project that deals actively and has dealt no regular item to a
+    human yet gets its weights from every judge answer stored so far (None otherwise)."""
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None or crowd_settings(project).assignment_strategy != ACTIVE:
+        return None
+    try:
+        return sampling_weights_compute(project_id=project_id)
+    except JudgeError:  # humans have started: the weights stay as they were dealt under
+        return None

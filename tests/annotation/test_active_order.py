@@ -202,3 +202,45 @@ def test_the_recorded_weights_and_priorities_are_exported(db):
         weight, priority = stored[row["external_id"]]
         assert float(row["sampling_weight"]) == pytest.approx(weight)
         assert float(row["sampling_priority"]) == pytest.approx(priority)
+
+
+def test_weights_follow_each_run_until_humans_start_and_the_judges_page_computes_them(db):
+    """Researchers use pages: a judge run's end sets the weights (before humans start), and the
+    judges page says how many items have one and computes them on demand."""
+    from django.test import Client
+
+    from llm_judges.models import JudgeRun
+    from llm_judges.services.runs import _announce_finished
+
+    project = active_project()
+    researcher = factories.UserFactory(username=factories.unique("researcher"))
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    items = factories.make_items(project, 9)
+    judged(project, items)
+    judge = Judge.objects.get(project=project, name="nli")
+    run = JudgeRun.objects.create(judge=judge, project=project, status="done", total=9)
+    _announce_finished(run.pk)
+    assert not Item.objects.filter(project=project, sampling_weight__isnull=True).exists()
+
+    client = Client()
+    client.force_login(researcher)
+    page = client.get(f"/p/{project.slug}/judges/").content.decode()
+    assert "9 of 9 items have a weight" in page and "Compute the weights now" in page
+    Item.objects.filter(project=project).update(sampling_weight=None)
+    done = client.post(f"/p/{project.slug}/judges/sampling-weights/", follow=True)
+    assert "Sampling weights set for 9 items" in done.content.decode()
+
+    # Once a human has an item, the weights are fixed: a run's end leaves them, the page says so.
+    services.assignment_next(project=project, annotator=annotator(project))
+    before = dict(Item.objects.filter(project=project).values_list("id", "sampling_priority"))
+    JudgeResult.objects.filter(item__project=project, judge__name="emb").delete()
+    _announce_finished(run.pk)
+    after = dict(Item.objects.filter(project=project).values_list("id", "sampling_priority"))
+    assert after == before
+    refused = client.post(f"/p/{project.slug}/judges/sampling-weights/", follow=True)
+    assert "fixed once humans start" in refused.content.decode()
+    assert "Annotators have started" in refused.content.decode()
+    other = factories.UserFactory(username=factories.unique("eve"))
+    other_client = Client()
+    other_client.force_login(other)
+    assert other_client.post(f"/p/{project.slug}/judges/sampling-weights/").status_code == 404
