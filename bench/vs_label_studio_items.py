@@ -294,6 +294,8 @@ def main() -> None:
             ls_project,
             args.page_size,
         )
+        if not filled:
+            del urls["answered (one answer)"]  # nothing to find
         print(f"\n{args.samples} samples per page, interleaved (ratio: Concord / Label Studio)")
         measure(
             concord_session(concord),
