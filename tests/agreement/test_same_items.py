@@ -2,13 +2,14 @@
 both have, with the count shown; a judge's all-items figure is a separate, labelled row.
 
 Walks every report table of every task type with a report section (the report registry), on a
-replay of that task type: the humans keep their answers on a third of the items, and a judge
+replay of that task type (or, for one with no source study, a simulated one): the humans keep their answers on a third of the items, and a judge
 answers every item (the first human answer of each item, copied: a judge that agrees well). The
 report must equal, row for row, the report computed with the judge cut down by hand to the
 humans' items, except for rows labelled as the judge's all-items figure."""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
 
 import pytest
@@ -23,8 +24,19 @@ from studies.replays import replays
 JUDGE_ID = "judge:copying-judge"
 
 
-def _first_replay(task_type: str):
-    return next((r for r in replays() if r.task_type == task_type), None)
+def _answered_project(task_type: str):
+    """The task type's first replay, run; a task type with no source study to replay brings a
+    simulated one (``tests/task_types/<slug>/simulated_study.py``: ``run(seed=…)``)."""
+    replay = next((r for r in replays() if r.task_type == task_type), None)
+    if replay is not None:
+        return replay.run(scale=1, seed=87).project
+    try:
+        simulated = importlib.import_module(f"tests.task_types.{task_type}.simulated_study")
+    except ModuleNotFoundError:
+        pytest.fail(
+            f"{task_type}: no replay, and no tests/task_types/{task_type}/simulated_study.py"
+        )
+    return simulated.run(seed=87)
 
 
 def _with_judge(inp: ReportInput, human_units: set[str], judge_units: set[str]) -> ReportInput:
@@ -52,11 +64,7 @@ def _plain(row: dict) -> dict:
 
 @pytest.mark.parametrize("task_type", sorted(report_registry.keys()))
 def test_judges_and_humans_are_compared_on_the_same_items_in_every_table(db, task_type):
-    replay = _first_replay(task_type)
-    if replay is None:
-        pytest.skip(f"no replay of {task_type} to take answers from")
-    result = replay.run(scale=1, seed=87)
-    inp = gather(project=result.project, options=ReportOptions(n_boot=20))
+    inp = gather(project=_answered_project(task_type), options=ReportOptions(n_boot=20))
     answered = sorted({u for c in inp.coder_ids(HUMAN) for u in inp.answers[c]})
     assert len(answered) >= 2, "the replay must give the humans two items at least"
     humans_on = set(answered[: max(1, len(answered) // 3)])
