@@ -166,7 +166,10 @@ def labels_needed(p: Pilot, target_width: float) -> Need:
     if not math.isfinite(target_width) or target_width <= 0:
         raise ValueError("the target width must be a positive number")
     variance_target = (target_width / (2 * p.z)) ** 2
-    alone = max(2, math.ceil(p.var_labels / variance_target - 1e-9))
+    # A width so small that its variance underflows to 0 (found by a probe: 1e-300, a 500)
+    # needs more labels than any study has, like any width beyond MAX_LABELS.
+    ratio = p.var_labels / variance_target if variance_target > 0 else math.inf
+    alone = max(2, math.ceil(ratio - 1e-9)) if math.isfinite(ratio) else MAX_LABELS + 1
     if alone > MAX_LABELS:
         raise TooLittleData(
             f"a width of {target_width:g} would need more than {MAX_LABELS:,} human labels"

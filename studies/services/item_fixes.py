@@ -85,6 +85,9 @@ def item_fix(
     (and changes nothing) when the record is invalid, names another item, or changes nothing."""
     if len(note) > MAX_NOTE:
         raise Refusal(f"The note is at most {MAX_NOTE:,} characters.", field="note")
+    problem = json_safety.json_problem(record)  # the API's body is parsed, not checked, here
+    if problem is not None:
+        raise Refusal(f"The record cannot be stored: {problem}", field="record")
     task_type = task_types.get(project.task_type)
     try:
         config = task_type.validate_config(project.config)

@@ -129,8 +129,9 @@ def test_a_tiny_pilot_is_refused_with_a_reason():
     for bad in (0, -0.1, math.nan, math.inf):
         with pytest.raises(ValueError, match="positive number"):
             labels_needed(p, bad)
-    with pytest.raises(TooLittleData, match="more than"):
-        labels_needed(p, 1e-6)
+    for tiny in (1e-6, 1e-150, 1e-300, 5e-324):  # 1e-300's variance underflows (a probe's 500)
+        with pytest.raises(TooLittleData, match="more than"):
+            labels_needed(p, tiny)
     with pytest.raises(ValueError, match="at least 2"):
         projected_widths(p, [1, 5])
 

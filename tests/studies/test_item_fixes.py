@@ -175,3 +175,21 @@ def test_a_bundle_carries_revisions_and_refuses_an_answer_on_a_later_one(
     one_item.refresh_from_db()
     with pytest.raises(BundleRefused, match="later than the item's revision 2"):
         _item_revision({"item_revision": 3}, one_item, "annotations.jsonl line 1")
+
+
+def test_the_api_refuses_a_record_nested_deeper_than_an_import_allows(
+    project, researcher, one_item
+):
+    """Found by a probe: the page refused 200 levels, the API stored 900."""
+    deep: list = []
+    for _ in range(200):
+        deep = [deep]
+    response = client_for(researcher).post(
+        f"/api/projects/{project.slug}/items/{one_item.pk}/fix/",
+        {"record": _fixed_record(one_item, provenance=deep)},
+        format="json",
+    )
+    assert response.status_code == 400 and response.data["field"] == "record"
+    assert "nested more than 64 levels" in response.data["detail"]
+    one_item.refresh_from_db()
+    assert one_item.revision == 1
