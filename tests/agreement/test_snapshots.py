@@ -229,9 +229,10 @@ def test_concurrent_requests_start_one_computation_on_postgresql(transactional_d
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(timeout=60)
+            thread.join(timeout=600)
     finally:
         celery_tasks.compute_snapshot.delay = real_delay
+    assert not [thread.name for thread in threads if thread.is_alive()], "still running after 600 s"
     assert not errors
     assert AgreementSnapshot.objects.filter(project=project).count() == 1
     assert len(sent) == 1

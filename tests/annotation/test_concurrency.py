@@ -13,9 +13,11 @@ from tests.conftest import require
 ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
 
 
-def at_once(function, arguments, *, timeout=180) -> list[str]:
+def at_once(function, arguments, *, timeout=600) -> list[str]:
     """Run ``function(argument)`` in one thread per argument, all released together by a barrier;
-    returns the errors raised (a thread must not die silently)."""
+    returns the errors raised (a thread must not die silently) and names any thread still running
+    after ``timeout`` seconds, so a slow machine fails with that message instead of with counts
+    read while threads still write."""
     arguments = list(arguments)
     start = threading.Barrier(len(arguments))
     errors = []
@@ -34,6 +36,9 @@ def at_once(function, arguments, *, timeout=180) -> list[str]:
         thread.start()
     for thread in threads:
         thread.join(timeout=timeout)
+    errors += [
+        f"{thread.name} still running after {timeout} s" for thread in threads if thread.is_alive()
+    ]
     return errors
 
 
@@ -49,7 +54,7 @@ def test_n_annotators_per_item_holds_when_20_annotators_ask_at_once(transactiona
         while (assignment := services.assignment_next(project=project, annotator=user)) is not None:
             services.annotation_submit(assignment=assignment, answer=ANSWER)
 
-    assert not at_once(work, annotators, timeout=120)
+    assert not at_once(work, annotators)
     per_item = Counter(Assignment.objects.filter(project=project).values_list("item_id", flat=True))
     assert set(per_item.values()) == {3}, per_item
     assert len(per_item) == 12
@@ -117,7 +122,7 @@ def test_one_annotator_asking_for_a_batch_from_several_tabs_at_once_gets_one_bat
     def ask(_tab):
         got.append(services.assignment_next(project=project, annotator=user).batch_id)
 
-    assert not at_once(ask, range(tabs), timeout=60)
+    assert not at_once(ask, range(tabs))
     assert len(set(got)) == 1 and len(got) == tabs
     assert Batch.objects.filter(project=project).count() == 1
     assert Assignment.objects.filter(project=project).count() == 4
@@ -143,11 +148,7 @@ def test_two_tabs_of_one_annotator_asking_at_once_share_one_reservation(transact
             finally:
                 connections.close_all()
 
-        threads = [threading.Thread(target=tab) for _ in range(6)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
+        assert not at_once(lambda _tab, tab=tab: tab(), range(6))
         assert not errors and len(set(got)) == 1, (got, errors)
         services.annotation_submit(assignment=Assignment.objects.get(pk=got[0]), answer=ANSWER)
     sequences = list(
