@@ -6,15 +6,18 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install run test test-file test-task lint bench clean messages
 
+# Each step says what it does and roughly how long it takes on a quiet 2-core machine.
 $(STAMP): pyproject.toml clients/python/pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	# torch first, pinned to the local CPU wheel, so nothing pulls a CUDA build.
-	$(BIN)/python -m pip install --quiet "torch==2.13.0"
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	# the Python client (its own package, tests/clients/ runs it against a live server)
-	$(BIN)/python -m pip install --quiet -e "clients/python[pandas,datasets]"
-	touch $(STAMP)
+	@echo "[install 1/4] a virtual environment in $(VENV)/ and a current pip (seconds)"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "[install 2/4] torch, pinned to the local CPU wheel so nothing pulls a CUDA build (about a minute)"
+	@$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	@echo "[install 3/4] Concord and its dependencies: Django, Celery, spaCy, MiniLM, test tools (1-3 minutes)"
+	@$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@echo "[install 4/4] the Python client, which tests/clients/ runs against a live server (seconds)"
+	@$(BIN)/python -m pip install --quiet -e "clients/python[pandas,datasets]"
+	@touch $(STAMP)
 
 install: $(STAMP)
 
@@ -24,11 +27,15 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 LOCAL := env -u DATABASE_URL -u REDIS_URL CONCORD_BASE_URL=http://$(HOST):$(PORT)/
 run: install
-	$(LOCAL) $(BIN)/python manage.py migrate --noinput
-	$(LOCAL) $(BIN)/python manage.py seed_demo
+	@echo "[run 1/3] migrating the embedded SQLite database, db.sqlite3 (seconds)"
+	@$(LOCAL) $(BIN)/python manage.py migrate --noinput
+	@echo "[run 2/3] demo accounts and one demo study per task type (under a minute)"
+	@$(LOCAL) $(BIN)/python manage.py seed_demo --without-replays
+	@echo "[run 3/3] serving; the six source-study replays build beside it (about a minute; log: replays.log)"
 	@echo "Concord runs on http://$(HOST):$(PORT)/ (log in with an account printed above)"
-	# judge runs started from the page go on a thread of the server, never blocking the page
-	$(LOCAL) CONCORD_EAGER_IN_BACKGROUND=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
+	@$(LOCAL) $(BIN)/python manage.py seed_demo --replays-only > replays.log 2>&1 &
+	@# judge runs started from the page go on a thread of the server, never blocking the page
+	@$(LOCAL) CONCORD_EAGER_IN_BACKGROUND=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # Uses DATABASE_URL / REDIS_URL when set (CI: PostgreSQL and Redis), SQLite otherwise.
 test: install
