@@ -21,9 +21,10 @@ from annotation.selectors import project_progress
 from annotation.task_types import all_task_types
 from core.errors import Refusal
 from projects import selectors
-from projects.models import ImportJob, Membership
+from projects.models import Membership
 from projects.permissions import IsProjectResearcher
 from studies.middleware import large_uploads
+from studies.models import ImportJob
 from studies.serializers import (
     AnnotationImportSerializer,
     ImportSerializer,

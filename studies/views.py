@@ -22,11 +22,11 @@ from annotation.models import Assignment, Item
 from annotation.selectors import project_progress
 from core.errors import Refusal
 from projects import selectors
-from projects.models import ImportJob
 from projects.permissions import RESEARCH_ROLES, can_create_projects, project_for
 from studies.api import export_response
 from studies.forms import AnnotationImportForm, ImportForm
 from studies.middleware import large_uploads
+from studies.models import ImportJob
 from studies.services.exports import CODERS, FORMATS, extra_formats
 from studies.services.external_annotations import (
     annotation_formats,

@@ -25,7 +25,8 @@ from django.utils import timezone
 from core.errors import Refusal
 from core.pace import Pace, work_pace
 from projects.audit import AuditKind, audit_record
-from projects.models import ImportJob, ImportJobPart, Project
+from projects.models import Project
+from studies.models import ImportJob, ImportJobPart
 from studies.services.imports import ImportFailed, ImportReport, import_items
 from webhooks import events as webhook_events
 from webhooks.services import event_emit

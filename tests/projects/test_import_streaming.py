@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Item
-from projects.models import ImportJob, ImportJobPart
+from studies.models import ImportJob, ImportJobPart
 from studies.services import import_jobs
 from studies.services.import_jobs import import_job_run, import_upload_store
 from tests import factories
