@@ -188,7 +188,7 @@ def _parsed_time(value: str) -> datetime | None:
         return None
 
 
-class ImportJobView(TypedDict):
+class ImportJobSummary(TypedDict):
     """``import_job_view``'s answer; the optional keys come from the report of a finished job
     (``format`` then says the format detected, where the job's was "detect")."""
 
@@ -212,7 +212,7 @@ class ImportJobView(TypedDict):
     finished_at: str | None
 
 
-def import_job_view(*, job: ImportJob) -> ImportJobView:
+def import_job_view(*, job: ImportJob) -> ImportJobSummary:
     """A job as the API and a refusal's ``about`` show it: its state, the cached progress while it
     runs, whether it looks stuck, its pace, and its report's figures once done."""
     progress = import_job_progress(job=job)
@@ -232,4 +232,4 @@ def import_job_view(*, job: ImportJob) -> ImportJobView:
         "started_at": job.started_at.isoformat() if job.started_at else None,
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
     }
-    return cast(ImportJobView, view)  # the report's keys: ImportJobView's optional ones
+    return cast(ImportJobSummary, view)  # the report's keys: ImportJobSummary's optional ones
