@@ -5,6 +5,7 @@ from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from annotation import api as annotation_api
+from annotation import review_views
 from annotation import views as annotation_views
 from projects import api as members_api
 from projects import views as members_views
@@ -108,6 +109,11 @@ api = [
         "api/projects/<slug:slug>/send-back/",
         annotation_api.SendBackView.as_view(),
         name="api-send-back",
+    ),
+    path(
+        "api/projects/<slug:slug>/review/<int:item_id>/adjudication/",
+        review_views.AdjudicationView.as_view(),
+        name="api-adjudication",
     ),
 ]
 
@@ -235,6 +241,10 @@ pages = [
     # The JavaScript catalogue of the active language (every app's and locale/'s djangojs).
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     path("p/<slug:slug>/preview/", annotation_views.annotate_preview, name="annotate-preview"),
+    # Review of disagreements, for every project (annotation.review_views).
+    path("p/<slug:slug>/review/", review_views.review_list, name="review-list"),
+    path("p/<slug:slug>/review/next/", review_views.review_next, name="review-next"),
+    path("p/<slug:slug>/review/<int:item_id>/", review_views.review_item, name="review-item"),
     path("p/<slug:slug>/agreement/", include("agreement.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -1,4 +1,5 @@
-"""Crowd URLs: platform entry links, researcher quality and review pages, adjudication API."""
+"""Crowd URLs: platform entry links, the researcher's quality, platform-action and payment pages
+(review and adjudication serve every project: ``config.urls``, ``annotation.review_views``)."""
 
 from django.urls import path
 
@@ -12,12 +13,4 @@ urlpatterns = [
     path("p/<slug:slug>/quality/", views.quality_page, name="crowd-quality"),
     path("p/<slug:slug>/quality/payments.csv", views.payments_csv, name="crowd-payments"),
     path("p/<slug:slug>/quality/actions/", views.platform_actions_page, name="crowd-actions"),
-    path("p/<slug:slug>/review/", views.review_list, name="review-list"),
-    path("p/<slug:slug>/review/next/", views.review_next, name="review-next"),
-    path("p/<slug:slug>/review/<int:item_id>/", views.review_item, name="review-item"),
-    path(
-        "api/projects/<slug:slug>/review/<int:item_id>/adjudication/",
-        views.AdjudicationView.as_view(),
-        name="api-adjudication",
-    ),
 ]

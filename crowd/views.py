@@ -1,10 +1,11 @@
 """Crowd pages: platform entry links, the way back to the platform, the researcher's quality view,
-the payment export, and review of disagreements.
+the platform actions and the payment export (review of disagreements serves every project:
+``annotation.review_views``).
 
 Security, per view, in the docstrings. Entry views need no login (workers arrive from the
 platform) but honour only links whose signature covers this project, platform and study
-(``crowd.services``). Researcher pages use ``project_for`` with the researcher role, review
-pages with the researcher or reviewer role (404 to anyone else).
+(``crowd.services``). Researcher pages use ``project_for`` with the researcher role (404 to
+anyone else).
 """
 
 from __future__ import annotations
@@ -22,28 +23,17 @@ from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods
-from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
-from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from annotation import flags, quality, review, task_types
+from annotation import quality, review
 from annotation.crowd_session import crowd_context, set_crowd_context
-from annotation.models import Batch, Item
-from annotation.references import item_reference
+from annotation.models import Batch
 from core.errors import Refusal
 from core.middleware import supported_language
 from crowd import actions, platforms, selectors, services
 from crowd.models import CrowdEntry
 from projects.crowd import PROLIFIC_SUBMISSIONS_URL, crowd_settings
 from projects.models import Membership, Project
-from projects.permissions import (
-    ANNOTATE_ROLES,
-    RESEARCH_ROLES,
-    REVIEW_ROLES,
-    has_role,
-    project_for,
-)
+from projects.permissions import ANNOTATE_ROLES, RESEARCH_ROLES, project_for
 
 Platform = CrowdEntry.Platform
 MTURK_FRAME_ANCESTORS = (
@@ -376,120 +366,3 @@ def payments_csv(request, slug):
     response = HttpResponse(buffer.getvalue(), content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
-
-
-@login_required
-@require_GET
-def review_list(request, slug):
-    """Items where the counted annotators disagree (by the task type's agreement key), with
-    whether a majority exists and whether a final answer was recorded.
-
-    Security: researcher or reviewer role in the project (404 otherwise)."""
-    project = project_for(request.user, slug, REVIEW_ROLES)
-    unresolved = request.GET.get("show") != "all"
-    return render(
-        request,
-        "crowd/review_list.html",
-        {
-            "project": project,
-            "items": review.disputed_items(project=project, unresolved_only=unresolved),
-            "unresolved": unresolved,
-            "task_type": task_types.get(project.task_type),
-        },
-    )
-
-
-@login_required
-@require_GET
-def review_next(request, slug):
-    """The first disputed item still without a final answer (after a decision the reviewer goes
-    on there), or the list when none is left.
-
-    Security: researcher or reviewer role in the project (404 otherwise)."""
-    project = project_for(request.user, slug, REVIEW_ROLES)
-    pending = review.disputed_items(project=project, unresolved_only=True)
-    if not pending:
-        messages.success(request, "No disputed item is waiting for a final answer.")
-        return redirect("review-list", slug=project.slug)
-    return redirect("review-item", slug=project.slug, item_id=pending[0]["item_id"])
-
-
-@login_required
-@require_GET
-def review_item(request, slug, item_id):
-    """One disputed item in the task type's own UI, with every annotator's answer, the majority
-    and the form for the final answer.
-
-    Security: researcher or reviewer role in the project; the item must belong to it (404)."""
-    project = project_for(request.user, slug, REVIEW_ROLES)
-    data = review.review_item(project=project, item_id=item_id)
-    task_type = task_types.get(project.task_type)
-    config = task_type.validate_config(project.config)
-    for answer in data["answers"]:
-        answer["text"] = task_type.answer_text(answer["answer"])
-    adjudication = data["adjudication"]
-    majority_answer = next(
-        (
-            a["answer"]
-            for a in data["answers"]
-            if a["key"] == data["majority_key"] and not a["excluded"]
-        ),
-        None,
-    )
-    return render(
-        request,
-        task_type.template_name,
-        {
-            "project": project,
-            "task_type": task_type,
-            "task_config": task_type.annotator_config(config),
-            "review": data,
-            "is_researcher": has_role(request.user, project, RESEARCH_ROLES),
-            "review_reference": item_reference(item_id=data["item"].pk),
-            "discussion": {
-                "item_id": data["item"].pk,
-                "comments": flags.item_comments(item=data["item"]),
-                "back": "review",
-            },
-            "review_data": {
-                "task_type": task_type.slug,
-                "item": data["display"],
-                "answers": [a["answer"] for a in data["answers"]],
-                "initial": adjudication.answer if adjudication else majority_answer,
-                "note": adjudication.note if adjudication else "",
-                "submit_url": reverse("api-adjudication", args=[project.slug, data["item"].pk]),
-                "next_url": reverse("review-next", args=[project.slug]),
-                "send_back_url": reverse("api-send-back", args=[project.slug]),
-            },
-        },
-    )
-
-
-class AdjudicationSerializer(serializers.Serializer):
-    answer = serializers.JSONField()
-    note = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
-
-
-class AdjudicationView(APIView):
-    """Record the final answer of an item (validated by the task type like an annotator's).
-
-    Security: researcher or reviewer role in the project (404 otherwise); the item must belong
-    to the project (404)."""
-
-    @extend_schema(request=AdjudicationSerializer, responses=dict)
-    def post(self, request, slug, item_id):
-        project = project_for(request.user, slug, REVIEW_ROLES)
-        item = Item.objects.select_related("project").filter(project=project, pk=item_id).first()
-        if item is None:
-            raise Http404("No such item.")
-        body = AdjudicationSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        decision = review.adjudication_record(  # an invalid answer is a Refusal: JSON 400
-            item=item,
-            reviewer=request.user,
-            answer=body.validated_data["answer"],
-            note=body.validated_data["note"],
-        )
-        return Response(
-            {"version": decision.version, "answer": decision.answer}, status=status.HTTP_201_CREATED
-        )

@@ -187,6 +187,55 @@ def member_add(*, project: Project, username: str, role: str, by: User | None = 
         return membership
 
 
+def researcher_add(*, project: Project, user: User) -> Membership:
+    """Make ``user`` a researcher of ``project`` (whoever creates a project in the admin owns it;
+    without this a staff member who is not a superuser could not open what they created)."""
+    with transaction.atomic():
+        membership, created = Membership.objects.get_or_create(
+            project=project, user=user, defaults={"role": Membership.Role.RESEARCHER}
+        )
+        if not created and (
+            membership.role != Membership.Role.RESEARCHER or membership.removed_at is not None
+        ):
+            membership.role = Membership.Role.RESEARCHER
+            membership.removed_at = None
+            membership.save(update_fields=["role", "removed_at"])
+            created = True
+        if created:
+            audit_record(
+                project=project,
+                actor=user,
+                kind=AuditKind.MEMBER_ADDED,
+                summary=f"Added {user.username} as researcher (the project's creator).",
+                changes={
+                    "username": user.username,
+                    "pseudonym": membership.pseudonym,
+                    "role": Membership.Role.RESEARCHER,
+                },
+            )
+    return membership
+
+
+def creator_add(*, project: Project, user: User) -> None:
+    """The creator of a new study (``studies.study_files.study_apply``) is its researcher, unless
+    the study file already made them a member (their role is then the file's)."""
+    membership, added = Membership.objects.get_or_create(
+        project=project, user=user, defaults={"role": Membership.Role.RESEARCHER}
+    )
+    if added:
+        audit_record(
+            project=project,
+            actor=user,
+            kind=AuditKind.MEMBER_ADDED,
+            summary=f"Added {user.username} as researcher (the study's creator).",
+            changes={
+                "username": user.username,
+                "pseudonym": membership.pseudonym,
+                "role": membership.role,
+            },
+        )
+
+
 def member_role_set(*, membership: Membership, role: str, by: User | None = None) -> Membership:
     """Give a current member another role (the last researcher keeps theirs). ``by``: who, for
     the project's audit log."""

@@ -1,46 +1,14 @@
-"""Writes about projects and memberships."""
+"""Writes about projects: their settings versions (memberships: ``projects.members``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from django.db import transaction
-
-from projects.audit import AuditKind, audit_record
-from projects.models import Membership, Project, ProjectSettingsVersion
+from projects.models import Project, ProjectSettingsVersion
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
-
-
-def researcher_add(*, project: Project, user: User) -> Membership:
-    """Make ``user`` a researcher of ``project`` (whoever creates a project in the admin owns it;
-    without this a staff member who is not a superuser could not open what they created)."""
-    with transaction.atomic():
-        membership, created = Membership.objects.get_or_create(
-            project=project, user=user, defaults={"role": Membership.Role.RESEARCHER}
-        )
-        if not created and (
-            membership.role != Membership.Role.RESEARCHER or membership.removed_at is not None
-        ):
-            membership.role = Membership.Role.RESEARCHER
-            membership.removed_at = None
-            membership.save(update_fields=["role", "removed_at"])
-            created = True
-        if created:
-            audit_record(
-                project=project,
-                actor=user,
-                kind=AuditKind.MEMBER_ADDED,
-                summary=f"Added {user.username} as researcher (the project's creator).",
-                changes={
-                    "username": user.username,
-                    "pseudonym": membership.pseudonym,
-                    "role": Membership.Role.RESEARCHER,
-                },
-            )
-    return membership
 
 
 VERSIONED = ("guidelines", "config", "crowd")

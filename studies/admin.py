@@ -14,8 +14,9 @@ from annotation.models import Assignment
 from projects.admin import ProjectScopedAdmin
 from projects.audit import settings_audit, settings_of
 from projects.crowd import CrowdSettingsSerializer
+from projects.members import researcher_add
 from projects.models import Membership, Project
-from projects.services import project_settings, researcher_add, settings_version_record
+from projects.services import project_settings, settings_version_record
 from studies.schema_forms import (
     SEP,
     schema_errors,

@@ -21,9 +21,11 @@ from annotation.selectors import project_progress
 from annotation.task_types import all_task_types
 from core.errors import Refusal
 from projects import selectors
-from projects.models import ImportJob, Membership
+from projects.models import Membership
 from projects.permissions import IsProjectResearcher
 from studies.middleware import large_uploads
+from studies.models import ImportJob
+from studies.selectors.import_jobs import import_job_view
 from studies.serializers import (
     AnnotationImportSerializer,
     ImportSerializer,
@@ -40,7 +42,7 @@ from studies.services.exports import (
     extra_formats,
 )
 from studies.services.external_annotations import import_annotations_upload, import_summary
-from studies.services.import_jobs import import_job_cancel, import_job_create, import_job_view
+from studies.services.import_jobs import import_job_cancel, import_job_create
 from studies.services.imports import DETECT, ImportFailed, available_formats
 from studies.services.item_fixes import item_fix
 from studies.study_files import study_apply, study_export

@@ -1,6 +1,11 @@
-"""The item browser's stored per-item figures. A study file's judges are the project's own
-judges (``llm_judges.Judge.project``), not a table here."""
+"""The item browser's stored per-item figures, and import jobs with their stored uploads. A study
+file's judges are the project's own judges (``llm_judges.Judge.project``), not a table here.
 
+``ImportJob`` and ``ImportJobPart`` were made in ``projects`` and moved here beside their service,
+view and task without moving their tables (``db_table``; migrations ``projects`` 0014 and
+``studies`` 0004 change Django's state only, so every row stays where it was)."""
+
+from django.conf import settings
 from django.db import models
 
 
@@ -87,3 +92,72 @@ class ItemFiguresState(models.Model):
 
     def __str__(self) -> str:
         return f"item figures of project {self.project_id}"
+
+
+class ImportJob(models.Model):
+    """An uploaded file waiting to be imported by a Celery worker.
+
+    Imports run in a worker, not in the web request: some task types embed text with a model at
+    import (stance), and large files take minutes. The upload is kept in the database rather
+    than on a shared disk, so web and worker containers need no common volume; it is cleared once
+    the import succeeds. The upload is stored in ``ImportJobPart`` pieces of at most
+    ``PART_BYTES``, so neither the web process that stores it nor the worker that reads it ever
+    holds the whole file.
+    """
+
+    PART_BYTES = 1024 * 1024
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.CASCADE, related_name="import_jobs"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    filename = models.CharField(max_length=255)
+    fmt = models.CharField(max_length=40)
+    update = models.BooleanField(default=False)
+    options = models.JSONField(
+        default=dict, blank=True, help_text="Reader options, e.g. the mapping file of reprohum."
+    )
+    size = models.PositiveBigIntegerField(default=0, help_text="Bytes uploaded.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    message = models.TextField(
+        blank=True, help_text="The import's summary, or why nothing was imported."
+    )
+    report = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a worker took the job (again, after a redelivery)."
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "projects_importjob"  # made in projects (migration 0003), moved here in state
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"import of {self.filename} into {self.project.slug} ({self.status})"
+
+
+class ImportJobPart(models.Model):
+    """One piece of an import job's upload, in order (``index`` from 0)."""
+
+    job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="parts")
+    index = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        db_table = "projects_importjobpart"  # made in projects (0007), moved here in state
+        constraints = [
+            models.UniqueConstraint(fields=["job", "index"], name="import_job_part_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"part {self.index} of import job {self.job_id}"

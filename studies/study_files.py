@@ -59,7 +59,7 @@ from llm_judges.services.configuration import judge_create
 from llm_judges.services.prompt_templates import shipped_template
 from projects.audit import AuditKind, audit_record, settings_audit, settings_of
 from projects.crowd import CrowdSettingsSerializer
-from projects.members import member_add, member_role_set
+from projects.members import creator_add, member_add, member_role_set
 from projects.models import Membership, Project
 from projects.services import project_settings, settings_version_record
 
@@ -607,25 +607,6 @@ def _members_apply(*, project: Project, members: list, by=None) -> None:
             ) from None
 
 
-def _creator_add(*, project: Project, user) -> None:
-    """The creator of a new study is its researcher (unless the file made them a member)."""
-    membership, added = Membership.objects.get_or_create(
-        project=project, user=user, defaults={"role": Membership.Role.RESEARCHER}
-    )
-    if added:
-        audit_record(
-            project=project,
-            actor=user,
-            kind=AuditKind.MEMBER_ADDED,
-            summary=f"Added {user.username} as researcher (the study's creator).",
-            changes={
-                "username": user.username,
-                "pseudonym": membership.pseudonym,
-                "role": membership.role,
-            },
-        )
-
-
 def _config_change_check(project: Project, config: dict) -> None:
     """Refuse a config change that would make the project's existing answers wrong (the task
     type says which: a questionnaire question's kind), once it has answers."""
@@ -714,7 +695,7 @@ def study_apply(
         _members_apply(project=project, members=attrs["members"], by=user)
         _judges_apply(project=project, judges=attrs["judges"], by=user)
         if created and user is not None:
-            _creator_add(project=project, user=user)
+            creator_add(project=project, user=user)
     return {"created": created, "changes": changes, "project": project}
 
 

@@ -22,11 +22,12 @@ from annotation.models import Assignment, Item
 from annotation.selectors import project_progress
 from core.errors import Refusal
 from projects import selectors
-from projects.models import ImportJob
 from projects.permissions import RESEARCH_ROLES, can_create_projects, project_for
 from studies.api import export_response
 from studies.forms import AnnotationImportForm, ImportForm
 from studies.middleware import large_uploads
+from studies.models import ImportJob
+from studies.selectors.import_jobs import import_jobs_recent
 from studies.services.exports import CODERS, FORMATS, extra_formats
 from studies.services.external_annotations import (
     annotation_formats,
@@ -34,7 +35,7 @@ from studies.services.external_annotations import (
     import_annotations_upload,
     import_summary,
 )
-from studies.services.import_jobs import import_job_cancel, import_job_create, import_jobs_recent
+from studies.services.import_jobs import import_job_cancel, import_job_create
 from studies.services.imports import available_formats, formats_taking
 from studies.services.item_notes import NOTE_FORMATS, notes_download
 from studies.study_pages import example_file_names

@@ -115,7 +115,7 @@ def demo_item(slug: str, config: dict | None = None, **overrides):
 
 def import_job(*, project: Project, content: bytes, **fields):
     """An import job whose upload is ``content`` (stored in parts, as an upload is)."""
-    from projects.models import ImportJob
+    from studies.models import ImportJob
     from studies.services.import_jobs import import_upload_store
 
     fields.setdefault("filename", "items.jsonl")

@@ -184,7 +184,7 @@ def test_a_failed_import_is_raised_with_its_job(team, live_server, monkeypatch):
         project.slug, jsonl([factories.citation_payload(0)]), wait=False
     )  # already done in eager mode: polling it again is a 200 with the job
     assert concord.wait_for_import(project.slug, job["id"])["status"] == "done"
-    from projects.models import ImportJob
+    from studies.models import ImportJob
 
     ImportJob.objects.filter(pk=job["id"]).update(status="failed", message="the worker died")
     with pytest.raises(ImportFailedError) as failed:

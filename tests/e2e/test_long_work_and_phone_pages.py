@@ -9,7 +9,7 @@ import json
 import pytest
 
 from annotation.models import Annotation, Item
-from projects.models import ImportJob
+from studies.models import ImportJob
 from studies.services.import_jobs import import_job_run
 from studies.services.imports import import_items
 from tests import factories

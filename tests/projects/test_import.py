@@ -247,7 +247,7 @@ def test_the_import_api_returns_the_error_with_line_and_field(researcher_client,
 
 @pytest.mark.django_db(transaction=True)  # the job is queued on commit
 def test_an_upload_is_imported_by_a_job_that_records_its_result(researcher_client, project):
-    from projects.models import ImportJob
+    from studies.models import ImportJob
 
     good = io.BytesIO(
         b"".join((json.dumps(factories.citation_payload(n)) + "\n").encode() for n in range(2))
@@ -289,7 +289,7 @@ def test_a_failed_import_job_keeps_the_upload_and_says_why(project):
 
 
 def test_an_unknown_format_is_refused_before_anything_is_stored(researcher_client, project):
-    from projects.models import ImportJob
+    from studies.models import ImportJob
 
     body = io.BytesIO(b"{}\n")
     body.name = "x.jsonl"
@@ -387,7 +387,8 @@ def test_a_cancelled_import_is_never_imported_even_when_redelivered(
     """Found by the outside probe: a worker killed mid-import left its job "running"; the broker
     re-delivered it an hour later and it imported on top of the corrected file imported
     meanwhile. A researcher cancels it instead."""
-    from projects.models import AuditEntry, ImportJob, ImportJobPart
+    from projects.models import AuditEntry
+    from studies.models import ImportJob, ImportJobPart
     from studies.services.import_jobs import import_job_run
 
     content = (json.dumps(factories.citation_payload(1)) + "\n").encode()
@@ -428,7 +429,7 @@ def test_a_running_import_stops_at_its_next_chunk_and_writes_nothing(project, mo
 def test_the_project_page_cancels_a_queued_import_and_not_another_projects(
     client, project, researcher
 ):
-    from projects.models import ImportJob
+    from studies.models import ImportJob
 
     job = factories.import_job(project=project, content=b"{}\n")
     client.force_login(researcher)

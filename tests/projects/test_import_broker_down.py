@@ -11,7 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Item
-from projects.models import ImportJob
+from studies.models import ImportJob
 from tests import factories
 from tests.conftest import client_for
 from tests.redis_server import RedisServer, require_redis_server, use_for_django_and_celery

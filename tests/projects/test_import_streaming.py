@@ -14,7 +14,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Item
-from projects.models import ImportJob, ImportJobPart
+from studies.models import ImportJob, ImportJobPart
+from studies.selectors import import_jobs as import_job_reads
 from studies.services import import_jobs
 from studies.services.import_jobs import import_job_run, import_upload_store
 from tests import factories
@@ -116,7 +117,7 @@ def test_a_running_job_reports_progress(project, small_parts, monkeypatch, progr
 def test_the_job_api_shows_progress_while_the_job_runs(researcher_client, researcher, project):
     job = factories.import_job(project=project, content=b"{}\n", status="running")
     cache.set(
-        import_jobs._progress_key(job.id),
+        import_job_reads.import_progress_key(job_id=job.id),
         {"records": 3, "created": 2, "updated": 0, "bytes_read": 2, "bytes": 3},
     )
     polled = researcher_client.get(f"/api/projects/{project.slug}/imports/{job.id}/")
@@ -154,7 +155,7 @@ def test_a_job_queued_too_long_is_flagged_as_waiting_for_a_worker(
 ):
     settings.CONCORD_IMPORT_STALL_MINUTES = 10
     job = factories.import_job(project=project, content=b"{}\n")
-    assert import_jobs.import_job_stalled(job=_aged(job, created_at=9)) is None
+    assert import_job_reads.import_job_stalled(job=_aged(job, created_at=9)) is None
     polled = researcher_client.get(
         f"/api/projects/{project.slug}/imports/{_aged(job, created_at=12).id}/"
     )
@@ -162,7 +163,7 @@ def test_a_job_queued_too_long_is_flagged_as_waiting_for_a_worker(
     assert stalled["minutes"] == 12
     assert stalled["message"].startswith("Waiting 12 minutes for a worker")
     settings.CONCORD_IMPORT_STALL_MINUTES = 1
-    assert import_jobs.import_job_stalled(job=_aged(job, created_at=1))["message"].startswith(
+    assert import_job_reads.import_job_stalled(job=_aged(job, created_at=1))["message"].startswith(
         "Waiting 1 minute for a worker"
     )
 
@@ -187,11 +188,11 @@ def test_a_job_waiting_behind_a_moving_queue_is_not_flagged(project, settings):
     waiting = _aged(factories.import_job(project=project, content=b"{}\n"), created_at=30)
     other = factories.import_job(project=project, content=b"{}\n", status="running")
     _aged(other, started_at=40)
-    assert import_jobs.import_job_stalled(job=waiting)["minutes"] == 30
+    assert import_job_reads.import_job_stalled(job=waiting)["minutes"] == 30
     _aged(other, started_at=3)  # a worker took another import 3 minutes ago: the queue moves
-    assert import_jobs.import_job_stalled(job=waiting) is None
+    assert import_job_reads.import_job_stalled(job=waiting) is None
     _aged(other, started_at=40, finished_at=12)  # ... and finished it 12 minutes ago
-    stalled = import_jobs.import_job_stalled(job=waiting)
+    stalled = import_job_reads.import_job_stalled(job=waiting)
     assert stalled["minutes"] == 12 and "no import has started or finished" in stalled["message"]
 
 
@@ -218,8 +219,9 @@ def test_a_running_job_without_progress_is_flagged_and_progress_clears_the_flag(
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
     job = factories.import_job(project=project, content=b"{}\n", status="running")
     job = _aged(job, created_at=40, started_at=15)  # taken 15 minutes ago, nothing reported
-    cache.delete(import_jobs._progress_key(job.id))  # job ids recur across test databases
-    stalled = import_jobs.import_job_stalled(job=job)
+    # Job ids recur across test databases.
+    cache.delete(import_job_reads.import_progress_key(job_id=job.id))
+    stalled = import_job_reads.import_job_stalled(job=job)
     assert stalled["minutes"] == 15 and "may have stopped" in stalled["message"]
     assert "60 minutes after handing it out" in stalled["message"]  # the visibility timeout
     browser = Client()
@@ -228,7 +230,7 @@ def test_a_running_job_without_progress_is_flagged_and_progress_clears_the_flag(
 
     recent = (timezone.now() - timedelta(minutes=2)).isoformat()
     cache.set(
-        import_jobs._progress_key(job.id),
+        import_job_reads.import_progress_key(job_id=job.id),
         {
             "records": 3,
             "created": 2,
@@ -241,11 +243,13 @@ def test_a_running_job_without_progress_is_flagged_and_progress_clears_the_flag(
     polled = researcher_client.get(f"/api/projects/{project.slug}/imports/{job.id}/")
     assert polled.json()["stalled"] is None
     stale = (timezone.now() - timedelta(minutes=11)).isoformat()
-    cache.set(import_jobs._progress_key(job.id), {"records": 3, "updated_at": stale})
+    cache.set(
+        import_job_reads.import_progress_key(job_id=job.id), {"records": 3, "updated_at": stale}
+    )
     assert (
-        import_jobs.import_job_stalled(job=job, progress=import_jobs.import_job_progress(job=job))[
-            "minutes"
-        ]
+        import_job_reads.import_job_stalled(
+            job=job, progress=import_job_reads.import_job_progress(job=job)
+        )["minutes"]
         == 11
     )
 
@@ -253,7 +257,7 @@ def test_a_running_job_without_progress_is_flagged_and_progress_clears_the_flag(
 def test_finished_jobs_are_never_stalled(project):
     for status in ("done", "failed"):
         job = factories.import_job(project=project, content=b"{}\n", status=status)
-        assert import_jobs.import_job_stalled(job=_aged(job, created_at=600)) is None
+        assert import_job_reads.import_job_stalled(job=_aged(job, created_at=600)) is None
 
 
 def test_a_worker_taking_a_job_records_when_and_reports_the_time_of_its_progress(
@@ -282,7 +286,7 @@ def test_the_project_page_says_how_long_imports_take_at_a_constant_query_count(
         factories.import_job(project=project, content=b"{}\n", status="running"), started_at=1
     )
     cache.set(
-        import_jobs._progress_key(running.id),
+        import_job_reads.import_progress_key(job_id=running.id),
         {"records": 120, "created": 120, "updated": 0, "bytes_read": 250, "bytes": 1000},
     )
     browser = Client()
@@ -305,4 +309,4 @@ def test_the_project_page_says_how_long_imports_take_at_a_constant_query_count(
 
 def test_a_queued_job_has_no_pace():
     job = ImportJob(status="queued")
-    assert import_jobs.import_job_pace(job=job) is None
+    assert import_job_reads.import_job_pace(job=job) is None

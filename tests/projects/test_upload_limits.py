@@ -13,7 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Item
-from projects.models import ImportJob
+from studies.models import ImportJob
 from tests import factories
 from tests.conftest import client_for
 

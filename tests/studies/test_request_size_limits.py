@@ -18,7 +18,7 @@ from django.conf import settings
 from django.test import Client
 from knox.models import AuthToken
 
-from projects.models import ImportJob
+from studies.models import ImportJob
 from studies.services.import_jobs import import_upload_stream
 from tests import factories
 

@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from core.errors import Refusal
+from projects.members import researcher_add
 from projects.models import Project
-from projects.services import researcher_add
 from task_types.questionnaire.label_studio_io import import_label_studio
 
 
