@@ -252,15 +252,7 @@ def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) ->
         if reference is not None:
             text |= Q(pk__in=items_with_reference(project=project, reference=reference))
         items = items.annotate(payload_text=Cast("payload", TextField())).filter(text)
-    needed = project.annotators_per_item
-    if f.status == "complete":
-        items = items.filter(submitted_count__gte=needed)
-    elif f.status == "in_progress":
-        items = items.filter(Q(assigned_count__gt=0) | Q(submitted_count__gt=0)).filter(
-            submitted_count__lt=needed
-        )
-    elif f.status == "open":
-        items = items.filter(assigned_count=0, submitted_count=0)
+    items = _by_status(items, f.status, needed=project.annotators_per_item)
     items = _by_kind_group_flags(items, f)
     ranges = (
         ("submitted_count", f.answers_min, f.answers_max),
@@ -279,6 +271,20 @@ def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) ->
         items = items.filter(judge_figures__humans_agreeing__lte=0.5)  # type: ignore[misc]
     elif f.verdict == "unjudged":
         items = items.filter(judge_figures__id__isnull=True)  # type: ignore[misc]
+    return items
+
+
+def _by_status(items: QuerySet[Item], status: str, *, needed: int) -> QuerySet[Item]:
+    """Items complete (``needed`` answers), in progress (assigned or answered, not complete) or
+    open (neither); all items for any other status."""
+    if status == "complete":
+        return items.filter(submitted_count__gte=needed)
+    if status == "in_progress":
+        return items.filter(Q(assigned_count__gt=0) | Q(submitted_count__gt=0)).filter(
+            submitted_count__lt=needed
+        )
+    if status == "open":
+        return items.filter(assigned_count=0, submitted_count=0)
     return items
 
 
