@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from django.db.models import (
     Count,
@@ -720,7 +720,15 @@ def field_label(key: Any) -> str:
     return text[:1].upper() + text[1:]
 
 
-def readable(value: Any, *, depth: int = 0) -> dict:
+class ReadableNode(TypedDict, total=False):
+    """One of ``text``, ``entries`` or ``fields`` (see ``readable``)."""
+
+    text: str
+    entries: list[ReadableNode]
+    fields: list[tuple[str, ReadableNode]]
+
+
+def readable(value: Any, *, depth: int = 0) -> ReadableNode:
     """A JSON value as nested nodes a template renders without knowing the task type:
     ``{"text": str}``, ``{"entries": [node…]}`` (a list) or ``{"fields": [(key, node)…]}``
     (keys that are no attribute of a dict, so that a template's lookup finds them)."""
