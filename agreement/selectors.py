@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from statistics import median
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from django.db import connection
 from django.db.models import Sum
 
 from annotation.models import Annotation, Item
-from annotation.selectors import project_progress
+from annotation.selectors import AnnotatorProgress, project_progress
 from core.errors import Refusal
 from projects.models import Membership, Project
 from projects.permissions import RESEARCH_ROLES
@@ -20,9 +20,31 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
     from agreement.reports.projection import Projection
+    from agreement.reports.sections import Estimand
 
 
-def dashboard_progress(*, project: Project, median_times: dict[str, float] | None = None) -> dict:
+class DashboardAnnotator(AnnotatorProgress):
+    qualification: str
+    qualification_label: str
+    median_time_s: float | None  # median active seconds per item
+
+
+class DashboardProgress(TypedDict):
+    """``annotation.selectors.ProjectProgress`` with the dashboard's annotator rows."""
+
+    items: int
+    regular_items: int
+    complete_items: int
+    answers_needed: int
+    answers_submitted: int
+    percent: float
+    annotators: list[DashboardAnnotator]
+    versions: int
+
+
+def dashboard_progress(
+    *, project: Project, median_times: dict[str, float] | None = None
+) -> DashboardProgress:
     """:func:`annotation.selectors.project_progress` plus, per annotator, the qualification and the
     median active time per submitted item. A fixed number of queries.
 
@@ -43,12 +65,27 @@ def dashboard_progress(*, project: Project, median_times: dict[str, float] | Non
     if median_times is None:
         median_times = _median_times_by_pseudonym(project, members)
     labels = dict(Membership.Qualification.choices)
+    annotators: list[DashboardAnnotator] = []
     for row in progress["annotators"]:
         _, qualification = members.get(row["pseudonym"], (None, ""))
-        row["qualification"] = qualification
-        row["qualification_label"] = labels.get(qualification, qualification)
-        row["median_time_s"] = median_times.get(row["pseudonym"])
-    return progress
+        annotators.append(
+            {
+                **row,
+                "qualification": qualification,
+                "qualification_label": labels.get(qualification, qualification),
+                "median_time_s": median_times.get(row["pseudonym"]),
+            }
+        )
+    return {
+        "items": progress["items"],
+        "regular_items": progress["regular_items"],
+        "complete_items": progress["complete_items"],
+        "answers_needed": progress["answers_needed"],
+        "answers_submitted": progress["answers_submitted"],
+        "percent": progress["percent"],
+        "annotators": annotators,
+        "versions": progress["versions"],
+    }
 
 
 def median_times_s(*, project: Project) -> dict[str, float]:
@@ -189,9 +226,9 @@ def _chosen(value: str, choices: list[str], name: str) -> str:
     return value
 
 
-def _by_figure(found: list) -> dict:
+def _by_figure(found: list[Estimand]) -> dict[str, Estimand]:
     """Estimands by figure name, a repeated name numbered ("… (2)") so each can be chosen."""
-    named: dict = {}
+    named: dict[str, Estimand] = {}
     for estimand in found:
         name, copy = estimand.figure, 2
         while name in named:

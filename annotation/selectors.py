@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
@@ -30,6 +30,57 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
+class DraftView(TypedDict):
+    answer: Any
+    time_spent_ms: int
+    revision: int
+
+
+class AnswerView(TypedDict):
+    answer: Any
+    version: int
+    time_spent_ms: int
+
+
+class BatchView(TypedDict):
+    kind: str
+    number: int
+    position: int  # 1-based, within the batch
+    size: int
+    state: str
+
+
+class SentBackView(TypedDict):
+    note: str
+    version: int
+    sent_at: str  # ISO 8601
+
+
+class FlagAnswer(TypedDict):
+    reason: str
+    response: str
+
+
+class AssignmentView(TypedDict):
+    """What the annotation page (and the API) shows for one assignment."""
+
+    id: int
+    sequence: int
+    reference: str
+    state: str
+    expires_at: str  # ISO 8601
+    submitted_revision: int
+    task_type: str
+    item: dict[str, Any]  # the task type's display of the item (never gold)
+    draft: DraftView | None
+    answer: AnswerView | None
+    batch: BatchView | None
+    sent_back: SentBackView | None
+    may_skip: bool
+    flag_reasons: list[str]
+    flag_answers: list[FlagAnswer]
+
+
 def own_assignment(*, user: User, assignment_id: int) -> Assignment:
     """The user's own assignment with its item and project; 404 for anyone else's, and for a
     crowd worker's assignment outside their current platform session (``annotation.hooks``)."""
@@ -44,7 +95,7 @@ def own_assignment(*, user: User, assignment_id: int) -> Assignment:
     return assignment
 
 
-def assignment_view(*, assignment: Assignment) -> dict:
+def assignment_view(*, assignment: Assignment) -> AssignmentView:
     """Everything the annotation page needs for one assignment, from a fixed number of queries:
     the item as the task type displays it (no gold), the saved draft and the current answer.
 
@@ -63,12 +114,13 @@ def assignment_view(*, assignment: Assignment) -> dict:
         else None
     )
     crowd = crowd_settings(project)
-    answered = list(
-        ItemFlag.objects.filter(assignment=assignment)
+    answered = [
+        FlagAnswer(reason=reason, response=response)
+        for reason, response in ItemFlag.objects.filter(assignment=assignment)
         .exclude(response="")
         .order_by("id")
-        .values("reason", "response")
-    )
+        .values_list("reason", "response")
+    ]
     return {
         "id": assignment.id,
         "sequence": assignment.sequence,
@@ -110,7 +162,7 @@ def assignment_view(*, assignment: Assignment) -> dict:
     }
 
 
-def _batch_view(assignment: Assignment) -> dict | None:
+def _batch_view(assignment: Assignment) -> BatchView | None:
     batch = assignment.batch  # select_related by the callers (no query without a batch)
     if batch is None:
         return None
@@ -135,7 +187,13 @@ def annotator_history(*, project: Project, user: User) -> QuerySet[Assignment]:
     )
 
 
-def annotator_counts(*, project: Project, user: User) -> dict:
+class AnnotatorCounts(TypedDict):
+    submitted: int
+    total: int  # the annotator's assignments
+    items: int  # the project's regular items
+
+
+def annotator_counts(*, project: Project, user: User) -> AnnotatorCounts:
     """Item k of n: k is the next sequence number, n the number of regular items in the project.
     Two queries whatever the project's size: the annotator's own assignments (their index) and
     the project's maintained item counter (``ProjectItemCounts``), never a COUNT over its items."""
@@ -143,20 +201,30 @@ def annotator_counts(*, project: Project, user: User) -> dict:
         submitted=Count("id", filter=Q(state=Assignment.State.SUBMITTED)),
         total=Count("id"),
     )
-    stats["items"] = (
+    items = (
         ProjectItemCounts.objects.filter(project_id=project.id)
         .values_list("regular_items", flat=True)
         .first()
         or 0
     )
-    return stats
+    return AnnotatorCounts(submitted=stats["submitted"], total=stats["total"], items=items)
 
 
 COUNTERS = ("items", "regular_items", "items_revision")
 ANSWER_COUNTERS = ("submitted", "complete_items", "annotations", "annotations_revision")
 
 
-def project_counts(*, project: Project) -> dict:
+class ProjectCounts(TypedDict):
+    items: int
+    regular_items: int
+    items_revision: int
+    submitted: int
+    complete_items: int
+    annotations: int
+    annotations_revision: int
+
+
+def project_counts(*, project: Project) -> ProjectCounts:
     """The project's maintained counters (kept by database triggers): ``items``,
     ``regular_items``, ``items_revision``, ``submitted`` (assignments), ``complete_items``,
     ``annotations`` (answer versions) and ``annotations_revision``. One query; zeros for a project
@@ -169,8 +237,8 @@ def project_counts(*, project: Project) -> dict:
         .first()
     )
     if row is None:
-        return dict.fromkeys(COUNTERS + ANSWER_COUNTERS, 0)
-    return {key: value or 0 for key, value in row.items()}
+        return cast(ProjectCounts, dict.fromkeys(COUNTERS + ANSWER_COUNTERS, 0))
+    return cast(ProjectCounts, {key: value or 0 for key, value in row.items()})
 
 
 STOP_MESSAGES = {
@@ -238,7 +306,29 @@ def quota_reached(*, project: Project, annotator: User, crowd: CrowdSettings) ->
     return had[:limit].count() >= limit
 
 
-def annotator_stop(*, project: Project, user: User, batch_ref: str = "") -> dict | None:
+class BatchDone(TypedDict, total=False):
+    code: str
+    batch: int
+    size: int
+    can_start_another: bool
+
+
+class AnnotatorStop(TypedDict):
+    """Why an annotator gets no item; a finished batch adds its code, number, size and whether
+    another batch can be started."""
+
+    reason: str
+    title: str
+    message: str
+    feedback: str
+    screened_out: NotRequired[bool]
+    code: NotRequired[str]
+    batch: NotRequired[int]
+    size: NotRequired[int]
+    can_start_another: NotRequired[bool]
+
+
+def annotator_stop(*, project: Project, user: User, batch_ref: str = "") -> AnnotatorStop | None:
     """Why ``assignment_next`` gave this annotator nothing, as a polite message for their page, or
     None when there is simply no item left. Includes the researcher's feedback, and for a
     finished batch its completion code."""
@@ -247,7 +337,7 @@ def annotator_stop(*, project: Project, user: User, batch_ref: str = "") -> dict
         return None
     crowd = crowd_settings(project)
     reason = None
-    extra: dict = {}
+    extra: BatchDone = {}
     if project.status != project.Status.ACTIVE:
         title, message = STOP_MESSAGES["project_closed"]
         return {
@@ -305,7 +395,25 @@ def _regular_items_left(project, user) -> bool:
     )
 
 
-def project_progress(*, project: Project) -> dict:
+class AnnotatorProgress(TypedDict):
+    username: str
+    pseudonym: str
+    submitted: int
+    reserved: int
+
+
+class ProjectProgress(TypedDict):
+    items: int
+    regular_items: int
+    complete_items: int
+    answers_needed: int
+    answers_submitted: int
+    percent: float
+    annotators: list[AnnotatorProgress]
+    versions: int  # answer versions
+
+
+def project_progress(*, project: Project) -> ProjectProgress:
     """Items, places needed, answers given, and per-annotator counts; four queries whatever the
     project's size. Totals, complete items and each annotator's submitted count come from the
     maintained counters (``project_counts``, ``AnnotatorAnswerCounts``); reserved counts from

@@ -133,32 +133,51 @@ def deep_path(text: str, *, max_depth: int = MAX_DEPTH) -> list[str]:
     ``max_depth`` (a scan of the raw text, for JSON too deep to parse). List indices between
     keys are kept; those after the last key (a run of nested lists) are left out."""
     frames: list[list[Any]] = []  # [is an object, its current key or index]
-    in_string = escaped = False
-    start, last_string = 0, ""
-    for index, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-                last_string = text[start:index]
-        elif char == '"':
-            in_string, start = True, index + 1
-        elif char in "[{":
-            if len(frames) > max_depth:
-                break
-            frames.append([char == "{", None if char == "{" else 0])
-        elif char in "]}":
-            if frames:
-                frames.pop()
-        elif char == ":" and frames and frames[-1][0]:
-            frames[-1][1] = _unescaped(last_string)
-        elif char == "," and frames and not frames[-1][0]:
-            frames[-1][1] += 1
+    index, last_string = 0, ""
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            end = string_end(text, index + 1)
+            last_string = text[index + 1 : end]
+            index = end + 1
+            continue
+        if not _nest(frames, char, last_string, max_depth):
+            break
+        index += 1
     last_key = max((i for i, (is_object, _) in enumerate(frames) if is_object), default=-1)
     return [str(key) for _, key in frames[: last_key + 1] if key is not None]
+
+
+def string_end(text: str, start: int) -> int:
+    """The offset of the quote closing the JSON string whose body starts at ``start``
+    (the text's length if it is never closed)."""
+    escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            return index
+    return len(text)
+
+
+def _nest(frames: list[list[Any]], char: str, last_string: str, max_depth: int) -> bool:
+    """Apply one character outside strings to the open ``frames``; False once a container
+    would open deeper than ``max_depth``."""
+    if char in "[{":
+        if len(frames) > max_depth:
+            return False
+        frames.append([char == "{", None if char == "{" else 0])
+    elif char in "]}":
+        if frames:
+            frames.pop()
+    elif char == ":" and frames and frames[-1][0]:
+        frames[-1][1] = _unescaped(last_string)
+    elif char == "," and frames and not frames[-1][0]:
+        frames[-1][1] += 1
+    return True
 
 
 def _unescaped(raw: str) -> str:

@@ -11,7 +11,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
 from core.errors import Refusal
-from core.json_safety import MAX_DEPTH
+from core.json_safety import MAX_DEPTH, string_end
 
 
 class SafeJSONParser(JSONParser):
@@ -32,20 +32,15 @@ def top_level_key(text: str, *, max_depth: int = MAX_DEPTH) -> str:
     """The top-level key under which the JSON ``text`` first nests deeper than ``max_depth``
     (NUL and lone surrogates spelled as escapes); "" when the top level is not an object. A scan
     of the raw text, for a body too deep to parse."""
-    depth, in_string, escaped, start = 0, False, False, 0
-    last_string, key = "", ""
-    for index, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-                last_string = text[start:index] if depth == 1 else last_string
-        elif char == '"':
-            in_string, start = True, index + 1
-        elif char in "[{":
+    depth, index, last_string, key = 0, 0, "", ""
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            end = string_end(text, index + 1)
+            last_string = text[index + 1 : end] if depth == 1 else last_string
+            index = end + 1
+            continue
+        if char in "[{":
             if depth == 0 and char == "[":
                 return ""
             depth += 1
@@ -55,6 +50,7 @@ def top_level_key(text: str, *, max_depth: int = MAX_DEPTH) -> str:
             depth -= 1
         elif char == ":" and depth == 1:
             key = last_string
+        index += 1
     try:
         key = json.loads(f'"{key}"')
     except ValueError:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db.models import Avg, CharField, Count, Exists, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import Concat
@@ -17,7 +17,7 @@ from django.db.models.functions import Concat
 from annotation.models import Annotation, Assignment, Batch, Item
 from crowd.models import CrowdEntry
 from crowd.models import PlatformAction as CrowdAction
-from projects.crowd import crowd_settings
+from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
 
 if TYPE_CHECKING:
@@ -96,7 +96,37 @@ def _qualification_rounds(project) -> dict[int, list[dict]]:
     return rounds
 
 
-def quality_overview(*, project: Project) -> dict:
+class AnnotatorQuality(TypedDict):
+    membership: Membership
+    username: str
+    pseudonym: str
+    qualification: str
+    qualification_label: str
+    reason: str
+    by_researcher: bool
+    feedback: str
+    controls_answered: int
+    controls_right: int
+    accuracy: float | None
+    below_threshold: bool
+    rounds: list[dict]
+    answers: int
+    mean_seconds: float | None
+    fast_answers: int
+    batches_finished: int
+    batches_open: int
+    excluded: bool
+
+
+class QualityOverview(TypedDict):
+    crowd: CrowdSettings
+    annotators: list[AnnotatorQuality]
+    controls: int
+    qualification_items: int
+    disqualified: int
+
+
+def quality_overview(*, project: Project) -> QualityOverview:
     """Every annotator with their qualification state, accuracy on controls, qualification rounds,
     answers, batches and active time, plus the project's crowd settings."""
     crowd = crowd_settings(project)
@@ -126,7 +156,7 @@ def quality_overview(*, project: Project) -> dict:
         .select_related("user")
         .order_by("user__username")
     )
-    people = []
+    people: list[AnnotatorQuality] = []
     for m in members:
         answered, right = controls.get(m.user_id, (0, 0))
         given = answers.get(m.user_id, {})
@@ -193,7 +223,39 @@ PAYMENT_COLUMNS = [
 PROLIFIC_BONUS_COLUMNS = ["participant_id", "amount"]
 
 
-def payment_rows(*, project: Project) -> list[dict]:
+class PaymentRow(TypedDict):
+    """One crowd-platform session (``PAYMENT_COLUMNS``, in order)."""
+
+    platform: str
+    worker_id: str
+    study_id: str
+    session_id: str
+    hit_id: str
+    annotator: str  # pseudonym
+    entered_at: str  # ISO 8601
+    batch_state: str
+    completion_code: str
+    items_in_batch: int
+    items_submitted: int
+    finished_at: str  # ISO 8601, or ""
+    active_minutes: float
+    reported_minutes: float
+    controls_answered: int
+    controls_right: int
+    qualification: str
+    passed_qc: bool
+    currency: str
+    reward: str  # decimal, two places
+    bonus: str
+    total: str
+
+
+class ProlificBonusRow(TypedDict):
+    participant_id: str
+    amount: str
+
+
+def payment_rows(*, project: Project) -> list[PaymentRow]:
     """One row per crowd-platform session: who, which batch, whether and when it was finished,
     its completion code, active time, accuracy on controls and whether the worker passed quality
     control (not disqualified, and qualified where the project requires it)."""
@@ -225,7 +287,7 @@ def payment_rows(*, project: Project) -> list[dict]:
             "user_id", "pseudonym", "qualification"
         )
     }
-    rows = []
+    rows: list[PaymentRow] = []
     for entry in entries:
         batch = batches.get(entry.batch_ref)
         member = members.get(entry.user_id)
@@ -280,7 +342,7 @@ def _amounts(crowd, *, finished: bool, passed: bool, stopped: bool) -> tuple[Dec
     return Decimal(0), Decimal(0)
 
 
-def prolific_bonus_rows(*, project: Project) -> list[dict]:
+def prolific_bonus_rows(*, project: Project) -> list[ProlificBonusRow]:
     """Prolific's bulk-bonus lines (participant id, amount) for sessions with a bonus."""
     return [
         {"participant_id": row["worker_id"], "amount": row["bonus"]}

@@ -8,7 +8,7 @@ Nothing here returns gold. ``judge_answers`` is the interface for the agreement 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
@@ -237,7 +237,14 @@ def _with_live_counts(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
     )
 
 
-def _silence(run: JudgeRun) -> dict:
+class RunSilence(TypedDict):
+    silent_seconds: int | None
+    stale: bool
+    lost: bool
+    lost_after_seconds: NotRequired[int]  # while the run is active
+
+
+def _silence(run: JudgeRun) -> RunSilence:
     """How long an active run's batches have been silent, and whether the page flags it."""
     from django.conf import settings
     from django.utils import timezone
@@ -268,7 +275,12 @@ def filters_words(*, filters: dict | None) -> str:
     return " · ".join(parts)
 
 
-def _pace(run: JudgeRun, *, processed: int, total: int) -> dict:
+class RunPace(TypedDict):
+    pace: dict[str, Any]  # ``core.pace.Pace`` as a dict
+    pace_text: str
+
+
+def _pace(run: JudgeRun, *, processed: int, total: int) -> RunPace:
     """Elapsed time, items per second and, while it runs, the time remaining, from the run's
     stored times and counts (no query): ``pace`` (``core.pace.Pace`` as a dict) and its line."""
     from core.pace import pace_words, work_pace
@@ -308,7 +320,70 @@ def _run_counts(run: JudgeRun) -> tuple[int, int, int, int, int, int]:
     )
 
 
-def progress_of(*, run: JudgeRun) -> dict:
+class RunUsage(TypedDict):
+    calls: int | None
+    calls_started: int
+    calls_unrecorded: int | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+class RunProgress(TypedDict):
+    """A run's progress figures (``progress_of``); the keys of ``RunSilence`` and ``RunPace``
+    too."""
+
+    id: int
+    judge: str
+    kind: str
+    model: str
+    prompt_version: str
+    prompt_name: str
+    prompt_fingerprint: str
+    judge_settings: Any
+    settings_fingerprint: str
+    setting: str
+    presentation: str
+    filters: Any
+    filters_text: str
+    status: str
+    active: bool
+    error: str
+    total: int
+    done: int
+    answered: int
+    unparseable: int
+    failed: int
+    structured_output: str
+    schema_honoured_by_server: bool | None
+    schema_valid: int
+    truncated: int
+    complete_replies: int
+    seed: int | None
+    usage: RunUsage
+    unreachable_since: str | None
+    silent_seconds: int | None
+    stale: bool
+    lost: bool
+    lost_after_seconds: NotRequired[int]
+    not_run: int
+    budget_calls: int | None
+    budget_tokens: int | None
+    budget_reached: bool
+    remaining: int
+    percent_answered: float
+    percent_unparseable: float
+    percent_failed: float
+    percent_not_run: float
+    percent: float
+    pace: dict[str, Any]
+    pace_text: str
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    started_by: str | None
+
+
+def progress_of(*, run: JudgeRun) -> RunProgress:
     """Progress figures of a run from ``runs_for_project``/``run_for_project`` (live counts
     while it runs, the counts copied at its end afterwards: later runs may claim its results)."""
     answered, unparseable, failed, not_run, schema_valid, truncated = _run_counts(run)
@@ -433,7 +508,16 @@ def run_problems(*, run: JudgeRun, limit: int = 100) -> list[JudgeResult]:
     )
 
 
-def run_problem_groups(*, run: JudgeRun) -> list[dict]:
+class ProblemGroup(TypedDict):
+    status: str
+    error_class: str
+    label: str
+    count: int
+    example: str  # the first such result's message
+    first_item: str  # its item's external id
+
+
+def run_problem_groups(*, run: JudgeRun) -> list[ProblemGroup]:
     """The run's results without an answer grouped by kind, most first: ``{"status",
     "error_class", "label", "count", "example", "first_item"}`` (``example``: the first such
     result's message). Two queries however many problems there are."""
@@ -463,14 +547,14 @@ def run_problem_groups(*, run: JudgeRun) -> list[dict]:
         )
     }
     return [
-        {
-            "status": group["status"],
-            "error_class": group["error_class"],
-            "label": labels.get(group["error_class"], group["error_class"] or group["status"]),
-            "count": group["count"],
-            "example": firsts[group["first"]]["error"],
-            "first_item": firsts[group["first"]]["item__external_id"],
-        }
+        ProblemGroup(
+            status=group["status"],
+            error_class=group["error_class"],
+            label=labels.get(group["error_class"], group["error_class"] or group["status"]),
+            count=group["count"],
+            example=firsts[group["first"]]["error"],
+            first_item=firsts[group["first"]]["item__external_id"],
+        )
         for group in groups
     ]
 
@@ -525,16 +609,22 @@ def preselection_blocker(*, project: Project, judge: Judge, prompt_version: str)
     return ""
 
 
-def preselection_status(*, project: Project) -> dict:
+class PreselectionStatus(TypedDict):
+    preselection: Preselection | None
+    showing: bool  # whether annotators see it now
+    reason: str  # why not ("" when showing or none is configured)
+
+
+def preselection_status(*, project: Project) -> PreselectionStatus:
     """``{"preselection", "showing", "reason"}``: the configured pre-selection (or None),
     whether annotators see it now, and why not (``preselection_blocker``) for the judges page."""
     preselection = preselection_of(project=project)
     if preselection is None:
-        return {"preselection": None, "showing": False, "reason": ""}
+        return PreselectionStatus(preselection=None, showing=False, reason="")
     reason = preselection_blocker(
         project=project, judge=preselection.judge, prompt_version=preselection.prompt_version
     )
-    return {"preselection": preselection, "showing": not reason, "reason": reason}
+    return PreselectionStatus(preselection=preselection, showing=not reason, reason=reason)
 
 
 def preselection_answer(*, project: Project, item: Item) -> tuple[Judge, JudgeResult, dict] | None:
@@ -546,9 +636,9 @@ def preselection_answer(*, project: Project, item: Item) -> tuple[Judge, JudgeRe
     The project-wide check comes first and costs the same for every item, so neither the
     answer nor the time it takes depends on the item's kind while nothing is shown."""
     status = preselection_status(project=project)
-    if not status["showing"] or item.kind != Item.Kind.REGULAR:
+    preselection = status["preselection"]  # never None while showing
+    if preselection is None or not status["showing"] or item.kind != Item.Kind.REGULAR:
         return None
-    preselection = status["preselection"]
     result = JudgeResult.objects.filter(
         item=item,
         judge=preselection.judge,
@@ -573,13 +663,22 @@ def preselections_shown(*, project: Project) -> dict[tuple[int, int], str]:
     return {(item_id, annotator_id): name for item_id, annotator_id, name in rows}
 
 
-def prompt_preview(*, template: PromptTemplate, item: Item, presentation: str = "") -> dict:
+class PromptPreview(TypedDict):
+    messages: list[dict]
+    response_format: dict | None
+    fields: dict
+    error: str  # why it cannot be rendered ("" when it can)
+
+
+def prompt_preview(
+    *, template: PromptTemplate, item: Item, presentation: str = ""
+) -> PromptPreview:
     """``template`` rendered for ``item`` as the judge would send it: ``{"messages",
     "response_format", "fields", "error"}``; ``error`` says why it cannot be rendered (the item
     is of another task type, or the task type cannot build a value for it)."""
     from llm_judges.services.prompt_templates import template_messages, template_response_format
 
-    preview: dict = {"messages": [], "response_format": None, "fields": {}, "error": ""}
+    preview = PromptPreview(messages=[], response_format=None, fields={}, error="")
     if item.project.task_type != template.task_type:
         preview["error"] = (
             f"The item is {indefinite(item.project.task_type)} item; {template} is a "
@@ -599,13 +698,32 @@ def prompt_preview(*, template: PromptTemplate, item: Item, presentation: str = 
     return preview
 
 
+class RunEstimate(TypedDict):
+    """What a run would cost (``run_estimate``)."""
+
+    judge: str
+    kind: str
+    prompt: str
+    prompt_fingerprint: str
+    items: int
+    presentations: list[str]
+    to_judge: int
+    calls: int
+    prompt_tokens: int  # estimated ("about")
+    prompt_tokens_bound: int  # as a budget reserves them
+    max_completion_tokens: int
+    max_tokens: int  # the bound's "at most", in all
+    unrenderable: int
+    method: str
+
+
 def run_estimate(
     *,
     judge: Judge,
     project: Project,
     filters: dict | None = None,
     both_orders: bool = False,
-) -> dict:
+) -> RunEstimate:
     """What a run would cost, before it starts: the items it covers, those left to judge (no
     answer of the judge's key yet), and for an LLM judge the calls (one per item and
     presentation) and tokens: prompt tokens estimated from the rendered prompts (about four
@@ -641,22 +759,22 @@ def run_estimate(
         ).values_list("item_id", "presentation")
     }
     todo = [(item, p) for p in presentations for item in selection if (item.pk, p) not in done]
-    estimate = {
-        "judge": judge.name,
-        "kind": judge.kind,
-        "prompt": str(template),
-        "prompt_fingerprint": template.fingerprint,
-        "items": len(selection),
-        "presentations": presentations,
-        "to_judge": len(todo),
-        "calls": 0,
-        "prompt_tokens": 0,
-        "prompt_tokens_bound": 0,
-        "max_completion_tokens": 0,
-        "max_tokens": 0,
-        "unrenderable": 0,
-        "method": "",
-    }
+    estimate = RunEstimate(
+        judge=judge.name,
+        kind=judge.kind,
+        prompt=str(template),
+        prompt_fingerprint=template.fingerprint,
+        items=len(selection),
+        presentations=presentations,
+        to_judge=len(todo),
+        calls=0,
+        prompt_tokens=0,
+        prompt_tokens_bound=0,
+        max_completion_tokens=0,
+        max_tokens=0,
+        unrenderable=0,
+        method="",
+    )
     if judge.kind != Judge.Kind.LLM:
         estimate["method"] = (
             f"{indefinite(judge.kind, capital=True)} judge runs on the workers: no calls, no tokens."
@@ -666,7 +784,7 @@ def run_estimate(
     return estimate
 
 
-def _estimate_llm(estimate: dict, *, judge: Judge, prompt, template, todo: list) -> None:
+def _estimate_llm(estimate: RunEstimate, *, judge: Judge, prompt, template, todo: list) -> None:
     """An LLM judge's calls and tokens for the items to judge, into ``estimate``."""
     from llm_judges.parameters import clean_parameters
     from llm_judges.services import budget

@@ -71,11 +71,7 @@ def project_judges(request, slug):
             if preview_form.is_valid():
                 preview = _preview(request, project, preview_form)
         elif action == "cancel":
-            run = selectors.run_for_project(project=project, run_id=_int(request.POST.get("run")))
-            if run is None:
-                raise Http404("No such run.")
-            if services.judge_run_cancel(run=run, by=request.user):
-                messages.success(request, f"Run {run.pk} cancelled.")
+            _cancel_run(request, project)
             return redirect("project-judges", slug=slug)
         elif action in _JudgeSetup.ACTIONS:
             if setup.handle(action):
@@ -106,6 +102,15 @@ def project_judges(request, slug):
             **setup.forms(),
         },
     )
+
+
+def _cancel_run(request, project) -> None:
+    """Cancel the run named in the POST (404 if the project has no such run)."""
+    run = selectors.run_for_project(project=project, run_id=_int(request.POST.get("run")))
+    if run is None:
+        raise Http404("No such run.")
+    if services.judge_run_cancel(run=run, by=request.user):
+        messages.success(request, f"Run {run.pk} cancelled.")
 
 
 @login_required

@@ -145,43 +145,57 @@ def optimal_alignment(weights: Sequence[Sequence[float]]) -> list[tuple[int, int
         return sorted((i, j) for j, i in optimal_alignment(transposed))
     top = max(max(row) for row in weights)
     cost = [[top - w for w in row] for row in weights]  # maximise weight = minimise cost
-    inf = float("inf")
     # Potentials u (rows, 1-based), v (columns); way/match over columns 0..cols (0 is virtual).
     u = [0.0] * (rows + 1)
     v = [0.0] * (cols + 1)
     match = [0] * (cols + 1)
     way = [0] * (cols + 1)
     for i in range(1, rows + 1):
-        match[0] = i
-        column = 0
-        least = [inf] * (cols + 1)
-        used = [False] * (cols + 1)
-        while True:
-            used[column] = True
-            row = match[column]
-            delta, next_column = inf, 0
-            for j in range(1, cols + 1):
-                if used[j]:
-                    continue
-                reduced = cost[row - 1][j - 1] - u[row] - v[j]
-                if reduced < least[j]:
-                    least[j], way[j] = reduced, column
-                if least[j] < delta:
-                    delta, next_column = least[j], j
-            for j in range(cols + 1):
-                if used[j]:
-                    u[match[j]] += delta
-                    v[j] -= delta
-                else:
-                    least[j] -= delta
-            column = next_column
-            if match[column] == 0:
-                break
-        while column:
-            previous = way[column]
-            match[column] = match[previous]
-            column = previous
+        _assign_row(i, cost, u, v, match, way)
     return sorted((match[j] - 1, j - 1) for j in range(1, cols + 1) if match[j])
+
+
+def _assign_row(
+    i: int,
+    cost: list[list[float]],
+    u: list[float],
+    v: list[float],
+    match: list[int],
+    way: list[int],
+) -> None:
+    """One step of the Hungarian method: assign row ``i`` along a shortest augmenting path,
+    updating the potentials ``u``, ``v`` and the column assignment ``match`` in place."""
+    cols = len(match) - 1
+    inf = float("inf")
+    match[0] = i
+    column = 0
+    least = [inf] * (cols + 1)
+    used = [False] * (cols + 1)
+    while True:
+        used[column] = True
+        row = match[column]
+        delta, next_column = inf, 0
+        for j in range(1, cols + 1):
+            if used[j]:
+                continue
+            reduced = cost[row - 1][j - 1] - u[row] - v[j]
+            if reduced < least[j]:
+                least[j], way[j] = reduced, column
+            if least[j] < delta:
+                delta, next_column = least[j], j
+        for j in range(cols + 1):
+            if used[j]:
+                u[match[j]] += delta
+                v[j] -= delta
+            else:
+                least[j] -= delta
+        column = next_column
+        if match[column] == 0:
+            break
+    while column:
+        previous = way[column]
+        match[column] = match[previous]
+        column = previous
 
 
 @dataclass(frozen=True)

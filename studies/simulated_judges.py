@@ -24,7 +24,7 @@ from llm_judges.models import Judge, JudgeRun, ModelEndpoint
 from llm_judges.parameters import clean_parameters
 from llm_judges.services.batch_engine import judge_batch_process
 from llm_judges.services.configuration import judge_create
-from llm_judges.services.runs import batches, judge_run_start
+from llm_judges.services.runs import batches, judge_run_start_pending
 from projects.models import Project
 
 SIMULATED_MODEL = "simulated-llm-judge"
@@ -138,8 +138,9 @@ def simulated_judge_run(
     batches run here, one after the other, through the workers' own code."""
     with chat_server(reply=reply) as base_url:
         judge = _judge(project, name, base_url, description)
-        run = judge_run_start(judge=judge, project=project, enqueue=False)
-        for chunk in batches(item_ids=run.pending_item_ids, size=run.items_per_task):
+        started = judge_run_start_pending(judge=judge, project=project, enqueue=False)
+        run = started.run
+        for chunk in batches(item_ids=started.pending_item_ids, size=run.items_per_task):
             judge_batch_process(run_id=run.pk, item_ids=chunk)
     run.refresh_from_db()
     return run

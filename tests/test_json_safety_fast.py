@@ -180,3 +180,21 @@ def test_a_value_too_deep_is_named_alike_whether_or_not_python_could_parse_it():
             "nested more than 64 levels deep",
         )
     assert json_safety.first_problem(json.loads('{"a": ' + "[" * 70 + "]" * 70 + "}"))[0] == ["a"]
+
+
+def test_the_raw_scans_skip_brackets_and_escaped_quotes_inside_strings():
+    """``deep_path`` and the API parser's ``top_level_key`` scan raw text: brackets and escaped
+    quotes inside a string are not structure, a key is unescaped (NUL shown as an escape for the
+    parser), list indices count commas, a top-level list has no key, an unterminated string ends
+    the scan. Reference values from the single-loop scans these were split from."""
+    from core.parsers import top_level_key
+
+    cases = [
+        ('{"a\\"[{": [1, {"b": [[[[]]]]}]}', ['a"[{', "1", "b"], 'a"[{'),
+        ('{"k": "x]}", "nul\\u0000": {"c": [0, 1, [[[ ]]]]}}', ["nul\x00", "c"], "nul\\x00"),
+        ('[[[[[{"a": 1}]]]]]', [], ""),
+        ('{"x": "unterminated [[[[', ["x"], "x"),
+    ]
+    for text, path, key in cases:
+        assert json_safety.deep_path(text, max_depth=3) == path
+        assert top_level_key(text, max_depth=3) == key

@@ -221,10 +221,11 @@ def test_an_endpoint_may_not_reach_private_addresses_unless_staff_allow_it(
     judge = services.judge_create(
         project=own, name="j", kind="llm", model="m", endpoint=endpoint, parameters={}
     )
-    run = services.judge_run_start(judge=judge, project=own, enqueue=False)
+    started = services.judge_run_start_pending(judge=judge, project=own, enqueue=False)
+    run = started.run
     from llm_judges.services.batch_engine import judge_batch_process
 
-    judge_batch_process(run_id=run.pk, item_ids=run.pending_item_ids)
+    judge_batch_process(run_id=run.pk, item_ids=started.pending_item_ids)
     run.refresh_from_db()
     assert run.status == "failed"
     assert "127.0.0.1" in run.error and "loopback" in run.error

@@ -271,32 +271,13 @@ def _adjust_proposal(text: str, offset: int) -> int | None:
     """
     length = len(text)
     if offset < length and text[offset - 1] == " " and "A" <= text[offset] <= "Z":
-        # The common case, a capitalised word after a space ('...[9]. Such'): rules 1-3
-        # cannot move or drop it (no marker or opening punctuation to move over, nothing
-        # to keep behind, not lowercase); only rule 4 can.
-        end = _previous_non_space(text, offset)
-        if end < 2 or (text[end - 1] == "." and not text[end - 2].isalpha()):
-            return offset  # every abbreviation of rule 4 ends with a letter and a period
-        abbreviation = _NO_END_BEFORE.search(text, max(0, end - 12), end)
-        if abbreviation and (abbreviation.group("number") is None):
-            return None
-        return offset
+        return _capitalised_after_space(text, offset)
     # Proposals may sit on a whitespace token ('post.\n[3] ...'): look at the next word.
     while offset < length and text[offset].isspace():
         offset += 1
     if offset >= length:
         return None
-    # A proposal inside a spaced marker ('. [ 3 ]' -> '3') moves to the marker's bracket.
-    bracket = text.rfind("[", max(0, offset - 16), offset)
-    if bracket >= 0:
-        marker = _MARKER_RE.match(text, bracket)
-        if marker and marker.end() > offset:
-            offset = bracket
-    # Rule 1: move back over opening punctuation glued to the proposed word: '(Barack', '"Co'.
-    if offset and not text[offset - 1].isspace():
-        chunk_start = _CHUNK_START.search(text, max(0, offset - 8), offset).start()
-        if all(c in _OPENING for c in text[chunk_start:offset]):
-            offset = chunk_start
+    offset = _start_of_word(text, offset)
     # Rule 2: markers, closing quotes and periods after the end punctuation stay behind,
     # unless the marker opens a line of its own (a reference-list entry).
     end = _previous_non_space(text, offset)
@@ -314,6 +295,37 @@ def _adjust_proposal(text: str, offset: int) -> int | None:
     abbreviation = _NO_END_BEFORE.search(text, max(0, end - 12), end)
     if abbreviation and (abbreviation.group("number") is None or _NUMBER_START.match(text, offset)):
         return None
+    return offset
+
+
+def _capitalised_after_space(text: str, offset: int) -> int | None:
+    """The common case, a capitalised word after a space ('...[9]. Such').
+
+    Rules 1-3 cannot move or drop it (no marker or opening punctuation to move over, nothing
+    to keep behind, not lowercase); only rule 4 can.
+    """
+    end = _previous_non_space(text, offset)
+    if end < 2 or (text[end - 1] == "." and not text[end - 2].isalpha()):
+        return offset  # every abbreviation of rule 4 ends with a letter and a period
+    abbreviation = _NO_END_BEFORE.search(text, max(0, end - 12), end)
+    if abbreviation and (abbreviation.group("number") is None):
+        return None
+    return offset
+
+
+def _start_of_word(text: str, offset: int) -> int:
+    """Move a proposal back to the bracket of a spaced marker and over opening punctuation (rule 1)."""
+    # A proposal inside a spaced marker ('. [ 3 ]' -> '3') moves to the marker's bracket.
+    bracket = text.rfind("[", max(0, offset - 16), offset)
+    if bracket >= 0:
+        marker = _MARKER_RE.match(text, bracket)
+        if marker and marker.end() > offset:
+            offset = bracket
+    # Rule 1: move back over opening punctuation glued to the proposed word: '(Barack', '"Co'.
+    if offset and not text[offset - 1].isspace():
+        chunk_start = _CHUNK_START.search(text, max(0, offset - 8), offset).start()
+        if all(c in _OPENING for c in text[chunk_start:offset]):
+            offset = chunk_start
     return offset
 
 

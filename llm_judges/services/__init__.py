@@ -65,6 +65,7 @@ from llm_judges.services.prompt_templates import (
 from llm_judges.services.runs import (
     ResumedRun,
     RunFilters,
+    StartedRun,
     batches,
     clean_budget,
     clean_filters,
@@ -73,6 +74,8 @@ from llm_judges.services.runs import (
     judge_run_heartbeat,
     judge_run_start,
     judge_run_start_both_orders,
+    judge_run_start_both_orders_pending,
+    judge_run_start_pending,
     judge_runs_resume_lost,
     lost_runs,
 )
@@ -95,6 +98,7 @@ __all__ = [
     "JudgeError",
     "ResumedRun",
     "RunFilters",
+    "StartedRun",
     "backoff_seconds",
     "batches",
     "clean_budget",
@@ -112,6 +116,8 @@ __all__ = [
     "judge_run_heartbeat",
     "judge_run_start",
     "judge_run_start_both_orders",
+    "judge_run_start_both_orders_pending",
+    "judge_run_start_pending",
     "judge_runs_resume_lost",
     "lost_runs",
     "preselection_disable",

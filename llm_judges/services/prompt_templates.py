@@ -11,7 +11,7 @@ under its name makes the next version.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -54,6 +54,17 @@ def _check_text(text: str, prompt: prompts.JudgePrompt, *, field: str) -> None:
         )
 
 
+class TemplateContent(TypedDict):
+    """A prompt template's content, checked (``clean_template``): a ``PromptTemplate``'s fields."""
+
+    task_type: str
+    system: str
+    template: str
+    variants: dict[str, str]
+    output_schema: Any  # a JSON schema, or None for the task type's
+    parameters: dict[str, Any]
+
+
 def clean_template(
     *,
     task_type: str,
@@ -62,7 +73,7 @@ def clean_template(
     variants: Mapping[str, str] | None = None,
     output_schema: Any = None,
     parameters: Mapping[str, Any] | None = None,
-) -> dict:
+) -> TemplateContent:
     """The template's content, checked (``JudgeError`` naming the field and, for a placeholder
     the task type does not provide, the placeholder); returns the cleaned values."""
     prompt = _registered(task_type)
@@ -104,7 +115,7 @@ def _check_schema(schema: Any) -> None:
         ) from None
 
 
-def clean_template_parameters(*, parameters: Mapping[str, Any] | None) -> dict:
+def clean_template_parameters(*, parameters: Mapping[str, Any] | None) -> dict[str, Any]:
     if parameters in (None, ""):
         return {}
     if not isinstance(parameters, Mapping):

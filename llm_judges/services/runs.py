@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -127,7 +127,34 @@ def clean_budget(
     return budget
 
 
+class StartOptions(TypedDict, total=False):
+    """The options of a start beside the judge, the project and the presentation."""
+
+    started_by: User | None
+    filters: dict | None
+    enqueue: bool
+    budget_calls: int | float | str | None
+    budget_tokens: int | float | str | None
+
+
+@dataclass(frozen=True)
+class StartedRun:
+    """A run just started and the ids of the items it left to judge, in order (a caller that
+    does not enqueue them processes them in ``batches``)."""
+
+    run: JudgeRun
+    pending_item_ids: list[int]
+
+
 def judge_run_start_both_orders(
+    *, judge: Judge, project: Project, **options: Unpack[StartOptions]
+) -> list[JudgeRun]:
+    """``judge_run_start_both_orders_pending``, the runs only."""
+    started = judge_run_start_both_orders_pending(judge=judge, project=project, **options)
+    return [s.run for s in started]
+
+
+def judge_run_start_both_orders_pending(
     *,
     judge: Judge,
     project: Project,
@@ -136,7 +163,7 @@ def judge_run_start_both_orders(
     enqueue: bool = True,
     budget_calls: int | float | str | None = None,
     budget_tokens: int | float | str | None = None,
-) -> list[JudgeRun]:
+) -> list[StartedRun]:
     """Position bias: the run as annotators see the items and, beside it, a run with every
     item in each of the task type's other presentations (ranking: the outputs reversed). Each
     run has its own budget. Refused when the task type has no other presentation."""
@@ -147,7 +174,7 @@ def judge_run_start_both_orders(
             field="both_orders",
         )
     start = functools.partial(
-        judge_run_start,
+        judge_run_start_pending,
         judge=judge,
         project=project,
         started_by=started_by,
@@ -161,6 +188,15 @@ def judge_run_start_both_orders(
 
 
 def judge_run_start(
+    *, judge: Judge, project: Project, presentation: str = "", **options: Unpack[StartOptions]
+) -> JudgeRun:
+    """``judge_run_start_pending``, the run only."""
+    return judge_run_start_pending(
+        judge=judge, project=project, presentation=presentation, **options
+    ).run
+
+
+def judge_run_start_pending(
     *,
     judge: Judge,
     project: Project,
@@ -170,8 +206,9 @@ def judge_run_start(
     presentation: str = "",
     budget_calls: int | float | str | None = None,
     budget_tokens: int | float | str | None = None,
-) -> JudgeRun:
-    """Start a run of ``judge`` over the project's items (or the filtered part).
+) -> StartedRun:
+    """Start a run of ``judge`` over the project's items (or the filtered part); returns it with
+    the ids of the items left to judge.
 
     The run records the prompt template it renders (``template_for``: the judge's own, or the
     task type's shipped record) and its fingerprint; its batches render that template however
@@ -233,8 +270,7 @@ def judge_run_start(
                 )
             )
     run.refresh_from_db()
-    run.pending_item_ids = pending  # type: ignore[attr-defined]  # for callers that process the batches themselves (issue 25: to become a returned value)
-    return run
+    return StartedRun(run=run, pending_item_ids=pending)
 
 
 def _audit_started(run: JudgeRun, started_by: User | None) -> None:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from django.db.models import (
     Count,
@@ -252,15 +252,7 @@ def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) ->
         if reference is not None:
             text |= Q(pk__in=items_with_reference(project=project, reference=reference))
         items = items.annotate(payload_text=Cast("payload", TextField())).filter(text)
-    needed = project.annotators_per_item
-    if f.status == "complete":
-        items = items.filter(submitted_count__gte=needed)
-    elif f.status == "in_progress":
-        items = items.filter(Q(assigned_count__gt=0) | Q(submitted_count__gt=0)).filter(
-            submitted_count__lt=needed
-        )
-    elif f.status == "open":
-        items = items.filter(assigned_count=0, submitted_count=0)
+    items = _by_status(items, f.status, needed=project.annotators_per_item)
     items = _by_kind_group_flags(items, f)
     ranges = (
         ("submitted_count", f.answers_min, f.answers_max),
@@ -279,6 +271,20 @@ def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) ->
         items = items.filter(judge_figures__humans_agreeing__lte=0.5)  # type: ignore[misc]
     elif f.verdict == "unjudged":
         items = items.filter(judge_figures__id__isnull=True)  # type: ignore[misc]
+    return items
+
+
+def _by_status(items: QuerySet[Item], status: str, *, needed: int) -> QuerySet[Item]:
+    """Items complete (``needed`` answers), in progress (assigned or answered, not complete) or
+    open (neither); all items for any other status."""
+    if status == "complete":
+        return items.filter(submitted_count__gte=needed)
+    if status == "in_progress":
+        return items.filter(Q(assigned_count__gt=0) | Q(submitted_count__gt=0)).filter(
+            submitted_count__lt=needed
+        )
+    if status == "open":
+        return items.filter(assigned_count=0, submitted_count=0)
     return items
 
 
@@ -714,7 +720,15 @@ def field_label(key: Any) -> str:
     return text[:1].upper() + text[1:]
 
 
-def readable(value: Any, *, depth: int = 0) -> dict:
+class ReadableNode(TypedDict, total=False):
+    """One of ``text``, ``entries`` or ``fields`` (see ``readable``)."""
+
+    text: str
+    entries: list[ReadableNode]
+    fields: list[tuple[str, ReadableNode]]
+
+
+def readable(value: Any, *, depth: int = 0) -> ReadableNode:
     """A JSON value as nested nodes a template renders without knowing the task type:
     ``{"text": str}``, ``{"entries": [node…]}`` (a list) or ``{"fields": [(key, node)…]}``
     (keys that are no attribute of a dict, so that a template's lookup finds them)."""

@@ -29,7 +29,7 @@ import inspect
 import io
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, TypedDict, cast
 
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
@@ -210,6 +210,14 @@ def annotation_formats_taking(*, project: Project, option: str) -> list[str]:
     ]
 
 
+class ImportCounts(TypedDict):
+    annotations: int
+    coders: int
+    new_coders: int
+    skipped: int  # rows naming items the project does not have
+    skipped_first: str  # the first such item ("" for none)
+
+
 def import_annotations(
     *,
     project: Project,
@@ -219,7 +227,7 @@ def import_annotations(
     skip_unknown_items: bool = False,
     options: Mapping[str, Any] | None = None,
     by: AbstractBaseUser | None = None,
-) -> dict[str, Any]:
+) -> ImportCounts:
     """Import annotations collected elsewhere (see the module docstring); returns counts.
     ``by``: who, for the project's audit log (one entry, written with the answers).
     ``skip_unknown_items``: rows naming an item the project does not have (e.g. ratings of
@@ -248,7 +256,7 @@ def import_annotations(
     )
     names = sorted({row["coder"] for row in rows})
     with transaction.atomic():
-        counts = {
+        counts: ImportCounts = {
             "annotations": len(rows),
             "coders": len(names),
             "new_coders": _store(project=project, rows=rows, names=names, source=source),
@@ -367,7 +375,7 @@ def import_annotations_upload(
     skip_unknown_items: bool = False,
     mapping_file: UploadedFile | None = None,
     by: AbstractBaseUser | None = None,
-) -> dict[str, Any]:
+) -> ImportCounts:
     """:func:`import_annotations` of an upload (the project page's form and the API), in the
     request: refused (413) above ``CONCORD_MAX_UPLOAD_BYTES``, a mapping file that is not UTF-8
     text refused naming it; the source defaults to the file's name."""
@@ -394,7 +402,7 @@ def import_annotations_upload(
     )
 
 
-def import_summary(*, counts: dict[str, Any]) -> str:
+def import_summary(*, counts: ImportCounts) -> str:
     """One line for the researcher: what was imported and what was left out."""
     text = (
         f"Imported {counts['annotations']} annotations by {counts['coders']} external coders "

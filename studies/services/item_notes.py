@@ -14,7 +14,7 @@ import csv
 import io
 import json
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from annotation.models import ItemComment, ItemFlag, SendBack
 from core.spreadsheet import spreadsheet_safe
@@ -45,11 +45,52 @@ def _when(value) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _row(**values) -> dict:
-    return {name: values.get(name) for name in NOTE_COLUMNS}
+class NoteRow(TypedDict):
+    """One note (``NOTE_COLUMNS``, in order); None where the kind of note has no such value."""
+
+    kind: str
+    item: str
+    by: str | None
+    reason: str | None
+    text: str | None
+    state: str | None
+    response: str | None
+    version: int | None
+    answered_version: int | None
+    created_at: str | None
+    resolved_at: str | None
 
 
-def note_rows(*, project: Project) -> Iterator[dict]:
+def _row(
+    *,
+    kind: str,
+    item: str,
+    by: str | None,
+    reason: str | None = None,
+    text: str | None = None,
+    state: str | None = None,
+    response: str | None = None,
+    version: int | None = None,
+    answered_version: int | None = None,
+    created_at: str | None = None,
+    resolved_at: str | None = None,
+) -> NoteRow:
+    return NoteRow(
+        kind=kind,
+        item=item,
+        by=by,
+        reason=reason,
+        text=text,
+        state=state,
+        response=response,
+        version=version,
+        answered_version=answered_version,
+        created_at=created_at,
+        resolved_at=resolved_at,
+    )
+
+
+def note_rows(*, project: Project) -> Iterator[NoteRow]:
     """Every note of the project: flags and skips, then send-backs, then comments, each in the
     order they were made."""
     names = dict(Membership.objects.filter(project=project).values_list("user_id", "pseudonym"))
@@ -94,7 +135,7 @@ def note_rows(*, project: Project) -> Iterator[dict]:
         )
 
 
-def _send_back_rows(project: Project, names: dict) -> Iterator[dict]:
+def _send_back_rows(project: Project, names: dict) -> Iterator[NoteRow]:
     rows = (
         SendBack.objects.filter(assignment__project=project)
         .order_by("created_at", "id")

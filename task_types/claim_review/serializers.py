@@ -160,6 +160,12 @@ def _decision_problem(decision: dict, claim: dict | None) -> str | None:
                 "labels": ", ".join(choice_labels(None))
             }
         return None
+    return _agreement_problem(decision, claim)
+
+
+def _agreement_problem(decision: dict, claim: dict) -> str | None:
+    """What is missing or wrong in the agreement with the system's label of a kept or revised
+    ``claim``, or None."""
     agreement = decision.get("agreement")
     if agreement not in ("agree", "disagree"):
         return gettext("choose agree or disagree with the system's label")

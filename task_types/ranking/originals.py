@@ -119,34 +119,9 @@ def read_reprohum_ranks(stream: IO[str], mapping: str | None = None) -> Iterator
             )
         ranks: dict[str, dict[str, Any]] = {}
         for criterion, columns in rank_columns.items():
-            cells = {n: (row[column] or "").strip() for n, column in columns.items()}
-            if not any(cells.values()):
-                continue
-            given = {}
-            for n, cell in sorted(cells.items()):
-                column = columns[n]
-                if n not in systems:
-                    raise PayloadError(
-                        f"the mapping names no system for justification {n} of this row",
-                        field=column,
-                        location=location,
-                    )
-                if not cell:
-                    raise PayloadError(
-                        f"{criterion} is ranked for other justifications of this row but not "
-                        f"justification {n}",
-                        field=column,
-                        location=location,
-                    )
-                given[systems[n]] = _rank(cell, field=column, location=location)
-            unranked = sorted(n for n in systems if n not in cells)
-            if unranked:
-                raise PayloadError(
-                    f"the sheet has no {criterion} column for justification {unranked[0]}",
-                    field=criterion,
-                    location=location,
-                )
-            ranks[criterion] = given
+            given = _criterion_ranks(criterion, columns, row, systems, location=location)
+            if given is not None:
+                ranks[criterion] = given
         if not ranks:
             raise PayloadError("no ranks in this row", field="annotator", location=location)
         yield (
@@ -157,6 +132,46 @@ def read_reprohum_ranks(stream: IO[str], mapping: str | None = None) -> Iterator
                 "answer": {"order": [systems[n] for n in sorted(systems)], "ranks": ranks},
             },
         )
+
+
+def _criterion_ranks(
+    criterion: str,
+    columns: dict[int, str],
+    row: Mapping[str, Any],
+    systems: dict[int, str],
+    *,
+    location: str,
+) -> dict[str, Any] | None:
+    """One criterion's ranks in a row, ``{system: rank}``; None if none of its cells is filled.
+    Every justification of the row must then be ranked."""
+    cells = {n: (row[column] or "").strip() for n, column in columns.items()}
+    if not any(cells.values()):
+        return None
+    given = {}
+    for n, cell in sorted(cells.items()):
+        column = columns[n]
+        if n not in systems:
+            raise PayloadError(
+                f"the mapping names no system for justification {n} of this row",
+                field=column,
+                location=location,
+            )
+        if not cell:
+            raise PayloadError(
+                f"{criterion} is ranked for other justifications of this row but not "
+                f"justification {n}",
+                field=column,
+                location=location,
+            )
+        given[systems[n]] = _rank(cell, field=column, location=location)
+    unranked = sorted(n for n in systems if n not in cells)
+    if unranked:
+        raise PayloadError(
+            f"the sheet has no {criterion} column for justification {unranked[0]}",
+            field=criterion,
+            location=location,
+        )
+    return given
 
 
 def ranking_from_systems(

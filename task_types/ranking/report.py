@@ -354,6 +354,14 @@ def section(inp: ReportInput) -> SectionResult:
         alpha_rows.append(alpha_row)
         result.scalars[f"α ordinal · {criterion}"] = alpha_row.get("alpha_ordinal")
     result.tables["alpha_levels"] = _alpha_table(alpha_rows, inp)
+    _add_self_agreement(result, inp)
+    _add_human_positions(result, inp)
+    return result
+
+
+def _add_self_agreement(result: SectionResult, inp: ReportInput) -> None:
+    """Each judge's agreement with itself on the items shown in reverse order: a table, and a
+    scalar per judge and criterion."""
     self_rows = []
     for coder, presented in inp.presented.items():
         reversed_answers = presented.get(REVERSED)
@@ -368,25 +376,30 @@ def section(inp: ReportInput) -> SectionResult:
                 )
     if self_rows:
         result.tables["judge_self_agreement"] = _self_agreement_table(self_rows, inp)
-    if inp.human_presented:
-        position_rows: list[dict] = []
-        system_rows: list[dict] = []
-        for criterion in _criteria(inp):
-            by_position, by_system = human_position_rows(inp, criterion)
-            position_rows += by_position
-            system_rows += by_system
-            if len(by_position) > 1:
-                first, last = by_position[0], by_position[-1]
-                result.summary.append(
-                    Figure(
-                        f"Position · {criterion}",
-                        f"mean rank {first['mean_rank']:.2f} shown first, "
-                        f"{last['mean_rank']:.2f} shown last",
-                    )
+
+
+def _add_human_positions(result: SectionResult, inp: ReportInput) -> None:
+    """Mean rank by the position an output was shown in to humans: tables, and a summary figure
+    per criterion."""
+    if not inp.human_presented:
+        return
+    position_rows: list[dict] = []
+    system_rows: list[dict] = []
+    for criterion in _criteria(inp):
+        by_position, by_system = human_position_rows(inp, criterion)
+        position_rows += by_position
+        system_rows += by_system
+        if len(by_position) > 1:
+            first, last = by_position[0], by_position[-1]
+            result.summary.append(
+                Figure(
+                    f"Position · {criterion}",
+                    f"mean rank {first['mean_rank']:.2f} shown first, "
+                    f"{last['mean_rank']:.2f} shown last",
                 )
-        if position_rows:
-            result.tables.update(_human_position_tables(position_rows, system_rows))
-    return result
+            )
+    if position_rows:
+        result.tables.update(_human_position_tables(position_rows, system_rows))
 
 
 def _per_item(

@@ -219,10 +219,11 @@ def test_a_token_budget_holds_with_eight_calls_in_flight_by_the_servers_own_coun
     factories.make_items(project, 40)
     stub.responder = _counting_server
     judge = make_llm_judge(stub, project, concurrency=8, items_per_task=40, max_tokens=64)
-    sample = services.judge_run_start(
+    started_sample = services.judge_run_start_pending(
         judge=judge, project=project, filters={"external_ids": ["claim-0"]}, enqueue=False
     )
-    services.judge_batch_process(run_id=sample.pk, item_ids=sample.pending_item_ids)
+    sample = started_sample.run
+    services.judge_batch_process(run_id=sample.pk, item_ids=started_sample.pending_item_ids)
     per_call = sum(JudgeCall.objects.filter(run=sample).values_list("prompt_tokens", flat=True))
     limit = 25 * (per_call + 7)  # room for about 25 of the 39 calls left
 

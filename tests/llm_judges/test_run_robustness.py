@@ -118,15 +118,17 @@ def test_restarting_a_cancelled_run_while_its_call_is_in_flight_completes_the_ne
     def responder(request):
         if len(stub.chat_requests()) == 2 and "run2" not in box:
             services.judge_run_cancel(run=run1)  # a researcher cancels ...
-            box["run2"] = services.judge_run_start(judge=judge, project=project, enqueue=False)
+            box["run2"] = services.judge_run_start_pending(
+                judge=judge, project=project, enqueue=False
+            )
             connection.close()  # ... and restarts, while the old batch still waits on this call
         return Reply()
 
     stub.responder = responder
     services.judge_batch_process(run_id=run1.pk, item_ids=[i.pk for i in items])
-    run2 = box["run2"]
-    assert len(run2.pending_item_ids) == 4  # the old batch's two answers were not written yet
-    services.judge_batch_process(run_id=run2.pk, item_ids=run2.pending_item_ids)
+    run2, pending = box["run2"].run, box["run2"].pending_item_ids
+    assert len(pending) == 4  # the old batch's two answers were not written yet
+    services.judge_batch_process(run_id=run2.pk, item_ids=pending)
 
     run2.refresh_from_db()
     assert run2.status == JudgeRun.Status.DONE
@@ -146,7 +148,8 @@ def test_an_answer_the_cancelled_run_writes_while_the_new_run_calls_for_it_count
     judge = make_llm_judge(stub, project, concurrency=1)
     run1 = services.judge_run_start(judge=judge, project=project, enqueue=False)
     services.judge_run_cancel(run=run1)
-    run2 = services.judge_run_start(judge=judge, project=project, enqueue=False)
+    started_run2 = services.judge_run_start_pending(judge=judge, project=project, enqueue=False)
+    run2 = started_run2.run
     late = items[1]
 
     def responder(request):
@@ -165,7 +168,7 @@ def test_an_answer_the_cancelled_run_writes_while_the_new_run_calls_for_it_count
         return Reply()
 
     stub.responder = responder
-    services.judge_batch_process(run_id=run2.pk, item_ids=run2.pending_item_ids)
+    services.judge_batch_process(run_id=run2.pk, item_ids=started_run2.pending_item_ids)
 
     run2.refresh_from_db()
     assert run2.status == JudgeRun.Status.DONE
@@ -182,7 +185,8 @@ def test_a_failure_the_cancelled_run_writes_after_the_restart_is_retried_by_the_
     judge = make_llm_judge(stub, project)
     run1 = services.judge_run_start(judge=judge, project=project, enqueue=False)
     services.judge_run_cancel(run=run1)
-    run2 = services.judge_run_start(judge=judge, project=project, enqueue=False)
+    started_run2 = services.judge_run_start_pending(judge=judge, project=project, enqueue=False)
+    run2 = started_run2.run
     JudgeResult.objects.create(  # the old batch's soft limit, written after run2 started
         item=items[0],
         judge=judge,
@@ -193,7 +197,7 @@ def test_a_failure_the_cancelled_run_writes_after_the_restart_is_retried_by_the_
         error=TIME_LIMIT,
     )
 
-    services.judge_batch_process(run_id=run2.pk, item_ids=run2.pending_item_ids)
+    services.judge_batch_process(run_id=run2.pk, item_ids=started_run2.pending_item_ids)
 
     run2.refresh_from_db()
     assert run2.status == JudgeRun.Status.DONE
@@ -207,7 +211,8 @@ def test_an_exception_in_a_call_thread_fails_the_batchs_unfinished_items_and_is_
 ):
     factories.make_items(project, 3)
     judge = make_llm_judge(stub, project, concurrency=1)
-    run = services.judge_run_start(judge=judge, project=project, enqueue=False)
+    started_run = services.judge_run_start_pending(judge=judge, project=project, enqueue=False)
+    run = started_run.run
     real_call = llm_module.LLMBackend.call
 
     def call_that_breaks_on_the_second_item(self, messages, response_format=None):
@@ -217,7 +222,7 @@ def test_an_exception_in_a_call_thread_fails_the_batchs_unfinished_items_and_is_
 
     monkeypatch.setattr(llm_module.LLMBackend, "call", call_that_breaks_on_the_second_item)
     with pytest.raises(RuntimeError, match="boom in the call thread"):
-        services.judge_batch_process(run_id=run.pk, item_ids=run.pending_item_ids)
+        services.judge_batch_process(run_id=run.pk, item_ids=started_run.pending_item_ids)
 
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.DONE
@@ -227,7 +232,7 @@ def test_an_exception_in_a_call_thread_fails_the_batchs_unfinished_items_and_is_
     message = "The batch stopped on an unexpected error: RuntimeError: boom in the call thread"
     assert found["claim-1"] == ("failed", message)
     assert found["claim-2"] == ("failed", message)
-    again = services.judge_run_start(judge=judge, project=project, enqueue=False)
+    again = services.judge_run_start_pending(judge=judge, project=project, enqueue=False)
     assert len(again.pending_item_ids) == 2  # not "already running"; the failed items are retried
 
 
@@ -236,7 +241,8 @@ def test_a_database_error_while_writing_fails_the_unwritten_items_with_its_text(
 ):
     factories.make_items(project, 3)
     judge = make_llm_judge(stub, project, concurrency=1)
-    run = services.judge_run_start(judge=judge, project=project, enqueue=False)
+    started_run = services.judge_run_start_pending(judge=judge, project=project, enqueue=False)
+    run = started_run.run
     monkeypatch.setattr(batch_engine, "FLUSH_ROWS", 1)
     real_bulk_create = JudgeCall.objects.bulk_create
 
@@ -245,7 +251,7 @@ def test_a_database_error_while_writing_fails_the_unwritten_items_with_its_text(
 
     monkeypatch.setattr(JudgeCall.objects, "bulk_create", bulk_create_that_fails)
     with pytest.raises(OperationalError):
-        services.judge_batch_process(run_id=run.pk, item_ids=run.pending_item_ids)
+        services.judge_batch_process(run_id=run.pk, item_ids=started_run.pending_item_ids)
     monkeypatch.setattr(JudgeCall.objects, "bulk_create", real_bulk_create)
 
     run.refresh_from_db()
@@ -268,7 +274,8 @@ def test_a_connection_the_database_server_drops_mid_batch_is_reopened_to_fail_th
     project = factories.ProjectFactory()
     factories.make_items(project, 3)
     judge = make_llm_judge(stub, project, concurrency=1)
-    run = services.judge_run_start(judge=judge, project=project, enqueue=False)
+    started_run = services.judge_run_start_pending(judge=judge, project=project, enqueue=False)
+    run = started_run.run
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         (worker_pid,) = cursor.fetchone()
@@ -282,7 +289,7 @@ def test_a_connection_the_database_server_drops_mid_batch_is_reopened_to_fail_th
 
     stub.responder = responder
     with pytest.raises((OperationalError, InterfaceError)):
-        services.judge_batch_process(run_id=run.pk, item_ids=run.pending_item_ids)
+        services.judge_batch_process(run_id=run.pk, item_ids=started_run.pending_item_ids)
 
     run.refresh_from_db()
     found = outcomes(run)
@@ -299,14 +306,15 @@ def test_a_soft_time_limit_outside_the_calls_fails_the_batchs_items_and_is_raise
 ):
     factories.make_items(project, 2)
     judge = make_llm_judge(stub, project)
-    run = services.judge_run_start(judge=judge, project=project, enqueue=False)
+    started_run = services.judge_run_start_pending(judge=judge, project=project, enqueue=False)
+    run = started_run.run
 
     def backend_hit_by_the_limit(**kwargs):
         raise SoftTimeLimitExceeded()
 
     monkeypatch.setattr(batch_engine, "llm_backend", backend_hit_by_the_limit)
     with pytest.raises(SoftTimeLimitExceeded):
-        services.judge_batch_process(run_id=run.pk, item_ids=run.pending_item_ids)
+        services.judge_batch_process(run_id=run.pk, item_ids=started_run.pending_item_ids)
 
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.FAILED  # it ended; no item answered

@@ -125,29 +125,30 @@ class Command(BaseCommand):
         }
         try:
             if options["both_orders"]:
-                runs = services.judge_run_start_both_orders(**options_)
+                runs = services.judge_run_start_both_orders_pending(**options_)
             else:
-                runs = [services.judge_run_start(**options_)]
+                runs = [services.judge_run_start_pending(**options_)]
         except services.JudgeError as exc:
             raise CommandError(str(exc)) from None
         failed = [
-            run.pk
-            for run in runs
-            if self._follow(project, judge, run, eager=eager, options=options)
+            started_run.run.pk
+            for started_run in runs
+            if self._follow(project, judge, started_run, eager=eager, options=options)
         ]
         if failed:
             raise CommandError(f"Run {', '.join(map(str, failed))} failed.")
 
-    def _follow(self, project, judge, run, *, eager: bool, options: dict) -> bool:
+    def _follow(self, project, judge, started_run, *, eager: bool, options: dict) -> bool:
         from llm_judges.celery_tasks import judge_batch
 
+        run, pending = started_run.run, started_run.pending_item_ids
         self.stdout.write(
             f"Run {run.pk}: {judge.name} on {project.slug}, {run.total} items "
-            f"({len(run.pending_item_ids)} to judge){' · in-process (no broker)' if eager else ''}"
+            f"({len(pending)} to judge){' · in-process (no broker)' if eager else ''}"
         )
         started = time.monotonic()
         if eager:
-            for chunk in services.batches(item_ids=run.pending_item_ids, size=run.items_per_task):
+            for chunk in services.batches(item_ids=pending, size=run.items_per_task):
                 judge_batch.apply(args=(run.pk, chunk))
                 self._show(project, run, started)
                 if JudgeRun.objects.get(pk=run.pk).status not in JudgeRun.ACTIVE:
