@@ -111,6 +111,9 @@ def test_restarting_a_cancelled_run_while_its_call_is_in_flight_completes_the_ne
     project = factories.ProjectFactory()
     items = factories.make_items(project, 4)
     monkeypatch.setattr(batch_engine, "STATUS_CHECK_SECONDS", 0)
+    # Answers wait in the buffer until the batch ends, however slow the machine: the old
+    # batch's first two answers are still unwritten when the researcher restarts.
+    monkeypatch.setattr(batch_engine, "FLUSH_SECONDS", 3600)
     judge = make_llm_judge(stub, project, concurrency=1)
     run1 = services.judge_run_start(judge=judge, project=project, enqueue=False)
     box = {}
