@@ -29,9 +29,11 @@ def test_the_interval_narrowing_chart(live_server, browser, size, context_args):
     outside = []
     page.on(
         "request",
-        lambda request: outside.append(request.url)
-        if not request.url.startswith(live_server.url) and not request.url.startswith("data:")
-        else None,
+        lambda request: (
+            outside.append(request.url)
+            if not request.url.startswith(live_server.url) and not request.url.startswith("data:")
+            else None
+        ),
     )
     try:
         login(page, live_server, researcher.username, factories.PASSWORD)
