@@ -143,6 +143,16 @@ class LLMParameters(_Common):
         "with the run and each result. Blank: none sent.",
     )
 
+    top_logprobs = serializers.IntegerField(
+        min_value=0,
+        max_value=20,
+        default=5,
+        help_text="Token log-probabilities asked for (logprobs: true, top_logprobs: this many "
+        "alternatives per token); 0 asks for none. Where the server returns them, each result "
+        "records the probability of its answer, which active sampling uses as the judge's "
+        "uncertainty. A server that refuses them gets the call again without them.",
+    )
+
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 NLI_DIRECTIONS = ("forward", "reverse", "both")

@@ -123,6 +123,46 @@ def active_estimate(
     )
 
 
+def grouped_active_estimate(
+    predictions: Sequence[float],
+    labels: Sequence[float | None],
+    groups: Sequence[Sequence[int]],
+    weights: Numbers,
+    priority: Numbers,
+    *,
+    item_labelled: Sequence[bool] | None = None,
+    confidence: float = 0.95,
+    lam: float | None = 1.0,
+) -> PredictionPoweredEstimate:
+    """The active-inference mean over units made of several items (a claim of several masked
+    evidences, a (model, claim) pair of responses): ``predictions``/``labels`` per unit,
+    ``groups[u]`` the indices of unit ``u``'s items into ``weights``/``priority`` (per item; no
+    item in two units). ``item_labelled`` says which items humans answered (default: the items
+    of the labelled units); the prefix and ``τ`` are the items' (as
+    :func:`inclusion_probabilities`), and a unit's label counts when all its items are in the
+    prefix. A unit's probability is the product of its items'
+    ``π_i = min(1, w_i / τ)``: priority sampling's estimates of distinct items have unbiased
+    products, ``E[Π_{i∈S} ξ_i / π_i] = 1`` for any set ``S`` of at most ``k`` items (Duffield,
+    Lund & Thorup 2007), so weighting a unit by one over that product is unbiased."""
+    w = np.asarray(weights, dtype=float)
+    if len(groups) != len(labels) or any(len(g) == 0 for g in groups):
+        raise ValueError("every unit needs one group of at least one item")
+    if item_labelled is not None:
+        labelled = np.asarray(item_labelled, dtype=bool)
+    else:
+        labelled = np.zeros(w.size, dtype=bool)
+        for label, group in zip(labels, groups, strict=True):
+            if label is not None:
+                labelled[list(group)] = True
+    sample = inclusion_probabilities(w, priority, labelled)
+    kept = [
+        y if y is not None and bool(np.all(sample.used[list(g)])) else None
+        for y, g in zip(labels, groups, strict=True)
+    ]
+    pi = [float(np.prod(sample.probabilities[list(g)])) for g in groups]
+    return active_mean(predictions, kept, pi, confidence=confidence, lam=lam)
+
+
 def width_as_answers_arrive(
     predictions: Sequence[float],
     labels: Sequence[float | None],

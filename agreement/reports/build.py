@@ -24,7 +24,13 @@ from typing import Any
 from metrics.ranking import cv_star, spearman_rho
 
 from .coverage import coverage, same_items_input, shared_rows, with_all_items_rows
-from .estimates import ACTIVE_CI_TABLE, ESTIMATES_TABLE, active_ci_table, estimates_table
+from .estimates import (
+    ACTIVE_CI_TABLE,
+    ESTIMATES_TABLE,
+    active_ci_plots,
+    active_ci_table,
+    estimates_table,
+)
 from .generic import agreement_table
 from .inputs import AnnotatorFilter, ReportInput
 from .sections import SectionResult, section_for
@@ -87,7 +93,10 @@ def build_report(
             "title": result.title,
             "summary": [asdict(figure) for figure in result.summary],
             "tables": [*result.tables, *(key for key, t in added.items() if t is not None)],
-            "plots": result.plots,
+            "plots": [
+                *result.plots,
+                *active_ci_plots(added[ACTIVE_CI_TABLE], inp.options.confidence),
+            ],
             "notes": result.notes,
         }
         scalars.update(result.scalars)

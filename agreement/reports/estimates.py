@@ -18,9 +18,11 @@ the judges are unsure of go to humans first, :mod:`metrics.active_sampling`), th
 labelled are not a uniform sample, and the prediction-powered column is instead the active
 inference estimate (Zrnic & Candès 2024): each human label weighted by one over the item's
 probability of being labelled, read from the weight and priority recorded on the item. The
-method column says which was used; a figure whose units are not items (or whose items were
-never weighed) has no prediction-powered figure in an active project, and says so (its units'
-probabilities are unknown and PPI++'s uniform sample does not hold). :func:`active_ci_table` shows how the interval narrowed
+method column says which was used. A figure whose units are made of several items
+(``Estimand.items_of``) gets it too, a unit's probability the product of its items'
+(:func:`metrics.active_sampling.grouped_active_estimate`); a figure whose units are neither
+(or whose items were never weighed) has no prediction-powered figure in an active project, and
+says so (its units' probabilities are unknown and PPI++'s uniform sample does not hold). :func:`active_ci_table` shows how the interval narrowed
 as the answers arrived.
 
 Plain part of the reports layer (no Django); the dashboard shows the table when judges are
@@ -31,7 +33,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from metrics.active_sampling import active_estimate, width_as_answers_arrive
+from metrics.active_sampling import (
+    active_estimate,
+    grouped_active_estimate,
+    width_as_answers_arrive,
+)
 from metrics.prediction_powered import (
     PredictionPoweredEstimate,
     classical_mean,
@@ -47,6 +53,7 @@ ESTIMATES_TABLE = "prediction_powered"
 ACTIVE_CI_TABLE = "active_sampling_ci"
 PPI = "PPI++ (uniform sample assumed)"
 ACTIVE = "active (recorded probabilities)"
+ACTIVE_GROUPED = "active (recorded probabilities; a unit's is the product of its items')"
 NOT_WEIGHED = "none: units are not weighed items"
 
 
@@ -78,19 +85,70 @@ def active_inputs(
     )
 
 
+GroupedInputs = tuple[
+    list[float], list[float | None], list[list[int]], list[float], list[float], list[bool] | None
+]
+
+
+def grouped_inputs(
+    estimand: Estimand, judge: str, items: Mapping[str, ItemInfo] | None
+) -> GroupedInputs | None:
+    """(predictions, labels, item groups, weights, priorities, which items humans answered)
+    over the judged units when each is made of items with a recorded weight
+    (``Estimand.items_of``); None otherwise."""
+    judged = estimand.judges.get(judge, {})
+    if items is None or not judged or estimand.items_of is None:
+        return None
+    keys: dict[str, int] = {}
+    groups = []
+    for unit in judged:
+        members = estimand.items_of.get(unit) or ()
+        if not members or any(key not in items or not items[key].sampling for key in members):
+            return None
+        groups.append([keys.setdefault(key, len(keys)) for key in members])
+    sampling = [items[key].sampling for key in keys]
+    answered = estimand.labelled_items
+    return (
+        list(judged.values()),
+        [estimand.humans.get(u) for u in judged],
+        groups,
+        [s[0] for s in sampling if s is not None],
+        [s[1] for s in sampling if s is not None],
+        None if answered is None else [key in answered for key in keys],
+    )
+
+
+def _active(
+    estimand: Estimand, judge: str, confidence: float, items: Mapping[str, ItemInfo] | None
+) -> tuple[PredictionPoweredEstimate | None, int, int, str] | None:
+    """The active estimate where the units are weighed items or made of them; None where they
+    are neither (or the project does not deal actively)."""
+    judged = estimand.judges.get(judge, {})
+    inputs = active_inputs(estimand, judge, items)
+    grouped = None if inputs is not None else grouped_inputs(estimand, judge, items)
+    if inputs is None and grouped is None:
+        return None
+    try:
+        if inputs is not None:
+            est = active_estimate(*inputs, confidence=confidence)
+        else:
+            assert grouped is not None
+            *arguments, answered = grouped
+            est = grouped_active_estimate(*arguments, item_labelled=answered, confidence=confidence)
+    except ValueError:  # fewer than two labels in the labelled prefix
+        return None, 0, len(judged), ACTIVE if inputs is not None else ACTIVE_GROUPED
+    return est, est.labels, est.items, ACTIVE if inputs is not None else ACTIVE_GROUPED
+
+
 def _powered(
     estimand: Estimand, judge: str, confidence: float, items: Mapping[str, ItemInfo] | None
 ) -> tuple[PredictionPoweredEstimate | None, int, int, str]:
     """The prediction-powered estimate (active where the items were dealt actively), with the
     human labels and units it used and its method."""
     humans, judged = estimand.humans, estimand.judges.get(judge, {})
-    inputs = active_inputs(estimand, judge, items)
-    if inputs is not None:
-        try:
-            est = active_estimate(*inputs, confidence=confidence)
-        except ValueError:  # fewer than two labels in the labelled prefix
-            return None, 0, len(judged), ACTIVE
-        return est, est.labels, est.items, ACTIVE
+    active = _active(estimand, judge, confidence, items)
+    if active is not None:
+        return active
     labelled = [u for u in humans if u in judged]
     unlabelled = [u for u in judged if u not in humans]
     if items is not None:  # dealt actively: PPI++'s uniform sample does not hold
@@ -183,12 +241,44 @@ def estimates_table(inp: ReportInput) -> Table | None:
         "Method 'active': the project dealt its items actively (the judges' unsure items to "
         "humans first); each human label is weighted by one over the item's recorded "
         "probability of being labelled (Zrnic & Candès 2024), and only the labels of the "
-        "order's fully labelled prefix count; a figure whose units are not weighed items has "
-        "none there.",
+        "order's fully labelled prefix count. A unit made of several items (an explanation "
+        "of several masked evidences, a claim's responses) counts when all its items are in "
+        "that prefix, weighted by one over the product of its items' probabilities. A figure "
+        "whose units are neither weighed items nor made of them has none there.",
     )
 
 
 ANSWER_STEPS = (5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+MAX_ACTIVE_PLOTS = 6  # charts of the interval as answers arrived: the first figures' only
+
+
+def active_ci_plots(tbl: Table | None, confidence: float) -> list[dict]:
+    """One chart per figure of :func:`active_ci_table` (its first ``MAX_ACTIVE_PLOTS``): the
+    interval's width against the human-labelled items, one line per judge; every number is in
+    the table under the charts."""
+    if tbl is None:
+        return []
+    figures = list(dict.fromkeys(row["figure"] for row in tbl["rows"]))
+    pct = round(100 * confidence)
+    return [
+        {
+            "kind": "lines",
+            "table": ACTIVE_CI_TABLE,
+            "x": "labels",
+            "y": "width",
+            "series_from": "judge",
+            "where": {"figure": figure},
+            "x_title": "human-labelled items",
+            "y_title": f"{pct} % CI width",
+            "title": f"How the interval narrowed: {figure}",
+            "description": (
+                f"The width of the {pct} % interval of the active estimate of {figure} against "
+                "the number of human-labelled items, one line per judge: had humans stopped "
+                "after that many items of the order. The numbers are in the table below."
+            ),
+        }
+        for figure in figures[:MAX_ACTIVE_PLOTS]
+    ]
 
 
 def active_ci_table(inp: ReportInput) -> Table | None:
@@ -233,5 +323,6 @@ def active_ci_table(inp: ReportInput) -> Table | None:
         ],
         rows,
         note="The active estimate had humans stopped after the first k labelled items of the "
-        "project's weighted order, for growing k: the interval narrows as answers arrive.",
+        "project's weighted order, for growing k: the interval narrows as answers arrive. "
+        f"The charts above draw the widths of the first {MAX_ACTIVE_PLOTS} figures.",
     )

@@ -16,7 +16,10 @@ Spec kinds:
 * ``lines``: one line per ``series`` key against the numeric ``x`` key (e.g. an interval's
   projected width against human labels), axes titled ``x_title`` and ``y_title``; ``marks``
   ``{"x": [{"value", "label"}], "y": [...]}`` draws dashed reference lines (the labels so far,
-  a target); ``description`` becomes the chart's ``<desc>``;
+  a target); ``description`` becomes the chart's ``<desc>``; ``y_max`` (optional) tops the y axis:
+  a curve above it is cut at the plot's top edge (say so beside the chart: :func:`off_the_top`);
+  from a long table, ``series_from`` (a row key: one line per value, e.g. per judge) and ``y``
+  (the value key) replace ``series``, and ``where`` ``{key: value}`` keeps matching rows only;
 * ``heatmap``: a matrix of cells from long rows, ``row``, ``column`` and ``value`` keys, in
   first-seen order (e.g. a confusion matrix: humans' label × judge's label → units); each
   cell is shaded by its share of its row and shows its count. ``where`` (optional)
@@ -387,8 +390,65 @@ def _line_marks(marks: Mapping, x, y, box: tuple[float, float, float, float]) ->
     return out
 
 
+def _below(points: Sequence[tuple[float, float]], top: float) -> list[list[tuple[float, float]]]:
+    """The parts of a polyline at or below ``top``: a segment that crosses it is cut where it
+    does (a curve that leaves the plot and comes back gives two parts)."""
+    pieces: list[list[tuple[float, float]]] = []
+    current: list[tuple[float, float]] = []
+    previous = None
+    for point in points:
+        if previous is not None and (previous[1] > top) != (point[1] > top):
+            (x0, y0), (x1, y1) = previous, point
+            crossing = (x0 + (top - y0) / (y1 - y0) * (x1 - x0), top)
+            current.append(crossing)
+            if point[1] > top:
+                pieces.append(current)
+                current = []
+        if point[1] <= top:
+            current.append(point)
+        previous = point
+    if current:
+        pieces.append(current)
+    return [piece for piece in pieces if len(piece) > 1]
+
+
+def off_the_top(rows: Sequence[Mapping], spec: Mapping) -> dict[str, list[float]]:
+    """{series: its x values whose y is above the spec's ``y_max``} (series that stay inside
+    left out): what a chart cut at ``y_max`` does not show."""
+    y_max = _num(spec.get("y_max"))
+    if y_max is None:
+        return {}
+    rows, spec = _widened(rows, spec)
+    found = {}
+    for key in spec["series"]:
+        above = [px for px, py in _line_points(rows, spec["x"], key) if py > y_max]
+        if above:
+            found[key] = above
+    return found
+
+
+def _widened(rows: Sequence[Mapping], spec: Mapping) -> tuple[list[Mapping], Mapping]:
+    """A long table's rows (one row per x and series value) as one row per x with a key per
+    series, and the spec with those series; a wide spec as it is."""
+    where = spec.get("where") or {}
+    rows = [row for row in rows if all(row.get(k) == v for k, v in where.items())]
+    if not spec.get("series_from"):
+        return rows, spec
+    by_x: dict = {}
+    series: list[str] = []
+    for row in rows:
+        name = str(row.get(spec["series_from"], ""))
+        if name not in series:
+            series.append(name)
+        by_x.setdefault(row.get(spec["x"]), {spec["x"]: row.get(spec["x"])})[name] = row.get(
+            spec["y"]
+        )
+    return list(by_x.values()), {**spec, "series": series}
+
+
 def lines(rows: Sequence[Mapping], spec: Mapping) -> str:
     """One line per series against a numeric x, with dashed reference marks."""
+    rows, spec = _widened(rows, spec)
     series = list(spec["series"])
     curves = {key: _line_points(rows, spec["x"], key) for key in series}
     marks = spec.get("marks") or {}
@@ -399,6 +459,9 @@ def lines(rows: Sequence[Mapping], spec: Mapping) -> str:
     x_lo = min(xs)
     x_hi = max(max(xs), x_lo + 1)
     y_hi = max(ys) * 1.05 if max(ys) > 0 else 1.0
+    y_max = _num(spec.get("y_max"))
+    if y_max is not None and 0 < y_max < y_hi:
+        y_hi = y_max
     left, top, plot_w, plot_h = 60, 28, 420, 220
     right, bottom = left + plot_w, top + plot_h
 
@@ -430,12 +493,14 @@ def lines(rows: Sequence[Mapping], spec: Mapping) -> str:
     )
     names = spec.get("series_labels") or {}
     for i, key in enumerate(series):
-        path = " ".join(f"{x(px):.1f},{y(py):.1f}" for px, py in curves[key])
         dash = ' stroke-dasharray="2 2"' if i % 2 else ""
-        body.append(
-            f'<polyline points="{path}" fill="none" stroke="{PALETTE[i % len(PALETTE)]}" '
-            f'stroke-width="2"{dash}><title>{escape(str(names.get(key, key)))}</title></polyline>'
-        )
+        for piece in _below(curves[key], y_hi):
+            path = " ".join(f"{x(px):.1f},{y(py):.1f}" for px, py in piece)
+            body.append(
+                f'<polyline points="{path}" fill="none" stroke="{PALETTE[i % len(PALETTE)]}" '
+                f'stroke-width="2"{dash}><title>{escape(str(names.get(key, key)))}</title>'
+                "</polyline>"
+            )
     body += _line_marks(marks, x, y, (left, top, right, bottom))
     body += _legend(series, left, bottom + 56, names)
     return _svg(right + 20, bottom + 66, spec.get("title", ""), body, spec.get("description", ""))

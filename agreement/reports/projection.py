@@ -26,6 +26,7 @@ from metrics.projection import (
     projected_widths,
 )
 
+from .plots import off_the_top
 from .sections import Estimand
 from .tables import Table, column, table
 
@@ -51,6 +52,7 @@ class Projection:
     need: Need | None = None
     tables: dict[str, Table] = field(default_factory=dict)
     plot: dict = field(default_factory=dict)
+    off_plot: list[str] = field(default_factory=list)  # curves above the plot's top, in words
 
 
 def check_target(target_width: float, bounds: tuple[float, float] | None) -> None:
@@ -90,6 +92,25 @@ def _curve(estimand: Estimand, result: Projection, grid: list[int], widths: Mapp
     )
 
 
+def _y_max(estimand: Estimand, result: Projection, target: float | None) -> float:
+    """The plot's top: twice the wider of the width now and the target, so that both are in
+    the plot's lower half; never above the figure's whole range (a wider interval says
+    nothing). With few labels the widths run far above it: those parts are cut (and said)."""
+    top = 2 * max(result.current_alone or 0.0, target or 0.0)
+    if estimand.bounds is not None:
+        top = min(top, estimand.bounds[1] - estimand.bounds[0])
+    return top
+
+
+def _off_plot(rows: list, plot: dict) -> list[str]:
+    names = plot["series_labels"]
+    return [
+        f"{names[key]}: wider than {plot['y_max']:.3g} (above the plot) with "
+        f"{int(max(above))} human labels or fewer; the table has every value"
+        for key, above in off_the_top(rows, plot).items()
+    ]
+
+
 def _plot(estimand: Estimand, result: Projection, target: float | None) -> dict:
     marks_x = [{"value": result.labelled, "label": f"now: {result.labelled}"}]
     marks_y = [] if target is None else [{"value": target, "label": f"target {target:g}"}]
@@ -102,6 +123,7 @@ def _plot(estimand: Estimand, result: Projection, target: float | None) -> dict:
         "x_title": "human labels",
         "y_title": "interval width",
         "marks": {"x": marks_x, "y": marks_y},
+        "y_max": _y_max(estimand, result, target),
         "title": f"Interval width against human labels: {estimand.figure}",
         "description": (
             f"Two falling curves of the projected width of the {estimand.figure} interval "
@@ -148,4 +170,7 @@ def projection(
     grid = label_grid(p, need)
     result.tables = {PROJECTION_TABLE: _curve(estimand, result, grid, projected_widths(p, grid))}
     result.plot = _plot(estimand, result, target_width)
+    result.off_plot = _off_plot(result.tables[PROJECTION_TABLE]["rows"], result.plot)
+    if result.off_plot:
+        result.plot["description"] += " Cut at the top: " + "; ".join(result.off_plot) + "."
     return result

@@ -112,6 +112,13 @@ class Estimand:
     # a Likert mean: 1 and the points): the figure lies in it too, so intervals are cut to it
     # (a normal interval of a share near 0 or 1 would reach past it; cutting loses no coverage).
     bounds: tuple[float, float] | None = None
+    # Units made of several items (a claim of several masked evidences): each unit's item keys,
+    # all labelled for the unit to be. Where the items were dealt actively, the unit's probability
+    # of being labelled is the product of its items' (agreement.reports.estimates).
+    items_of: Mapping[str, Sequence[str]] | None = None
+    # With items_of: the item keys humans answered (the dealing order's labelled prefix is the
+    # items'); None: the items of the units in ``humans``.
+    labelled_items: frozenset[str] | None = None
 
 
 Estimands = Callable[[ReportInput], list[Estimand]]

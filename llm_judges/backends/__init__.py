@@ -37,6 +37,7 @@ def llm_backend(*, model: str, parameters: dict):
                 structured_output=parameters.get("structured_output", "json_schema"),
                 seed=parameters.get("seed"),
                 top_p=parameters.get("top_p"),
+                top_logprobs=parameters.get("top_logprobs", 0),
                 allow_private_network=parameters.get("allow_private_network", False),
             )
         return backend

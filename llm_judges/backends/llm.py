@@ -29,6 +29,14 @@ Replies also carry their ``finish_reason`` ("stop", or "length" when cut at ``ma
 Structured output (``structured_output``): ``json_schema`` sends OpenAI's
 ``{"type": "json_schema", "json_schema": {…}}``; ``json_object_schema`` sends llama.cpp's
 ``{"type": "json_object", "schema": …}``; ``none`` sends no ``response_format``.
+
+Token log-probabilities (``top_logprobs``, default 5; 0 sends none): the call asks for
+``logprobs: true, top_logprobs: k``. OpenAI, vLLM and llama.cpp return them; transformers serve
+ignores the fields (no logprobs in the reply); a server or model that refuses them (OpenAI's
+reasoning models: 400 "logprobs … not supported"; an "unknown parameter" or "extra inputs" 400 or
+422) gets the same call again without them, and this backend sends them no more. A reply's
+tokens are kept (``CallOutcome.tokens``, at most ``MAX_TOKENS_KEPT``) for
+:func:`llm_judges.backends.logprobs.answer_probability`.
 """
 
 from __future__ import annotations
@@ -82,6 +90,9 @@ ERROR_CLASSES = {
     "bad_reply": "the reply is not a chat completion",
 }
 EXCERPT_CHARS = 300
+MAX_TOKENS_KEPT = 4096  # the reply's tokens kept with their log-probabilities
+_LOGPROBS_STATUSES = {400, 422}
+_LOGPROBS_REFUSED = re.compile(r"logprob", re.IGNORECASE)
 _TAGS = re.compile(r"<[^>]{0,2000}>")
 _SECRETS = (
     re.compile(r"(?i)(bearer\s+)[\w.~+/=-]+"),
@@ -120,6 +131,8 @@ class CallOutcome:
     completion_tokens: int | None = None
     latency_ms: int = 0
     finish_reason: str = ""  # "stop", "length" (cut at max_tokens), "content_filter"…
+    # The reply's tokens and their log-probabilities, where the server returned them.
+    tokens: tuple[tuple[str, float], ...] | None = None
 
     @property
     def ok(self) -> bool:
@@ -232,15 +245,32 @@ def response_format_for(mode: str, response_format: dict | None) -> dict | None:
     return response_format
 
 
+def _reply_tokens(choice) -> tuple[tuple[str, float], ...] | None:
+    """The reply's (token, log-probability) pairs, where the server returned them; None where it
+    returned none or something else (a server's own shape is untrusted)."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not isinstance(content, list) or not content:
+        return None
+    tokens = []
+    for entry in content[:MAX_TOKENS_KEPT]:
+        token, logprob = getattr(entry, "token", None), getattr(entry, "logprob", None)
+        if not isinstance(token, str) or not isinstance(logprob, int | float):
+            return None
+        tokens.append((token, float(logprob)))
+    return tuple(tokens)
+
+
 def _reply_outcome(response, *, latency_ms: int) -> CallOutcome:
-    """A chat completion as a call's outcome: the reply's text, why it ended, the usage."""
+    """A chat completion as a call's outcome: the reply's text, why it ended, the usage, the
+    tokens' log-probabilities."""
     usage = getattr(response, "usage", None)
     choices = getattr(response, "choices", None) or []
-    text, finish_reason = "", ""
+    text, finish_reason, tokens = "", "", None
     if choices:
         message = choices[0].message
         text = message.content if message.content is not None else (message.refusal or "")
         finish_reason = str(getattr(choices[0], "finish_reason", None) or "")
+        tokens = _reply_tokens(choices[0])
     return CallOutcome(
         text=text,
         finish_reason=finish_reason[:20],
@@ -248,6 +278,17 @@ def _reply_outcome(response, *, latency_ms: int) -> CallOutcome:
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         latency_ms=latency_ms,
+        tokens=tokens,
+    )
+
+
+def refuses_logprobs(outcome: CallOutcome) -> bool:
+    """Whether a call that asked for log-probabilities was refused for asking: a 400 or 422 that
+    names them, or that refuses a parameter of the request (the server's message)."""
+    if outcome.http_status not in _LOGPROBS_STATUSES:
+        return False
+    return bool(_LOGPROBS_REFUSED.search(outcome.excerpt)) or outcome.error_class == (
+        "request_refused"
     )
 
 
@@ -266,6 +307,7 @@ class LLMBackend:
         structured_output: str = "json_schema",
         seed: int | None = None,
         top_p: float | None = None,
+        top_logprobs: int = 0,
         allow_private_network: bool = False,
     ) -> None:
         import openai
@@ -287,6 +329,9 @@ class LLMBackend:
         self.structured_output = structured_output
         self.seed = seed
         self.top_p = top_p  # sent only when set (a prompt template's parameters)
+        self.top_logprobs = top_logprobs  # 0: no log-probabilities asked for
+        # The server refused them once: not asked for again (a plain bool: threads only set it).
+        self.logprobs_refused = False
         # Only where the endpoint may reach (core.destinations): checked now, so a refused host
         # fails the run at once (a ConfigError), and again on every connection the client opens.
         try:
@@ -302,8 +347,7 @@ class LLMBackend:
         )
 
     def call(self, messages: list[dict], response_format: dict | None = None) -> CallOutcome:
-        import openai
-
+        """One call; asked for log-probabilities and refused for it, the same call without."""
         options: dict = {}
         sent_format = response_format_for(self.structured_output, response_format)
         if sent_format is not None:
@@ -312,6 +356,18 @@ class LLMBackend:
             options["seed"] = self.seed
         if self.top_p is not None:
             options["top_p"] = self.top_p
+        if self.top_logprobs and not self.logprobs_refused:
+            outcome = self._create(
+                messages, {**options, "logprobs": True, "top_logprobs": self.top_logprobs}
+            )
+            if not refuses_logprobs(outcome):
+                return outcome
+            self.logprobs_refused = True
+        return self._create(messages, options)
+
+    def _create(self, messages: list[dict], options: dict) -> CallOutcome:
+        import openai
+
         started = time.perf_counter()
 
         def elapsed() -> int:

@@ -53,6 +53,7 @@ from annotation.models import Item
 from llm_judges import prompts
 from llm_judges.backends import ConfigError, llm_backend
 from llm_judges.backends import llm as llm_module
+from llm_judges.backends.logprobs import answer_probability
 from llm_judges.models import JudgeCall, JudgeResult, JudgeRun, PromptTemplate
 from llm_judges.parameters import clean_parameters
 from llm_judges.services import budget as budgets
@@ -488,8 +489,81 @@ def _llm_requests(batch: _Batch, items: list[Item]) -> deque[tuple[Item, Request
     return waiting
 
 
-# C901 (14 > 12): split by h-active2; the lead removes this noqa on merge.
-def _call_llm(  # noqa: C901
+class _Calls:
+    """The calls of one batch: the items waiting, the calls in flight on a thread pool (at most
+    ``concurrency``), each call's token reservation where the run has a budget."""
+
+    def __init__(
+        self,
+        batch: _Batch,
+        backend: llm_module.LLMBackend,
+        waiting: deque[tuple[Item, Request]],
+        meter: budgets.PromptMeter,
+    ):
+        self.batch, self.backend, self.waiting, self.meter = batch, backend, waiting, meter
+        self.concurrency = batch.parameters["concurrency"]
+        self.pool = ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, len(waiting))))
+        self.in_flight: dict[Future, tuple[Item, Request]] = {}
+        self.reserved: dict[Future, int] = {}
+        self.transient: list[Pending] = []
+        self.budgeted = batch.run.budget_calls is not None or batch.run.budget_tokens is not None
+
+    def _submit(self, item: Item, request: Request, tokens: int) -> None:
+        future = self.pool.submit(self.backend.call, *request)
+        self.in_flight[future] = (item, request)
+        self.reserved[future] = tokens
+
+    def fill(self) -> None:
+        """Start calls until ``concurrency`` are in flight (or the budget refuses one)."""
+        if self.budgeted:
+            self._fill_within_budget()
+            return
+        # Nothing to refuse: count the calls about to start in one UPDATE, then start them.
+        starting = min(len(self.waiting), self.concurrency - len(self.in_flight))
+        if self.batch.report.stopped or starting <= 0:
+            return
+        budgets.count_calls(run=self.batch.run, calls=starting)
+        for _ in range(starting):
+            self._submit(*self.waiting.popleft(), 0)
+
+    def _fill_within_budget(self) -> None:
+        batch, waiting = self.batch, self.waiting
+        max_tokens = batch.parameters.get("max_tokens", 0)
+        while waiting and len(self.in_flight) < self.concurrency and not batch.report.stopped:
+            item, request = waiting.popleft()
+            tokens = self.meter.prompt_tokens(messages=request[0]) + max_tokens
+            if budgets.reserve_call(run=batch.run, tokens=tokens):
+                self._submit(item, request, tokens)
+                continue
+            if self.in_flight:
+                # Calls in flight may settle below their reservation: try again then.
+                waiting.appendleft((item, request))
+                return
+            # The budget is reached: no call for this item nor the batch's others.
+            late = [item, *(i for i, _ in waiting)]
+            waiting.clear()
+            batch.buffer(_not_run_or_failed(batch, late))
+            batch.report.stopped = "budget"
+            return
+
+    def settle(self, future: Future) -> None:
+        """Store a finished call's outcome and give back what its reservation did not use."""
+        item, request = self.in_flight.pop(future)
+        outcome = future.result()  # LLMBackend.call never raises
+        budgets.settle_call(
+            run=self.batch.run, reserved=self.reserved.pop(future), used=_tokens_used(outcome)
+        )
+        _settle_call(self.batch, item, outcome, self.transient, response_format=request[1])
+        if outcome.error_class == "unreachable" and self.waiting:
+            # No server to call: the items not called yet wait for the retry with it.
+            self.transient.extend((i, outcome) for i, _ in self.waiting)
+            self.waiting.clear()
+
+    def unfinished(self) -> list[Item]:
+        return [*(i for i, _ in self.in_flight.values()), *(i for i, _ in self.waiting)]
+
+
+def _call_llm(
     batch: _Batch,
     backend: llm_module.LLMBackend,
     waiting: deque[tuple[Item, Request]],
@@ -498,75 +572,26 @@ def _call_llm(  # noqa: C901
     """Make the waiting calls and store their outcomes; returns the items whose call failed
     with a transient error (and, once the server is unreachable, the items not called yet, with
     that error). The soft time limit fails every item without an outcome."""
-    concurrency = batch.parameters["concurrency"]
-    pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(waiting))))
-    in_flight: dict[Future, tuple[Item, Request]] = {}
-    reserved: dict[Future, int] = {}
-    transient: list[Pending] = []
-    max_tokens = batch.parameters.get("max_tokens", 0)
-
-    budgeted = batch.run.budget_calls is not None or batch.run.budget_tokens is not None
-
-    def fill() -> None:
-        if not budgeted:
-            # Nothing to refuse: count the calls about to start in one UPDATE, then start them.
-            starting = min(len(waiting), concurrency - len(in_flight))
-            if batch.report.stopped or starting <= 0:
-                return
-            budgets.count_calls(run=batch.run, calls=starting)
-            for _ in range(starting):
-                item, request = waiting.popleft()
-                future = pool.submit(backend.call, *request)
-                in_flight[future] = (item, request)
-                reserved[future] = 0
-            return
-        while waiting and len(in_flight) < concurrency and not batch.report.stopped:
-            item, request = waiting.popleft()
-            tokens = meter.prompt_tokens(messages=request[0]) + max_tokens
-            if not budgets.reserve_call(run=batch.run, tokens=tokens):
-                if in_flight:
-                    # Calls in flight may settle below their reservation: try again then.
-                    waiting.appendleft((item, request))
-                    return
-                # The budget is reached: no call for this item nor the batch's others.
-                late = [item, *(i for i, _ in waiting)]
-                waiting.clear()
-                batch.buffer(_not_run_or_failed(batch, late))
-                batch.report.stopped = "budget"
-                return
-            future = pool.submit(backend.call, *request)
-            in_flight[future] = (item, request)
-            reserved[future] = tokens
-
+    calls = _Calls(batch, backend, waiting, meter)
     try:
-        fill()
-        while in_flight:
+        calls.fill()
+        while calls.in_flight:
             # Wake up at least every FLUSH_SECONDS: buffered rows reach the database and a
             # cancel is noticed even while every call in flight is slow.
-            finished, _ = wait(in_flight, timeout=FLUSH_SECONDS, return_when=FIRST_COMPLETED)
+            finished, _ = wait(calls.in_flight, timeout=FLUSH_SECONDS, return_when=FIRST_COMPLETED)
             if not finished:
                 batch.buffer([])
             for future in finished:
-                item, request = in_flight.pop(future)
-                outcome = future.result()  # LLMBackend.call never raises
-                budgets.settle_call(
-                    run=batch.run, reserved=reserved.pop(future), used=_tokens_used(outcome)
-                )
-                _settle_call(batch, item, outcome, transient, response_format=request[1])
-                if outcome.error_class == "unreachable" and waiting:
-                    # No server to call: the items not called yet wait for the retry with it.
-                    transient.extend((i, outcome) for i, _ in waiting)
-                    waiting.clear()
+                calls.settle(future)
             if not batch.report.stopped:
                 batch.still_active()
-            fill()
+            calls.fill()
     except _soft_time_limit():
-        late = [*(i for i, _ in in_flight.values()), *(i for i, _ in waiting)]
-        _fail_at_time_limit(batch, late, transient)
+        _fail_at_time_limit(batch, calls.unfinished(), calls.transient)
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        calls.pool.shutdown(wait=False, cancel_futures=True)
         batch.flush()
-    return transient
+    return calls.transient
 
 
 def _tokens_used(outcome: llm_module.CallOutcome) -> int | None:
@@ -754,7 +779,14 @@ def _reply_result(
             error, error_class = f"{TRUNCATED}: {error}", "truncated"
     answer, in_answer = db_safe_value(value=answer)
     error, _ = db_safe_text(text=error)
-    detail = {}
+    detail: dict[str, Any] = {}
+    probability = (
+        answer_probability(text=outcome.text or "", tokens=outcome.tokens)
+        if answer is not None
+        else None
+    )
+    if probability is not None:
+        detail["logprobs"] = probability
     if cleaned or in_answer:
         detail["raw_cleaned"] = {**cleaned, **{f"answer_{k}": n for k, n in in_answer.items()}}
     result = JudgeResult(

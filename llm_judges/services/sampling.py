@@ -6,7 +6,8 @@ sets those priorities from the judge results stored so far (:mod:`metrics.active
 
 * a result's own uncertainty, where its judge kind gives one (``uncertainty(detail)`` of the
   backend: an NLI classifier's probabilities, an embedding similarity's margin to the
-  threshold; LLM replies store no token probabilities, so an LLM judge gives none);
+  threshold; an LLM reply's token log-probabilities, where the server returned them: one minus
+  the probability of its answer, :mod:`llm_judges.backends.logprobs`);
 * the disagreement between an item's results (judges, or one judge in both presentations): the
   share of pairs of answers that differ. Generic over task types: answers are compared as stored.
 
@@ -27,7 +28,7 @@ from itertools import combinations
 from typing import Any
 
 from annotation.models import SHUFFLE_KEYS, Assignment, Item
-from llm_judges.backends import embedding, nli
+from llm_judges.backends import embedding, logprobs, nli
 from llm_judges.models import JudgeResult
 from llm_judges.services.errors import JudgeError
 from metrics.active_sampling import DEFAULT_FLOOR, priorities, sampling_weights
@@ -40,6 +41,7 @@ ACTIVE = "active"  # the crowd setting assignment_strategy that deals by these p
 UNCERTAINTY: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
     "nli": nli.uncertainty,
     "embedding": embedding.uncertainty,
+    "llm": logprobs.uncertainty,
 }
 
 

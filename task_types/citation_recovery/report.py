@@ -853,6 +853,8 @@ def estimands(inp: ReportInput) -> list[Estimand]:
                     judges={j.label or j.id: per[j.label or j.id] for j in judges},
                     unit="explanations",
                     bounds=(0.0, 1.0),  # F1 and transparency (a share) of one explanation
+                    items_of={c: tuple(items_of[c]) for c in keep},
+                    labelled_items=frozenset(sources["humans"].unit_f1()),
                 )
             )
     return found

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -604,28 +604,46 @@ def estimands(inp: ReportInput) -> list[Estimand]:
         found.append(_estimand(f"Factual accuracy, level {level}", values, judges, "responses"))
     for level in levels:
         values = {}
+        items_of = {
+            f"{model} · {claim}": tuple(sorted(set(by_level[level]) | set(by_level[0])))
+            for (model, claim), by_level in claims.items()
+            if level in by_level and 0 in by_level
+        }
         for labeller, by_unit in stances.items():
             values[labeller] = {}
-            for (model, claim), by_level in claims.items():
-                if level not in by_level or 0 not in by_level:
-                    continue
-                units = sorted(set(by_level[level]) | set(by_level[0]))
-                value = _consistent(by_unit, units)
+            for pair, units in items_of.items():
+                value = _consistent(by_unit, list(units))
                 if value is not None:
-                    values[labeller][f"{model} · {claim}"] = value
+                    values[labeller][pair] = value
         found.append(
-            _estimand(f"Consistency with level 0, level {level}", values, judges, "claims")
+            _estimand(
+                f"Consistency with level 0, level {level}",
+                values,
+                judges,
+                "claims",
+                items_of,
+                stances[HUMANS_LABELLER],
+            )
         )
     return found
 
 
-def _estimand(figure: str, values: dict, judges: list[str], unit: str) -> Estimand:
+def _estimand(
+    figure: str,
+    values: dict,
+    judges: list[str],
+    unit: str,
+    items_of: Mapping[str, tuple[str, ...]] | None = None,
+    values_labelled: Collection[str] = (),
+) -> Estimand:
     return Estimand(
         figure=figure,
         humans=values[HUMANS_LABELLER],
         judges={judge: values[judge] for judge in judges},
         unit=unit,
         bounds=(0.0, 1.0),  # accuracy and consistency: shares
+        items_of=items_of,  # consistency: a (model, claim) pair's responses
+        labelled_items=frozenset(values_labelled) if items_of is not None else None,
     )
 
 

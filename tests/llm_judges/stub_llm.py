@@ -28,6 +28,9 @@ class Reply:
     finish_reason: str = "stop"  # "length": cut at max_tokens
     drop: bool = False  # close the connection without an answer (a server that died mid-call)
     raw_body: str | None = None  # a body sent as it is (an HTML error page)
+    # (token, log-probability) pairs that spell ``content``, returned when the request asks
+    # for logprobs (as OpenAI and vLLM do); None: "logprobs": null, as servers without them.
+    logprobs: list[tuple[str, float]] | None = None
 
 
 def completion_body(
@@ -37,7 +40,21 @@ def completion_body(
     prompt_tokens: int = 120,
     completion_tokens: int = 7,
     finish_reason: str = "stop",
+    logprobs: list[tuple[str, float]] | None = None,
 ) -> dict:
+    content_logprobs = None
+    if logprobs is not None:
+        content_logprobs = {
+            "content": [
+                {
+                    "token": token,
+                    "logprob": logprob,
+                    "bytes": list(token.encode()),
+                    "top_logprobs": [{"token": token, "logprob": logprob, "bytes": None}],
+                }
+                for token, logprob in logprobs
+            ]
+        }
     return {
         "id": "chatcmpl-stub",
         "object": "chat.completion",
@@ -48,7 +65,7 @@ def completion_body(
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
                 "finish_reason": finish_reason,
-                "logprobs": None,
+                "logprobs": content_logprobs,
             }
         ],
         "usage": {
@@ -163,6 +180,7 @@ class StubLLM:
                         reply.content,
                         model=body.get("model", "stub"),
                         finish_reason=reply.finish_reason,
+                        logprobs=reply.logprobs if body.get("logprobs") else None,
                     )
                 else:
                     payload = error_body(reply.status, f"stub error {reply.status}")
