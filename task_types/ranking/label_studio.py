@@ -409,7 +409,10 @@ def read_label_studio_tasks(
     stream: IO[str], mapping: str | None = None
 ) -> Iterator[tuple[str, dict]]:
     """Label Studio JSON export read against its labeling config (the mapping file): each task
-    an item whose outputs are its List's items (module docstring)."""
+    an item whose outputs are its List's items (``{id, title, body}``: the id is the system, the
+    body the text), the first Text tag's data key the claim. The criteria from the config's
+    Rankers and the Ranker results as rankings come in one step with the project page's Label
+    Studio form (docs/label_studio.md). Errors name the task's index in the file and the field."""
     reading = _parsed(stream, mapping)
     for index, item in enumerate(reading.items):
         yield f"task at index {index} (id {item['id']})", item
