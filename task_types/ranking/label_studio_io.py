@@ -113,10 +113,16 @@ def import_label_studio(
         ) from None
     if not reading.items:
         raise ImportFailed("Nothing imported: the export has no tasks.", field="file")
-    records = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in reading.items)
     with transaction.atomic():
         replaced = _set_config(project, config.project_config)
-        import_items(project=project, stream=io.StringIO(records), fmt="jsonl", source=source)
+        # read again by the item import's own format: its errors name the task, not a line
+        import_items(
+            project=project,
+            stream=io.StringIO(export),
+            fmt="label-studio",
+            options={"mapping": labeling_config},
+            source=source,
+        )
         counts = {"coders": 0}
         if reading.answers:
             counts = import_annotations(

@@ -206,3 +206,22 @@ def test_a_project_exported_as_label_studio_reads_back(imported, db):
     }
     assert ranks_by_system(back) == want
     assert config.count("<Bucket") == 2 * 3  # k = 3 at most: rank_1..rank_3
+
+
+def test_an_output_the_project_does_not_allow_is_named_by_its_task(db):
+    """The project's declared systems are checked by the item import, which names the task."""
+    project = factories.ProjectFactory(
+        task_type="ranking",
+        config={
+            "systems": ["llm_a", "llm_b"],
+            "criteria": [
+                {"name": "overall", "definition": "d"},
+                {"name": "coverage", "definition": "d"},
+            ],
+        },
+    )
+    with pytest.raises(ImportFailed) as refused:
+        import_label_studio(project=project, export=EXPORT, labeling_config=CONFIG)
+    assert "task at index 0 (id 101)" in str(refused.value)
+    assert "'llm_c'" in str(refused.value)
+    assert not ExternalAnnotation.objects.filter(item__project=project).exists()
