@@ -34,6 +34,11 @@ api = [
     ),
     path("api/projects/<slug:slug>/import/", projects_api.ImportView.as_view(), name="api-import"),
     path(
+        "api/projects/<slug:slug>/import/label-studio/",
+        projects_api.LabelStudioImportView.as_view(),
+        name="api-import-label-studio",
+    ),
+    path(
         "api/projects/<slug:slug>/annotations/import/",
         projects_api.AnnotationImportView.as_view(),
         name="api-import-annotations",
@@ -191,6 +196,11 @@ pages = [
         "p/<slug:slug>/imports/<int:job_id>/cancel/",
         projects_views.project_import_cancel,
         name="project-import-cancel",
+    ),
+    path(
+        "p/<slug:slug>/import/label-studio/",
+        projects_views.project_import_label_studio,
+        name="project-import-label-studio",
     ),
     path(
         "p/<slug:slug>/annotations/import/",

@@ -31,6 +31,7 @@ from studies.serializers import (
     ImportSerializer,
     ItemFixSerializer,
     ItemSerializer,
+    LabelStudioImportSerializer,
     ProjectSerializer,
 )
 from studies.services.exports import (
@@ -45,6 +46,7 @@ from studies.services.external_annotations import import_annotations_upload, imp
 from studies.services.import_jobs import import_job_cancel, import_job_create
 from studies.services.imports import DETECT, ImportFailed, available_formats
 from studies.services.item_fixes import item_fix
+from studies.services.label_studio import label_studio_import_upload
 from studies.study_files import study_apply, study_export
 
 
@@ -206,6 +208,30 @@ class AnnotationImportView(APIView):
             by=request.user,
         )
         return Response({**counts, "summary": import_summary(counts=counts)}, status=201)
+
+
+@large_uploads
+class LabelStudioImportView(APIView):
+    """A Label Studio project in one request: its JSON export (``file``) and labeling config
+    (``labeling_config``) become items and external coders' answers, all or nothing, for task
+    types that read Label Studio projects (``studies.services.label_studio``). 201 with the
+    counts and what was not mapped; 400 naming the field and the task (nothing imported); 413
+    above the upload limit. Researchers of the project only (404 otherwise)."""
+
+    permission_classes = [IsProjectResearcher]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request={"multipart/form-data": LabelStudioImportSerializer}, responses=dict)
+    def post(self, request, slug):
+        body = LabelStudioImportSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        done = label_studio_import_upload(
+            project=self.project,
+            export_file=body.validated_data["file"],
+            config_file=body.validated_data["labeling_config"],
+            source=body.validated_data["source"],
+        )
+        return Response(done, status=201)
 
 
 class ImportJobView(APIView):

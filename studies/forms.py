@@ -36,3 +36,17 @@ class AnnotationImportForm(forms.Form):
     def __init__(self, *args, formats: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["format"].choices = [(f, f) for f in formats]
+
+
+class LabelStudioImportForm(forms.Form):
+    """A Label Studio project in one step: its JSON export and its labeling config
+    (``studies.services.label_studio``)."""
+
+    prefix = "label_studio"
+    file = forms.FileField(label="Label Studio JSON export")
+    labeling_config = forms.FileField(label="Labeling config (XML)")
+    source = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="Where it comes from; the export's file name when empty.",
+    )

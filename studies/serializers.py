@@ -63,3 +63,9 @@ class AnnotationImportSerializer(serializers.Serializer):
     mapping = serializers.FileField(
         required=False, help_text="Mapping file for formats that need one (reprohum-ranks)."
     )
+
+
+class LabelStudioImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="The Label Studio JSON export (a list of tasks).")
+    labeling_config = serializers.FileField(help_text="The project's labeling config (XML).")
+    source = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")

@@ -24,7 +24,7 @@ from core.errors import Refusal
 from projects import selectors
 from projects.permissions import RESEARCH_ROLES, can_create_projects, project_for
 from studies.api import export_response
-from studies.forms import AnnotationImportForm, ImportForm
+from studies.forms import AnnotationImportForm, ImportForm, LabelStudioImportForm
 from studies.middleware import large_uploads
 from studies.models import ImportJob
 from studies.selectors.import_jobs import import_jobs_recent
@@ -38,6 +38,7 @@ from studies.services.external_annotations import (
 from studies.services.import_jobs import import_job_cancel, import_job_create
 from studies.services.imports import available_formats, formats_taking
 from studies.services.item_notes import NOTE_FORMATS, notes_download
+from studies.services.label_studio import label_studio_import_upload
 from studies.study_pages import example_file_names
 
 
@@ -162,7 +163,48 @@ def project_import_annotations(request, slug):
     )
 
 
-def _project_page(request, project, task_type, form, *, status: int, annotation_form=None):
+@large_uploads
+@login_required
+@require_http_methods(["POST"])
+def project_import_label_studio(request, slug):
+    """A Label Studio project in one submit: its JSON export and labeling config become items
+    and external coders' answers, all or nothing (``label_studio_import_upload``). A refusal is
+    the page again (400) with the error beside its field and the source as typed.
+
+    Security: researcher role in the project (404 otherwise)."""
+    project = project_for(request.user, slug, RESEARCH_ROLES)
+    task_type = task_types.get(project.task_type)
+    form = LabelStudioImportForm(request.POST, request.FILES)
+    status = 400
+    if form.is_valid():
+        try:
+            done = label_studio_import_upload(
+                project=project,
+                export_file=form.cleaned_data["file"],
+                config_file=form.cleaned_data["labeling_config"],
+                source=form.cleaned_data["source"],
+            )
+        except Refusal as refusal:  # a field inside the export ("data.items.0.id") is the file's
+            form.add_error(refusal.field if refusal.field in form.fields else "file", str(refusal))
+            status = refusal.status
+        else:
+            messages.success(request, done["summary"])
+            for line in done["not_mapped"][:20]:
+                messages.info(request, f"Not mapped: {line}")
+            return redirect("project-detail", slug=project.slug)
+    return _project_page(
+        request,
+        project,
+        task_type,
+        ImportForm(formats=available_formats(task_type=task_type)),
+        label_studio_form=form,
+        status=status,
+    )
+
+
+def _project_page(
+    request, project, task_type, form, *, status: int, annotation_form=None, label_studio_form=None
+):
     imports = import_jobs_recent(project=project)
     jobs = imports["jobs"]
     return render(
@@ -180,6 +222,9 @@ def _project_page(request, project, task_type, form, *, status: int, annotation_
             "annotation_mapping_formats": annotation_formats_taking(
                 project=project, option="mapping"
             ),
+            "label_studio_form": (label_studio_form or LabelStudioImportForm())
+            if task_type.label_studio
+            else None,
             "external_coders": project.external_coders.count(),
             "mapping_formats": formats_taking(task_type=task_type, option="mapping"),
             "example_files": example_file_names(task_type),

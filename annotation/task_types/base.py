@@ -100,6 +100,9 @@ class TaskType:
     # ^ formats of annotations collected elsewhere (``studies.services.external_annotations``):
     #   name -> reader of ``(location, {item, coder, answer[, time_spent_ms, annotated_at,
     #   source, expect]})`` rows; ``item`` may be a list of candidate external ids
+    label_studio: ClassVar[bool] = False
+    # ^ whether :meth:`import_label_studio` reads a Label Studio project in one step (the
+    #   project page's Label Studio form is offered only then)
     private_config: ClassVar[frozenset[str]] = frozenset()
     # ^ config keys the annotation page must not carry (e.g. ranking's system names and seed)
     skip_reason: ClassVar[str] = "nothing to annotate"
@@ -155,6 +158,16 @@ class TaskType:
             writer.writerow({key: _csv_text(record.get(key)) for key in columns})
         jsonl = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
         return {"jsonl": jsonl, "csv": out.getvalue()}
+
+    def import_label_studio(
+        self, *, project: Any, export: str | bytes, labeling_config: str, source: str
+    ) -> Any:
+        """Import a Label Studio project (its JSON export and labeling config) into ``project``
+        in one step, all or nothing: the project's config from the labeling config when it has
+        no items, the tasks as items, the annotations and predictions as external coders'
+        answers. Returns a result with ``summary()`` (one line) and ``not_mapped`` (lines);
+        raises ``studies.services.imports.ImportFailed``. Only where :attr:`label_studio`."""
+        raise NotImplementedError(f"{self.name} reads no Label Studio projects")
 
     def config_change_problem(self, *, before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
         """Why changing a project's (validated) config from ``before`` to ``after`` would make

@@ -490,9 +490,10 @@ def read_label_studio_tasks(stream: IO[str]) -> Iterator[tuple[str, dict]]:
     """Label Studio JSON export: a JSON array of tasks ``{"id", "data": {…}, "annotations",
     "predictions"}`` (a task list written for Label Studio's import is read too). Each task's
     ``data`` becomes an item whose id is the task's id; its keys must be the project's fields.
-    The annotations and predictions, and the questions from the labeling config, come with
-    ``manage.py import_label_studio EXPORT --config CONFIG.xml`` (docs/label_studio.md). Errors name
-    the task's index in the file and the field."""
+    The annotations and predictions, and the questions from the labeling config, come in one
+    step with the project page's Label Studio form (or ``manage.py import_label_studio EXPORT
+    --config CONFIG.xml``; docs/label_studio.md). Errors name the task's index in the file and
+    the field."""
     try:
         tasks = safe_json_loads(stream.read())
     except ValueError as exc:

@@ -78,6 +78,7 @@ class Questionnaire(TaskType):
     measures = {"preference": "ordinal", "helpfulness": "ordinal"}
     agreement_basis = "every question's answer, free text included"
     export_item_fields = frozenset()  # export_rows reads only the project's questions
+    label_studio = True
     readers = {"label-studio": read_label_studio_tasks}
     annotation_readers = {"label-studio": read_label_studio_annotations}
     export_formats = {
@@ -96,6 +97,15 @@ class Questionnaire(TaskType):
     }
 
     # --- import -------------------------------------------------------------------------------
+
+    def import_label_studio(
+        self, *, project: Any, export: str | bytes, labeling_config: str, source: str
+    ) -> Any:
+        """Questions from the labeling config, tasks as items, answers of external coders
+        (``label_studio_io.import_label_studio``)."""
+        return _label_studio().import_label_studio(
+            project=project, export=export, labeling_config=labeling_config, source=source
+        )
 
     def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
         """Check that the record has every configured field as text."""

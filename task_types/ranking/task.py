@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import hmac
 import io
+import json
 import random
 import secrets
 from collections.abc import Mapping
@@ -14,9 +15,10 @@ from typing import Any
 
 from django.conf import settings
 
-from annotation.task_types import PayloadError, PreparedItem, TaskType, register
+from annotation.task_types import ExtraExport, PayloadError, PreparedItem, TaskType, register
 
 from .formats import decode_csv_row, read_reprohum
+from .label_studio import read_label_studio_annotations, read_label_studio_tasks
 from .originals import ranking_from_systems, read_reprohum_ranks
 from .ranks import dense_ranks, output_letter
 from .serializers import RankingAnswerSerializer, RankingConfigSerializer, RankingPayloadSerializer
@@ -36,6 +38,14 @@ def display_order(item: Any, annotator_id: Any = None) -> list[int]:
     ).hexdigest()
     random.Random(seed).shuffle(order)
     return order
+
+
+def _label_studio() -> Any:
+    """The Label Studio import and export module, imported when one runs (it uses the studies
+    services, which import the task-type registry this module fills)."""
+    from . import label_studio_io
+
+    return label_studio_io
 
 
 def _new_keys(count: int) -> list[str]:
@@ -66,11 +76,38 @@ class Ranking(TaskType):
     # Agreement unit: (item, criterion, system); value: the rank (ordinal).
     measures = {"ranks": "ordinal"}
     agreement_basis = "the ranks given; the order the outputs were shown in does not count"
-    readers = {"reprohum": read_reprohum}
-    annotation_readers = {"reprohum-ranks": read_reprohum_ranks}
+    label_studio = True
+    readers = {"reprohum": read_reprohum, "label-studio": read_label_studio_tasks}
+    annotation_readers = {
+        "reprohum-ranks": read_reprohum_ranks,
+        "label-studio": read_label_studio_annotations,
+    }
+    export_formats = {
+        "label-studio": ExtraExport(
+            title="Label Studio JSON",
+            content_type="application/json",
+            extension="json",
+            stream=lambda project: _label_studio().export_label_studio(project=project),
+        ),
+        "label-studio-config": ExtraExport(
+            title="Label Studio labeling config (XML)",
+            content_type="application/xml",
+            extension="xml",
+            stream=lambda project: iter([_label_studio().labeling_config(project=project)]),
+        ),
+    }
     private_config = frozenset({"systems", "seed"})
 
     # --- import -------------------------------------------------------------------------------
+
+    def import_label_studio(
+        self, *, project: Any, export: str | bytes, labeling_config: str, source: str
+    ) -> Any:
+        """Criteria from the labeling config's Rankers, tasks as items, Ranker results as
+        external coders' rankings (``label_studio_io.import_label_studio``)."""
+        return _label_studio().import_label_studio(
+            project=project, export=export, labeling_config=labeling_config, source=source
+        )
 
     def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
         """Check system names against the project's systems (when declared) and give each output
@@ -114,6 +151,50 @@ class Ranking(TaskType):
             **super().example_files(),
             "reprohum": out.getvalue(),
             "reprohum mapping": "\n".join(kept) + "\n",
+            **self._label_studio_example(),
+        }
+
+    def _label_studio_example(self) -> dict[str, str]:
+        """The demo item as a Label Studio task (a List of the outputs) with one annotation
+        whose Ranker puts two outputs in the best bucket (a tie), and its labeling config."""
+        payload = self.demo_payload()
+        systems = [o["system"] for o in payload["outputs"]]
+        task = {
+            "id": payload["id"],
+            "data": {
+                "claim": payload["claim"],
+                "label": payload["label"],
+                "items": [
+                    {"id": o["system"], "title": f"Output {output_letter(n)}", "body": o["text"]}
+                    for n, o in enumerate(payload["outputs"])
+                ],
+            },
+            "annotations": [
+                {
+                    "id": 1,
+                    "completed_by": 1,
+                    "result": [
+                        {
+                            "from_name": "Overall",
+                            "to_name": "outputs",
+                            "type": "ranker",
+                            "value": {"ranker": {"best": systems[:2], "worse": systems[2:]}},
+                        }
+                    ],
+                    "was_cancelled": False,
+                }
+            ],
+        }
+        config = (
+            '<View>\n  <Text name="claim" value="$claim"/>\n'
+            '  <List name="outputs" value="$items" title="Outputs"/>\n'
+            '  <Ranker name="Overall" toName="outputs">\n'
+            '    <Bucket name="best" title="Best"/>\n    <Bucket name="worse" title="Worse"/>\n'
+            "  </Ranker>\n</View>\n"
+        )
+        return {
+            "label-studio": json.dumps([task], ensure_ascii=False, indent=1) + "\n",
+            "label-studio mapping": config,
         }
 
     def external_answer(

@@ -128,7 +128,14 @@ def test_an_anonymous_upload_to_an_import_endpoint_is_refused_unread(project):
 
 
 @pytest.mark.parametrize(
-    "path", ["/p/{slug}/", "/p/{slug}/annotations/import/", "/api/projects/{slug}/import/"]
+    "path",
+    [
+        "/p/{slug}/",
+        "/p/{slug}/annotations/import/",
+        "/p/{slug}/import/label-studio/",
+        "/api/projects/{slug}/import/",
+        "/api/projects/{slug}/import/label-studio/",
+    ],
 )
 def test_an_annotator_of_the_project_cannot_send_a_large_body(project, annotator, path):
     body = Unread()

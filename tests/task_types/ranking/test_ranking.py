@@ -250,7 +250,7 @@ def test_the_project_page_offers_a_mapping_file_for_the_reprohum_format(project,
     page.force_login(researcher)
     html = page.get(f"/p/{project.slug}/").content.decode()
     assert '<option value="reprohum">reprohum</option>' in html
-    assert 'Mapping file <span class="muted">(reprohum)</span>' in html
+    assert 'Mapping file <span class="muted">(reprohum, label-studio)</span>' in html
 
 
 @pytest.mark.django_db(transaction=True)  # the job is queued on commit
