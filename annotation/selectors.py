@@ -23,7 +23,7 @@ from annotation.models import (
     SendBack,
 )
 from annotation.references import item_reference
-from projects.crowd import CrowdSettings, crowd_settings
+from projects.crowd import CrowdSettings, crowd_settings, flag_reason_label
 from projects.models import Membership, Project
 
 if TYPE_CHECKING:
@@ -63,12 +63,13 @@ def assignment_view(*, assignment: Assignment) -> dict:
         else None
     )
     crowd = crowd_settings(project)
-    answered = list(
-        ItemFlag.objects.filter(assignment=assignment)
+    answered = [
+        {**answer, "reason_label": flag_reason_label(answer["reason"])}
+        for answer in ItemFlag.objects.filter(assignment=assignment)
         .exclude(response="")
         .order_by("id")
         .values("reason", "response")
-    )
+    ]
     return {
         "id": assignment.id,
         "sequence": assignment.sequence,

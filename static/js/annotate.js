@@ -253,7 +253,9 @@
     for (const a of answers || []) {
       const li = document.createElement("li");
       const reason = document.createElement("strong");
-      reason.textContent = a.reason ? a.reason + ": " : "";
+      // reason_label: a default reason in the annotator's language (the server translates it).
+      const label = a.reason_label || a.reason;
+      reason.textContent = label ? label + ": " : "";
       li.append(reason, document.createTextNode(a.response));
       list.appendChild(li);
     }

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
 
@@ -59,7 +60,7 @@ EXAMPLE_DATA = Path(settings.BASE_DIR) / "data" / "explanation-ranking"
 @register
 class Ranking(TaskType):
     slug = "ranking"
-    name = "Ranking with ties"
+    name = gettext_noop("Ranking with ties")  # translated where annotators read it
     payload_serializer = RankingPayloadSerializer
     answer_serializer = RankingAnswerSerializer
     config_serializer = RankingConfigSerializer
