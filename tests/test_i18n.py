@@ -411,6 +411,7 @@ def test_the_crowd_invitation_and_home_pages_have_no_unmarked_english(db, pseudo
 
 def _annotator_scripts():
     yield REPO / "static" / "js" / "annotate.js"
+    yield REPO / "static" / "js" / "review.js"  # the reviewer's page
     for slug in SLUGS:
         yield from sorted((REPO / "task_types" / slug / "static" / slug).glob("*.js"))
 

@@ -33,7 +33,7 @@ class CitationRecovery(TaskType):
     slug = "citation_recovery"
     name = gettext_noop("Citation recovery")  # translated where annotators read it
     skip_reason = "explanation cites no evidence"
-    agreement_basis = (
+    agreement_basis = gettext_noop(
         "the chosen sentences (“none” is the empty choice); the helpfulness rating does not count"
     )
     payload_serializer = CitationRecoveryPayloadSerializer

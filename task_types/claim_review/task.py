@@ -35,7 +35,9 @@ class ClaimReview(TaskType):
     config_serializer = ClaimReviewConfigSerializer
     # Agreement unit: (item, extracted claim); value: the final annotator label.
     measures = {"claims": "nominal"}
-    agreement_basis = "the decision on every extracted claim; the wording of revisions and added claims does not count"
+    agreement_basis = gettext_noop(
+        "the decision on every extracted claim; the wording of revisions and added claims does not count"
+    )
     readers = {"fastfact": read_fastfact}
 
     # --- import -------------------------------------------------------------------------------

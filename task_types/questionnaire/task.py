@@ -78,7 +78,7 @@ class Questionnaire(TaskType):
     config_serializer = QuestionnaireConfigSerializer
     # The default questionnaire's measured questions; a project's own come from measures_for.
     measures = {"preference": "ordinal", "helpfulness": "ordinal"}
-    agreement_basis = "every question's answer, free text included"
+    agreement_basis = gettext_noop("every question's answer, free text included")
     export_item_fields = frozenset()  # export_rows reads only the project's questions
     readers = {"label-studio": read_label_studio_tasks}
     annotation_readers = {"label-studio": read_label_studio_annotations}

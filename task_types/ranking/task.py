@@ -66,7 +66,9 @@ class Ranking(TaskType):
     config_serializer = RankingConfigSerializer
     # Agreement unit: (item, criterion, system); value: the rank (ordinal).
     measures = {"ranks": "ordinal"}
-    agreement_basis = "the ranks given; the order the outputs were shown in does not count"
+    agreement_basis = gettext_noop(
+        "the ranks given; the order the outputs were shown in does not count"
+    )
     readers = {"reprohum": read_reprohum}
     annotation_readers = {"reprohum-ranks": read_reprohum_ranks}
     private_config = frozenset({"systems", "seed"})
