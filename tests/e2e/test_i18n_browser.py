@@ -19,7 +19,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import translation
 
-from annotation import task_types
+from annotation import services, task_types
 from annotation.models import Annotation, Item
 from tests import factories
 from tests.e2e.conftest import login
@@ -197,3 +197,43 @@ def test_the_annotation_page_works_right_to_left_on_a_phone(
     no_overflow(page)
     assert axe_violations(page) == []
     screenshot(page, f"{slug}-rtl-1280")
+
+
+def test_the_reviewer_page_in_german_fits_a_phone_and_a_wide_screen(live_server, phone):
+    """The reviewer's list and item page in German (longer words than English): nothing overflows
+    at 390 or 1280 px, every control is on the screen, axe finds no serious violation, and an
+    annotator's answer is taken over by keyboard, with the state said in German."""
+    page = phone
+    project, _, annotator = demo_project("stance", per_item=2)
+    second = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=second, role="annotator")
+    item = Item.objects.get(project=project)
+    targets = task_types.get("stance").display(item)["targets"]
+    for user, label in ((annotator, "agree"), (second, "disagree")):
+        assignment = services.assignment_next(project=project, annotator=user)
+        sentences = [{"index": i, "label": label, "not_sure": False} for i in targets]
+        services.annotation_submit(
+            assignment=assignment,
+            answer={"label": label, "not_sure": False, "sentences": sentences},
+        )
+    reviewer = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=reviewer, role="reviewer")
+    login(page, live_server, reviewer.username, factories.PASSWORD)
+    for width, height in ((390, 844), (1280, 900)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(f"{live_server.url}/p/{project.slug}/review/?lang=de")
+        assert "Einträge, bei denen sich die Annotierenden uneinig sind" in page.inner_text("main")
+        no_overflow(page)
+        assert page.evaluate(OFF_SCREEN, width) == []
+        assert axe_violations(page) == []
+        page.goto(f"{live_server.url}/p/{project.slug}/review/{item.id}/?lang=de")
+        page.wait_for_selector(".st-row")
+        assert "Was die Annotierenden geantwortet haben" in page.inner_text("main")
+        no_overflow(page)
+        assert page.evaluate(OFF_SCREEN, width) == []
+        assert axe_violations(page) == []
+        screenshot(page, f"review-de-{width}")
+    page.locator(".use-answer").first.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#review-state:has-text('ist geladen')")
+    assert page.locator("#validation").inner_text() in ("Bereit zum Festhalten.", "")
