@@ -73,12 +73,13 @@ clean:
 
 # Translation catalogues (docs/i18n.md): extract the marked strings into every .po (needs GNU
 # gettext's xgettext), then compile them all (pure Python). `make messages LOCALE=xx` for another.
+# (task_types/?* leaves out the packages, which keep their own catalogues, but not annotation/task_types.)
 LOCALE ?= de
 MM := env -u DATABASE_URL -u REDIS_URL $(abspath $(BIN))/python $(CURDIR)/manage.py makemessages -l $(LOCALE) --no-location
 messages: install
-	$(MM) --ignore='task_types/*' --ignore='tests/*' --ignore='.venv/*' --ignore='clients/*' \
+	$(MM) --ignore='task_types/?*' --ignore='tests/*' --ignore='.venv/*' --ignore='clients/*' \
 		--ignore='static/vendor/*' --ignore='bench/*' --ignore='data/*' --ignore='staticfiles/*'
-	$(MM) -d djangojs --ignore='task_types/*' --ignore='tests/*' --ignore='.venv/*' \
+	$(MM) -d djangojs --ignore='task_types/?*' --ignore='tests/*' --ignore='.venv/*' \
 		--ignore='clients/*' --ignore='static/vendor/*' --ignore='bench/*' --ignore='data/*' \
 		--ignore='staticfiles/*'
 	for app in $$(ls -d task_types/*/ | grep -v __pycache__); do (cd $$app && mkdir -p locale && $(MM) && $(MM) -d djangojs); done

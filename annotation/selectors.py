@@ -23,7 +23,7 @@ from annotation.models import (
     SendBack,
 )
 from annotation.references import item_reference
-from projects.crowd import CrowdSettings, crowd_settings
+from projects.crowd import CrowdSettings, crowd_settings, flag_reason_label
 from projects.models import Membership, Project
 
 if TYPE_CHECKING:
@@ -58,6 +58,9 @@ class SentBackView(TypedDict):
 
 class FlagAnswer(TypedDict):
     reason: str
+    reason_label: (
+        str  # a default reason in the annotator's language; the researchers' own as written
+    )
     response: str
 
 
@@ -115,7 +118,7 @@ def assignment_view(*, assignment: Assignment) -> AssignmentView:
     )
     crowd = crowd_settings(project)
     answered = [
-        FlagAnswer(reason=reason, response=response)
+        FlagAnswer(reason=reason, reason_label=flag_reason_label(reason), response=response)
         for reason, response in ItemFlag.objects.filter(assignment=assignment)
         .exclude(response="")
         .order_by("id")

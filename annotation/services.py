@@ -58,7 +58,10 @@ class AnswerInvalid(WorkflowError):
     def __init__(self, errors: dict) -> None:
         field, _ = first_error(errors)
         super().__init__(
-            "The answer is not complete or not valid.", code="invalid", field=field, errors=errors
+            gettext("The answer is not complete or not valid."),
+            code="invalid",
+            field=field,
+            errors=errors,
         )
 
 

@@ -50,6 +50,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils.text import capfirst
 from django.utils.translation import pgettext_lazy
 from rest_framework import serializers
 
@@ -73,6 +74,12 @@ FLAG_REASON_LABELS = {
     "offensive": pgettext_lazy("flag reason", "Offensive"),
     "other": pgettext_lazy("flag reason", "Other"),
 }
+
+
+def flag_reason_label(reason: str) -> str:
+    """A flag reason as annotators read it: a default one in the current language, one the
+    researchers wrote as written (first letter capitalised)."""
+    return str(FLAG_REASON_LABELS.get(reason) or capfirst(reason))
 
 
 class CrowdSettingsSerializer(KnownKeysOnly):

@@ -193,6 +193,37 @@ class Membership(models.Model):
         return f"{self.user} · {self.role} · {self.project.slug}"
 
 
+# A role inside a sentence, whole sentences so that each language writes it its own way: English
+# with its article and in lower case, German with the noun capitalised (never ``.lower()`` a
+# role label: German nouns keep their capital).
+_YOUR_ROLE = {
+    Membership.Role.RESEARCHER: pgettext_lazy("your role", "you are a researcher"),
+    Membership.Role.REVIEWER: pgettext_lazy("your role", "you are a reviewer"),
+    Membership.Role.ANNOTATOR: pgettext_lazy("your role", "you are an annotator"),
+}
+_WELCOME = {
+    Membership.Role.RESEARCHER: pgettext_lazy(
+        "welcome", "Welcome, %(username)s: you are now a researcher of %(project)s."
+    ),
+    Membership.Role.REVIEWER: pgettext_lazy(
+        "welcome", "Welcome, %(username)s: you are now a reviewer of %(project)s."
+    ),
+    Membership.Role.ANNOTATOR: pgettext_lazy(
+        "welcome", "Welcome, %(username)s: you are now an annotator of %(project)s."
+    ),
+}
+
+
+def your_role(role: str) -> str:
+    """ "you are an annotator", in the current language."""
+    return str(_YOUR_ROLE.get(role, role))
+
+
+def welcome_message(*, role: str, username: str, project: str) -> str:
+    """The greeting after an invitation is accepted, in the current language."""
+    return str(_WELCOME[role]) % {"username": username, "project": project}
+
+
 def _new_invitation_nonce() -> str:
     return secrets.token_urlsafe(12)
 

@@ -25,7 +25,7 @@ from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
 from core.wording import counted, indefinite
 from projects import members
-from projects.models import Invitation, Membership
+from projects.models import Invitation, Membership, welcome_message
 from projects.permissions import RESEARCH_ROLES, has_role, project_for
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -271,12 +271,9 @@ def invitation(request, token):
             login(request, user, backend=MODEL_BACKEND)
             messages.success(
                 request,
-                gettext("Welcome, %(username)s: you are now a %(role)s of %(project)s.")
-                % {
-                    "username": user.username,
-                    "role": invitation.get_role_display().lower(),
-                    "project": invitation.project.name,
-                },
+                welcome_message(
+                    role=invitation.role, username=user.username, project=invitation.project.name
+                ),
             )
             return redirect("home")
     return render(

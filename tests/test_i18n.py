@@ -28,7 +28,7 @@ from annotation import task_types
 from core.catalogs import compile_file, parse_po, po_files
 from crowd import services as crowd_services
 from projects import members
-from projects.models import Membership
+from projects.models import Membership, welcome_message
 from tests import factories
 from tests.conftest import REPO
 from tests.e2e.pages import demo_project
@@ -193,6 +193,90 @@ def test_the_language_form_is_for_members_of_the_project_only(db):
     )
 
 
+# --- German words for what Concord itself names ---------------------------------------------
+
+
+def test_the_home_page_names_task_types_and_roles_in_german(db):
+    """Task type names come from each package's catalogue; a role is a whole sentence, never a
+    lower-cased label (German nouns keep their capital)."""
+    project, _, annotator = demo_project("argument_structure")
+    reviewing = factories.ProjectFactory(task_type="questionnaire")
+    factories.MembershipFactory(project=reviewing, user=annotator, role="reviewer")
+    browser = Client(HTTP_ACCEPT_LANGUAGE="de")
+    browser.force_login(annotator)
+    page = browser.get("/").content.decode()
+    assert "Argumentstruktur · Ihre Rolle: Annotierende" in page
+    assert "Fragebogen (Umfragefragen) · Ihre Rolle: Prüfende" in page
+    assert "Uneinigkeiten prüfen" in page
+    assert "annotierende" not in page and "prüfende" not in page
+    english = Client(HTTP_ACCEPT_LANGUAGE="en")
+    english.force_login(annotator)
+    page = english.get("/").content.decode()
+    assert "Argument structure · you are an annotator" in page
+    assert "Questionnaire (survey questions) · you are a reviewer" in page
+
+
+def test_the_welcome_after_an_invitation_keeps_the_role_a_noun():
+    with translation.override("de"):
+        welcome = welcome_message(role="annotator", username="anna", project="Studie")
+    assert welcome == "Willkommen, anna: Ihre Rolle in Studie ist jetzt „Annotierende“."
+    english = welcome_message(role="annotator", username="anna", project="Study")
+    assert english == "Welcome, anna: you are now an annotator of Study."
+
+
+def test_the_default_questionnaire_reads_in_german_and_the_researchers_words_as_written():
+    task_type = task_types.get("questionnaire")
+    default = task_type.validate_config({})
+    with translation.override("de"):
+        shown = task_type.annotator_config(default)
+    prompts = [q["prompt"] for q in shown["questions"]]
+    assert prompts == [
+        "Welche Antwort beantwortet den Prompt besser?",
+        "Wie hilfreich ist Antwort A?",
+        "Sonst noch etwas? (optional)",
+    ]
+    assert shown["questions"][0]["labels"] == [
+        "Antwort A ist besser",
+        "Gleich gut",
+        "Antwort B ist besser",
+    ]
+    assert shown["questions"][1]["points"][0] == "Überhaupt nicht"
+    assert [f["label"] for f in shown["fields"]] == ["Prompt", "Antwort A", "Antwort B"]
+    assert default["questions"][0]["prompt"] == "Which response answers the prompt better?"
+    # What the researchers wrote or changed is theirs: shown as written.
+    own = task_type.validate_config(
+        {
+            "fields": [{"name": "response_a", "label": "Summary A"}, {"name": "response_b"}],
+            "questions": [
+                {
+                    "id": "preference",
+                    "kind": "pairwise",
+                    "prompt": "Which summary is better?",
+                    "fields": ["response_a", "response_b"],
+                },
+                {
+                    "id": "helpfulness",
+                    "kind": "likert",
+                    "prompt": "How helpful is Response A?",
+                    "points": ["No", "Yes"],
+                },
+            ],
+        }
+    )
+    with translation.override("de"):
+        shown = task_type.annotator_config(own)
+    assert shown["questions"][0]["prompt"] == "Which summary is better?"
+    assert shown["questions"][0]["labels"] == [
+        "Summary A ist besser",
+        "Gleich gut",
+        "Response b ist besser",
+    ]
+    assert shown["questions"][1] == {
+        **own["questions"][1],
+        "prompt": "Wie hilfreich ist Antwort A?",
+    }
+
+
 # --- a pseudo-locale finds every unmarked string ---------------------------------------------
 
 
@@ -327,6 +411,7 @@ def test_the_crowd_invitation_and_home_pages_have_no_unmarked_english(db, pseudo
 
 def _annotator_scripts():
     yield REPO / "static" / "js" / "annotate.js"
+    yield REPO / "static" / "js" / "review.js"  # the reviewer's page
     for slug in SLUGS:
         yield from sorted((REPO / "task_types" / slug / "static" / slug).glob("*.js"))
 

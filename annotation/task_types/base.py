@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO, Any, ClassVar
 
+from django.utils.translation import gettext_noop
 from rest_framework import serializers
 
 from core.errors import first_error
@@ -107,7 +108,7 @@ class TaskType:
     # ^ config keys the annotation page must not carry (e.g. ranking's system names and seed)
     skip_reason: ClassVar[str] = "nothing to annotate"
     # ^ why a record whose ``prepare`` yields no item is skipped, in import summaries
-    agreement_basis: ClassVar[str] = "the whole answer"
+    agreement_basis: ClassVar[str] = gettext_noop("the whole answer")
     # ^ what :meth:`agreement_key` compares, in words, for the review pages
     dataset_task_categories: ClassVar[tuple[str, ...]] = ("text-classification",)
     # ^ the Hugging Face task categories of a replication bundle's dataset card

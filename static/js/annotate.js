@@ -253,8 +253,13 @@
     for (const a of answers || []) {
       const li = document.createElement("li");
       const reason = document.createElement("strong");
-      reason.textContent = a.reason ? a.reason + ": " : "";
-      li.append(reason, document.createTextNode(a.response));
+      // reason_label: a default reason in the annotator's language (the server translates it).
+      const label = a.reason_label || a.reason;
+      reason.textContent = label ? label + ": " : "";
+      const response = document.createElement("span");
+      response.dir = "auto"; // the researchers' own words, in their direction
+      response.textContent = a.response;
+      li.append(reason, response);
       list.appendChild(li);
     }
     $("flag-answers").hidden = !(answers && answers.length);
@@ -439,8 +444,15 @@
       const button = document.createElement("button");
       button.type = "button";
       button.className = "link";
-      button.textContent = fmt(gettext("Item %(n)s"), { n: entry.sequence }) +
-        ` ${entry.reference || ""} · ${entry.headline || ""} · ${HISTORY_STATUS[entry.status] || entry.status}`;
+      // The headline is the item's own text: its own direction (dir="auto"), in a <bdi>.
+      const headline = document.createElement("bdi");
+      headline.dir = "auto";
+      headline.textContent = entry.headline || "";
+      button.append(
+        fmt(gettext("Item %(n)s"), { n: entry.sequence }) + ` ${entry.reference || ""} · `,
+        headline,
+        ` · ${HISTORY_STATUS[entry.status] || entry.status}`,
+      );
       button.addEventListener("click", () => open(entry.id));
       li.appendChild(button);
       list.appendChild(li);

@@ -15,11 +15,13 @@
     return match ? decodeURIComponent(match[1]) : "";
   }
 
+  // Words from Django's JavaScript catalogue (/jsi18n/, loaded before this file).
+  const fmt = (text, values) => interpolate(text, values, true);
   let data, config, module;
 
   function showValidation() {
     const problem = module.problem();
-    $("validation").textContent = problem || "Ready to record.";
+    $("validation").textContent = problem || gettext("Ready to record.");
     $("validation").className = "validation " + (problem ? "" : "ok");
     $("submit").disabled = !!problem;
     return problem;
@@ -49,12 +51,12 @@
     let body = null;
     try { body = await response.json(); } catch (e) { body = null; }
     if (response.ok) {
-      say(`Final answer recorded (version ${body.version}). Opening the next disputed item…`, "ok");
+      say(fmt(gettext("Final answer recorded (version %(version)s). Opening the next disputed item…"), { version: body.version }), "ok");
       setTimeout(() => { window.location.assign(data.next_url); }, 900);
       return;
     } else {
       const errors = body && body.errors ? " " + JSON.stringify(body.errors) : "";
-      say(((body && body.detail) || `Not recorded (${response.status}).`) + errors, "error");
+      say(((body && body.detail) || fmt(gettext("Not recorded (%(status)s)."), { status: response.status })) + errors, "error");
     }
     showValidation();
   }
@@ -67,7 +69,7 @@
       button.addEventListener("click", () => {
         chosen = button;
         form.hidden = false;
-        $("send-back-heading").textContent = `Send the answer of ${button.dataset.annotator} back`;
+        $("send-back-heading").textContent = fmt(gettext("Send the answer of %(annotator)s back"), { annotator: button.dataset.annotator });
         $("send-back-note").focus();
       });
     });
@@ -90,10 +92,10 @@
         form.hidden = true;
         $("send-back-note").value = "";
         chosen.disabled = true;
-        chosen.textContent = "Sent back";
-        say(`Sent back to ${chosen.dataset.annotator}: it is first in their queue, with your note.`, "ok");
+        chosen.textContent = gettext("Sent back");
+        say(fmt(gettext("Sent back to %(annotator)s: it is first in their queue, with your note."), { annotator: chosen.dataset.annotator }), "ok");
       } else {
-        say((body && body.detail) || `Not sent back (${response.status}).`, "error");
+        say((body && body.detail) || fmt(gettext("Not sent back (%(status)s)."), { status: response.status }), "error");
       }
     });
   }
@@ -109,7 +111,7 @@
       document.querySelectorAll(".use-answer").forEach((button) => {
         button.addEventListener("click", () => {
           mount(data.answers[Number(button.dataset.index)]);
-          say(`Loaded the answer of ${button.dataset.annotator}; change it if needed, then record it.`);
+          say(fmt(gettext("Loaded the answer of %(annotator)s; change it if needed, then record it."), { annotator: button.dataset.annotator }));
         });
       });
       $("submit").addEventListener("click", record);

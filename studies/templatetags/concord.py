@@ -4,10 +4,11 @@ import markdown as markdown_lib
 import nh3
 from django import template
 from django.utils.safestring import mark_safe
-from django.utils.text import capfirst
+from django.utils.translation import gettext
 
 from core.wording import fixed
-from projects.crowd import FLAG_REASON_LABELS
+from projects.crowd import flag_reason_label as reason_label
+from projects.models import your_role as roles_your_role
 
 register = template.Library()
 
@@ -21,13 +22,20 @@ def markdown(text: str) -> str:
 
 @register.filter
 def task_type_name(slug: str) -> str:
-    """The registered task type's display name (its slug -> its ``name``)."""
+    """The registered task type's display name (its slug -> its ``name``), in the page's
+    language (each package's catalogue translates its name)."""
     from annotation import task_types
 
     try:
-        return task_types.get(slug).name
+        return gettext(task_types.get(slug).name)
     except task_types.TaskTypeNotFound:
         return slug
+
+
+@register.filter
+def your_role(role: str) -> str:
+    """ "you are an annotator" for a membership's role, in the page's language."""
+    return roles_your_role(role)
 
 
 @register.filter
@@ -67,4 +75,4 @@ def ago(moment) -> str:
 def flag_reason_label(reason: str) -> str:
     """A flag reason as the annotation page shows it: a default one in the page's language,
     one the researchers wrote as written (first letter capitalised)."""
-    return str(FLAG_REASON_LABELS.get(reason) or capfirst(reason))
+    return reason_label(reason)

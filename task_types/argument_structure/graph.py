@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from metrics.argument_structure import (  # noqa: F401  (re-exported: the graph module is the task type's one place for structures)
@@ -185,15 +185,44 @@ def to_compact(steps: Sequence[Mapping]) -> str:
 # --- the well-formedness check -------------------------------------------------------------------
 
 
+def gettext_noop(message: str) -> str:
+    """Marks ``message`` for the package's catalogue (``make messages`` extracts it) without
+    importing Django: the Django layer translates it (:meth:`Problem.render`)."""
+    return message
+
+
+Param = int | str | tuple[str, ...]
+
+
+def _english(message: str) -> str:
+    return message
+
+
 @dataclass(frozen=True)
 class Problem:
     """One reason a structure cannot be submitted; ``step`` is 0-based when the problem is in a
-    step, ``nodes`` the statements it concerns."""
+    step, ``nodes`` the statements it concerns.
+
+    ``template`` is the message in English with ``%(name)s`` placeholders (a message id of the
+    package's catalogue) and ``params`` their values: a number, a text, or a tuple of statements
+    (written as a list, the claim by name). :attr:`message` is the English text; the serializer
+    renders it in the annotator's language with ``render(gettext)``."""
 
     code: str
-    message: str
+    template: str
     step: int | None = None
     nodes: tuple[str, ...] = ()
+    params: tuple[tuple[str, Param], ...] = ()
+
+    @property
+    def message(self) -> str:
+        return self.render()
+
+    def render(self, translate: Callable[[str], str] = _english) -> str:
+        """The message with ``translate`` (e.g. Django's ``gettext``) applied to the template
+        and to the claim's name."""
+        values = {name: _param_text(value, translate) for name, value in self.params}
+        return translate(self.template) % values
 
     def as_dict(self) -> dict:
         return {
@@ -204,8 +233,10 @@ class Problem:
         }
 
 
-def _join(nodes: Sequence[str]) -> str:
-    return ", ".join("the claim" if n == CLAIM else n for n in nodes)
+def _param_text(value: Param, translate: Callable[[str], str]) -> int | str:
+    if isinstance(value, tuple):
+        return ", ".join(translate(gettext_noop("the claim")) if n == CLAIM else n for n in value)
+    return value
 
 
 def check_structure(
@@ -226,14 +257,19 @@ def check_structure(
     problems = _step_problems(steps, set(known))
     if not steps:
         problems.append(
-            Problem("empty", "The structure has no steps yet: link the evidence to the claim.")
+            Problem(
+                "empty",
+                gettext_noop("The structure has no steps yet: link the evidence to the claim."),
+            )
         )
         return problems
     if not any(s["conclusion"] == CLAIM for s in steps):
         problems.append(
             Problem(
                 "no_claim_step",
-                "No step concludes the claim yet: link the final statements to the claim.",
+                gettext_noop(
+                    "No step concludes the claim yet: link the final statements to the claim."
+                ),
             )
         )
     order, ordered = _support_graph(steps, known)
@@ -241,10 +277,12 @@ def check_structure(
         problems.append(
             Problem(
                 "cycle",
-                f"Cycle: {' → '.join(cycle)}. A statement cannot support itself, even through "
-                "other steps.",
+                gettext_noop(
+                    "Cycle: %(cycle)s. A statement cannot support itself, even through other steps."
+                ),
                 None,
                 tuple(cycle[:-1]),
+                (("cycle", " → ".join(cycle)),),
             )
         )
     problems.extend(_connection_problems(steps, known, ordered, require_all_evidence))
@@ -263,27 +301,43 @@ def _step_problems(steps: Sequence[Mapping], known: set[str]) -> list[Problem]:
             problems.append(
                 Problem(
                     "no_premises",
-                    f"Step {number} has no premises: choose at least one statement that supports "
-                    "its conclusion.",
+                    gettext_noop(
+                        "Step %(n)s has no premises: choose at least one statement that supports "
+                        "its conclusion."
+                    ),
                     i,
+                    params=(("n", number),),
                 )
             )
         problems.extend(_premise_problems(premises, known, i))
         if not conclusion:
-            problems.append(Problem("no_conclusion", f"Step {number} has no conclusion.", i))
+            problems.append(
+                Problem(
+                    "no_conclusion",
+                    gettext_noop("Step %(n)s has no conclusion."),
+                    i,
+                    params=(("n", number),),
+                )
+            )
         elif conclusion != CLAIM and conclusion not in known:
             problems.append(
                 Problem(
                     "unknown_id",
-                    f"Step {number} concludes {conclusion}, which is not an evidence id.",
+                    gettext_noop("Step %(n)s concludes %(id)s, which is not an evidence id."),
                     i,
                     (conclusion,),
+                    (("n", number), ("id", conclusion)),
                 )
             )
         key = (frozenset(premises), conclusion)
         if premises and conclusion and key in seen_steps:
             problems.append(
-                Problem("duplicate_step", f"Step {number} repeats step {seen_steps[key] + 1}.", i)
+                Problem(
+                    "duplicate_step",
+                    gettext_noop("Step %(n)s repeats step %(earlier)s."),
+                    i,
+                    params=(("n", number), ("earlier", seen_steps[key] + 1)),
+                )
             )
         else:
             seen_steps.setdefault(key, i)
@@ -297,19 +351,23 @@ def _premise_problems(premises: Sequence[str], known: set[str], i: int) -> list[
             problems.append(
                 Problem(
                     "claim_as_premise",
-                    f"Step {i + 1} uses the claim as a premise; the claim can only be a "
-                    "conclusion.",
+                    gettext_noop(
+                        "Step %(n)s uses the claim as a premise; the claim can only be a "
+                        "conclusion."
+                    ),
                     i,
                     (CLAIM,),
+                    (("n", i + 1),),
                 )
             )
         elif premise not in known:
             problems.append(
                 Problem(
                     "unknown_id",
-                    f"Step {i + 1} uses {premise}, which is not an evidence id.",
+                    gettext_noop("Step %(n)s uses %(id)s, which is not an evidence id."),
                     i,
                     (premise,),
+                    (("n", i + 1), ("id", premise)),
                 )
             )
     return problems
@@ -368,36 +426,52 @@ def _connection_problems(
             problems.append(
                 Problem(
                     "unused",
-                    f"{node} is not used in any step: link it to the structure or delete it in "
-                    "stage 1.",
+                    gettext_noop(
+                        "%(id)s is not used in any step: link it to the structure or delete it "
+                        "in stage 1."
+                    ),
                     None,
                     (node,),
+                    (("id", node),),
                 )
             )
         else:
-            problems.append(
-                Problem(
-                    "disconnected",
-                    f"{_join(members)} form a part that is not connected to the claim."
-                    if len(members) > 1
-                    else f"{node} is not connected to the claim.",
-                    None,
-                    tuple(members),
-                )
-            )
+            problems.append(_disconnected(members))
     reaches = _reaching(CLAIM, ordered)
     for node in nodes:
         if component[node] == claim_part and node not in reaches:
             problems.append(
                 Problem(
                     "not_reaching_claim",
-                    f"{node} does not lead to the claim: use it as a premise of a step towards "
-                    "the claim.",
+                    gettext_noop(
+                        "%(id)s does not lead to the claim: use it as a premise of a step "
+                        "towards the claim."
+                    ),
                     None,
                     (node,),
+                    (("id", node),),
                 )
             )
     return problems
+
+
+def _disconnected(members: Sequence[str]) -> Problem:
+    """A part (one statement or several) with no connection to the claim."""
+    if len(members) > 1:
+        return Problem(
+            "disconnected",
+            gettext_noop("%(ids)s form a part that is not connected to the claim."),
+            None,
+            tuple(members),
+            (("ids", tuple(members)),),
+        )
+    return Problem(
+        "disconnected",
+        gettext_noop("%(id)s is not connected to the claim."),
+        None,
+        tuple(members),
+        (("id", members[0]),),
+    )
 
 
 def _cycles(order: Sequence[str], successors: Mapping[str, Sequence[str]]) -> list[list[str]]:

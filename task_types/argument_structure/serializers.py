@@ -336,7 +336,8 @@ class EditAnswerSerializer(serializers.Serializer):
         steps = normalise_steps(attrs["steps"])
         problems = check_structure(ids, steps)
         if problems:
-            raise serializers.ValidationError({"steps": [p.message for p in problems]})
+            # The check is Django-free: its messages are rendered here, in the annotator's language.
+            raise serializers.ValidationError({"steps": [p.render(gettext) for p in problems]})
         return {
             "claim": claim,
             "evidence": evidence,

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
+from django.utils.translation import gettext_noop
 
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
 from metrics.argument_structure import edge_sentences
@@ -27,7 +28,7 @@ from .serializers import (
 @register
 class ArgumentStructure(TaskType):
     slug = "argument_structure"
-    name = "Argument structure"
+    name = gettext_noop("Argument structure")  # translated where annotators read it
     payload_serializer = ArgumentStructurePayloadSerializer
     answer_serializer = ArgumentStructureAnswerSerializer
     config_serializer = ArgumentStructureConfigSerializer

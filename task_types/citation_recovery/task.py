@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
 from metrics.sets import set_scores
@@ -30,9 +31,9 @@ EXAMPLE_DATA = Path(settings.BASE_DIR) / "data" / "transparent-fcexp"
 @register
 class CitationRecovery(TaskType):
     slug = "citation_recovery"
-    name = "Citation recovery"
+    name = gettext_noop("Citation recovery")  # translated where annotators read it
     skip_reason = "explanation cites no evidence"
-    agreement_basis = (
+    agreement_basis = gettext_noop(
         "the chosen sentences (“none” is the empty choice); the helpfulness rating does not count"
     )
     payload_serializer = CitationRecoveryPayloadSerializer

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from annotation.task_types import PreparedItem, TaskType, register
 
@@ -28,13 +29,15 @@ EXAMPLE_DATA = Path(settings.BASE_DIR) / "data" / "fastfact"
 @register
 class ClaimReview(TaskType):
     slug = "claim_review"
-    name = "Claim review (revise and verify)"
+    name = gettext_noop("Claim review (revise and verify)")  # translated where annotators read it
     payload_serializer = ClaimReviewPayloadSerializer
     answer_serializer = ClaimReviewAnswerSerializer
     config_serializer = ClaimReviewConfigSerializer
     # Agreement unit: (item, extracted claim); value: the final annotator label.
     measures = {"claims": "nominal"}
-    agreement_basis = "the decision on every extracted claim; the wording of revisions and added claims does not count"
+    agreement_basis = gettext_noop(
+        "the decision on every extracted claim; the wording of revisions and added claims does not count"
+    )
     readers = {"fastfact": read_fastfact}
 
     # --- import -------------------------------------------------------------------------------

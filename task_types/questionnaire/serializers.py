@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 from rest_framework import serializers
 
 KINDS = ("single", "multiple", "likert", "slider", "text", "pairwise")
@@ -40,28 +40,35 @@ DEFAULT_TEXT_LENGTH = 2000
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 RESERVED = frozenset({"id", "kind", "order"})
 
+# The default questionnaire, stored in English; annotators read it translated (defaults.py).
 DEFAULT_FIELDS = [
-    {"name": "prompt", "label": "Prompt", "format": "text"},
-    {"name": "response_a", "label": "Response A", "format": "markdown"},
-    {"name": "response_b", "label": "Response B", "format": "markdown"},
+    {"name": "prompt", "label": gettext_noop("Prompt"), "format": "text"},
+    {"name": "response_a", "label": gettext_noop("Response A"), "format": "markdown"},
+    {"name": "response_b", "label": gettext_noop("Response B"), "format": "markdown"},
 ]
 DEFAULT_QUESTIONS = [
     {
         "id": "preference",
         "kind": "pairwise",
-        "prompt": "Which response answers the prompt better?",
+        "prompt": gettext_noop("Which response answers the prompt better?"),
         "fields": ["response_a", "response_b"],
     },
     {
         "id": "helpfulness",
         "kind": "likert",
-        "prompt": "How helpful is Response A?",
-        "points": ["Not at all", "Slightly", "Moderately", "Very", "Extremely"],
+        "prompt": gettext_noop("How helpful is Response A?"),
+        "points": [
+            gettext_noop("Not at all"),
+            gettext_noop("Slightly"),
+            gettext_noop("Moderately"),
+            gettext_noop("Very"),
+            gettext_noop("Extremely"),
+        ],
     },
     {
         "id": "comment",
         "kind": "text",
-        "prompt": "Anything else? (optional)",
+        "prompt": gettext_noop("Anything else? (optional)"),
         "required": False,
     },
 ]

@@ -7,10 +7,12 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.utils.translation import gettext_noop
 from rest_framework import serializers
 
 from annotation.task_types import ExtraExport, PayloadError, PreparedItem, TaskType, register
 
+from .defaults import translated_defaults
 from .label_studio import read_label_studio_annotations, read_label_studio_tasks
 from .serializers import (
     PREFER_FIRST,
@@ -70,13 +72,13 @@ def _value_text(question: dict, value: Any) -> str:
 @register
 class Questionnaire(TaskType):
     slug = "questionnaire"
-    name = "Questionnaire (survey questions)"
+    name = gettext_noop("Questionnaire (survey questions)")  # translated where annotators read it
     payload_serializer = QuestionnairePayloadSerializer
     answer_serializer = QuestionnaireAnswerSerializer
     config_serializer = QuestionnaireConfigSerializer
     # The default questionnaire's measured questions; a project's own come from measures_for.
     measures = {"preference": "ordinal", "helpfulness": "ordinal"}
-    agreement_basis = "every question's answer, free text included"
+    agreement_basis = gettext_noop("every question's answer, free text included")
     export_item_fields = frozenset()  # export_rows reads only the project's questions
     label_studio = True
     readers = {"label-studio": read_label_studio_tasks}
@@ -95,6 +97,10 @@ class Questionnaire(TaskType):
             stream=lambda project: iter([_label_studio().labeling_config(project=project)]),
         ),
     }
+
+    def annotator_config(self, config: Mapping[str, Any]) -> dict:
+        """The default questionnaire's texts in the annotator's language (defaults.py)."""
+        return translated_defaults(super().annotator_config(config))
 
     # --- import -------------------------------------------------------------------------------
 

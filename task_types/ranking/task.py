@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from annotation.task_types import ExtraExport, PayloadError, PreparedItem, TaskType, register
 
@@ -69,13 +70,15 @@ EXAMPLE_DATA = Path(settings.BASE_DIR) / "data" / "explanation-ranking"
 @register
 class Ranking(TaskType):
     slug = "ranking"
-    name = "Ranking with ties"
+    name = gettext_noop("Ranking with ties")  # translated where annotators read it
     payload_serializer = RankingPayloadSerializer
     answer_serializer = RankingAnswerSerializer
     config_serializer = RankingConfigSerializer
     # Agreement unit: (item, criterion, system); value: the rank (ordinal).
     measures = {"ranks": "ordinal"}
-    agreement_basis = "the ranks given; the order the outputs were shown in does not count"
+    agreement_basis = gettext_noop(
+        "the ranks given; the order the outputs were shown in does not count"
+    )
     label_studio = True
     readers = {"reprohum": read_reprohum, "label-studio": read_label_studio_tasks}
     annotation_readers = {

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
 
 from .serializers import (
@@ -80,7 +82,7 @@ def _group(payload: dict) -> str:
 @register
 class Stance(TaskType):
     slug = "stance"
-    name = "Stance (agreement labels)"
+    name = gettext_noop("Stance (agreement labels)")  # translated where annotators read it
     payload_serializer = StancePayloadSerializer
     answer_serializer = StanceAnswerSerializer
     config_serializer = StanceConfigSerializer

@@ -345,7 +345,14 @@ def test_the_researchers_answer_to_a_flag_reaches_its_annotator(
     assert shown["flag_answers"] == []
     flags.flag_act(flag=flag, user=researcher, action="answer", response="Read it as a whole.")
     shown = annotator_client.get(f"/api/assignments/{assignment.pk}/").data
-    assert shown["flag_answers"] == [{"reason": "ambiguous", "response": "Read it as a whole."}]
+    assert shown["flag_answers"] == [
+        {"reason": "ambiguous", "reason_label": "Ambiguous", "response": "Read it as a whole."}
+    ]
+    # A default reason reads in the annotator's language (the researcher's words as written).
+    german = annotator_client.get(f"/api/assignments/{assignment.pk}/?lang=de").data
+    assert german["flag_answers"] == [
+        {"reason": "ambiguous", "reason_label": "Mehrdeutig", "response": "Read it as a whole."}
+    ]
     other = add_annotator(project)
     theirs = services.assignment_next(project=project, annotator=other)
     assert client_for(other).get(f"/api/assignments/{theirs.pk}/").data["flag_answers"] == []

@@ -125,3 +125,31 @@ def test_annotators_and_other_projects_cannot_reach_review(db):
         == 404
     )
     assert not Adjudication.objects.exists()
+
+
+def test_the_reviewer_page_is_in_the_reviewers_language_and_answers_keep_their_direction(db):
+    project = crowd_project(crowd={}, regular=1, controls=0, per_item=3)
+    split = {"sentences": [2], "none": False, "helpfulness": 50}
+    answered(project, [[RIGHT, WRONG, split]])
+    (item,) = Item.objects.filter(project=project, kind="regular")
+    reviewer = add_annotator(project)
+    Membership.objects.filter(user=reviewer).update(role="reviewer")
+    browser = Client(HTTP_ACCEPT_LANGUAGE="de")
+    browser.force_login(reviewer)
+    listing = browser.get(f"/p/{project.slug}/review/").content.decode()
+    assert "Einträge, bei denen sich die Annotierenden uneinig sind" in listing
+    assert "die gewählten Sätze" in listing  # the task type's agreement basis, translated
+    assert "Verschiedene Antworten" in listing and "Different answers" not in listing
+    page = browser.get(f"/p/{project.slug}/review/{item.id}/").content.decode()
+    assert "Was die Annotierenden geantwortet haben" in page
+    assert "Diese Antwort übernehmen" in page and "Use this answer" not in page
+    assert "Endgültige Antwort speichern" in page and "Record final answer" not in page
+    assert "Kommentare" in page and "3 Antworten" in page
+    # What annotators and reviewers wrote takes its own direction, not the page's.
+    assert page.count('<code class="answer-text" dir="auto">') == 3
+    for box in (
+        'id="send-back-note" dir="auto"',
+        'id="review-note" dir="auto"',
+        'id="comment-body" dir="auto"',
+    ):
+        assert box in page

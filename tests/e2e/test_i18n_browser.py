@@ -8,7 +8,9 @@
 - Right to left (``ar-xb``: ``<html dir="rtl">``), every task type on a 390 x 844 touch screen:
   nothing is wider than the screen, every control is on it (none pushed off either side), axe
   finds no serious or critical violation, and the item is answered and submitted by taps with
-  the task type's phone routine (tests/task_types/<slug>/phone.py).
+  the task type's phone routine (tests/task_types/<slug>/phone.py). Every element showing item
+  text, and every text box, takes its own direction (``dir="auto"``), not the page's, before
+  and after the routine.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import translation
 
-from annotation import task_types
+from annotation import services, task_types
 from annotation.models import Annotation, Item
 from tests import factories
 from tests.e2e.conftest import login
@@ -60,6 +62,48 @@ OFF_SCREEN = """(width) => [...document.querySelectorAll(
   .filter((e) => { const r = e.getBoundingClientRect();
       return r.width > 0 && (r.left < -0.5 || r.right > width + 0.5); })
   .slice(0, 5).map((e) => e.tagName + (e.id ? '#' + e.id : '') + '.' + [...e.classList].join('.'))"""
+
+
+# Item text and typed text must carry its own direction (dir="auto" on the element or the nearest
+# ancestor with a dir), not the page's: the element of every text node that shows (part of) an
+# item text, and every text box. Returns what lacks it.
+NOT_AUTO = """(texts) => {
+  const wrong = [];
+  const name = (e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
+      (e.className && typeof e.className === "string" ? "." + e.className.split(" ")[0] : "");
+  const auto = (e) => { const d = e.closest("[dir]"); return d && d.getAttribute("dir") === "auto"; };
+  const task = document.querySelector("main") || document.body;
+  const walker = document.createTreeWalker(task, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.data.trim();
+    if (text.length < 12 || !texts.some((t) => t.includes(text) || text.includes(t))) continue;
+    if (!auto(node.parentElement)) wrong.push(name(node.parentElement) + ": " + text.slice(0, 40));
+  }
+  for (const box of task.querySelectorAll("textarea, input[type=text], input:not([type])")) {
+    if (!auto(box)) wrong.push(name(box));
+  }
+  return wrong;
+}"""
+
+
+def _item_texts(project) -> list[str]:
+    """Every sentence-like text of the project's items as the page gets them."""
+    task_type = task_types.get(project.task_type)
+    found: list[str] = []
+
+    def walk(value):
+        if isinstance(value, str) and len(value) >= 12 and " " in value:
+            found.append(" ".join(value.split()))
+        elif isinstance(value, dict):
+            for inner in value.values():
+                walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    for item in Item.objects.filter(project=project):
+        walk(task_type.display(item))
+    return found
 
 
 @pytest.fixture
@@ -135,9 +179,13 @@ def test_the_annotation_page_works_right_to_left_on_a_phone(
     no_overflow(page)
     assert page.evaluate(OFF_SCREEN, PHONE["viewport"]["width"]) == []
     assert axe_violations(page) == []
+    texts = _item_texts(project)
+    assert texts, "the demo item has text to check"
+    assert page.evaluate(NOT_AUTO, texts) == []
     screenshot(page, f"{slug}-rtl-390")
     phone_routine(slug)(page)
     no_overflow(page)
+    assert page.evaluate(NOT_AUTO, texts) == []  # the boxes the routine opened too
     assert page.evaluate(OFF_SCREEN, PHONE["viewport"]["width"]) == []
     page.locator("#submit").tap()
     page.wait_for_function(
@@ -149,3 +197,43 @@ def test_the_annotation_page_works_right_to_left_on_a_phone(
     no_overflow(page)
     assert axe_violations(page) == []
     screenshot(page, f"{slug}-rtl-1280")
+
+
+def test_the_reviewer_page_in_german_fits_a_phone_and_a_wide_screen(live_server, phone):
+    """The reviewer's list and item page in German (longer words than English): nothing overflows
+    at 390 or 1280 px, every control is on the screen, axe finds no serious violation, and an
+    annotator's answer is taken over by keyboard, with the state said in German."""
+    page = phone
+    project, _, annotator = demo_project("stance", per_item=2)
+    second = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=second, role="annotator")
+    item = Item.objects.get(project=project)
+    targets = task_types.get("stance").display(item)["targets"]
+    for user, label in ((annotator, "agree"), (second, "disagree")):
+        assignment = services.assignment_next(project=project, annotator=user)
+        sentences = [{"index": i, "label": label, "not_sure": False} for i in targets]
+        services.annotation_submit(
+            assignment=assignment,
+            answer={"label": label, "not_sure": False, "sentences": sentences},
+        )
+    reviewer = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=reviewer, role="reviewer")
+    login(page, live_server, reviewer.username, factories.PASSWORD)
+    for width, height in ((390, 844), (1280, 900)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(f"{live_server.url}/p/{project.slug}/review/?lang=de")
+        assert "Einträge, bei denen sich die Annotierenden uneinig sind" in page.inner_text("main")
+        no_overflow(page)
+        assert page.evaluate(OFF_SCREEN, width) == []
+        assert axe_violations(page) == []
+        page.goto(f"{live_server.url}/p/{project.slug}/review/{item.id}/?lang=de")
+        page.wait_for_selector(".st-row")
+        assert "Was die Annotierenden geantwortet haben" in page.inner_text("main")
+        no_overflow(page)
+        assert page.evaluate(OFF_SCREEN, width) == []
+        assert axe_violations(page) == []
+        screenshot(page, f"review-de-{width}")
+    page.locator(".use-answer").first.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#review-state:has-text('ist geladen')")
+    assert page.locator("#validation").inner_text() in ("Bereit zum Festhalten.", "")

@@ -5,12 +5,14 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from django.utils import translation
 
 from annotation import task_types
 from annotation.models import Item
 from annotation.task_types import PayloadError
 from studies.services.exports import export_jsonl
 from studies.services.imports import ImportFailed, import_items
+from task_types.argument_structure.graph import CLAIM, Problem
 from tests import factories
 from tests.conftest import client_for
 
@@ -325,6 +327,41 @@ def test_the_submit_api_refuses_a_cycle_then_accepts_the_fix_and_exports_metrics
     assert row["draft_structure_text"] == "(E1, E2) -> E4 -> claim"
     assert row["draft_metrics"]["step_all_correct"] is False
     assert row["draft_metrics"]["leaf_all_correct"] is True
+
+
+def test_the_server_refuses_a_structure_in_the_annotators_language(edit_project):
+    """graph.py stays Django-free: its problems carry an English template and parameters, and
+    the answer serializer renders them with the package's German catalogue."""
+    project, annotator = edit_project
+    client = client_for(annotator)
+    assignment = client.post(f"/api/projects/{project.slug}/next/").json()
+    url = f"/api/assignments/{assignment['id']}/submit/?lang=de"
+    steps = [
+        {"premises": ["E1", "E2"], "conclusion": "E3"},
+        {"premises": ["E3"], "conclusion": "E4"},
+        {"premises": ["E4"], "conclusion": "E1"},
+        {"premises": ["claim"], "conclusion": "E9"},
+    ]
+    refused = client.post(url, {"answer": edit_answer(steps)}, format="json")
+    assert refused.status_code == 400
+    body = refused.json()
+    assert body["field"] == "steps"
+    assert body["detail"] == "Die Antwort ist unvollständig oder ungültig."
+    assert body["errors"]["steps"] == [
+        "Schritt 4 verwendet die Behauptung als Prämisse; die Behauptung kann nur eine "
+        "Schlussfolgerung sein.",
+        "Schritt 4 folgert E9, das keine Beleg-ID ist.",
+        "Noch folgert kein Schritt die Behauptung: Verbinden Sie die letzten Aussagen mit der "
+        "Behauptung.",
+        "Kreis: E1 → E3 → E4 → E1. Eine Aussage kann sich nicht selbst stützen, auch nicht über "
+        "andere Schritte.",
+        "E1, E2, E3, E4 bilden einen Teil, der nicht mit der Behauptung verbunden ist.",
+    ]
+    # The claim is named in German inside a list of statements too; English stays the default.
+    part = Problem("disconnected", "%(ids)s form a part.", params=(("ids", ("E1", CLAIM)),))
+    with translation.override("de"):
+        assert part.render(translation.gettext) == "E1, die Behauptung form a part."
+    assert part.message == "E1, the claim form a part."
 
 
 def test_every_mode_exports_the_same_columns():

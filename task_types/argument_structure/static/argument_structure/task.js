@@ -23,6 +23,9 @@
     if (text !== undefined) node.textContent = text;
     return node;
   }
+  // Dataset and typed text: its own direction (dir="auto"), so right-to-left text reads right on
+  // any page and left-to-right text on a right-to-left one.
+  function auto(node) { node.dir = "auto"; return node; }
 
   function shorten(text, max) { return text.length > max ? text.slice(0, max - 1).trimEnd() + "…" : text; }
 
@@ -213,7 +216,7 @@
         head.appendChild(tag);
       }
       li.appendChild(head);
-      const area = make("textarea");
+      const area = auto(make("textarea"));
       area.rows = 2;
       area.value = e.text;
       area.setAttribute("aria-label", fmt(gettext("Text of %(id)s"), { id: e.id }));
@@ -273,7 +276,7 @@
       const li = make("li", "as-step" + (state.chosenStep === i ? " chosen" : ""));
       li.dataset.step = String(i);
       li.appendChild(make("span", "as-step-name", `S${i + 1}`));
-      const premises = make("input", "as-premises");
+      const premises = auto(make("input", "as-premises"));
       premises.type = "text";
       premises.value = step.premises.join(", ");
       premises.placeholder = "E1, E2";
@@ -625,7 +628,7 @@
     for (const e of data.evidence) {
       const li = make("li");
       li.appendChild(make("span", "evidence-id", e.id));
-      li.appendChild(make("span", "evidence-text", e.text));
+      li.appendChild(auto(make("span", "evidence-text", e.text)));
       list.appendChild(li);
     }
   }

@@ -17,6 +17,9 @@
     if (text !== undefined) node.textContent = text;
     return node;
   }
+  // Dataset and typed text: its own direction (dir="auto"), so right-to-left text reads right on
+  // any page and left-to-right text on a right-to-left one.
+  function auto(node) { node.dir = "auto"; return node; }
 
   function paint() {
     el("cr-sentences").querySelectorAll("li").forEach((li) => {
@@ -77,7 +80,7 @@
       for (const e of data.evidence) {
         const li = make("li", e.target ? "target" : "");
         li.appendChild(make("span", "evidence-id", `[${e.id}]`));
-        li.appendChild(make("span", "evidence-text", e.text));
+        li.appendChild(auto(make("span", "evidence-text", e.text)));
         if (e.target) { li.setAttribute("aria-label", gettext("Target evidence")); target = li; }
         evidence.appendChild(li);
       }
@@ -98,7 +101,7 @@
           li.addEventListener("click", () => toggle(index));
         }
         li.appendChild(make("span", "number", String(index + 1)));
-        li.appendChild(make("span", "text", text));
+        li.appendChild(auto(make("span", "text", text)));
         list.appendChild(li);
       });
 

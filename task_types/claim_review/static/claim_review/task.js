@@ -34,6 +34,9 @@
     if (text !== undefined && text !== null) node.textContent = text;
     return node;
   }
+  // Dataset and typed text: its own direction (dir="auto"), so right-to-left text reads right on
+  // any page and left-to-right text on a right-to-left one.
+  function auto(node) { node.dir = "auto"; return node; }
 
   function button(text, className, onClick, pressed) {
     const b = make("button", "button " + (className || ""), text);
@@ -192,7 +195,7 @@
     head.appendChild(make("span", "rv-num", String(index + 1)));
     const body = make("div", "rv-body");
     if (entry.original) {
-      body.appendChild(make("p", "rv-text", entry.original.text));
+      body.appendChild(auto(make("p", "rv-text", entry.original.text)));
     } else {
       body.appendChild(make("p", "rv-tag", gettext("Added claim")));
     }
@@ -211,7 +214,7 @@
     if (entry.action === "revise" || entry.action === "add") {
       const edit = make("div", "rv-edit");
       const label = make("label", "rv-edit-label", entry.action === "add" ? gettext("New claim, as it appears in the response") : gettext("Revised claim"));
-      const area = make("textarea", "rv-textarea");
+      const area = auto(make("textarea", "rv-textarea"));
       area.rows = 2;
       area.value = entry.text || "";
       area.setAttribute("aria-label", entry.action === "add" ? gettext("Added claim text") : gettext("Revised claim text"));
@@ -271,7 +274,7 @@
     const head = make("div", "rv-head");
     head.appendChild(make("span", "rv-num", String(index + 1)));
     const body = make("div", "rv-body");
-    body.appendChild(make("p", "rv-text", shownText(entry)));
+    body.appendChild(auto(make("p", "rv-text", shownText(entry))));
     if (entry.action === "revise") body.appendChild(make("p", "rv-original", gettext("Revised from:") + " " + entry.original.text));
     if (entry.action === "add") body.appendChild(make("p", "rv-tag", gettext("Added claim")));
     head.appendChild(body);
@@ -289,7 +292,7 @@
       if (c.reasoning) {
         const reasoning = make("div", "rv-reasoning");
         reasoning.appendChild(make("span", "rv-system-label", gettext("System's reasoning")));
-        reasoning.appendChild(make("p", "", c.reasoning));
+        reasoning.appendChild(auto(make("p", "", c.reasoning)));
         li.appendChild(reasoning);
       }
       if (c.evidence.length) {
@@ -300,9 +303,9 @@
           details.dataset.key = `${entry.id}:${i}`;
           const summary = make("summary");
           summary.appendChild(make("span", "rv-passage-number", fmt(gettext("Evidence %(n)s"), { n: i + 1 })));
-          summary.appendChild(make("span", "rv-passage-title", passage.title || gettext("(untitled source)")));
+          summary.appendChild(auto(make("span", "rv-passage-title", passage.title || gettext("(untitled source)"))));
           details.appendChild(summary);
-          details.appendChild(make("p", "rv-passage-content", passage.content));
+          details.appendChild(auto(make("p", "rv-passage-content", passage.content)));
           evidence.appendChild(details);
         });
         li.appendChild(evidence);

@@ -21,6 +21,9 @@
     if (text !== undefined && text !== null) node.textContent = text;
     return node;
   }
+  // Dataset and typed text: its own direction (dir="auto"), so right-to-left text reads right on
+  // any page and left-to-right text on a right-to-left one.
+  function auto(node) { node.dir = "auto"; return node; }
 
   const digitKey = (n) => (n < 9 ? String(n + 1) : n === 9 ? "0" : "");
 
@@ -61,8 +64,8 @@
   function renderField(f, text) {
     const box = make("section", "qn-field");
     box.dataset.field = f.name;
-    box.appendChild(make("h2", "", f.label));
-    const body = make("div", f.format === "markdown" ? "qn-markdown" : "qn-text");
+    box.appendChild(auto(make("h2", "", f.label)));
+    const body = auto(make("div", f.format === "markdown" ? "qn-markdown" : "qn-text"));
     if (f.format === "markdown" && window.ConcordQuestionnaireMarkdown) {
       window.ConcordQuestionnaireMarkdown.render(body, text);
     } else {
@@ -103,7 +106,7 @@
     button.setAttribute("role", role);
     button.dataset.value = JSON.stringify(choice.value);
     if (q.kind === "likert") button.appendChild(make("span", "qn-point", String(choice.value)));
-    button.appendChild(make("span", "", choice.label));
+    button.appendChild(auto(make("span", "", choice.label)));
     if (choice.key) button.appendChild(make("kbd", "", choice.key));
     button.addEventListener("click", (event) => {
       event.stopPropagation();
@@ -138,7 +141,7 @@
       controls.appendChild(make("span", "qn-slider-end", q.max_label ? `100 · ${q.max_label}` : "100"));
       controls.appendChild(make("output", "qn-slider-value"));
     } else if (q.kind === "text") {
-      const box = document.createElement(q.multiline === false ? "input" : "textarea");
+      const box = auto(document.createElement(q.multiline === false ? "input" : "textarea"));
       box.className = "qn-textbox";
       if (q.multiline === false) box.type = "text";
       box.maxLength = q.max_length || 2000;
@@ -162,10 +165,10 @@
       li.setAttribute("aria-label", fmt(gettext("Question %(n)s"), { n: i + 1 }));
       const title = make("div", "qn-title");
       title.appendChild(make("span", "qn-number", String(i + 1)));
-      title.appendChild(make("span", "qn-prompt", q.prompt));
+      title.appendChild(auto(make("span", "qn-prompt", q.prompt)));
       if (!q.required) title.appendChild(make("span", "qn-optional", gettext("(optional)")));
       li.appendChild(title);
-      if (q.help) li.appendChild(make("p", "qn-help", q.help));
+      if (q.help) li.appendChild(auto(make("p", "qn-help", q.help)));
       li.appendChild(renderControls(q, i));
       li.addEventListener("click", () => moveTo(i, false));
       list.appendChild(li);

@@ -22,6 +22,9 @@
     if (text !== undefined && text !== null) node.textContent = text;
     return node;
   }
+  // Dataset and typed text: its own direction (dir="auto"), so right-to-left text reads right on
+  // any page and left-to-right text on a right-to-left one.
+  function auto(node) { node.dir = "auto"; return node; }
 
   /* Standard competition ranks of any ranking: 1 + the number of strictly better values. */
   function competition(values) {
@@ -104,7 +107,7 @@
     instructions.appendChild(help);
     grid.appendChild(instructions);
     item.outputs.forEach((o, i) => {
-      const cell = make("div", "rk-output-text", o.text);
+      const cell = auto(make("div", "rk-output-text", o.text));
       cell.dataset.output = String(i);
       cell.dataset.letter = letter(i);
       cell.dataset.name = outputName(i); // shown above the text on a phone (task.css)
@@ -114,12 +117,12 @@
       const head = make("div", "rk-criterion");
       head.dataset.criterion = String(c);
       head.appendChild(make("div", "rk-criterion-name", criterion.name));
-      head.appendChild(make("p", "rk-criterion-definition", criterion.definition));
+      head.appendChild(auto(make("p", "rk-criterion-definition", criterion.definition)));
       if (criterion.examples && criterion.examples.length) {
         const details = make("details", "rk-examples");
         details.appendChild(make("summary", "", fmt(gettext("Examples (%(count)s)"), { count: criterion.examples.length })));
         const list = make("ul");
-        for (const example of criterion.examples) list.appendChild(make("li", "", example));
+        for (const example of criterion.examples) list.appendChild(auto(make("li", "", example)));
         details.appendChild(list);
         head.appendChild(details);
       }

@@ -23,6 +23,9 @@
     if (text !== undefined) node.textContent = text;
     return node;
   }
+  // Dataset and typed text: its own direction (dir="auto"), so right-to-left text reads right on
+  // any page and left-to-right text on a right-to-left one.
+  function auto(node) { node.dir = "auto"; return node; }
 
   // Row r > 0 labels item.targets[r - 1]; its number in the UI is its position among targets.
   function sentenceOfRow(r) { return r === 0 ? null : item.targets[r - 1]; }
@@ -78,7 +81,7 @@
       // One numbering everywhere: the badge in the response, this row and its title.
       title.appendChild(make("span", "", fmt(gettext("Sentence %(n)s, on its own"), { n: r })));
       li.setAttribute("aria-label", fmt(gettext("Sentence %(n)s"), { n: r }));
-      li.appendChild(make("p", "st-row-text", item.sentences[index]));
+      li.appendChild(auto(make("p", "st-row-text", item.sentences[index])));
     }
     const controls = make("div", "st-controls");
     for (const label of LABELS) {
