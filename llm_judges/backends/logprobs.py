@@ -1,7 +1,7 @@
 """An LLM judge's confidence in its answer, from the reply's token log-probabilities.
 
-The reply is the JSON the prompt asked for (``{"stance": "supports"}``, ``{"sentences": [2, 3]}``).
-The tokens that spell its *values* (strings without their quotes, numbers, true, false, null;
+The reply is the JSON the prompt asked for (for example ``{"label": "supports"}`` or
+``{"sentences": [2, 3]}``). The tokens that spell its *values* (strings without their quotes, numbers, true, false, null;
 not the keys nor the punctuation, which the schema fixes) decide the answer: a value's
 probability is the product of its tokens' probabilities, and the answer's probability
 (``label_probability``) the product over its values: the probability the model gave to the
