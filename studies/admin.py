@@ -243,13 +243,13 @@ class ProjectAdmin(ProjectScopedAdmin, admin.ModelAdmin):
             return queryset  # one project's page counts no items
         # Counts in the list query itself: no query per row.
         return queryset.annotate(
-                _items=Count("items", filter=Q(items__kind="regular"), distinct=True),
-                _submitted=Count(
-                    "items__assignments",
-                    filter=Q(items__assignments__state=Assignment.State.SUBMITTED),
-                    distinct=True,
-                ),
-            )
+            _items=Count("items", filter=Q(items__kind="regular"), distinct=True),
+            _submitted=Count(
+                "items__assignments",
+                filter=Q(items__assignments__state=Assignment.State.SUBMITTED),
+                distinct=True,
+            ),
+        )
 
     @admin.display(description="Members")
     def members(self, obj):
