@@ -283,9 +283,32 @@ def quality_page(request, slug):
             "overview": selectors.quality_overview(project=project),
             "link": link,
             "platforms": Platform.choices,
-            "disputed": len(review.disputed_items(project=project, unresolved_only=True)),
+            "disputed": _disputed_count(project),
         },
     )
+
+
+QUALITY_DISPUTED_SHOWN = 100
+
+
+def _disputed_count(project) -> str:
+    """Disagreements left to review, counted up to ``QUALITY_DISPUTED_SHOWN`` ("100+" beyond):
+    the count walks the items only as far as that."""
+    page = review.disputed_page(project=project, unresolved_only=True, limit=QUALITY_DISPUTED_SHOWN)
+    return f"{len(page.rows)}+" if page.next_after else str(len(page.rows))
+
+
+def _review_cursor(text: str) -> tuple[int, int]:
+    """The review list's ``after`` ("position.id"); the first page for anything else."""
+    position, _, item_id = text.partition(".")
+    if (
+        len(text) <= 40
+        and (position + item_id).isascii()
+        and position.isdigit()
+        and item_id.isdigit()
+    ):
+        return int(position), int(item_id)
+    return (-1, 0)
 
 
 ACTION_FIELDS = ("platform", "kind", "amount", "reason_code", "message")
@@ -387,12 +410,19 @@ def review_list(request, slug):
     Security: researcher or reviewer role in the project (404 otherwise)."""
     project = project_for(request.user, slug, REVIEW_ROLES)
     unresolved = request.GET.get("show") != "all"
+    after = _review_cursor(request.GET.get("after", ""))
+    page = review.disputed_page(
+        project=project, unresolved_only=unresolved, after=after, limit=review.REVIEW_PAGE
+    )
+    following = page.next_after
     return render(
         request,
         "crowd/review_list.html",
         {
             "project": project,
-            "items": review.disputed_items(project=project, unresolved_only=unresolved),
+            "items": page.rows,
+            "next_after": f"{following[0]}.{following[1]}" if following else "",
+            "paged": after != (-1, 0),
             "unresolved": unresolved,
             "task_type": task_types.get(project.task_type),
         },
@@ -407,7 +437,7 @@ def review_next(request, slug):
 
     Security: researcher or reviewer role in the project (404 otherwise)."""
     project = project_for(request.user, slug, REVIEW_ROLES)
-    pending = review.disputed_items(project=project, unresolved_only=True)
+    pending = review.disputed_page(project=project, unresolved_only=True, limit=1).rows
     if not pending:
         messages.success(request, "No disputed item is waiting for a final answer.")
         return redirect("review-list", slug=project.slug)
