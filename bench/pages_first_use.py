@@ -11,7 +11,8 @@ schema, caches built then) and the p50 of the following ones, and prints each ag
 ``/healthz`` and of the login page measured interleaved in the same run (this machine is shared:
 times move, ratios much less), with the load average beside them:
 
-- accepting an invitation (a POST that creates the account; a new invitation per sample);
+- accepting an invitation (a POST that creates the account; a new invitation per sample), and
+  one password hash alone (Django's default PBKDF2 work factor, which the accept pays once);
 - the admin's project change page (as a superuser), ``/api/docs/`` and the schema it loads;
 - a replay study's agreement dashboard and judges page (as its researcher);
 - the annotate page (as an annotator).
@@ -107,6 +108,7 @@ def pages(study, annotated, admin, researcher, annotator, invitations) -> dict:
         "healthz (baseline)": (None, lambda c: c.get("/healthz"), 200),
         "login page (baseline)": (None, lambda c: c.get("/login/"), 200),
         "accept an invitation (POST)": (None, invitations.accept, 302),
+        "  one password hash (what accepting pays)": (None, _hash_once, 200),
         "admin: project change page": (
             admin,
             lambda c: c.get(f"/admin/projects/project/{study.pk}/change/"),
@@ -130,6 +132,19 @@ def pages(study, annotated, admin, researcher, annotator, invitations) -> dict:
             200,
         ),
     }
+
+
+class _Hashed:
+    status_code = 200
+
+
+def _hash_once(_client) -> _Hashed:
+    """One ``make_password`` with the configured hasher (Django's PBKDF2 default: 1,000,000
+    iterations), the work factor an account's creation and every login pay by design."""
+    from django.contrib.auth.hashers import make_password
+
+    make_password(PASSWORD)
+    return _Hashed()
 
 
 def clients(users) -> dict:

@@ -77,8 +77,9 @@ def _plain_static() -> None:
     }
 
 
-def measure(big, small, *, samples: int) -> list[dict]:
-    """One dict per page: p50/p95 ms at both sizes, the p95 ratio and the queries."""
+def measure(big, small, *, samples: int, each=None) -> list[dict]:
+    """One dict per page: p50/p95 ms at both sizes, the p95 ratio and the queries (``each``:
+    called with every page's dict as soon as it is measured)."""
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
@@ -116,27 +117,34 @@ def measure(big, small, *, samples: int) -> list[dict]:
         }
         row["ratio"] = row["big_p95"] / row["small_p95"]
         results.append(row)
+        if each is not None:
+            each(row)
     return results
 
 
-def lines(results: list[dict], items: int) -> list[str]:
+def header(items: int) -> str:
     size = f"{items // 1000}k" if items >= 1000 else str(items)
-    out = [
+    return (
         f"{'researcher page':40} {'p50 ' + size:>9} {'p95 ' + size:>9} {'p50 100':>8} "
-        f"{'p95 100':>8} {'ratio':>6} {'queries':>9}  (load {_load()})"
-    ]
-    for r in results:
-        flag = "" if r["ratio"] <= FLAT else f"  > {FLAT:.0f}×: look"
-        out.append(
-            f"{r['page']:40} {r['big_p50']:7.1f}ms {r['big_p95']:7.1f}ms {r['small_p50']:6.1f}ms "
-            f"{r['small_p95']:6.1f}ms {r['ratio']:5.2f}× {r['big_queries']:>4} vs "
-            f"{r['small_queries']}{flag}"
-        )
-    return out
+        f"{'p95 100':>8} {'ratio':>6} {'queries':>9}  load"
+    )
+
+
+def line(r: dict) -> str:
+    flag = "" if r["ratio"] <= FLAT else f"  > {FLAT:.0f}×: look"
+    return (
+        f"{r['page']:40} {r['big_p50']:7.1f}ms {r['big_p95']:7.1f}ms {r['small_p50']:6.1f}ms "
+        f"{r['small_p95']:6.1f}ms {r['ratio']:5.2f}× {r['big_queries']:>4} vs "
+        f"{r['small_queries']:<4} {_load()}{flag}"
+    )
+
+
+def lines(results: list[dict], items: int) -> list[str]:
+    return [header(items)] + [line(r) for r in results]
 
 
 def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def rows(*, items: int, quick: bool = False, **_ignored) -> list[str]:
@@ -173,8 +181,8 @@ def main() -> None:
         big, _ = build("pages-big", args.items)
         small, _ = build("pages-small", 100)
         print(f"built {args.items} + 100 items in {time.monotonic() - started:.0f} s", flush=True)
-        for line in lines(measure(big, small, samples=args.samples), args.items):
-            print(line, flush=True)
+        print(header(args.items), flush=True)
+        measure(big, small, samples=args.samples, each=lambda r: print(line(r), flush=True))
     finally:
         from django.db import connections
 
