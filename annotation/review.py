@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from itertools import groupby
+from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 from django.http import Http404
 
 from annotation import task_types
@@ -39,42 +40,96 @@ def excluded_annotators(project) -> set[int]:
     )
 
 
+# The review list's page, and how many items one step of its walk reads.
+REVIEW_PAGE = 50
+WALK_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class DisputedPage:
+    """Disputed items in queue order from a cursor: ``rows`` as :func:`disputed_items`'
+    dicts, ``next_after`` the cursor (queue position, item id) of the following page (None: no
+    more)."""
+
+    rows: list[dict]
+    next_after: tuple[int, int] | None
+
+
 def disputed_items(*, project, unresolved_only: bool = False) -> list[dict]:
-    """Regular items with at least two counted answers that do not all agree, in queue order.
-    One pass over the project's current annotations (three queries)."""
+    """Regular items with at least two counted answers that do not all agree, in queue order
+    (every one: a walk over all the project's current annotations; pages use
+    :func:`disputed_page`)."""
+    return disputed_page(project=project, unresolved_only=unresolved_only, limit=None).rows
+
+
+def disputed_page(
+    *,
+    project,
+    unresolved_only: bool = False,
+    after: tuple[int, int] = (-1, 0),
+    limit: int | None,
+) -> DisputedPage:
+    """The first ``limit`` disputed items after ``after`` (queue position, item id). The items
+    are walked in queue order by keyset, ``WALK_CHUNK`` at a time (three queries a step), and the
+    walk stops as soon as the page is full: a page costs what it shows (and the stretch of agreed items
+    before it), not the project's size."""
     task_type = task_types.get(project.task_type)
     excluded = excluded_annotators(project)
+    rows: list[dict] = []
+    cursor = after
+    while limit is None or len(rows) < limit:
+        position, last_id = cursor
+        chunk = list(
+            Item.objects.filter(project=project, kind=Item.Kind.REGULAR)
+            .filter(Q(position__gt=position) | Q(position=position, id__gt=last_id))
+            .order_by("position", "id")
+            .values_list("id", "external_id", "position")[:WALK_CHUNK]
+        )
+        if not chunk:
+            return DisputedPage(rows=rows, next_after=None)
+        disputed = _disputed_of(task_type, chunk, excluded, unresolved_only)
+        for row, place in disputed:
+            rows.append(row)
+            if limit is not None and len(rows) == limit:
+                return DisputedPage(rows=rows, next_after=place)
+        cursor = (chunk[-1][2], chunk[-1][0])
+        if len(chunk) < WALK_CHUNK:
+            return DisputedPage(rows=rows, next_after=None)
+    return DisputedPage(rows=rows, next_after=cursor)
+
+
+def _disputed_of(task_type, chunk, excluded: set[int], unresolved_only: bool) -> list:
+    """(row, position) for the disputed items among ``chunk`` (id, external id, position)."""
+    ids = [item_id for item_id, _, _ in chunk]
+    keys: dict[int, list[str]] = {item_id: [] for item_id in ids}
+    for item_id, who, answer in Annotation.objects.filter(
+        item_id__in=ids, is_current=True
+    ).values_list("item_id", "annotator_id", "answer"):
+        if who not in excluded:
+            keys[item_id].append(task_type.answer_key(answer))
     adjudicated = set(
-        Adjudication.objects.filter(item__project=project, is_current=True).values_list(
+        Adjudication.objects.filter(item_id__in=ids, is_current=True).values_list(
             "item_id", flat=True
         )
     )
-    rows = (
-        Annotation.objects.filter(
-            item__project=project, item__kind=Item.Kind.REGULAR, is_current=True
-        )
-        .order_by("item__position", "item_id")
-        .values_list("item_id", "item__external_id", "annotator_id", "answer")
-    )
-    disputed = []
-    for (item_id, external_id), group in groupby(rows.iterator(), key=lambda r: (r[0], r[1])):
-        keys = [task_type.answer_key(answer) for _, _, who, answer in group if who not in excluded]
-        if len(keys) < 2 or len(set(keys)) == 1:
+    found = []
+    for item_id, external_id, position in chunk:
+        item_keys = keys[item_id]
+        if len(item_keys) < 2 or len(set(item_keys)) == 1:
             continue
         if unresolved_only and item_id in adjudicated:
             continue
-        disputed.append(
-            {
-                "item_id": item_id,
-                "external_id": external_id,
-                "reference": item_reference(item_id=item_id),
-                "answers": len(keys),
-                "distinct": len(set(keys)),
-                "majority": majority_key(keys) is not None,
-                "adjudicated": item_id in adjudicated,
-            }
-        )
-    return disputed
+        row = {
+            "item_id": item_id,
+            "external_id": external_id,
+            "reference": item_reference(item_id=item_id),
+            "answers": len(item_keys),
+            "distinct": len(set(item_keys)),
+            "majority": majority_key(item_keys) is not None,
+            "adjudicated": item_id in adjudicated,
+        }
+        found.append((row, (position, item_id)))
+    return found
 
 
 def review_item(*, project, item_id: int) -> dict:

@@ -34,16 +34,36 @@ def review_list(request, slug):
     Security: researcher or reviewer role in the project (404 otherwise)."""
     project = project_for(request.user, slug, REVIEW_ROLES)
     unresolved = request.GET.get("show") != "all"
+    after = _review_cursor(request.GET.get("after", ""))
+    page = review.disputed_page(
+        project=project, unresolved_only=unresolved, after=after, limit=review.REVIEW_PAGE
+    )
+    following = page.next_after
     return render(
         request,
         "annotation/review_list.html",
         {
             "project": project,
-            "items": review.disputed_items(project=project, unresolved_only=unresolved),
+            "items": page.rows,
+            "next_after": f"{following[0]}.{following[1]}" if following else "",
+            "paged": after != (-1, 0),
             "unresolved": unresolved,
             "task_type": task_types.get(project.task_type),
         },
     )
+
+
+def _review_cursor(text: str) -> tuple[int, int]:
+    """The review list's ``after`` ("position.id"); the first page for anything else."""
+    position, _, item_id = text.partition(".")
+    if (
+        len(text) <= 40
+        and (position + item_id).isascii()
+        and position.isdigit()
+        and item_id.isdigit()
+    ):
+        return int(position), int(item_id)
+    return (-1, 0)
 
 
 @login_required
@@ -54,7 +74,7 @@ def review_next(request, slug):
 
     Security: researcher or reviewer role in the project (404 otherwise)."""
     project = project_for(request.user, slug, REVIEW_ROLES)
-    pending = review.disputed_items(project=project, unresolved_only=True)
+    pending = review.disputed_page(project=project, unresolved_only=True, limit=1).rows
     if not pending:
         messages.success(request, "No disputed item is waiting for a final answer.")
         return redirect("review-list", slug=project.slug)

@@ -47,14 +47,12 @@ def build(slug: str, items: int):
 
     from llm_judges.models import Judge
     from projects.models import Membership
-    from studies.models import StudyJudge
 
     project = scale_data.build_project(slug, items)
     scale_data.fill_to(project, int(items * FILL))
     researcher, _ = get_user_model().objects.get_or_create(username=RESEARCHER)
     Membership.objects.create(project=project, user=researcher, role="researcher")
-    judge = Judge.objects.create(name=f"judge-{slug}", kind="llm", model="m")
-    StudyJudge.objects.create(project=project, judge=judge)
+    judge = Judge.objects.create(project=project, name=f"judge-{slug}", kind="llm", model="m")
     with connection.cursor() as cursor:
         # Every third filled item: one answer of three chooses another sentence.
         cursor.execute(
@@ -70,15 +68,15 @@ def build(slug: str, items: int):
         cursor.execute(
             """
             INSERT INTO llm_judges_judgeresult (item_id, judge_id, prompt_version, setting,
-                presentation, status, answer, raw, detail, finish_reason, error, attempts,
-                created_at)
-            SELECT i.id, %s, 'v1', 'sample', '', 'ok',
+                presentation, status, answer, raw, detail, finish_reason, error, error_class,
+                error_excerpt, attempts, created_at)
+            SELECT i.id, %s, %s, 'sample', '', 'ok',
                 CASE WHEN i.position %% 5 = 0 THEN '{"sentences": [2], "none": false}'::jsonb
                      ELSE '{"sentences": [1], "none": false}'::jsonb END,
-                '', '{}'::jsonb, 'stop', '', 1, now()
+                '', '{}'::jsonb, 'stop', '', '', '', 1, now()
             FROM annotation_item i WHERE i.project_id = %s
             """,
-            [judge.pk, project.pk],
+            [judge.pk, judge.prompt_version, project.pk],
         )
     scale_data.analyze()
     return project, judge

@@ -26,7 +26,9 @@ Then ``bench/import_speed.py`` (the upload path at 10k items: items/s against re
 parsing the file, peak memory; Label Studio's items/s is bench/vs_label_studio.py's; in its own
 scratch database ``<--database>_import``, dropped after),
 ``bench/scale_export.py`` and ``bench/scale_agreement.py`` (``rows(**context)``) print their
-rows against the same 300k-answer project, each with baselines from the same run.
+rows against the same 300k-answer project, each with baselines from the same run, and
+``bench/researcher_pages.py`` every researcher page at ``--items`` against 100 items (p50, p95,
+the ratio and the queries; its own pair of projects, built in the same database).
 """
 
 from __future__ import annotations
@@ -333,6 +335,8 @@ FORMATTERS = {
     "import_speed": _import_lines,
     "scale_export": _export_lines,
     "scale_agreement": _agreement_lines,
+    # issue 31: every researcher page at ``items`` vs 100 items (its own pair of projects)
+    "researcher_pages": list,
 }
 
 

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerView
 
 from annotation import api as annotation_api
 from annotation import review_views
@@ -10,12 +10,13 @@ from annotation import views as annotation_views
 from projects import api as members_api
 from projects import views as members_views
 from projects.auth import LoginView, LogoutAllView, LogoutView, PasswordResetView, TokenView
+from projects.schema import CachedSchemaView
 from studies import api as projects_api
 from studies import audit_pages, item_views, study_pages
 from studies import views as projects_views
 
 api = [
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", CachedSchemaView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/auth/token/", TokenView.as_view(), name="api-token"),
     path("api/auth/logout/", LogoutView.as_view(), name="api-logout"),

@@ -273,9 +273,19 @@ def quality_page(request, slug):
             "overview": selectors.quality_overview(project=project),
             "link": link,
             "platforms": Platform.choices,
-            "disputed": len(review.disputed_items(project=project, unresolved_only=True)),
+            "disputed": _disputed_count(project),
         },
     )
+
+
+QUALITY_DISPUTED_SHOWN = 100
+
+
+def _disputed_count(project) -> str:
+    """Disagreements left to review, counted up to ``QUALITY_DISPUTED_SHOWN`` ("100+" beyond):
+    the count walks the items only as far as that."""
+    page = review.disputed_page(project=project, unresolved_only=True, limit=QUALITY_DISPUTED_SHOWN)
+    return f"{len(page.rows)}+" if page.next_after else str(len(page.rows))
 
 
 ACTION_FIELDS = ("platform", "kind", "amount", "reason_code", "message")

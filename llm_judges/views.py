@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from rest_framework import serializers
 
 from annotation.models import Item
+from annotation.selectors import project_counts
 from core.errors import Refusal
 from llm_judges import selectors, services
 from llm_judges.forms import (
@@ -88,7 +89,8 @@ def project_judges(request, slug):
         {
             "project": project,
             "judges": judges,
-            "item_count": Item.objects.filter(project=project).count(),
+            # the maintained counter, not a COUNT over the project's items (0.5 s at 100k)
+            "item_count": project_counts(project=project)["items"],
             "start_form": start_form,
             "pre_form": pre_form,
             "preview_form": preview_form,

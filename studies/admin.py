@@ -30,14 +30,6 @@ from studies.study_forms import kept_values, newline_normalised
 CONFIG, CROWD = "config", "crowd"
 
 
-class MembershipInline(ProjectScopedAdmin, admin.TabularInline):
-    model = Membership
-    extra = 1
-    autocomplete_fields = ["user"]
-    readonly_fields = ["pseudonym"]
-    fields = ["user", "role", "qualification", "pseudonym", "removed_at"]
-
-
 class ProjectForm(forms.ModelForm):
     """Task type chosen from the registry; the task configuration and the crowd settings edited
     field by field in forms generated from the study files' JSON Schema
@@ -205,7 +197,9 @@ class ProjectAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     ordering = ["-created_at"]  # explicit: the counts' GROUP BY drops Meta.ordering
-    inlines = [MembershipInline]
+    # Members are not an inline: a crowd study has hundreds, and every row was a set of widgets
+    # (and queries) on this page; they are counted here and managed on their own pages.
+    readonly_fields = ["members"]
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         kwargs["form"] = project_form_for(_task_type_of(request, obj))
@@ -240,19 +234,42 @@ class ProjectAdmin(ProjectScopedAdmin, admin.ModelAdmin):
             return super().get_readonly_fields(request, obj)
         return [*super().get_readonly_fields(request, obj), "created_by"]
 
+    def changelist_view(self, request, extra_context=None):
+        request._project_counts = True  # the list's columns; not the change page's object
+        return super().changelist_view(request, extra_context)
+
     def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if not getattr(request, "_project_counts", False):
+            return queryset  # one project's page counts no items
         # Counts in the list query itself: no query per row.
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                _items=Count("items", filter=Q(items__kind="regular"), distinct=True),
-                _submitted=Count(
-                    "items__assignments",
-                    filter=Q(items__assignments__state=Assignment.State.SUBMITTED),
-                    distinct=True,
-                ),
-            )
+        return queryset.annotate(
+            _items=Count("items", filter=Q(items__kind="regular"), distinct=True),
+            _submitted=Count(
+                "items__assignments",
+                filter=Q(items__assignments__state=Assignment.State.SUBMITTED),
+                distinct=True,
+            ),
+        )
+
+    @admin.display(description="Members")
+    def members(self, obj):
+        if obj is None or obj.pk is None:
+            return "Add members on the project's members page once it is saved."
+        counts = dict(
+            Membership.objects.filter(project=obj, removed_at__isnull=True)
+            .values_list("role")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+        summary = ", ".join(f"{n} {role}" for role, n in sorted(counts.items())) or "none"
+        return format_html(
+            '{} · <a href="{}">members page</a> · <a href="{}?project__id__exact={}">'
+            "memberships</a>",
+            summary,
+            reverse("project-members", args=[obj.slug]),
+            reverse("admin:projects_membership_changelist"),
+            obj.pk,
         )
 
     @admin.display(description="Items", ordering="_items")
