@@ -323,8 +323,10 @@ class TaskType:
         so that a task type whose rows depend on the project's config reads and validates it
         once per export, not once per row (questionnaire). By default :meth:`export_rows`. The
         callable may have a ``prepare_rows(answered)`` method: the export calls it with each
-        batch of ``(item, decoded answers)`` before making their rows (argument structure embeds
-        a batch's sentences in one model call)."""
+        batch of ``(item, answers)`` before making their rows, each human answer with its ``id``
+        and decoded ``answer``, the same objects the rows are then made of (argument structure
+        reads the batch's stored metrics in one query and embeds the sentences of missing ones
+        in one model call)."""
         return self.export_rows
 
     def demo_payload(self) -> dict:

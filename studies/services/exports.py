@@ -347,8 +347,8 @@ def _current_answers(project: Project) -> Iterator[tuple]:
     item position, item id, external id, kind, group, annotator id, version, time spent,
     reported time, reserved at, submitted at, answer (JSON text), the item's current
     adjudication (JSON text), the judge whose pre-selection was shown, the settings version the
-    answer was made under, the assignment's sequence, its presentation (JSON text) and the item's
-    revision it was made on. The item's own JSON
+    answer was made under, the assignment's sequence, its presentation (JSON text), the item's
+    revision it was made on and the answer's id. The item's own JSON
     comes from :class:`_ItemsInOrder` (once per item, not once per answer)."""
     answers = (
         Annotation.objects.filter(item__project=project, is_current=True)
@@ -380,6 +380,7 @@ def _current_answers(project: Project) -> Iterator[tuple]:
             "assignment__sequence",
             "presentation_json",
             "item_revision",
+            "id",
         )
     )
     return _read_ahead(answers.iterator(chunk_size=CHUNK), CHUNK)
@@ -477,7 +478,11 @@ def _human_rows(
         first = answers[0]
         # The item's majority (by the task type's agreement key) and final answer.
         key = majority_key(
-            [answer_key(d) for a, d in zip(answers, decoded, strict=True) if a[5] not in excluded]
+            [
+                answer_key(d.answer)
+                for a, d in zip(answers, decoded, strict=True)
+                if a[5] not in excluded
+            ]
         )
         majority = _json(key)
         adjudicated = _json(first[12])
@@ -517,7 +522,7 @@ def _human_rows(
                 "presentation": _json(a[16]) or None,
                 **judge_columns,
             }
-            parts = export_rows(item, SimpleNamespace(answer=answer))  # several: claims…
+            parts = export_rows(item, answer)  # several: claims…
             if len(parts) == 1:
                 row.update(parts[0])
                 yield row
@@ -538,12 +543,16 @@ def _answered_items(
 def _prepared_in_batches(
     answered: Iterator[tuple[ExportItem, list[tuple]]], export_rows: ExportRows
 ) -> Iterator[tuple[ExportItem, list[tuple], list[Any]]]:
-    """Each item with its answers' rows and their decoded answers. When the task type's rows
-    have a ``prepare_rows`` hook (argument structure: its structure metrics embed sentences),
-    it is called with ``BATCH_ITEMS`` items' ``(item, decoded answers)`` before their rows are
+    """Each item with its answers' rows and their answers as the task type's rows see them
+    (``id`` and decoded ``answer``). When the task type's rows have a ``prepare_rows`` hook
+    (argument structure: its stored structure metrics, and the sentences embedded for missing
+    ones), it is called with ``BATCH_ITEMS`` items' ``(item, answers)`` before their rows are
     made, so that such work is done once per batch, not once per row."""
     prepare = getattr(export_rows, "prepare_rows", None)
-    decoded = ((item, answers, [_json(a[11]) for a in answers]) for item, answers in answered)
+    decoded = (
+        (item, answers, [SimpleNamespace(id=a[18], answer=_json(a[11])) for a in answers])
+        for item, answers in answered
+    )
     if prepare is None:
         yield from decoded
         return

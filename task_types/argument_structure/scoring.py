@@ -50,7 +50,12 @@ class EmbeddingEdgeScorer:
 
 
 def _minilm() -> EdgeScorer:
-    from annotation.text.embeddings import embed
+    def embed(texts: Sequence[str]) -> Any:
+        # Imported at the first sentence to embed, not with the scorer: an export whose metrics
+        # are all stored never loads the model's libraries (~15 s and ~350 MB at 100k rows).
+        from annotation.text.embeddings import embed as model_embed
+
+        return model_embed(texts)
 
     return EmbeddingEdgeScorer(name=f"{MINILM} (cosine, local)", embed=embed)
 

@@ -11,7 +11,7 @@ import orjson
 from django.utils.translation import gettext_noop
 
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
-from metrics.argument_structure import edge_sentences
+from metrics.argument_structure import edge_sentences, scorer_name
 
 from .formats import decode_csv_row, read_checkwhy
 from .graph import structure_metrics, to_compact
@@ -23,6 +23,7 @@ from .serializers import (
     ArgumentStructureConfigSerializer,
     ArgumentStructurePayloadSerializer,
 )
+from .stored import Metrics, item_basis, metrics_key, read_metrics, write_metrics
 
 
 @register
@@ -157,12 +158,15 @@ class ArgumentStructure(TaskType):
         return _export_row(item, annotation.answer, _StructureMetrics(scorer))
 
     def exporter(self, project: Any) -> Callable[[Any, Any], list[dict]]:
-        """The rows of one export (:meth:`export_row`'s): the scorer is chosen once, the draft's
-        metrics are computed once per item and an answer's once per distinct answer of the
-        item, and the edge sentences of a batch of items are embedded in one model call
-        (``prepare_rows``), never one call per row. The model's float32 vectors depend in their
-        last bits on the sentences encoded with them (padding), so a Structure Similarity may
-        differ from one computed row by row (or by an export before issue 34) by ~1e-7."""
+        """The rows of one export (:meth:`export_row`'s): the scorer is chosen once; a human
+        answer's metrics (and its item's draft's) are read from :class:`StoredMetrics`, a batch
+        of items in one query (``prepare_rows``), and those missing or stale are computed and
+        stored: the draft's metrics once per item, an answer's once per distinct answer of the
+        item, the edge sentences of the batch embedded in one model call, never one per row.
+        Judges' and external coders' answers are computed as before (not stored). The model's
+        float32 vectors depend in their last bits on the sentences encoded with them (padding),
+        so a Structure Similarity may differ from one computed row by row (or by an export
+        before issue 34) by ~1e-7; once stored, every export writes the stored value."""
         config = getattr(project, "config", None) or {}
         return _StructureExporter(fresh_edge_scorer(config.get("similarity_scorer")))
 
@@ -227,10 +231,11 @@ def _evidence_changes(original: list[dict], final: list[dict]) -> dict:
     }
 
 
-def _export_row(item: Any, answer: dict, metrics: _StructureMetrics) -> dict:
+def _export_row(
+    item: Any, answer: dict, metrics: _StructureMetrics, stored: Metrics | None = None
+) -> dict:
     payload, prepared = item.payload, item.prepared
     review = prepared.get("review") if prepared.get("mode") == "review" else None
-    reference = _reference(item)
     draft_text, reference_text = metrics.compact_texts(item)
     row: dict[str, Any] = {
         "mode": prepared.get("mode"),
@@ -268,11 +273,22 @@ def _export_row(item: Any, answer: dict, metrics: _StructureMetrics) -> dict:
     elif review == "compare":
         row["structure"] = payload.get("structure")
         row["structure_text"] = row["draft_structure_text"]
-    if reference and "steps" in answer and not answer.get("invalid_causal_relation"):
+    if stored is not None:  # read from StoredMetrics (only for an answer _measured)
+        row.update(stored[0])
+        if payload.get("structure"):
+            row["draft_metrics"] = stored[1]
+    elif _measured(item, answer):
         row.update(metrics.of_answer(item, answer))
         if payload.get("structure"):
             row["draft_metrics"] = metrics.of_draft(item)
     return row
+
+
+def _measured(item: Any, answer: dict) -> bool:
+    """Whether the answer's row carries metrics: an edited structure, the item with a reference."""
+    return (
+        bool(_reference(item)) and "steps" in answer and not answer.get("invalid_causal_relation")
+    )
 
 
 def _reference(item: Any) -> list:
@@ -349,25 +365,62 @@ class _StructureMetrics:
 
 
 class _StructureExporter:
-    """:meth:`ArgumentStructure.exporter`'s rows, with the scorer's model calls made per batch
-    of items (``prepare_rows``, called by the export before the batch's rows)."""
+    """:meth:`ArgumentStructure.exporter`'s rows: the human answers' metrics read from
+    :class:`StoredMetrics` per batch of items (``prepare_rows``, called by the export before the
+    batch's rows), the missing ones computed with the scorer's model calls made per batch, and
+    stored."""
 
     def __init__(self, scorer: Any) -> None:
         self.metrics = _StructureMetrics(scorer)
+        self.scorer_name = "none" if scorer is None else scorer_name(scorer)
+        self.stored: dict[int, Metrics] = {}  # this batch's, by answer id
 
     def __call__(self, item: Any, annotation: Any) -> list[dict]:
-        return [_export_row(item, annotation.answer, self.metrics)]
+        stored = self.stored.get(getattr(annotation, "id", None))  # type: ignore[arg-type]
+        return [_export_row(item, annotation.answer, self.metrics, stored)]
 
-    def prepare_rows(self, answered: list[tuple[Any, list[dict]]]) -> None:
-        """Embed every edge sentence of these items' answers (``(item, answers)``) in one call;
-        the vectors of the batch before are dropped (memory stays flat in rows)."""
+    def prepare_rows(self, answered: list[tuple[Any, list[Any]]]) -> None:
+        """Read the stored metrics of these items' human answers (``(item, answers)``, each
+        answer with its ``id``); compute the missing ones (every edge sentence they need
+        embedded in one call) and store them. The batch before's are dropped (memory stays flat
+        in rows)."""
+        keys: dict[int, str] = {}
+        measured: list[tuple[Any, Any]] = []
+        for item, answers in answered:
+            basis = None
+            for annotation in answers:
+                if getattr(annotation, "id", None) is None or not _measured(
+                    item, annotation.answer
+                ):
+                    continue
+                basis = basis or item_basis(item, _reference(item), self.scorer_name)
+                keys[annotation.id] = metrics_key(basis, annotation.answer)
+                measured.append((item, annotation))
+        self.stored = read_metrics(keys) if keys else {}
+        missing = [(item, a) for item, a in measured if a.id not in self.stored]
+        if not missing:
+            return
+        self._warm(missing)
+        computed: dict[int, tuple[str, Metrics]] = {}
+        for item, annotation in missing:
+            draft = self.metrics.of_draft(item) if item.payload.get("structure") else None
+            metrics = (self.metrics.of_answer(item, annotation.answer), draft)
+            computed[annotation.id] = (keys[annotation.id], metrics)
+            self.stored[annotation.id] = metrics
+        write_metrics(computed)
+
+    def _warm(self, missing: list[tuple[Any, Any]]) -> None:
+        """Embed the edge sentences of the ``(item, answer)`` pairs to measure in one call."""
         scorer = self.metrics.scorer
         if scorer is None or not hasattr(scorer, "warm"):
             return
+        by_item: dict[int, tuple[Any, list[dict]]] = {}
+        for item, annotation in missing:
+            by_item.setdefault(id(item), (item, []))[1].append(annotation.answer)
         scorer.warm(
             (
                 sentence
-                for item, answers in answered
+                for item, answers in by_item.values()
                 for sentence in self.metrics.sentences(item, answers)
             ),
             keep_only=True,

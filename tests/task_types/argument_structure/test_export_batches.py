@@ -15,6 +15,8 @@ from studies.services import exports
 from studies.services.exports import export_jsonl
 from studies.services.imports import import_items
 from task_types.argument_structure import scoring
+from task_types.argument_structure.models import StoredMetrics
+from task_types.argument_structure.serializers import METRIC_KEYS
 from tests import factories
 
 STEPS = [
@@ -120,9 +122,46 @@ def test_an_export_embeds_once_per_batch_and_measures_each_draft_once(items, emb
 def test_a_batch_boundary_changes_no_value_and_memory_keeps_one_batch(embedder, monkeypatch):
     project = answered_project(5)
     whole = list(export_jsonl(project=project))
+    StoredMetrics.objects.all().delete()  # computed again, in smaller batches
     monkeypatch.setattr(exports, "BATCH_ITEMS", 2)
     assert list(export_jsonl(project=project)) == whole
     assert len(embedder.calls) == 1 + 3  # the first export's batch, then batches of 2, 2, 1
+
+
+@pytest.mark.django_db
+def test_a_submit_computes_nothing_and_the_second_export_reads_what_the_first_stored(
+    embedder, monkeypatch
+):
+    project = answered_project(4)
+    assert embedder.calls == []  # no model call on the annotators' submits
+    assert StoredMetrics.objects.count() == 0
+    first = list(export_jsonl(project=project))
+    assert StoredMetrics.objects.count() == 8  # every human answer's
+    metrics = count_metrics(monkeypatch)
+    calls = len(embedder.calls)
+    assert list(export_jsonl(project=project)) == first  # the same bytes, from stored values
+    assert metrics == [] and len(embedder.calls) == calls  # nothing computed again
+
+
+@pytest.mark.django_db
+def test_stale_stored_metrics_are_computed_again(embedder, monkeypatch):
+    project = answered_project(3)
+    first = [json.loads(line) for line in export_jsonl(project=project)]
+    stored = StoredMetrics.objects.order_by("pk").first()
+    # Values stored under another key (an item fixed since, another scorer): not served.
+    StoredMetrics.objects.update(key="0" * 64, values=[[0.5] * len(METRIC_KEYS), None])
+    metrics = count_metrics(monkeypatch)
+    again = [json.loads(line) for line in export_jsonl(project=project)]
+    assert again == first
+    assert len(metrics) == 3 + 5  # each draft once, each distinct answer once, as at first
+    assert StoredMetrics.objects.get(pk=stored.pk).key == stored.key  # stored anew
+    # Same key, other values: served as stored (the key is what decides).
+    StoredMetrics.objects.filter(pk=stored.pk).update(
+        values=[[0.25] * len(METRIC_KEYS), stored.values[1]]
+    )
+    served = [json.loads(line) for line in export_jsonl(project=project)]
+    changed = [row for row in served if row["exact_match_similarity"] == 0.25]
+    assert len(changed) == 1 and changed[0]["leaf_f1"] == 0.25
 
 
 @pytest.mark.django_db
@@ -139,3 +178,16 @@ def test_the_export_rows_equal_the_row_hook_row_by_row(embedder):
         by_hook.append(task.export_row(annotation.item, annotation))
     for row, expected in zip(exported, by_hook, strict=True):
         assert {key: row[key] for key in expected} == json.loads(json.dumps(expected))
+
+
+@pytest.mark.django_db
+def test_the_command_stores_what_is_missing(embedder, monkeypatch):
+    from django.core.management import call_command
+
+    project = answered_project(3)
+    out = io.StringIO()
+    call_command("argument_structure_metrics", project=[project.slug], stdout=out)
+    assert "6 answers with stored metrics (6 new)" in out.getvalue()
+    metrics = count_metrics(monkeypatch)
+    list(export_jsonl(project=project))
+    assert metrics == []  # the export read them all
