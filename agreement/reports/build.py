@@ -41,8 +41,11 @@ from .tables import clean, column, table
 # ``alpha_no_variation``. 4: the questionnaire and ranking sections show the annotators'
 # position effect. 5: judges and humans side by side on the same items (judges' all-items rows
 # labelled); prediction-powered estimates. 6: active sampling: the estimates table names its
-# method and the active estimate replaces PPI++ where the project deals actively.
-REPORT_VERSION = 6
+# method and the active estimate replaces PPI++ where the project deals actively. 7: figures over
+# units of several items (citation recovery's explanations, stance's consistency pairs) get the
+# grouped active estimate; the interval's narrowing as answers arrived is drawn; LLM judges'
+# uncertainty comes from token log-probabilities where the server returns them.
+REPORT_VERSION = 7
 
 
 def _section(inp: ReportInput) -> tuple[SectionResult | None, dict[str, dict]]:
