@@ -687,11 +687,12 @@ def prompt_preview(
         return preview
     try:
         prompt = prompts.get(template.task_type)
-        item.judge_presentation = presentation  # type: ignore[attr-defined]
-        preview["fields"] = prompt.fields(item)
-        preview["messages"] = template_messages(template=template, prompt=prompt, item=item)
+        preview["fields"] = prompt.item_fields(item, presentation=presentation)
+        preview["messages"] = template_messages(
+            template=template, prompt=prompt, item=item, presentation=presentation
+        )
         preview["response_format"] = template_response_format(
-            template=template, prompt=prompt, item=item
+            template=template, prompt=prompt, item=item, presentation=presentation
         )
     except Exception as exc:  # shown to the researcher: a malformed item must not be a 500
         preview["error"] = f"Cannot render the prompt for this item: {exc}"
@@ -798,9 +799,10 @@ def _estimate_llm(estimate: RunEstimate, *, judge: Judge, prompt, template, todo
 
         raise JudgeError(str(exc), field="judge") from None
     for item, presentation in todo:
-        item.judge_presentation = presentation
         try:
-            messages = template_messages(template=template, prompt=prompt, item=item)
+            messages = template_messages(
+                template=template, prompt=prompt, item=item, presentation=presentation
+            )
         except Exception:
             estimate["unrenderable"] += 1  # fails without a call
             continue

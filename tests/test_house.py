@@ -286,3 +286,88 @@ def test_every_sleep_in_the_tests_says_why_it_is_no_ordering():
         if bare:
             found[str(path.relative_to(REPO))] = bare
     assert found == {}, "sleeps without '# sleep-ok: <why>' (use an event or a condition)"
+
+
+# --- no data carried on model instances (issue 25) ----------------------------------------------
+
+# Where judges' prompts are built and run: an item's presentation (ranking: "reversed") and any
+# other per-call datum travel as parameters and returned values, never on the Item.
+ITEM_CARRIERS = ("llm_judges", "task_types")
+# An attribute read from an item that no model defines: the old way to carry the presentation.
+CARRIED = {"judge_presentation"}
+
+
+def _item_field_names() -> set[str]:
+    from annotation.models import Item
+
+    return {f.name for f in Item._meta.get_fields()} | {
+        f.attname for f in Item._meta.concrete_fields
+    }
+
+
+def _is_an_item(node: ast.expr) -> bool:
+    """``item``, ``first_item``…: a name the code gives an Item instance."""
+    return isinstance(node, ast.Name) and (node.id == "item" or node.id.endswith("_item"))
+
+
+def attributes_set_on_items(source: str, name: str, fields: set[str]) -> list[str]:
+    """What ``source`` sets on an item that is not one of the Item model's fields
+    (``item.x = …``, ``item.x += …``, ``setattr(item, …)``), and every use of an attribute in
+    ``CARRIED`` (``getattr(item, "judge_presentation", "")``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and _is_an_item(node.value)
+            and node.attr not in fields
+        ):
+            found.append((node.lineno, f"sets item.{node.attr}"))
+        elif isinstance(node, ast.Attribute) and node.attr in CARRIED:
+            found.append((node.lineno, f".{node.attr}"))
+        elif isinstance(node, ast.Call) and (called := getattr(node.func, "id", "")) in (
+            "setattr",
+            "getattr",
+            "hasattr",
+            "delattr",
+        ):
+            attribute = node.args[1] if len(node.args) > 1 else None
+            carried = isinstance(attribute, ast.Constant) and attribute.value in CARRIED
+            if carried or (called == "setattr" and node.args and _is_an_item(node.args[0])):
+                found.append((node.lineno, f"{called}(…)"))
+    return [f"{name}:{line} {what}" for line, what in sorted(found)]
+
+
+PLANTED_ON_ITEM = """
+def items_to_judge(run, items, first_item):
+    for item in items:
+        item.project = run.project
+        item.sampling_weight = 0.5
+        item.judge_presentation = run.presentation
+        setattr(item, "note", "x")
+    first_item.extra += 1
+    return getattr(first_item, "judge_presentation", "")
+"""
+
+
+def test_the_check_finds_data_planted_on_items():
+    assert attributes_set_on_items(PLANTED_ON_ITEM, "planted.py", _item_field_names()) == [
+        "planted.py:6 sets item.judge_presentation",
+        "planted.py:7 setattr(…)",
+        "planted.py:8 sets item.extra",
+        "planted.py:9 getattr(…)",
+    ]
+
+
+def test_no_judge_code_carries_data_on_an_item():
+    """Issue 25: a presentation (or any per-call datum) is a parameter, not an attribute set on
+    the Item (``JudgePrompt.item_fields(item, presentation=…)``)."""
+    fields = _item_field_names()
+    found = []
+    for folder in ITEM_CARRIERS:
+        for path in sorted((REPO / folder).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            name = path.relative_to(REPO).as_posix()
+            found += attributes_set_on_items(path.read_text(encoding="utf-8"), name, fields)
+    assert found == []

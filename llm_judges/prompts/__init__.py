@@ -5,6 +5,8 @@ app's ``judging`` module.
 
 from __future__ import annotations
 
+import inspect
+
 from core.registry import NotRegistered, Registry
 
 from .base import (
@@ -49,7 +51,24 @@ def register(prompt: JudgePrompt) -> JudgePrompt:
                 raise ValueError(
                     f"{prompt.task_type} {key}: placeholder {{{unknown[0]}}} is not declared."
                 )
+    _check_presentation_keyword(prompt)
     return prompt_registry.register(prompt.task_type, prompt)
+
+
+def _check_presentation_keyword(prompt: JudgePrompt) -> None:
+    """A task type with other presentations takes ``presentation=`` where the item is shown."""
+    if not prompt.presentations:
+        return
+    for name in ("fields", "response_format", "parse"):
+        parameter = inspect.signature(getattr(prompt, name)).parameters.get("presentation")
+        if parameter is None or parameter.kind not in (
+            inspect.Parameter.KEYWORD_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            raise ValueError(
+                f"{prompt.task_type}: the judge prompt declares presentations, so its {name} "
+                "must take the keyword argument presentation."
+            )
 
 
 def get(task_type: str) -> JudgePrompt:

@@ -4,7 +4,9 @@ A task type gets judges with its package's ``judging.py``, which registers a ``J
 The services never branch on the task type: they render a wording with the prompt's
 ``fields(item)`` and ``variant(item)`` (``JudgePrompt.messages``, written once here), and ask
 the task type for a JSON schema, for (premise, hypothesis) pairs (NLI and embedding judges), and
-to turn what came back into an answer in the task type's answer shape.
+to turn what came back into an answer in the task type's answer shape. An item judged in another
+presentation (ranking: "reversed") is the same item with the presentation passed alongside
+(``item_fields``, ``item_response_format``, ``parse_reply``): nothing is set on the item.
 
 Versioning: every wording or pairing rule lives under a version key ("v1", "v2"…). A version's
 text never changes once results exist for it: a judge result is unique per (item, judge, prompt
@@ -14,6 +16,7 @@ each run so an accidental edit is visible.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -164,25 +167,68 @@ class JudgePrompt:
     # (item) -> the variant of the template an item uses ("" = the main template)
     variant: Callable[[Any], str] = field(default=lambda item: "")
     # presentations an item can be judged in besides the usual one (ranking: "reversed", the
-    # outputs in reverse order, to measure position bias); the batch engine sets
-    # ``item.judge_presentation`` before calling ``fields``, ``response_format`` and ``parse``.
+    # outputs in reverse order, to measure position bias). A task type that declares any takes
+    # the keyword ``presentation`` in ``fields``, ``response_format`` and ``parse`` (``register``
+    # checks); the services call them through ``item_fields``, ``item_response_format`` and
+    # ``parse_reply``, which pass it on only for a presentation other than the usual one ("").
     presentations: tuple[str, ...] = ()
 
+    def _in_presentation(
+        self, function: Callable[..., dict], presentation: str
+    ) -> Callable[..., dict]:
+        """``function`` of this task type told ``presentation`` (as is for the usual one, "");
+        a presentation the task type does not declare is a LookupError."""
+        if not presentation:
+            return function
+        if presentation not in self.presentations:
+            known = ", ".join(self.presentations) or "none"
+            raise LookupError(
+                f"The {self.task_type} judge prompt has no presentation {presentation!r} "
+                f"(known: {known})."
+            )
+        return functools.partial(function, presentation=presentation)
+
+    def item_fields(self, item: Any, *, presentation: str = "") -> dict:
+        """The placeholders' values for ``item`` shown in ``presentation``."""
+        return self._in_presentation(self.fields, presentation)(item)
+
+    def item_response_format(self, item: Any, version: str, *, presentation: str = "") -> dict:
+        """The task type's structured output for ``item`` shown in ``presentation``."""
+        return self._in_presentation(self.response_format, presentation)(item, version)
+
+    def parse_reply(self, text: str, item: Any, *, presentation: str = "") -> dict:
+        """The answer in a reply about ``item`` shown in ``presentation``; raises Unparseable."""
+        return self._in_presentation(self.parse, presentation)(text, item)
+
     def messages_for(
-        self, item: Any, *, system: str, user: str, variants: Mapping[str, str]
+        self,
+        item: Any,
+        *,
+        system: str,
+        user: str,
+        variants: Mapping[str, str],
+        presentation: str = "",
     ) -> list[dict]:
         """The chat messages of one wording (a built-in version's or a template record's) for
-        ``item``: the variant the item uses (the main template when it has none or the wording
-        leaves it blank), filled with ``fields(item)``."""
+        ``item`` in ``presentation``: the variant the item uses (the main template when it has
+        none or the wording leaves it blank), filled with ``item_fields``."""
         name = self.variant(item)
         template = (variants.get(name) if name else None) or user
-        return render_messages(system=system, user=template, fields=self.fields(item))
+        return render_messages(
+            system=system,
+            user=template,
+            fields=self.item_fields(item, presentation=presentation),
+        )
 
-    def messages(self, item: Any, version: str) -> list[dict]:
-        """The chat messages of the built-in ``version`` for ``item``."""
+    def messages(self, item: Any, version: str, *, presentation: str = "") -> list[dict]:
+        """The chat messages of the built-in ``version`` for ``item`` in ``presentation``."""
         wording = self.version(version)
         return self.messages_for(
-            item, system=wording.system, user=wording.user, variants=wording.variants
+            item,
+            system=wording.system,
+            user=wording.user,
+            variants=wording.variants,
+            presentation=presentation,
         )
 
     @property

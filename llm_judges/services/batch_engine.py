@@ -429,7 +429,6 @@ def _items_to_judge(run: JudgeRun, item_ids: Sequence[int]) -> list[Item]:
     )
     for item in items:
         item.project = run.project  # prompts may read the project's config (e.g. criteria)
-        item.judge_presentation = run.presentation  # type: ignore[attr-defined]  # ranking: "reversed" outputs
     return items
 
 
@@ -470,18 +469,17 @@ def _process_llm(batch: _Batch, items: list[Item]) -> None:
 def _llm_requests(batch: _Batch, items: list[Item]) -> deque[tuple[Item, Request]]:
     """(item, call arguments) for each item; an item whose prompt cannot be built fails."""
     prompt, template = batch.prompt, batch.template
+    presentation = batch.run.presentation  # ranking: "reversed" outputs
     waiting: deque[tuple[Item, Request]] = deque()
     for item in items:
         try:
-            waiting.append(
-                (
-                    item,
-                    (
-                        template_messages(template=template, prompt=prompt, item=item),
-                        template_response_format(template=template, prompt=prompt, item=item),
-                    ),
-                )
+            messages = template_messages(
+                template=template, prompt=prompt, item=item, presentation=presentation
             )
+            response_format = template_response_format(
+                template=template, prompt=prompt, item=item, presentation=presentation
+            )
+            waiting.append((item, (messages, response_format)))
         except Exception as exc:  # a malformed item must not stop the batch
             batch.store(
                 [batch.failed(item, f"Cannot build the prompt: {exc}", error_class="prompt")]
@@ -765,7 +763,9 @@ def _reply_result(
     text, cleaned = db_safe_text(text=outcome.text or "")
     answer, error = None, ""
     try:
-        answer = batch.prompt.parse(outcome.text or "", item)
+        answer = batch.prompt.parse_reply(
+            outcome.text or "", item, presentation=batch.run.presentation
+        )
         kind = JudgeCall.Outcome.OK
     except prompts.Unparseable as exc:
         kind, error = JudgeCall.Outcome.UNPARSEABLE, str(exc)

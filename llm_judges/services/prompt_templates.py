@@ -309,21 +309,29 @@ def template_for(*, judge: Judge, project: Project) -> PromptTemplate:
 
 
 def template_messages(
-    *, template: PromptTemplate, prompt: prompts.JudgePrompt, item: Any
+    *, template: PromptTemplate, prompt: prompts.JudgePrompt, item: Any, presentation: str = ""
 ) -> list[dict]:
-    """The chat messages of ``template`` for one item (the task type's ``fields(item)``)."""
+    """The chat messages of ``template`` for one item in ``presentation`` (the task type's
+    ``fields``; "" the usual presentation)."""
     return prompt.messages_for(
-        item, system=template.system, user=template.template, variants=template.variants or {}
+        item,
+        system=template.system,
+        user=template.template,
+        variants=template.variants or {},
+        presentation=presentation,
     )
 
 
 def template_response_format(
-    *, template: PromptTemplate, prompt: prompts.JudgePrompt, item: Any
+    *, template: PromptTemplate, prompt: prompts.JudgePrompt, item: Any, presentation: str = ""
 ) -> dict:
-    """The structured output asked for: the template's schema, else the task type's own."""
+    """The structured output asked for: the template's schema, else the task type's own for the
+    item in ``presentation``."""
     if template.output_schema:
         return prompts.json_schema_format(_schema_name(template.name), template.output_schema)
-    return prompt.response_format(item, template.builtin or prompt.default_version)
+    return prompt.item_response_format(
+        item, template.builtin or prompt.default_version, presentation=presentation
+    )
 
 
 def _schema_name(name: str) -> str:

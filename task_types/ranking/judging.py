@@ -53,12 +53,12 @@ def _criteria(item: Any) -> list[dict]:
 REVERSED = "reversed"
 
 
-def _shown(item: Any) -> dict:
-    """What annotators see, in the reviewers' (annotator-less) order; reversed when the batch
-    engine judges the item in the reversed presentation (position bias: the same outputs, the
-    last shown first, so "Output A" is another output)."""
+def _shown(item: Any, presentation: str) -> dict:
+    """What annotators see, in the reviewers' (annotator-less) order; reversed when the item is
+    judged in the reversed presentation (position bias: the same outputs, the last shown first,
+    so "Output A" is another output)."""
     shown = task_types.get("ranking").display(item, assignment=None)
-    if getattr(item, "judge_presentation", "") == REVERSED:
+    if presentation == REVERSED:
         shown = {**shown, "outputs": list(reversed(shown["outputs"]))}
     return shown
 
@@ -76,9 +76,9 @@ PLACEHOLDERS = {
 }
 
 
-def fields(item: Any) -> dict:
-    """The placeholders' values for one item, in its presentation."""
-    shown = _shown(item)
+def fields(item: Any, *, presentation: str = "") -> dict:
+    """The placeholders' values for one item, in ``presentation``."""
+    shown = _shown(item, presentation)
     letters = _letters(shown)
     criteria = _criteria(item)
     example = {c["name"]: {letter: n for n, letter in enumerate(letters, 1)} for c in criteria[:1]}
@@ -94,8 +94,8 @@ def fields(item: Any) -> dict:
     }
 
 
-def response_format(item: Any, version: str) -> dict:
-    letters = _letters(_shown(item))
+def response_format(item: Any, version: str, *, presentation: str = "") -> dict:
+    letters = _letters(_shown(item, presentation))
     names = [c["name"] for c in _criteria(item)]
     ranks = {
         "type": "object",
@@ -117,9 +117,9 @@ def response_format(item: Any, version: str) -> dict:
     )
 
 
-def parse(text: str, item: Any) -> dict:
+def parse(text: str, item: Any, *, presentation: str = "") -> dict:
     reply = object_reply(text)
-    shown = _shown(item)
+    shown = _shown(item, presentation)
     letters = _letters(shown)
     keys = [output["key"] for output in shown["outputs"]]
     by_name = {str(name).strip().lower(): value for name, value in reply.items()}

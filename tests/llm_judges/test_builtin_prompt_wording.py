@@ -54,9 +54,7 @@ RENDERED = {
 def rendered_digest(case: str, version: str = "v1") -> str:
     slug, config, overrides, presentation = CASES[case]
     item = demo_item(slug, config=config, **overrides)
-    if presentation:
-        item.judge_presentation = presentation
-    messages = prompts.get(slug).messages(item, version)
+    messages = prompts.get(slug).messages(item, version, presentation=presentation)
     text = json.dumps(messages, ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 

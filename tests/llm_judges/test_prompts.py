@@ -99,6 +99,47 @@ def test_a_judge_prompt_without_placeholders_or_fields_is_refused():
     assert "nowhere" not in prompts.prompt_registry
 
 
+def test_a_presentation_is_passed_to_the_task_type_never_set_on_the_item():
+    """Issue 25: ``item_fields``, ``item_response_format``, ``parse_reply`` and ``messages`` pass
+    a declared presentation on as the keyword ``presentation``; the usual one ("") calls the task
+    type's functions as they are, so task types without presentations need no parameter."""
+
+    def fields(item, *, presentation=""):
+        return {"claim": item.claim[::-1] if presentation == "mirrored" else item.claim}
+
+    def response_format(item, version, *, presentation=""):
+        return {"presentation": presentation}
+
+    def parse(text, item, *, presentation=""):
+        return {"text": text, "presentation": presentation}
+
+    prompt = _bare_prompt(
+        fields=fields, response_format=response_format, parse=parse, presentations=("mirrored",)
+    )
+    item = SimpleNamespace(claim="abc")
+    assert prompt.messages(item, "v1", presentation="mirrored") == [
+        {"role": "user", "content": "Claim: cba"}
+    ]
+    assert prompt.item_fields(item) == {"claim": "abc"}
+    assert prompt.item_response_format(item, "v1", presentation="mirrored") == {
+        "presentation": "mirrored"
+    }
+    assert prompt.parse_reply("x", item, presentation="mirrored")["presentation"] == "mirrored"
+    assert vars(item) == {"claim": "abc"}  # nothing set on the item
+    with pytest.raises(LookupError, match="no presentation 'sideways' \\(known: mirrored\\)"):
+        prompt.item_fields(item, presentation="sideways")
+    plain = _bare_prompt()  # no presentations: its one-argument functions are called as is
+    assert plain.messages(item, "v1") == [{"role": "user", "content": "Claim: abc"}]
+    with pytest.raises(LookupError, match="no presentation 'mirrored' \\(known: none\\)"):
+        plain.parse_reply("x", item, presentation="mirrored")
+
+
+def test_a_prompt_with_presentations_whose_functions_cannot_take_one_is_refused():
+    with pytest.raises(ValueError, match="nowhere: .* its fields must take .* presentation"):
+        prompts.register(_bare_prompt(presentations=("mirrored",)))
+    assert "nowhere" not in prompts.prompt_registry
+
+
 def test_messages_are_derived_from_the_version_the_fields_and_the_items_variant():
     wording = prompts.PromptVersion(
         system="Judge {claim}.", user="Main: {claim}", variants={"short": "Short: {claim}"}

@@ -134,6 +134,34 @@ def test_both_orders_judges_each_item_twice_with_the_outputs_reversed(
     assert presentations == {"", "reversed"}
 
 
+def test_the_reversed_preview_and_estimate_get_the_presentation_as_a_parameter(
+    project, monkeypatch
+):
+    """Issue 25: the admin's preview and the run estimate show the reversed presentation by
+    passing it, and leave the item as it was (nothing set on it)."""
+    from llm_judges.services.prompt_templates import shipped_template
+
+    item = Item.objects.select_related("project").filter(project=project).order_by("position")[0]
+    before = dict(vars(item))
+    template = shipped_template(task_type="ranking")
+    usual = selectors.prompt_preview(template=template, item=item)
+    flipped = selectors.prompt_preview(template=template, item=item, presentation="reversed")
+    assert usual["error"] == flipped["error"] == ""
+    texts = [
+        [text for _, text in OUTPUT.findall(p["messages"][-1]["content"])] for p in (usual, flipped)
+    ]
+    assert len(texts[0]) > 1 and texts[1] == texts[0][::-1]
+    assert flipped["fields"]["outputs"] != usual["fields"]["outputs"]
+    assert vars(item).keys() == before.keys()
+    monkeypatch.setenv("STUB_LLM_API_KEY", "sk-test")
+    with StubLLM(by_content) as stub:
+        judge = make_llm_judge(stub, project, name="estimated")
+        estimate = selectors.run_estimate(judge=judge, project=project, both_orders=True)
+        assert stub.chat_requests() == []
+    assert estimate["presentations"] == ["", "reversed"]
+    assert (estimate["calls"], estimate["unrenderable"]) == (2 * len(RECORDS), 0)
+
+
 def test_a_position_biased_judge_disagrees_with_itself_in_the_ranking_report(
     project, django_capture_on_commit_callbacks, monkeypatch
 ):
