@@ -204,21 +204,21 @@ def import_export(
             )
         else:
             import_items(project=project, stream=_jsonl(reading.items), fmt="jsonl", by=by)
-        counts = {"coders": 0}
+        coders = 0
         if reading.answers:
-            counts = import_annotations(
+            coders = import_annotations(
                 project=project,
                 stream=io.StringIO(text),
                 fmt="label-studio",
                 source=source,
                 options=options,
                 by=by,
-            )
+            )["coders"]
     return LabelStudioImport(
         items=len(reading.items),
         annotations=len(reading.answers) - reading.predictions,
         predictions=reading.predictions,
-        coders=counts["coders"],
+        coders=coders,
         cancelled=reading.cancelled,
         empty=reading.empty,
         config_replaced=replaced,
