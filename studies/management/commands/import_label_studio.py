@@ -1,0 +1,104 @@
+"""``manage.py import_label_studio EXPORT.json --config LABELING_CONFIG.xml --project SLUG``: a
+Label Studio project (its JSON export and labeling config) imported in one step into a project of
+any task type that reads Label Studio projects (``TaskType.label_studio``; the questionnaire and
+ranking): the task type's ``import_label_studio`` derives the project's config, items and
+external coders' answers, all or nothing, and reports what it could not map."""
+
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from annotation import task_types
+from annotation.task_types import TaskType
+from core.errors import Refusal
+from projects.members import researcher_add
+from projects.models import Project
+
+DEFAULT_TASK_TYPE = "questionnaire"  # of a project created by --create-for without --task-type
+
+
+def _read(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise CommandError(f"{path}: no such {what}.") from None
+    except UnicodeDecodeError as exc:
+        raise CommandError(
+            f"Nothing imported. {path} is not UTF-8 text (byte {exc.start})."
+        ) from None
+
+
+def _label_studio_task_type(slug: str) -> TaskType:
+    """The task type of ``slug``, refused unless it reads Label Studio projects."""
+    readers = [t.slug for t in task_types.all_task_types() if t.label_studio]
+    try:
+        task_type = task_types.get(slug)
+    except LookupError:  # no such task type
+        task_type = None
+    if task_type is None or not task_type.label_studio:
+        raise CommandError(
+            f"Nothing imported. A {slug} project does not read Label Studio projects; "
+            f"these task types do: {', '.join(readers)}."
+        )
+    return task_type
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a Label Studio JSON export read against its labeling config into a project whose "
+        "task type reads Label Studio projects (questionnaire, ranking): tasks as items, "
+        "annotations and predictions as external coders' answers; all or nothing, with a report "
+        "of what could not be mapped."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("export", help="The Label Studio JSON export (a list of tasks).")
+        parser.add_argument("--config", required=True, help="The project's labeling config (XML).")
+        parser.add_argument("--project", required=True, help="The project's slug.")
+        parser.add_argument(
+            "--create-for",
+            metavar="USERNAME",
+            help="Create the project (named after the slug) with this researcher when it does "
+            "not exist.",
+        )
+        parser.add_argument(
+            "--task-type",
+            default=DEFAULT_TASK_TYPE,
+            help=f"The task type of a project created by --create-for (default: "
+            f"{DEFAULT_TASK_TYPE}).",
+        )
+
+    def handle(self, *args, export, config, project, create_for=None, task_type=None, **options):
+        export_text, config_text = _read(export, "export file"), _read(config, "labeling config")
+        try:
+            with transaction.atomic():
+                target = self._project(project, create_for, task_type or DEFAULT_TASK_TYPE)
+                done = _label_studio_task_type(target.task_type).import_label_studio(
+                    project=target,
+                    export=export_text,
+                    labeling_config=config_text,
+                    source=Path(export).name[:200],
+                )
+        except Refusal as exc:
+            raise CommandError(exc.message) from None
+        self.stdout.write(self.style.SUCCESS(f"{done.summary()} Project: {target.slug}."))
+        if done.config_replaced:
+            self.stdout.write("The project's settings now come from the labeling config.")
+        for line in done.not_mapped:
+            self.stdout.write(f"Not mapped: {line}")
+
+    def _project(self, slug: str, create_for: str | None, task_type: str) -> Project:
+        found = Project.objects.filter(slug=slug).first()
+        if found is not None:
+            return found
+        if not create_for:
+            raise CommandError(f"No project {slug!r} (give --create-for USERNAME to create it).")
+        _label_studio_task_type(task_type)  # refused before anything is created
+        user = get_user_model().objects.filter(username=create_for).first()
+        if user is None:
+            raise CommandError(f"No user {create_for!r}.")
+        created = Project.objects.create(slug=slug, name=slug, task_type=task_type, created_by=user)
+        researcher_add(project=created, user=user)
+        return created

@@ -1,0 +1,61 @@
+"""``manage.py import_label_studio``: one command for every task type that reads Label Studio
+projects (it calls the task type's hook), refusing one that does not before anything changes."""
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import ExternalAnnotation, Item
+from projects.models import Project
+from tests import factories
+from tests.task_types.questionnaire import test_label_studio as questionnaire_ls
+from tests.task_types.ranking import test_label_studio as ranking_ls
+
+
+def _run(module, **options) -> str:
+    out = io.StringIO()
+    call_command(
+        "import_label_studio",
+        str(module.HERE / "export.json"),
+        config=str(module.HERE / "config.xml"),
+        stdout=out,
+        **options,
+    )
+    return out.getvalue()
+
+
+def test_it_creates_a_ranking_project_from_the_rankers(db):
+    researcher = factories.UserFactory()
+    text = _run(ranking_ls, project="ls-ranks", create_for=researcher.username, task_type="ranking")
+    project = Project.objects.get(slug="ls-ranks")
+    assert project.task_type == "ranking"
+    assert [c["name"] for c in project.config["criteria"]] == ["overall", "coverage"]
+    assert "Imported 2 items, " in text and "rankings" in text
+    assert Item.objects.filter(project=project).count() == 2
+    assert ExternalAnnotation.objects.filter(item__project=project).count() == 3
+    assert project.memberships.filter(user=researcher, role="researcher").exists()
+
+
+@pytest.mark.parametrize(
+    ("task_type", "module", "items"),
+    [("ranking", ranking_ls, 2), ("questionnaire", questionnaire_ls, 4)],
+)
+def test_it_imports_into_an_existing_project_of_its_task_type(db, task_type, module, items):
+    project = factories.ProjectFactory(task_type=task_type, config={})
+    text = _run(module, project=project.slug)
+    assert f"Imported {items} items" in text and f"Project: {project.slug}." in text
+    assert Item.objects.filter(project=project).count() == items
+
+
+def test_it_refuses_a_task_type_without_label_studio_and_creates_nothing(db):
+    researcher = factories.UserFactory()
+    with pytest.raises(CommandError, match="A stance project does not read Label Studio projects"):
+        _run(ranking_ls, project="nope", create_for=researcher.username, task_type="stance")
+    assert not Project.objects.filter(slug="nope").exists()
+    existing = factories.ProjectFactory(task_type="stance")
+    with pytest.raises(CommandError, match="these task types do: .*questionnaire"):
+        _run(ranking_ls, project=existing.slug)
+    assert not Item.objects.filter(project=existing).exists()
+    with pytest.raises(CommandError, match="A no-such-type project does not read"):
+        _run(ranking_ls, project="x", create_for=researcher.username, task_type="no-such-type")
