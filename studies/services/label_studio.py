@@ -27,16 +27,19 @@ from annotation.models import Annotation, ExternalAnnotation, Item, readable_iso
 from annotation.task_types import PayloadError
 from core.json_safety import loads as safe_json_loads
 from core.wording import counted
+from projects.audit import settings_audit, settings_of
 from projects.models import Membership, Project
+from projects.services import project_settings, settings_version_record
 from studies.label_studio import ExportReading, unmapped_lines
 from studies.services.external_annotations import import_annotations
 from studies.services.import_jobs import upload_size_check
 from studies.services.imports import ImportFailed, import_items
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
 
 SOURCE = "Label Studio"
+VIA = "label-studio import"  # the settings version's and the audit entry's "via"
 CHUNK = 500
 
 
@@ -58,7 +61,7 @@ def label_studio_import_upload(
     export_file: UploadedFile,
     config_file: UploadedFile,
     source: str = "",
-    by: AbstractBaseUser | None = None,
+    by: User | None = None,
 ) -> LabelStudioResult:
     """Import an uploaded Label Studio export with its labeling config into ``project`` (see the
     module docstring). Raises ``ImportFailed`` naming the field (``file``: the export,
@@ -133,12 +136,35 @@ class LabelStudioImport:
 class LabelStudioMapping:
     """A task type's reading of Label Studio projects, for :func:`import_export`."""
 
+    task_type: str  # the slug of the projects it imports into
     parse: Callable[[str], Any]  # the labeling config (XML) -> the task type's config reading
     read: Callable[[Any, Any], ExportReading]  # (parsed export, config reading) -> reading
-    adopt: Callable[[Project, Any], bool]  # give the project its config (True) or check it
+    # (project, config reading) -> the config an empty project takes (checked)
+    new_config: Callable[[Project, Any], dict]
+    # (project, config reading) -> why a project with items cannot take it ("" when it can)
+    mismatch: Callable[[Project, Any], str]
     items_read_again: bool  # the item import reads the export itself (else reading.items)
     answer_word: str = "annotation"
     empty_reason: str = "with no result that maps to a question"
+
+    def import_label_studio(
+        self,
+        *,
+        project: Project,
+        export: str | bytes,
+        labeling_config: str,
+        source: str = SOURCE,
+        by: User | None = None,
+    ) -> LabelStudioImport:
+        """:func:`import_export` with this mapping: a task type's ``import_label_studio``."""
+        return import_export(
+            project=project,
+            export=export,
+            labeling_config=labeling_config,
+            source=source,
+            mapping=self,
+            by=by,
+        )
 
 
 def _export_text(export: str | bytes) -> str:
@@ -169,6 +195,28 @@ def _read(export: str, labeling_config: str, mapping: LabelStudioMapping) -> tup
     return config, reading
 
 
+def _adopt(project: Project, config: Any, mapping: LabelStudioMapping, by: User | None) -> bool:
+    """Give an empty project the labeling config's settings (True); check that a project with
+    items already has them, else refuse. A new config is a settings version and an entry of the
+    audit log ("Settings or guidelines changed")."""
+    if project.task_type != mapping.task_type:
+        raise ImportFailed(
+            f"Nothing imported. A Label Studio export goes into a {mapping.task_type} project.",
+            field="project",
+        )
+    if not Item.objects.filter(project=project).exists():
+        before, audited = project_settings(project=project), settings_of(project=project)
+        project.config = mapping.new_config(project, config)
+        project.save(update_fields=["config"])
+        settings_version_record(project=project, before=before, by=by, via=VIA)
+        settings_audit(project=project, actor=by, before=audited, via=VIA)
+        return True
+    problem = mapping.mismatch(project, config)
+    if problem:
+        raise ImportFailed(f"Nothing imported. {problem}", field="labeling_config")
+    return False
+
+
 def _jsonl(records: list[dict]) -> io.StringIO:
     return io.StringIO("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
@@ -180,40 +228,32 @@ def import_export(
     labeling_config: str,
     source: str,
     mapping: LabelStudioMapping,
-    by: AbstractBaseUser | None = None,
+    by: User | None = None,
 ) -> LabelStudioImport:
     """Import a Label Studio JSON export (its text) read against its labeling config (XML)
-    into ``project``, all or nothing: the project's config (``mapping.adopt``), the tasks as
+    into ``project``, all or nothing: the project's config (``mapping.new_config``), the tasks as
     items (the generic item import) and the annotations and predictions as external coders'
     answers (the generic annotation import, which reads the export again, so that its errors
     name the task). Both write their entry of the project's audit log, naming ``by``. Raises
     ``ImportFailed`` naming the task's index and field (or the config's problem)."""
     text = _export_text(export)
     config, reading = _read(text, labeling_config, mapping)
-    options = {"mapping": labeling_config}
+    # the export read again by a generic import's label-studio format
+    again: dict[str, Any] = {
+        "fmt": "label-studio",
+        "options": {"mapping": labeling_config},
+        "source": source,
+    }
     with transaction.atomic():
-        replaced = mapping.adopt(project, config)
+        replaced = _adopt(project, config, mapping, by)
         if mapping.items_read_again:
-            import_items(
-                project=project,
-                stream=io.StringIO(text),
-                fmt="label-studio",
-                options=options,
-                source=source,
-                by=by,
-            )
+            import_items(project=project, stream=io.StringIO(text), by=by, **again)
         else:
             import_items(project=project, stream=_jsonl(reading.items), fmt="jsonl", by=by)
         coders = 0
         if reading.answers:
-            coders = import_annotations(
-                project=project,
-                stream=io.StringIO(text),
-                fmt="label-studio",
-                source=source,
-                options=options,
-                by=by,
-            )["coders"]
+            answers = import_annotations(project=project, stream=io.StringIO(text), by=by, **again)
+            coders = answers["coders"]
     return LabelStudioImport(
         items=len(reading.items),
         annotations=len(reading.answers) - reading.predictions,

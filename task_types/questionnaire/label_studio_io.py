@@ -14,30 +14,19 @@ the questionnaire as a labeling config that the importer reads back.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from xml.etree.ElementTree import Element, SubElement, tostring
 
-from annotation.models import Item
 from projects.models import Project
-from projects.services import project_settings, settings_version_record
-from studies.services.imports import ImportFailed
 from studies.services.label_studio import (
-    SOURCE,
     ExportNumbers,
-    LabelStudioImport,
     LabelStudioMapping,
     add_entries,
-    import_export,
     stream_export,
 )
 
-from .label_studio import LEFT, RIGHT, parse_labeling_config, read_export
+from .label_studio import LEFT, RIGHT, LabelingConfig, parse_labeling_config, read_export
 from .serializers import PREFER_FIRST, PREFER_SECOND, project_config
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
-
-__all__ = ["LabelStudioImport", "export_label_studio", "import_label_studio", "labeling_config"]
 
 
 def _questions_match(project: Project, wanted: list[dict]) -> str:
@@ -52,56 +41,28 @@ def _questions_match(project: Project, wanted: list[dict]) -> str:
     return ""
 
 
-def _set_config(project: Project, questionnaire: dict) -> bool:
-    """Give an empty project the questionnaire; check an existing one's questions."""
-    if project.task_type != "questionnaire":
-        raise ImportFailed(
-            "Nothing imported. A Label Studio export goes into a questionnaire project.",
-            field="project",
-        )
-    if not Item.objects.filter(project=project).exists():
-        before = project_settings(project=project)
-        project.config = project_config(questionnaire)
-        project.save(update_fields=["config"])
-        settings_version_record(project=project, before=before, via="label-studio import")
-        return True
-    problem = _questions_match(project, questionnaire["questions"])
-    if problem:
-        raise ImportFailed(
-            f"Nothing imported. The project has items, and its questions are not the labeling "
-            f"config's: {problem}. Import into a new questionnaire project.",
-            field="labeling_config",
-        )
-    return False
+def _mismatch(project: Project, config: LabelingConfig) -> str:
+    problem = _questions_match(project, config.questionnaire["questions"])
+    if not problem:
+        return ""
+    return (
+        f"The project has items, and its questions are not the labeling config's: {problem}. "
+        "Import into a new questionnaire project."
+    )
 
 
 MAPPING = LabelStudioMapping(
+    task_type="questionnaire",
     parse=parse_labeling_config,
     read=read_export,
-    adopt=lambda project, config: _set_config(project, config.questionnaire),
+    new_config=lambda project, config: project_config(config.questionnaire),
+    mismatch=_mismatch,
     items_read_again=False,
 )
 
 
-def import_label_studio(
-    *,
-    project: Project,
-    export: str | bytes,
-    labeling_config: str,
-    source: str = SOURCE,
-    by: AbstractBaseUser | None = None,
-) -> LabelStudioImport:
-    """Import a Label Studio JSON export (its text) read against its labeling config (XML)
-    into ``project``; all or nothing. Raises ``ImportFailed`` naming the task's index and field
-    (or the config's problem)."""
-    return import_export(
-        project=project,
-        export=export,
-        labeling_config=labeling_config,
-        source=source,
-        mapping=MAPPING,
-        by=by,
-    )
+# the one-step import (studies.services.label_studio.import_export) with this mapping
+import_label_studio = MAPPING.import_label_studio
 
 
 # --- export --------------------------------------------------------------------------------------

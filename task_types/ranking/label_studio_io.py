@@ -12,84 +12,57 @@ one Bucket per rank, which the importer reads back.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from xml.etree.ElementTree import Element, SubElement, tostring
 
 from annotation.models import Item
 from projects.models import Project
-from projects.services import project_settings, settings_version_record
-from studies.services.imports import ImportFailed
 from studies.services.label_studio import (
-    SOURCE,
     ExportNumbers,
-    LabelStudioImport,
     LabelStudioMapping,
     add_entries,
-    import_export,
     stream_export,
 )
 
-from .label_studio import parse_labeling_config, read_export
+from .label_studio import RankingConfig, parse_labeling_config, read_export
 from .ranks import output_letter
 from .serializers import MAX_OUTPUTS, RankingConfigSerializer, project_criteria
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
-
-__all__ = ["LabelStudioImport", "export_label_studio", "import_label_studio", "labeling_config"]
 
 LIST_NAME, LIST_KEY = "outputs", "items"
 
 
-def _set_config(project: Project, wanted: dict) -> bool:
-    """Give an empty project the config's criteria; check an existing one has them."""
-    if not Item.objects.filter(project=project).exists():
-        before = project_settings(project=project)
-        serializer = RankingConfigSerializer(data={**(project.config or {}), **wanted})
-        serializer.is_valid(raise_exception=True)
-        project.config = dict(serializer.validated_data)
-        project.save(update_fields=["config"])
-        settings_version_record(project=project, before=before, via="label-studio import")
-        return True
+def _new_config(project: Project, config: RankingConfig) -> dict:
+    serializer = RankingConfigSerializer(data={**(project.config or {}), **config.project_config})
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def _mismatch(project: Project, config: RankingConfig) -> str:
     have = {str(c.get("name", "")).casefold() for c in (project.config or {}).get("criteria") or []}
-    missing = [c["name"] for c in wanted["criteria"] if c["name"].casefold() not in have]
-    if missing:
-        raise ImportFailed(
-            f"Nothing imported. The project has items and no criterion {missing[0]!r} (a "
-            "Ranker of the labeling config). Import into a new ranking project.",
-            field="labeling_config",
-        )
-    return False
+    wanted = config.project_config["criteria"]
+    missing = [c["name"] for c in wanted if c["name"].casefold() not in have]
+    if not missing:
+        return ""
+    return (
+        f"The project has items and no criterion {missing[0]!r} (a Ranker of the labeling "
+        "config). Import into a new ranking project."
+    )
 
 
 MAPPING = LabelStudioMapping(
+    task_type="ranking",
     parse=parse_labeling_config,
     read=read_export,
-    adopt=lambda project, config: _set_config(project, config.project_config),
+    new_config=_new_config,
+    mismatch=_mismatch,
     items_read_again=True,  # the item import's own format: its errors name the task, not a line
     answer_word="ranking",
     empty_reason="with no Ranker result that maps to a criterion",
 )
 
 
-def import_label_studio(
-    *,
-    project: Project,
-    export: str | bytes,
-    labeling_config: str,
-    source: str = SOURCE,
-    by: AbstractBaseUser | None = None,
-) -> LabelStudioImport:
-    """Import a Label Studio JSON export read against its labeling config into ``project``;
-    all or nothing. Raises ``ImportFailed`` naming the task's index and field."""
-    return import_export(
-        project=project,
-        export=export,
-        labeling_config=labeling_config,
-        source=source,
-        mapping=MAPPING,
-        by=by,
-    )
+# the one-step import (studies.services.label_studio.import_export) with this mapping
+import_label_studio = MAPPING.import_label_studio
 
 
 # --- export --------------------------------------------------------------------------------------

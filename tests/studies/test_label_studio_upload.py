@@ -156,7 +156,8 @@ def test_someone_not_a_researcher_gets_404(researcher, db):
 @pytest.mark.parametrize("task_type", ["ranking", "questionnaire"])
 @pytest.mark.parametrize("via", ["page", "api"])
 def test_the_import_is_in_the_audit_log_under_the_researcher(researcher, task_type, via):
-    """The same entries as the item and the annotation imports write, naming who imported."""
+    """The same entries as the item and the annotation imports write, and the settings change
+    (the project's config from the labeling config), naming who imported."""
     module = {"ranking": ranking_ls, "questionnaire": questionnaire_ls}[task_type]
     project = _project(researcher, task_type)
     if via == "page":
@@ -168,11 +169,13 @@ def test_the_import_is_in_the_audit_log_under_the_researcher(researcher, task_ty
         assert response.status_code == 201
     entries = AuditEntry.objects.filter(project=project)
     assert {(e.kind, e.actor_id) for e in entries} == {
+        (AuditKind.SETTINGS_CHANGED, researcher.pk),  # the config from the labeling config
         (AuditKind.ITEMS_IMPORTED, researcher.pk),
         (AuditKind.ANNOTATIONS_IMPORTED, researcher.pk),
     }
     annotations = entries.get(kind=AuditKind.ANNOTATIONS_IMPORTED)
     assert annotations.changes["format"] == "label-studio"
-    assert annotations.changes["annotations"] == ExternalAnnotation.objects.filter(
-        item__project=project
-    ).count()
+    assert (
+        annotations.changes["annotations"]
+        == ExternalAnnotation.objects.filter(item__project=project).count()
+    )
