@@ -5,7 +5,7 @@ type's own ``import_label_studio`` (questionnaire, ranking); the task type says 
 Label Studio projects (``TaskType.label_studio``), so nothing here knows which do.
 
 The task types' ``label_studio_io`` modules share the rest from here: the all-or-nothing import
-(:func:`import_export`, handed the task type's mapping as a :class:`LabelStudioMapping`), and the
+(:meth:`LabelStudioMapping.import_label_studio`, the task type's mapping holding it), and the
 export's coders (:func:`coders_answers`), entries (:func:`add_entries`) and stream
 (:func:`stream_export`)."""
 
@@ -134,7 +134,7 @@ class LabelStudioImport:
 
 @dataclass(frozen=True)
 class LabelStudioMapping:
-    """A task type's reading of Label Studio projects, for :func:`import_export`."""
+    """A task type's reading of Label Studio projects, and the one-step import with it."""
 
     task_type: str  # the slug of the projects it imports into
     parse: Callable[[str], Any]  # the labeling config (XML) -> the task type's config reading
@@ -156,14 +156,43 @@ class LabelStudioMapping:
         source: str = SOURCE,
         by: User | None = None,
     ) -> LabelStudioImport:
-        """:func:`import_export` with this mapping: a task type's ``import_label_studio``."""
-        return import_export(
-            project=project,
-            export=export,
-            labeling_config=labeling_config,
-            source=source,
-            mapping=self,
-            by=by,
+        """Import a Label Studio JSON export (its text) read against its labeling config (XML)
+        into ``project``, all or nothing: the project's config (``new_config``), the tasks as
+        items (the generic item import) and the annotations and predictions as external coders'
+        answers (the generic annotation import, which reads the export again, so that its errors
+        name the task). Both write their entry of the project's audit log, naming ``by``. Raises
+        ``ImportFailed`` naming the task's index and field (or the config's problem)."""
+        text = _export_text(export)
+        config, reading = _read(text, labeling_config, self)
+        # the export read again by a generic import's label-studio format
+        again: dict[str, Any] = {
+            "fmt": "label-studio",
+            "options": {"mapping": labeling_config},
+            "source": source,
+        }
+        with transaction.atomic():
+            replaced = _adopt(project, config, self, by)
+            if self.items_read_again:
+                import_items(project=project, stream=io.StringIO(text), by=by, **again)
+            else:
+                import_items(project=project, stream=_jsonl(reading.items), fmt="jsonl", by=by)
+            coders = 0
+            if reading.answers:
+                answers = import_annotations(
+                    project=project, stream=io.StringIO(text), by=by, **again
+                )
+                coders = answers["coders"]
+        return LabelStudioImport(
+            items=len(reading.items),
+            annotations=len(reading.answers) - reading.predictions,
+            predictions=reading.predictions,
+            coders=coders,
+            cancelled=reading.cancelled,
+            empty=reading.empty,
+            config_replaced=replaced,
+            not_mapped=list(unmapped_lines(reading, config.unmapped)),
+            answer_word=self.answer_word,
+            empty_reason=self.empty_reason,
         )
 
 
@@ -219,53 +248,6 @@ def _adopt(project: Project, config: Any, mapping: LabelStudioMapping, by: User 
 
 def _jsonl(records: list[dict]) -> io.StringIO:
     return io.StringIO("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-
-
-def import_export(
-    *,
-    project: Project,
-    export: str | bytes,
-    labeling_config: str,
-    source: str,
-    mapping: LabelStudioMapping,
-    by: User | None = None,
-) -> LabelStudioImport:
-    """Import a Label Studio JSON export (its text) read against its labeling config (XML)
-    into ``project``, all or nothing: the project's config (``mapping.new_config``), the tasks as
-    items (the generic item import) and the annotations and predictions as external coders'
-    answers (the generic annotation import, which reads the export again, so that its errors
-    name the task). Both write their entry of the project's audit log, naming ``by``. Raises
-    ``ImportFailed`` naming the task's index and field (or the config's problem)."""
-    text = _export_text(export)
-    config, reading = _read(text, labeling_config, mapping)
-    # the export read again by a generic import's label-studio format
-    again: dict[str, Any] = {
-        "fmt": "label-studio",
-        "options": {"mapping": labeling_config},
-        "source": source,
-    }
-    with transaction.atomic():
-        replaced = _adopt(project, config, mapping, by)
-        if mapping.items_read_again:
-            import_items(project=project, stream=io.StringIO(text), by=by, **again)
-        else:
-            import_items(project=project, stream=_jsonl(reading.items), fmt="jsonl", by=by)
-        coders = 0
-        if reading.answers:
-            answers = import_annotations(project=project, stream=io.StringIO(text), by=by, **again)
-            coders = answers["coders"]
-    return LabelStudioImport(
-        items=len(reading.items),
-        annotations=len(reading.answers) - reading.predictions,
-        predictions=reading.predictions,
-        coders=coders,
-        cancelled=reading.cancelled,
-        empty=reading.empty,
-        config_replaced=replaced,
-        not_mapped=list(unmapped_lines(reading, config.unmapped)),
-        answer_word=mapping.answer_word,
-        empty_reason=mapping.empty_reason,
-    )
 
 
 # --- the export, shared by the task types -------------------------------------------------------

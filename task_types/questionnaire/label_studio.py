@@ -33,15 +33,8 @@ from xml.etree.ElementTree import Element
 
 from annotation.task_types import PayloadError
 from core.json_safety import loads as safe_json_loads
-from studies.label_studio import (
-    ExportReading,
-    LabelingConfigError,
-    TaskError,
-    config_root,
-    read_entries,
-    read_tasks,
-    read_with_mapping,
-)
+from studies import label_studio as common
+from studies.label_studio import ExportReading, LabelingConfigError, TaskError
 
 from .serializers import MAX_CHOICES, MAX_POINTS, MIN_POINTS, NAME, PREFER_FIRST, PREFER_SECOND
 
@@ -101,7 +94,7 @@ def parse_labeling_config(xml: str) -> LabelingConfig:
     config = LabelingConfig(fields=[], controls={}, data_keys={}, unmapped=[])
     objects: dict[str, str] = {}  # object tag name -> field name
     header = ""
-    elements = list(config_root(xml).iter())
+    elements = list(common.config_root(xml).iter())
     for element in elements:
         tag = element.tag.lower()
         if tag in OBJECT_TAGS:
@@ -243,7 +236,7 @@ _KIND = {
 def read_export(tasks: Any, config: LabelingConfig) -> ExportReading:
     """Every task of a parsed Label Studio JSON export (a list), read against ``config``; raises
     ``PayloadError`` naming the first bad task's index and field."""
-    return read_tasks(
+    return common.read_tasks(
         tasks, lambda task, ident, data, reading: _read_task(task, ident, data, config, reading)
     )
 
@@ -265,7 +258,7 @@ def _read_task(
     if missing:
         raise TaskError(f"data.{missing[0]}", "this field is shown to annotators and is missing")
     reading.items.append(item)
-    read_entries(
+    common.read_entries(
         task, ident, reading, lambda result, at, note: _mapped_result(result, config, note)
     )
 
@@ -377,5 +370,5 @@ def read_label_studio_annotations(
     results that map to no question are left out. The items must be imported first (the
     ``label-studio`` item format); ``manage.py import_label_studio`` does both and reports what
     it left out."""
-    reading = read_with_mapping(stream, mapping, parse_labeling_config, read_export)
+    reading = common.read_with_mapping(stream, mapping, parse_labeling_config, read_export)
     yield from zip(reading.where, reading.answers, strict=True)

@@ -61,7 +61,7 @@ MAPPING = LabelStudioMapping(
 )
 
 
-# the one-step import (studies.services.label_studio.import_export) with this mapping
+# the one-step import (studies.services.label_studio), all or nothing, with this mapping
 import_label_studio = MAPPING.import_label_studio
 
 

@@ -92,20 +92,10 @@ class Questionnaire(TaskType):
 
     # --- import -------------------------------------------------------------------------------
 
-    def import_label_studio(
-        self,
-        *,
-        project: Any,
-        export: str | bytes,
-        labeling_config: str,
-        source: str,
-        by: Any = None,
-    ) -> Any:
+    def import_label_studio(self, **options: Any) -> Any:
         """Questions from the labeling config, tasks as items, answers of external coders
         (``label_studio_io.import_label_studio``)."""
-        return _label_studio().import_label_studio(
-            project=project, export=export, labeling_config=labeling_config, source=source, by=by
-        )
+        return _label_studio().import_label_studio(**options)
 
     def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
         """Check that the record has every configured field as text."""

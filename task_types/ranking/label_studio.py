@@ -29,15 +29,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 from xml.etree.ElementTree import Element
 
-from studies.label_studio import (
-    ExportReading,
-    LabelingConfigError,
-    TaskError,
-    config_root,
-    read_entries,
-    read_tasks,
-    read_with_mapping,
-)
+from studies import label_studio as common
+from studies.label_studio import ExportReading, LabelingConfigError, TaskError
 
 from .ranks import competition_ranks
 from .serializers import MAX_OUTPUTS, MIN_OUTPUTS
@@ -87,7 +80,7 @@ def _data_key(element: Element) -> str:
 def parse_labeling_config(xml: str) -> RankingConfig:
     """The List, the claim's Text and the Rankers of a labeling config; raises
     ``LabelingConfigError`` without a List that a Ranker ranks."""
-    elements = list(config_root(xml).iter())
+    elements = list(common.config_root(xml).iter())
     lists = {e.get("name") or "": e for e in elements if e.tag.lower() == "list" and _data_key(e)}
     texts = [_data_key(e) for e in elements if e.tag.lower() in ("text", "hypertext")]
     rankers = [e for e in elements if e.tag.lower() == "ranker"]
@@ -150,7 +143,7 @@ def _add_ranker(config: RankingConfig, element: Element, ranked: str, header: st
 def read_export(tasks: Any, config: RankingConfig) -> ExportReading:
     """Every task of a parsed Label Studio JSON export, read against ``config``; raises
     ``PayloadError`` naming the first bad task's index and field."""
-    return read_tasks(
+    return common.read_tasks(
         tasks, lambda task, ident, data, reading: _read_task(task, ident, data, config, reading)
     )
 
@@ -198,7 +191,7 @@ def _read_task(
 ) -> None:
     item, systems = _task_item(ident, data, config)
     reading.items.append(item)
-    read_entries(
+    common.read_entries(
         task,
         ident,
         reading,
@@ -261,7 +254,7 @@ def _ranks(ranker: Ranker, value: dict, systems: list[str], at: str) -> dict[str
 
 
 def _parsed(stream: IO[str], mapping: str | None) -> ExportReading:
-    return read_with_mapping(stream, mapping, parse_labeling_config, read_export)
+    return common.read_with_mapping(stream, mapping, parse_labeling_config, read_export)
 
 
 def read_label_studio_tasks(

@@ -91,20 +91,10 @@ class Ranking(TaskType):
 
     # --- import -------------------------------------------------------------------------------
 
-    def import_label_studio(
-        self,
-        *,
-        project: Any,
-        export: str | bytes,
-        labeling_config: str,
-        source: str,
-        by: Any = None,
-    ) -> Any:
+    def import_label_studio(self, **options: Any) -> Any:
         """Criteria from the labeling config's Rankers, tasks as items, Ranker results as
         external coders' rankings (``label_studio_io.import_label_studio``)."""
-        return _label_studio().import_label_studio(
-            project=project, export=export, labeling_config=labeling_config, source=source, by=by
-        )
+        return _label_studio().import_label_studio(**options)
 
     def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
         """Check system names against the project's systems (when declared) and give each output
