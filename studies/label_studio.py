@@ -78,6 +78,33 @@ def config_root(xml: str) -> Element:
     return root
 
 
+def read_controls(
+    elements: list[Element],
+    unmapped: list[str],
+    *,
+    is_control: Callable[[str], bool],
+    add: Callable[[Element, str], None],
+    why_not: str,
+    other: Callable[[Element], None] | None = None,
+) -> None:
+    """The config's tags in document order: each control the task type maps (``is_control``
+    of its lower-case tag) handed to ``add(element, header)`` with the ``<Header>`` just before
+    it ("" when none); any other control (a tag with ``toName``) noted in ``unmapped`` as not
+    mapped, ``why_not`` saying why; the remaining tags handed to ``other``."""
+    header = ""
+    for element in elements:
+        tag = element.tag.lower()
+        if tag == "header":
+            header = (element.get("value") or element.text or "").strip()
+        elif is_control(tag):
+            add(element, header)
+            header = ""
+        elif element.get("toName") is not None:
+            unmapped.append(f"<{element.tag} name={element.get('name')!r}>: not mapped ({why_not})")
+        elif other is not None:
+            other(element)
+
+
 # --- the export ----------------------------------------------------------------------------------
 
 

@@ -93,29 +93,19 @@ def parse_labeling_config(xml: str) -> LabelingConfig:
     ``LabelingConfigError`` when it cannot be read or maps to no field or no question."""
     config = LabelingConfig(fields=[], controls={}, data_keys={}, unmapped=[])
     objects: dict[str, str] = {}  # object tag name -> field name
-    header = ""
     elements = list(common.config_root(xml).iter())
     for element in elements:
         tag = element.tag.lower()
         if tag in OBJECT_TAGS:
             _add_object(config, objects, element, OBJECT_TAGS[tag])
-    for element in elements:
-        tag = element.tag.lower()
-        if tag == "header":
-            header = (element.get("value") or element.text or "").strip()
-        elif tag in CONTROL_TAGS:
-            _add_control(config, objects, element, header)
-            header = ""
-        elif element.get("toName") is not None:
-            config.unmapped.append(
-                f"<{element.tag} name={element.get('name')!r}>: not mapped (a questionnaire has "
-                "no such question kind)"
-            )
-        elif element.get("value", "").startswith("$") and tag not in OBJECT_TAGS:
-            config.unmapped.append(
-                f"<{element.tag} name={element.get('name')!r}>: not shown (a questionnaire shows "
-                "text fields only; the data is kept with each item)"
-            )
+    common.read_controls(
+        elements,
+        config.unmapped,
+        is_control=lambda tag: tag in CONTROL_TAGS,
+        add=lambda element, header: _add_control(config, objects, element, header),
+        why_not="a questionnaire has no such question kind",
+        other=lambda element: _not_shown(config, element),
+    )
     if not config.fields:
         raise LabelingConfigError(
             "the labeling config has no <Text> tag with a value like $text: nothing to show",
@@ -129,6 +119,14 @@ def parse_labeling_config(xml: str) -> LabelingConfig:
             field="labeling_config",
         )
     return config
+
+
+def _not_shown(config: LabelingConfig, element: Element) -> None:
+    if element.get("value", "").startswith("$") and element.tag.lower() not in OBJECT_TAGS:
+        config.unmapped.append(
+            f"<{element.tag} name={element.get('name')!r}>: not shown (a questionnaire shows "
+            "text fields only; the data is kept with each item)"
+        )
 
 
 def _add_object(config: LabelingConfig, objects: dict, element: Element, fmt: str) -> None:

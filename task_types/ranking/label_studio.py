@@ -98,19 +98,13 @@ def parse_labeling_config(xml: str) -> RankingConfig:
         rankers={},
         unmapped=[],
     )
-    header = ""
-    for element in elements:
-        tag = element.tag.lower()
-        if tag == "header":
-            header = (element.get("value") or element.text or "").strip()
-        elif tag == "ranker":
-            _add_ranker(config, element, ranked, header)
-            header = ""
-        elif element.get("toName") is not None:
-            config.unmapped.append(
-                f"<{element.tag} name={element.get('name')!r}>: not mapped (a ranking project "
-                "has Rankers only)"
-            )
+    common.read_controls(
+        elements,
+        config.unmapped,
+        is_control=lambda tag: tag == "ranker",
+        add=lambda element, header: _add_ranker(config, element, ranked, header),
+        why_not="a ranking project has Rankers only",
+    )
     return config
 
 
