@@ -59,3 +59,17 @@ def test_it_refuses_a_task_type_without_label_studio_and_creates_nothing(db):
     assert not Item.objects.filter(project=existing).exists()
     with pytest.raises(CommandError, match="A no-such-type project does not read"):
         _run(ranking_ls, project="x", create_for=researcher.username, task_type="no-such-type")
+
+
+def test_a_missing_or_non_utf8_file_is_refused_naming_it(db, tmp_path):
+    project = factories.ProjectFactory(task_type="ranking", config={})
+    latin = tmp_path / "config.xml"
+    latin.write_bytes("<View><Header value='Qualité'/></View>".encode("latin-1"))
+    export = str(ranking_ls.HERE / "export.json")
+    with pytest.raises(CommandError, match=r"The labeling config is not UTF-8 text \(byte \d+\)"):
+        call_command("import_label_studio", export, config=str(latin), project=project.slug)
+    with pytest.raises(CommandError, match="No such export file: .*nope.json"):
+        call_command(
+            "import_label_studio", str(tmp_path / "nope.json"), config=str(latin), project="x"
+        )
+    assert not Item.objects.filter(project=project).exists()

@@ -15,19 +15,9 @@ from annotation.task_types import TaskType
 from core.errors import Refusal
 from projects.members import researcher_add
 from projects.models import Project
+from studies.management.text_files import read_text_file
 
 DEFAULT_TASK_TYPE = "questionnaire"  # of a project created by --create-for without --task-type
-
-
-def _read(path: str, what: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise CommandError(f"{path}: no such {what}.") from None
-    except UnicodeDecodeError as exc:
-        raise CommandError(
-            f"Nothing imported. {path} is not UTF-8 text (byte {exc.start})."
-        ) from None
 
 
 def _label_studio_task_type(slug: str) -> TaskType:
@@ -71,7 +61,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, export, config, project, create_for=None, task_type=None, **options):
-        export_text, config_text = _read(export, "export file"), _read(config, "labeling config")
+        export_text = read_text_file(export, "export file")
+        config_text = read_text_file(config, "labeling config")
         try:
             with transaction.atomic():
                 target = self._project(project, create_for, task_type or DEFAULT_TASK_TYPE)
