@@ -253,7 +253,7 @@ def _jsonl(records: list[dict]) -> io.StringIO:
 # --- the export, shared by the task types -------------------------------------------------------
 
 
-def coders_answers(project: Project, item_ids: list[int]) -> dict[int, list[tuple]]:
+def coders_answers(*, project: Project, item_ids: list[int]) -> dict[int, list[tuple]]:
     """(coder, answer, time spent ms, created at) of the current answers of ``item_ids``:
     annotators by pseudonym, then external coders by ``ext:<name>``."""
     pseudonyms = dict(
@@ -289,7 +289,11 @@ class ExportNumbers:
 
 
 def add_entries(
-    task: dict, answers: list[tuple], results_of: Callable[[dict], list], numbers: ExportNumbers
+    *,
+    task: dict,
+    answers: list[tuple],
+    results_of: Callable[[dict], list],
+    numbers: ExportNumbers,
 ) -> None:
     """Each coder's answer as one entry of ``task``: an annotation (``completed_by`` numbered
     per coder, the coder in ``concord_coder``), or, for an external coder named ``model:…``, a
@@ -327,7 +331,7 @@ def stream_export(
     first = True
     rows = items.iterator(chunk_size=CHUNK)
     while chunk := list(islice(rows, CHUNK)):
-        answers = coders_answers(project, [row[0] for row in chunk])
+        answers = coders_answers(project=project, item_ids=[row[0] for row in chunk])
         for row in chunk:
             yield ("\n" if first else ",\n") + json.dumps(
                 task_of(row, answers[row[0]]), ensure_ascii=False

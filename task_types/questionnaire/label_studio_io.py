@@ -160,7 +160,12 @@ def export_label_studio(*, project: Project) -> Iterator[str]:
             "annotations": [],
             "predictions": [],
         }
-        add_entries(task, answers, lambda answer: _results(answer, questions, to_name), numbers)
+        add_entries(
+            task=task,
+            answers=answers,
+            results_of=lambda answer: _results(answer, questions, to_name),
+            numbers=numbers,
+        )
         return task
 
     yield from stream_export(project=project, fields=("external_id", "payload"), task_of=task_of)

@@ -130,7 +130,12 @@ def _task(row: tuple, answers: list, numbers: ExportNumbers) -> dict:
         "annotations": [],
         "predictions": [],
     }
-    add_entries(task, answers, lambda answer: _results(answer, system_of), numbers)
+    add_entries(
+        task=task,
+        answers=answers,
+        results_of=lambda answer: _results(answer, system_of),
+        numbers=numbers,
+    )
     return task
 
 

@@ -29,6 +29,7 @@ def test_it_creates_a_ranking_project_from_the_rankers(db):
     researcher = factories.UserFactory()
     text = _run(ranking_ls, project="ls-ranks", create_for=researcher.username, task_type="ranking")
     project = Project.objects.get(slug="ls-ranks")
+    assert "Project: ls-ranks (ranking)." in text
     assert project.task_type == "ranking"
     assert [c["name"] for c in project.config["criteria"]] == ["overall", "coverage"]
     assert "Imported 2 items, " in text and "rankings" in text
@@ -44,7 +45,7 @@ def test_it_creates_a_ranking_project_from_the_rankers(db):
 def test_it_imports_into_an_existing_project_of_its_task_type(db, task_type, module, items):
     project = factories.ProjectFactory(task_type=task_type, config={})
     text = _run(module, project=project.slug)
-    assert f"Imported {items} items" in text and f"Project: {project.slug}." in text
+    assert f"Imported {items} items" in text and f"Project: {project.slug} ({task_type})." in text
     assert Item.objects.filter(project=project).count() == items
 
 

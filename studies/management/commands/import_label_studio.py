@@ -17,7 +17,11 @@ from projects.members import researcher_add
 from projects.models import Project
 from studies.management.text_files import read_text_file
 
-DEFAULT_TASK_TYPE = "questionnaire"  # of a project created by --create-for without --task-type
+
+def _first_label_studio_task_type() -> str:
+    """The task type of a project created without ``--task-type``: the first registered that
+    reads Label Studio projects (registry order: INSTALLED_APPS)."""
+    return next(t.slug for t in task_types.all_task_types() if t.label_studio)
 
 
 def _label_studio_task_type(slug: str) -> TaskType:
@@ -55,9 +59,8 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--task-type",
-            default=DEFAULT_TASK_TYPE,
-            help=f"The task type of a project created by --create-for (default: "
-            f"{DEFAULT_TASK_TYPE}).",
+            help="The task type of a project created by --create-for (default: the first "
+            "registered that reads Label Studio projects, the questionnaire).",
         )
 
     def handle(self, *args, export, config, project, create_for=None, task_type=None, **options):
@@ -65,7 +68,9 @@ class Command(BaseCommand):
         config_text = read_text_file(config, "labeling config")
         try:
             with transaction.atomic():
-                target = self._project(project, create_for, task_type or DEFAULT_TASK_TYPE)
+                target = self._project(
+                    project, create_for, task_type or _first_label_studio_task_type()
+                )
                 done = _label_studio_task_type(target.task_type).import_label_studio(
                     project=target,
                     export=export_text,
@@ -74,7 +79,9 @@ class Command(BaseCommand):
                 )
         except Refusal as exc:
             raise CommandError(exc.message) from None
-        self.stdout.write(self.style.SUCCESS(f"{done.summary()} Project: {target.slug}."))
+        self.stdout.write(
+            self.style.SUCCESS(f"{done.summary()} Project: {target.slug} ({target.task_type}).")
+        )
         if done.config_replaced:
             self.stdout.write("The project's settings now come from the labeling config.")
         for line in done.not_mapped:
