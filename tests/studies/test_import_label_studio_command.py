@@ -74,3 +74,30 @@ def test_a_missing_or_non_utf8_file_is_refused_naming_it(db, tmp_path):
             "import_label_studio", str(tmp_path / "nope.json"), config=str(latin), project="x"
         )
     assert not Item.objects.filter(project=project).exists()
+
+
+@pytest.mark.parametrize(
+    ("task_type", "module"), [("ranking", ranking_ls), ("questionnaire", questionnaire_ls)]
+)
+def test_the_export_command_writes_files_the_import_command_reads_back(
+    db, tmp_path, task_type, module
+):
+    project = factories.ProjectFactory(task_type=task_type, config={})
+    _run(module, project=project.slug)
+    out, config = tmp_path / "export.json", tmp_path / "config.xml"
+    call_command("export_label_studio", project=project.slug, out=str(out), config_out=str(config))
+    copy = factories.ProjectFactory(task_type=task_type, config={})
+    text = io.StringIO()
+    call_command(
+        "import_label_studio", str(out), config=str(config), project=copy.slug, stdout=text
+    )
+    assert Item.objects.filter(project=copy).count() == Item.objects.filter(project=project).count()
+    assert ExternalAnnotation.objects.filter(item__project=copy).count() == (
+        ExternalAnnotation.objects.filter(item__project=project).count()
+    )
+
+
+def test_the_export_command_refuses_a_task_type_without_label_studio_files(db):
+    project = factories.ProjectFactory(task_type="stance")
+    with pytest.raises(CommandError, match="A stance project is not exported for Label Studio"):
+        call_command("export_label_studio", project=project.slug)
