@@ -16,7 +16,8 @@ Names: a question's id is the control's ``name`` and a field's name the data key
 lower case with ``_`` for other characters (``txt-1`` → ``txt_1``); two that would become the
 same name are refused.
 
-The export: ``completed_by`` (a number or ``{"id", "email"}``) becomes the external coder
+The export (its envelope read by ``studies.label_studio``, shared with the other task types;
+the results mapped here): ``completed_by`` (a number or ``{"id", "email"}``) becomes the external coder
 ``ls-user-<id>`` (never the e-mail address); a prediction the coder ``model:<model_version>``;
 ``lead_time`` (seconds) the time spent, ``created_at`` the time annotated. Cancelled annotations
 (``was_cancelled``) are left out and counted. A task or annotation that is not in the documented

@@ -20,6 +20,8 @@ Each Ranker becomes a criterion (its name; a ``<Header>`` before it is its defin
 that leaves items outside every bucket, or a Ranker over another List, is reported as not
 mapped and left out. A result naming an item the task's list does not have, an item twice or a
 bucket the config does not have refuses the import, naming the task's index and the field.
+The export's envelope (tasks, annotations, predictions, coders) is read by
+``studies.label_studio``; only the List and the Ranker results are mapped here.
 """
 
 from __future__ import annotations
