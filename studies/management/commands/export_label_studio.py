@@ -14,12 +14,15 @@ from projects.models import Project
 EXPORT, CONFIG = "label-studio", "label-studio-config"
 
 
+HELP = (
+    "Export a project as a Label Studio JSON export (tasks with their data, annotations and "
+    "predictions; streamed) and its settings as a labeling config, where its task type writes "
+    "Label Studio files."
+)
+
+
 class Command(BaseCommand):
-    help = (
-        "Export a project as a Label Studio JSON export (tasks with their data, annotations and "
-        "predictions; streamed) and its settings as a labeling config, where its task type "
-        "writes Label Studio files."
-    )
+    help = HELP
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True)
