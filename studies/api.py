@@ -230,6 +230,7 @@ class LabelStudioImportView(APIView):
             export_file=body.validated_data["file"],
             config_file=body.validated_data["labeling_config"],
             source=body.validated_data["source"],
+            by=request.user,
         )
         return Response(done, status=201)
 

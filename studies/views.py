@@ -183,6 +183,7 @@ def project_import_label_studio(request, slug):
                 export_file=form.cleaned_data["file"],
                 config_file=form.cleaned_data["labeling_config"],
                 source=form.cleaned_data["source"],
+                by=request.user,
             )
         except Refusal as refusal:  # a field inside the export ("data.items.0.id") is the file's
             form.add_error(refusal.field if refusal.field in form.fields else "file", str(refusal))

@@ -161,12 +161,19 @@ class TaskType:
         return {"jsonl": jsonl, "csv": out.getvalue()}
 
     def import_label_studio(
-        self, *, project: Any, export: str | bytes, labeling_config: str, source: str
+        self,
+        *,
+        project: Any,
+        export: str | bytes,
+        labeling_config: str,
+        source: str,
+        by: Any = None,
     ) -> Any:
         """Import a Label Studio project (its JSON export and labeling config) into ``project``
         in one step, all or nothing: the project's config from the labeling config when it has
         no items, the tasks as items, the annotations and predictions as external coders'
-        answers. Returns a result with ``summary()`` (one line) and ``not_mapped`` (lines);
+        answers; ``by`` (a user, or None) for the project's audit log. Returns a result with
+        ``summary()`` (one line) and ``not_mapped`` (lines);
         raises ``studies.services.imports.ImportFailed``. Only where :attr:`label_studio`."""
         raise NotImplementedError(f"{self.name} reads no Label Studio projects")
 

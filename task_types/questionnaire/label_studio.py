@@ -16,7 +16,8 @@ Names: a question's id is the control's ``name`` and a field's name the data key
 lower case with ``_`` for other characters (``txt-1`` → ``txt_1``); two that would become the
 same name are refused.
 
-The export: ``completed_by`` (a number or ``{"id", "email"}``) becomes the external coder
+The export (its envelope read by ``studies.label_studio``, shared with the other task types;
+the results mapped here): ``completed_by`` (a number or ``{"id", "email"}``) becomes the external coder
 ``ls-user-<id>`` (never the e-mail address); a prediction the coder ``model:<model_version>``;
 ``lead_time`` (seconds) the time spent, ``created_at`` the time annotated. Cancelled annotations
 (``was_cancelled``) are left out and counted. A task or annotation that is not in the documented
@@ -26,29 +27,21 @@ shape is refused naming its index in the file and the field, and nothing is impo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 from xml.etree.ElementTree import Element
 
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import ParseError
-from defusedxml.ElementTree import fromstring as safe_fromstring
-
 from annotation.task_types import PayloadError
 from core.json_safety import loads as safe_json_loads
+from studies import label_studio as common
+from studies.label_studio import ExportReading, LabelingConfigError, TaskError
 
 from .serializers import MAX_CHOICES, MAX_POINTS, MIN_POINTS, NAME, PREFER_FIRST, PREFER_SECOND
 
-MAX_CONFIG_BYTES = 256 * 1024
-MAX_CODER_NAME = 100
 OBJECT_TAGS = {"text": "text", "hypertext": "text"}  # HTML is shown as its text
 CONTROL_TAGS = ("choices", "rating", "number", "textarea", "pairwise")
 LEFT, RIGHT = "left", "right"
-
-
-class LabelingConfigError(PayloadError):
-    """The labeling config cannot be read (not XML, too large, a DOCTYPE or entity)."""
 
 
 @dataclass
@@ -96,57 +89,24 @@ def _identifier(raw: str, what: str) -> str:
     return name
 
 
-def _root(xml: str) -> Element:
-    if len(xml.encode("utf-8")) > MAX_CONFIG_BYTES:
-        raise LabelingConfigError(
-            f"the labeling config is larger than {MAX_CONFIG_BYTES // 1024} KiB",
-            field="labeling_config",
-        )
-    try:
-        root = safe_fromstring(xml, forbid_dtd=True, forbid_entities=True)
-    except DefusedXmlException:
-        raise LabelingConfigError(
-            "the labeling config may not declare a DOCTYPE or entities", field="labeling_config"
-        ) from None
-    except ParseError as exc:
-        raise LabelingConfigError(
-            f"the labeling config is not XML ({exc})", field="labeling_config"
-        ) from None
-    if root.tag != "View":
-        raise LabelingConfigError(
-            f"a labeling config starts with <View>, not <{root.tag}>", field="labeling_config"
-        )
-    return root
-
-
 def parse_labeling_config(xml: str) -> LabelingConfig:
     """The labeling config as a questionnaire (see the module docstring); raises
     ``LabelingConfigError`` when it cannot be read or maps to no field or no question."""
     config = LabelingConfig(fields=[], controls={}, data_keys={}, unmapped=[])
     objects: dict[str, str] = {}  # object tag name -> field name
-    header = ""
-    elements = list(_root(xml).iter())
+    elements = list(common.config_root(xml).iter())
     for element in elements:
         tag = element.tag.lower()
         if tag in OBJECT_TAGS:
             _add_object(config, objects, element, OBJECT_TAGS[tag])
-    for element in elements:
-        tag = element.tag.lower()
-        if tag == "header":
-            header = (element.get("value") or element.text or "").strip()
-        elif tag in CONTROL_TAGS:
-            _add_control(config, objects, element, header)
-            header = ""
-        elif element.get("toName") is not None:
-            config.unmapped.append(
-                f"<{element.tag} name={element.get('name')!r}>: not mapped (a questionnaire has "
-                "no such question kind)"
-            )
-        elif element.get("value", "").startswith("$") and tag not in OBJECT_TAGS:
-            config.unmapped.append(
-                f"<{element.tag} name={element.get('name')!r}>: not shown (a questionnaire shows "
-                "text fields only; the data is kept with each item)"
-            )
+    common.read_controls(
+        elements,
+        config.unmapped,
+        is_control=lambda tag: tag in CONTROL_TAGS,
+        add=lambda element, header: _add_control(config, objects, element, header),
+        why_not="a questionnaire has no such question kind",
+        other=lambda element: _not_shown(config, element),
+    )
     if not config.fields:
         raise LabelingConfigError(
             "the labeling config has no <Text> tag with a value like $text: nothing to show",
@@ -160,6 +120,14 @@ def parse_labeling_config(xml: str) -> LabelingConfig:
             field="labeling_config",
         )
     return config
+
+
+def _not_shown(config: LabelingConfig, element: Element) -> None:
+    if element.get("value", "").startswith("$") and element.tag.lower() not in OBJECT_TAGS:
+        config.unmapped.append(
+            f"<{element.tag} name={element.get('name')!r}>: not shown (a questionnaire shows "
+            "text fields only; the data is kept with each item)"
+        )
 
 
 def _add_object(config: LabelingConfig, objects: dict, element: Element, fmt: str) -> None:
@@ -264,63 +232,17 @@ _KIND = {
 # --- the export ----------------------------------------------------------------------------------
 
 
-@dataclass
-class ExportReading:
-    """What a Label Studio export holds, as Concord records, and what was left out."""
-
-    items: list[dict] = field(default_factory=list)
-    answers: list[dict] = field(default_factory=list)  # external annotation rows (jsonl format)
-    where: list[str] = field(default_factory=list)  # each answer's task and entry, for errors
-    task: str = ""  # the task being read: "task at index 2 (id 3)"
-    cancelled: int = 0
-    empty: int = 0  # annotations or predictions with no mapped result
-    predictions: int = 0
-    unmapped: dict[str, list[str]] = field(default_factory=dict)  # reason -> task ids
-
-    def note(self, reason: str, task_id: str) -> None:
-        self.unmapped.setdefault(reason, []).append(task_id)
-
-
-class _Bad(Exception):
-    def __init__(self, field: str, message: str):
-        super().__init__(message)
-        self.field, self.message = field, message
-
-
 def read_export(tasks: Any, config: LabelingConfig) -> ExportReading:
     """Every task of a parsed Label Studio JSON export (a list), read against ``config``; raises
     ``PayloadError`` naming the first bad task's index and field."""
-    if not isinstance(tasks, list):
-        raise PayloadError(
-            "a Label Studio JSON export is a list of tasks", field="file", location="the file"
-        )
-    reading = ExportReading()
-    seen: set[str] = set()
-    for index, task in enumerate(tasks):
-        task_id = task.get("id") if isinstance(task, dict) else None
-        reading.task = f"task at index {index}" + (
-            f" (id {task_id})" if task_id is not None else ""
-        )
-        try:
-            _read_task(task, config, reading, seen)
-        except _Bad as exc:
-            raise PayloadError(exc.message, field=exc.field, location=reading.task) from None
-    return reading
+    return common.read_tasks(
+        tasks, lambda task, ident, data, reading: _read_task(task, ident, data, config, reading)
+    )
 
 
-def _read_task(task: Any, config: LabelingConfig, reading: ExportReading, seen: set) -> None:
-    if not isinstance(task, dict):
-        raise _Bad("task", "a task is an object with id and data")
-    task_id = task.get("id")
-    if isinstance(task_id, bool) or not isinstance(task_id, (int, str)) or task_id == "":
-        raise _Bad("id", "a task needs its id (a number or a text)")
-    ident = str(task_id)
-    if ident in seen:
-        raise _Bad("id", f"the task id {ident} appears twice")
-    seen.add(ident)
-    data = task.get("data")
-    if not isinstance(data, dict):
-        raise _Bad("data", "a task's data is an object")
+def _read_task(
+    task: dict, ident: str, data: dict, config: LabelingConfig, reading: ExportReading
+) -> None:
     item: dict[str, Any] = {"id": ident}
     for key, value in data.items():
         name = config.data_keys.get(key)
@@ -329,97 +251,32 @@ def _read_task(task: Any, config: LabelingConfig, reading: ExportReading, seen: 
                 item[key] = value  # provenance (the import keeps texts and numbers)
             continue
         if isinstance(value, bool) or not isinstance(value, (str, int, float)) or value == "":
-            raise _Bad(f"data.{key}", "a field shown to annotators must be a non-empty text")
+            raise TaskError(f"data.{key}", "a field shown to annotators must be a non-empty text")
         item[name] = value
     missing = [k for k in config.data_keys if k not in data]
     if missing:
-        raise _Bad(f"data.{missing[0]}", "this field is shown to annotators and is missing")
+        raise TaskError(f"data.{missing[0]}", "this field is shown to annotators and is missing")
     reading.items.append(item)
-    for n, annotation in enumerate(_listed(task, "annotations")):
-        _read_annotation(ident, f"annotations.{n}", annotation, config, reading)
-    for n, prediction in enumerate(_listed(task, "predictions")):
-        _read_annotation(ident, f"predictions.{n}", prediction, config, reading)
-
-
-def _listed(task: dict, key: str) -> list:
-    value = task.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _Bad(key, "must be a list")
-    return value
-
-
-def _coder(where: str, entry: dict) -> str:
-    if where.startswith("predictions"):
-        version = entry.get("model_version")
-        version = str(version).strip() if version not in (None, "") else "unknown"
-        return f"model:{version}"[:MAX_CODER_NAME]
-    who = entry.get("completed_by")
-    if isinstance(who, dict):
-        who = who.get("id")
-    if isinstance(who, bool) or not isinstance(who, (int, str)) or who == "":
-        raise _Bad(f"{where}.completed_by", "the annotator's id (a number, or {id, email})")
-    return f"ls-user-{who}"[:MAX_CODER_NAME]
-
-
-def _read_annotation(
-    task_id: str, where: str, entry: Any, config: LabelingConfig, reading: ExportReading
-) -> None:
-    if not isinstance(entry, dict):
-        raise _Bad(where, "an annotation is an object with a result list")
-    if where.startswith("annotations") and entry.get("was_cancelled") is True:
-        reading.cancelled += 1
-        return
-    coder = _coder(where, entry)
-    results = entry.get("result")
-    if not isinstance(results, list):
-        raise _Bad(f"{where}.result", "must be a list of results")
-    answer: dict[str, Any] = {}
-    for n, result in enumerate(results):
-        if not isinstance(result, dict) or not isinstance(result.get("value"), dict):
-            raise _Bad(f"{where}.result.{n}", "a result is an object with from_name and value")
-        mapped = _mapped_result(task_id, result, config, reading)
-        if mapped is not None:
-            answer[mapped[0]] = mapped[1]
-    if not answer:
-        reading.empty += 1
-        return
-    row: dict[str, Any] = {"item": task_id, "coder": coder, "answer": answer}
-    row.update(_timing(where, entry))
-    reading.predictions += where.startswith("predictions")
-    reading.answers.append(row)
-    reading.where.append(f"{reading.task}, {where}")
-
-
-def _timing(where: str, entry: dict) -> dict:
-    out: dict[str, Any] = {}
-    lead = entry.get("lead_time")
-    if lead is not None:
-        if isinstance(lead, bool) or not isinstance(lead, (int, float)) or not 0 <= lead < 1e9:
-            raise _Bad(f"{where}.lead_time", "seconds as a number from 0")
-        out["time_spent_ms"] = round(lead * 1000)
-    created = entry.get("created_at")
-    if isinstance(created, str) and created:
-        out["annotated_at"] = created
-    return out
+    common.read_entries(
+        task, ident, reading, lambda result, at, note: _mapped_result(result, config, note)
+    )
 
 
 def _mapped_result(
-    task_id: str, result: dict, config: LabelingConfig, reading: ExportReading
+    result: dict, config: LabelingConfig, note: Callable[[str], None]
 ) -> tuple[str, Any] | None:
     """``(question id, answer)`` of one result, or None (reported) where it does not map."""
     name, kind = str(result.get("from_name")), str(result.get("type", "")).lower()
     control = config.controls.get(name)
     if control is None:
-        reading.note(f"{kind or 'result'} {name!r}: no question for this control", task_id)
+        note(f"{kind or 'result'} {name!r}: no question for this control")
         return None
     if kind != control.tag:
-        reading.note(f"{name!r}: a {kind} result for a {control.tag} control", task_id)
+        note(f"{name!r}: a {kind} result for a {control.tag} control")
         return None
     value, problem = _VALUES[control.tag](control, result["value"])
     if problem:
-        reading.note(f"{name!r}: {problem}", task_id)
+        note(f"{name!r}: {problem}")
         return None
     return control.question["id"], value
 
@@ -475,14 +332,6 @@ _VALUES = {
 }
 
 
-def unmapped_lines(reading: ExportReading, config: LabelingConfig) -> Iterator[str]:
-    """The report of what was not mapped, one line each (config first, then results)."""
-    yield from config.unmapped
-    for reason, task_ids in reading.unmapped.items():
-        shown = ", ".join(task_ids[:5]) + (", …" if len(task_ids) > 5 else "")
-        yield f"{reason}: left out in {len(task_ids)} tasks ({shown})"
-
-
 # --- the item import format ----------------------------------------------------------------------
 
 
@@ -520,16 +369,5 @@ def read_label_studio_annotations(
     results that map to no question are left out. The items must be imported first (the
     ``label-studio`` item format); ``manage.py import_label_studio`` does both and reports what
     it left out."""
-    if not mapping:
-        raise PayloadError(
-            "give the Label Studio labeling config (XML) as the mapping file",
-            field="mapping",
-            location="the file",
-        )
-    config = parse_labeling_config(mapping)
-    try:
-        tasks = safe_json_loads(stream.read())
-    except ValueError as exc:
-        raise PayloadError(f"not valid JSON: {exc}", field="file", location="the file") from None
-    reading = read_export(tasks, config)
+    reading = common.read_with_mapping(stream, mapping, parse_labeling_config, read_export)
     yield from zip(reading.where, reading.answers, strict=True)

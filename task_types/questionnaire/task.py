@@ -10,7 +10,8 @@ from typing import Any
 from django.utils.translation import gettext_noop
 from rest_framework import serializers
 
-from annotation.task_types import ExtraExport, PayloadError, PreparedItem, TaskType, register
+from annotation.task_types import PayloadError, PreparedItem, TaskType, register
+from studies.label_studio import label_studio_exports
 
 from .defaults import translated_defaults
 from .label_studio import read_label_studio_annotations, read_label_studio_tasks
@@ -83,20 +84,7 @@ class Questionnaire(TaskType):
     label_studio = True
     readers = {"label-studio": read_label_studio_tasks}
     annotation_readers = {"label-studio": read_label_studio_annotations}
-    export_formats = {
-        "label-studio": ExtraExport(
-            title="Label Studio JSON",
-            content_type="application/json",
-            extension="json",
-            stream=lambda project: _label_studio().export_label_studio(project=project),
-        ),
-        "label-studio-config": ExtraExport(
-            title="Label Studio labeling config (XML)",
-            content_type="application/xml",
-            extension="xml",
-            stream=lambda project: iter([_label_studio().labeling_config(project=project)]),
-        ),
-    }
+    export_formats = label_studio_exports(_label_studio)
 
     def annotator_config(self, config: Mapping[str, Any]) -> dict:
         """The default questionnaire's texts in the annotator's language (defaults.py)."""
@@ -104,14 +92,10 @@ class Questionnaire(TaskType):
 
     # --- import -------------------------------------------------------------------------------
 
-    def import_label_studio(
-        self, *, project: Any, export: str | bytes, labeling_config: str, source: str
-    ) -> Any:
+    def import_label_studio(self, **options: Any) -> Any:
         """Questions from the labeling config, tasks as items, answers of external coders
         (``label_studio_io.import_label_studio``)."""
-        return _label_studio().import_label_studio(
-            project=project, export=export, labeling_config=labeling_config, source=source
-        )
+        return _label_studio().import_label_studio(**options)
 
     def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
         """Check that the record has every configured field as text."""

@@ -20,38 +20,27 @@ Each Ranker becomes a criterion (its name; a ``<Header>`` before it is its defin
 that leaves items outside every bucket, or a Ranker over another List, is reported as not
 mapped and left out. A result naming an item the task's list does not have, an item twice or a
 bucket the config does not have refuses the import, naming the task's index and the field.
+The export's envelope (tasks, annotations, predictions, coders) is read by
+``studies.label_studio``; only the List and the Ranker results are mapped here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 from xml.etree.ElementTree import Element
 
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import ParseError
-from defusedxml.ElementTree import fromstring as safe_fromstring
-
-from annotation.task_types import PayloadError
-from core.json_safety import loads as safe_json_loads
+from studies import label_studio as common
+from studies.label_studio import ExportReading, LabelingConfigError, TaskError
 
 from .ranks import competition_ranks
 from .serializers import MAX_OUTPUTS, MIN_OUTPUTS
 
-MAX_CONFIG_BYTES = 256 * 1024
 MAX_NAME = 80  # a criterion's name
-MAX_CODER_NAME = 100
 MAX_SYSTEM = 100
 UNSORTED = "_"  # Label Studio's column of the items not put in a bucket
 NO_LABEL = "none"
-
-
-class LabelingConfigError(PayloadError):
-    """The labeling config cannot be read or holds no List with a Ranker."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, field="labeling_config")
 
 
 @dataclass
@@ -85,24 +74,6 @@ class RankingConfig:
         }
 
 
-def _root(xml: str) -> Element:
-    if len(xml.encode("utf-8")) > MAX_CONFIG_BYTES:
-        raise LabelingConfigError(
-            f"the labeling config is larger than {MAX_CONFIG_BYTES // 1024} KiB"
-        )
-    try:
-        root = safe_fromstring(xml, forbid_dtd=True, forbid_entities=True)
-    except DefusedXmlException:
-        raise LabelingConfigError(
-            "the labeling config may not declare a DOCTYPE or entities"
-        ) from None
-    except ParseError as exc:
-        raise LabelingConfigError(f"the labeling config is not XML ({exc})") from None
-    if root.tag != "View":
-        raise LabelingConfigError(f"a labeling config starts with <View>, not <{root.tag}>")
-    return root
-
-
 def _data_key(element: Element) -> str:
     value = element.get("value") or ""
     return value[1:] if value.startswith("$") and len(value) > 1 else ""
@@ -111,7 +82,7 @@ def _data_key(element: Element) -> str:
 def parse_labeling_config(xml: str) -> RankingConfig:
     """The List, the claim's Text and the Rankers of a labeling config; raises
     ``LabelingConfigError`` without a List that a Ranker ranks."""
-    elements = list(_root(xml).iter())
+    elements = list(common.config_root(xml).iter())
     lists = {e.get("name") or "": e for e in elements if e.tag.lower() == "list" and _data_key(e)}
     texts = [_data_key(e) for e in elements if e.tag.lower() in ("text", "hypertext")]
     rankers = [e for e in elements if e.tag.lower() == "ranker"]
@@ -129,19 +100,13 @@ def parse_labeling_config(xml: str) -> RankingConfig:
         rankers={},
         unmapped=[],
     )
-    header = ""
-    for element in elements:
-        tag = element.tag.lower()
-        if tag == "header":
-            header = (element.get("value") or element.text or "").strip()
-        elif tag == "ranker":
-            _add_ranker(config, element, ranked, header)
-            header = ""
-        elif element.get("toName") is not None:
-            config.unmapped.append(
-                f"<{element.tag} name={element.get('name')!r}>: not mapped (a ranking project "
-                "has Rankers only)"
-            )
+    common.read_controls(
+        elements,
+        config.unmapped,
+        is_control=lambda tag: tag == "ranker",
+        add=lambda element, header: _add_ranker(config, element, ranked, header),
+        why_not="a ranking project has Rankers only",
+    )
     return config
 
 
@@ -171,167 +136,82 @@ def _add_ranker(config: RankingConfig, element: Element, ranked: str, header: st
 # --- the export ----------------------------------------------------------------------------------
 
 
-@dataclass
-class ExportReading:
-    """What a Label Studio export holds, as Concord records, and what was left out."""
-
-    items: list[dict] = field(default_factory=list)
-    answers: list[dict] = field(default_factory=list)  # rows {item, coder, answer[, times]}
-    where: list[str] = field(default_factory=list)  # each answer's task and entry
-    task: str = ""
-    cancelled: int = 0
-    empty: int = 0
-    predictions: int = 0
-    unmapped: dict[str, list[str]] = field(default_factory=dict)
-
-    def note(self, reason: str, task_id: str) -> None:
-        self.unmapped.setdefault(reason, []).append(task_id)
-
-
-class _Bad(Exception):
-    def __init__(self, field: str, message: str):
-        super().__init__(message)
-        self.field, self.message = field, message
-
-
 def read_export(tasks: Any, config: RankingConfig) -> ExportReading:
     """Every task of a parsed Label Studio JSON export, read against ``config``; raises
     ``PayloadError`` naming the first bad task's index and field."""
-    if not isinstance(tasks, list):
-        raise PayloadError("a Label Studio JSON export is a list of tasks", field="file")
-    reading = ExportReading()
-    seen: set[str] = set()
-    for index, task in enumerate(tasks):
-        task_id = task.get("id") if isinstance(task, dict) else None
-        reading.task = f"task at index {index}" + (
-            f" (id {task_id})" if task_id is not None else ""
-        )
-        try:
-            _read_task(task, config, reading, seen)
-        except _Bad as exc:
-            raise PayloadError(exc.message, field=exc.field, location=reading.task) from None
-    return reading
+    return common.read_tasks(
+        tasks, lambda task, ident, data, reading: _read_task(task, ident, data, config, reading)
+    )
 
 
-def _task_item(task: Any, config: RankingConfig, seen: set) -> tuple[dict, list[str]]:
+def _task_item(ident: str, data: dict, config: RankingConfig) -> tuple[dict, list[str]]:
     """The ranking item of one task and its list's item ids (the outputs' systems)."""
-    if not isinstance(task, dict):
-        raise _Bad("task", "a task is an object with id and data")
-    task_id = task.get("id")
-    if isinstance(task_id, bool) or not isinstance(task_id, (int, str)) or task_id == "":
-        raise _Bad("id", "a task needs its id (a number or a text)")
-    if str(task_id) in seen:
-        raise _Bad("id", f"the task id {task_id} appears twice")
-    seen.add(str(task_id))
-    data = task.get("data")
-    if not isinstance(data, dict):
-        raise _Bad("data", "a task's data is an object")
     entries = data.get(config.list_key)
     where = f"data.{config.list_key}"
     if not isinstance(entries, list) or not MIN_OUTPUTS <= len(entries) <= MAX_OUTPUTS:
-        raise _Bad(where, f"the List's items: a list of {MIN_OUTPUTS} to {MAX_OUTPUTS} objects")
+        raise TaskError(
+            where, f"the List's items: a list of {MIN_OUTPUTS} to {MAX_OUTPUTS} objects"
+        )
     outputs = [_output(entry, f"{where}.{n}") for n, entry in enumerate(entries)]
     systems = [o["system"] for o in outputs]
     if len(set(systems)) != len(systems):
-        raise _Bad(where, "an item id appears twice in the list")
+        raise TaskError(where, "an item id appears twice in the list")
     claim = data.get(config.claim_key) if config.claim_key else config.list_title
     if not isinstance(claim, str) or not claim.strip():
-        raise _Bad(f"data.{config.claim_key or 'title'}", "the claim must be a non-empty text")
+        raise TaskError(f"data.{config.claim_key or 'title'}", "the claim must be a non-empty text")
     label = data.get("label")
     label = label.strip()[:50] if isinstance(label, str) and label.strip() else NO_LABEL
-    item = {"id": str(task_id), "claim": claim, "label": label, "outputs": outputs}
+    item = {"id": ident, "claim": claim, "label": label, "outputs": outputs}
     return item, systems
 
 
 def _output(entry: Any, where: str) -> dict:
     if not isinstance(entry, dict):
-        raise _Bad(where, "a List item is an object with id, title and body")
+        raise TaskError(where, "a List item is an object with id, title and body")
     ident = entry.get("id")
     if isinstance(ident, bool) or not isinstance(ident, (int, str)) or str(ident).strip() == "":
-        raise _Bad(f"{where}.id", "a List item needs its id (a number or a text)")
+        raise TaskError(f"{where}.id", "a List item needs its id (a number or a text)")
     if len(str(ident)) > MAX_SYSTEM:
-        raise _Bad(f"{where}.id", f"an id is at most {MAX_SYSTEM} characters")
+        raise TaskError(f"{where}.id", f"an id is at most {MAX_SYSTEM} characters")
     text = next(
         (entry[k] for k in ("body", "title", "html") if isinstance(entry.get(k), str) and entry[k]),
         None,
     )
     if text is None:
-        raise _Bad(where, "a List item needs a body, title or html text")
+        raise TaskError(where, "a List item needs a body, title or html text")
     return {"system": str(ident), "text": text}
 
 
-def _read_task(task: Any, config: RankingConfig, reading: ExportReading, seen: set) -> None:
-    item, systems = _task_item(task, config, seen)
-    reading.items.append(item)
-    for key in ("annotations", "predictions"):
-        entries = task.get(key)
-        if entries is None:
-            continue
-        if not isinstance(entries, list):
-            raise _Bad(key, "must be a list")
-        for n, entry in enumerate(entries):
-            _read_annotation(item["id"], systems, f"{key}.{n}", entry, config, reading)
-
-
-def _coder(where: str, entry: dict) -> str:
-    if where.startswith("predictions"):
-        version = entry.get("model_version")
-        version = str(version).strip() if version not in (None, "") else "unknown"
-        return f"model:{version}"[:MAX_CODER_NAME]
-    who = entry.get("completed_by")
-    if isinstance(who, dict):
-        who = who.get("id")
-    if isinstance(who, bool) or not isinstance(who, (int, str)) or who == "":
-        raise _Bad(f"{where}.completed_by", "the annotator's id (a number, or {id, email})")
-    return f"ls-user-{who}"[:MAX_CODER_NAME]
-
-
-def _read_annotation(
-    task_id: str,
-    systems: list[str],
-    where: str,
-    entry: Any,
-    config: RankingConfig,
-    reading: ExportReading,
+def _read_task(
+    task: dict, ident: str, data: dict, config: RankingConfig, reading: ExportReading
 ) -> None:
-    if not isinstance(entry, dict):
-        raise _Bad(where, "an annotation is an object with a result list")
-    if where.startswith("annotations") and entry.get("was_cancelled") is True:
-        reading.cancelled += 1
-        return
-    coder = _coder(where, entry)
-    results = entry.get("result")
-    if not isinstance(results, list):
-        raise _Bad(f"{where}.result", "must be a list of results")
-    ranks: dict[str, dict[str, int]] = {}
-    for n, result in enumerate(results):
-        at = f"{where}.result.{n}"
-        if not isinstance(result, dict) or not isinstance(result.get("value"), dict):
-            raise _Bad(at, "a result is an object with from_name and value")
-        ranker = config.rankers.get(str(result.get("from_name")))
-        if ranker is None or str(result.get("type", "")).lower() != "ranker":
-            reading.note(
-                f"{result.get('type') or 'result'} {result.get('from_name')!r}: no criterion for this control",
-                task_id,
-            )
-            continue
-        ranked = _ranks(ranker, result["value"], systems, f"{at}.value.ranker")
-        if ranked is None:
-            reading.note(f"{ranker.name!r}: not every item is in a bucket", task_id)
-            continue
-        ranks[ranker.name] = ranked
-    if not ranks:
-        reading.empty += 1
-        return
-    row: dict[str, Any] = {
-        "item": task_id,
-        "coder": coder,
-        "answer": {"order": list(systems), "ranks": ranks},
-    }
-    row.update(_timing(where, entry))
-    reading.predictions += where.startswith("predictions")
-    reading.answers.append(row)
-    reading.where.append(f"{reading.task}, {where}")
+    item, systems = _task_item(ident, data, config)
+    reading.items.append(item)
+    common.read_entries(
+        task,
+        ident,
+        reading,
+        lambda result, at, note: _ranking_of(result, at, note, config, systems),
+        lambda ranks: {"order": list(systems), "ranks": ranks},
+    )
+
+
+def _ranking_of(
+    result: dict, at: str, note: Callable[[str], None], config: RankingConfig, systems: list[str]
+) -> tuple[str, dict[str, int]] | None:
+    """``(criterion, {system: rank})`` of one result, or None (noted) where it does not map."""
+    ranker = config.rankers.get(str(result.get("from_name")))
+    if ranker is None or str(result.get("type", "")).lower() != "ranker":
+        note(
+            f"{result.get('type') or 'result'} {result.get('from_name')!r}: "
+            "no criterion for this control"
+        )
+        return None
+    ranked = _ranks(ranker, result["value"], systems, f"{at}.value.ranker")
+    if ranked is None:
+        note(f"{ranker.name!r}: not every item is in a bucket")
+        return None
+    return ranker.name, ranked
 
 
 def _ranks(ranker: Ranker, value: dict, systems: list[str], at: str) -> dict[str, int] | None:
@@ -339,16 +219,16 @@ def _ranks(ranker: Ranker, value: dict, systems: list[str], at: str) -> dict[str
     None when some item is in no bucket."""
     groups = value.get("ranker")
     if not isinstance(groups, dict):
-        raise _Bad(at, "a Ranker result's value.ranker is an object of lists of item ids")
+        raise TaskError(at, "a Ranker result's value.ranker is an object of lists of item ids")
     levels = ranker.buckets or [ranker.name]
     strangers = [k for k in groups if k not in levels and k != UNSORTED]
     if strangers:
-        raise _Bad(f"{at}.{strangers[0]}", f"the Ranker {ranker.name!r} has no such bucket")
+        raise TaskError(f"{at}.{strangers[0]}", f"the Ranker {ranker.name!r} has no such bucket")
     level_of: dict[str, int] = {}
     for index, level in enumerate(levels):
         ids = groups.get(level, [])
         if not isinstance(ids, list):
-            raise _Bad(f"{at}.{level}", "must be a list of item ids")
+            raise TaskError(f"{at}.{level}", "must be a list of item ids")
         for position, ident in enumerate(ids):
             system = (
                 str(ident)
@@ -356,9 +236,9 @@ def _ranks(ranker: Ranker, value: dict, systems: list[str], at: str) -> dict[str
                 else None
             )
             if system not in systems:
-                raise _Bad(f"{at}.{level}", f"{ident!r} is not an item of this task's List")
+                raise TaskError(f"{at}.{level}", f"{ident!r} is not an item of this task's List")
             if system in level_of:
-                raise _Bad(f"{at}.{level}", f"the item {system!r} is ranked twice")
+                raise TaskError(f"{at}.{level}", f"the item {system!r} is ranked twice")
             level_of[system] = index if ranker.buckets else position
     if len(level_of) != len(systems):
         return None
@@ -366,43 +246,11 @@ def _ranks(ranker: Ranker, value: dict, systems: list[str], at: str) -> dict[str
     return dict(zip(systems, competition_ranks(values), strict=True))
 
 
-def _timing(where: str, entry: dict) -> dict:
-    out: dict[str, Any] = {}
-    lead = entry.get("lead_time")
-    if lead is not None:
-        if isinstance(lead, bool) or not isinstance(lead, (int, float)) or not 0 <= lead < 1e9:
-            raise _Bad(f"{where}.lead_time", "seconds as a number from 0")
-        out["time_spent_ms"] = round(lead * 1000)
-    created = entry.get("created_at")
-    if isinstance(created, str) and created:
-        out["annotated_at"] = created
-    return out
-
-
-def unmapped_lines(reading: ExportReading, config: RankingConfig) -> Iterator[str]:
-    """The report of what was not mapped, one line each (config first, then results)."""
-    yield from config.unmapped
-    for reason, task_ids in reading.unmapped.items():
-        shown = ", ".join(task_ids[:5]) + (", …" if len(task_ids) > 5 else "")
-        yield f"{reason}: left out in {len(task_ids)} tasks ({shown})"
-
-
 # --- the item and annotation import formats ------------------------------------------------------
 
 
 def _parsed(stream: IO[str], mapping: str | None) -> ExportReading:
-    if not mapping:
-        raise PayloadError(
-            "give the Label Studio labeling config (XML) as the mapping file",
-            field="mapping",
-            location="the file",
-        )
-    config = parse_labeling_config(mapping)
-    try:
-        tasks = safe_json_loads(stream.read())
-    except ValueError as exc:
-        raise PayloadError(f"not valid JSON: {exc}", field="file", location="the file") from None
-    return read_export(tasks, config)
+    return common.read_with_mapping(stream, mapping, parse_labeling_config, read_export)
 
 
 def read_label_studio_tasks(

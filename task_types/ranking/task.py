@@ -16,7 +16,8 @@ from typing import Any
 from django.conf import settings
 from django.utils.translation import gettext_noop
 
-from annotation.task_types import ExtraExport, PayloadError, PreparedItem, TaskType, register
+from annotation.task_types import PayloadError, PreparedItem, TaskType, register
+from studies.label_studio import label_studio_exports
 
 from .formats import decode_csv_row, read_reprohum
 from .label_studio import read_label_studio_annotations, read_label_studio_tasks
@@ -85,32 +86,15 @@ class Ranking(TaskType):
         "reprohum-ranks": read_reprohum_ranks,
         "label-studio": read_label_studio_annotations,
     }
-    export_formats = {
-        "label-studio": ExtraExport(
-            title="Label Studio JSON",
-            content_type="application/json",
-            extension="json",
-            stream=lambda project: _label_studio().export_label_studio(project=project),
-        ),
-        "label-studio-config": ExtraExport(
-            title="Label Studio labeling config (XML)",
-            content_type="application/xml",
-            extension="xml",
-            stream=lambda project: iter([_label_studio().labeling_config(project=project)]),
-        ),
-    }
+    export_formats = label_studio_exports(_label_studio)
     private_config = frozenset({"systems", "seed"})
 
     # --- import -------------------------------------------------------------------------------
 
-    def import_label_studio(
-        self, *, project: Any, export: str | bytes, labeling_config: str, source: str
-    ) -> Any:
+    def import_label_studio(self, **options: Any) -> Any:
         """Criteria from the labeling config's Rankers, tasks as items, Ranker results as
         external coders' rankings (``label_studio_io.import_label_studio``)."""
-        return _label_studio().import_label_studio(
-            project=project, export=export, labeling_config=labeling_config, source=source
-        )
+        return _label_studio().import_label_studio(**options)
 
     def prepare(self, payload: dict, *, config: dict) -> list[PreparedItem]:
         """Check system names against the project's systems (when declared) and give each output

@@ -10,6 +10,8 @@ import pytest
 from django.test import Client
 
 from annotation.models import ExternalAnnotation, Item
+from projects.audit import AuditKind
+from projects.models import AuditEntry
 from tests import factories
 from tests.conftest import client_for
 from tests.task_types.questionnaire import test_label_studio as questionnaire_ls
@@ -149,3 +151,31 @@ def test_someone_not_a_researcher_gets_404(researcher, db):
     response = page_post(client, project, ranking_ls.EXPORT, ranking_ls.CONFIG)
     assert response.status_code == 404
     assert not Item.objects.filter(project=project).exists()
+
+
+@pytest.mark.parametrize("task_type", ["ranking", "questionnaire"])
+@pytest.mark.parametrize("via", ["page", "api"])
+def test_the_import_is_in_the_audit_log_under_the_researcher(researcher, task_type, via):
+    """The same entries as the item and the annotation imports write, and the settings change
+    (the project's config from the labeling config), naming who imported."""
+    module = {"ranking": ranking_ls, "questionnaire": questionnaire_ls}[task_type]
+    project = _project(researcher, task_type)
+    if via == "page":
+        client = Client()
+        client.force_login(researcher)
+        assert page_post(client, project, module.EXPORT, module.CONFIG).status_code == 302
+    else:
+        response = api_post(client_for(researcher), project, module.EXPORT, module.CONFIG)
+        assert response.status_code == 201
+    entries = AuditEntry.objects.filter(project=project)
+    assert {(e.kind, e.actor_id) for e in entries} == {
+        (AuditKind.SETTINGS_CHANGED, researcher.pk),  # the config from the labeling config
+        (AuditKind.ITEMS_IMPORTED, researcher.pk),
+        (AuditKind.ANNOTATIONS_IMPORTED, researcher.pk),
+    }
+    annotations = entries.get(kind=AuditKind.ANNOTATIONS_IMPORTED)
+    assert annotations.changes["format"] == "label-studio"
+    assert (
+        annotations.changes["annotations"]
+        == ExternalAnnotation.objects.filter(item__project=project).count()
+    )

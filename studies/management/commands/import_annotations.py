@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import Refusal
 from projects.models import Project
+from studies.management.text_files import read_text_file
 from studies.services.external_annotations import annotation_formats, import_annotations
 
 
@@ -46,14 +47,7 @@ class Command(BaseCommand):
             )
         reader_options = {}
         if mapping:
-            try:
-                reader_options["mapping"] = Path(mapping).read_text(encoding="utf-8-sig")
-            except FileNotFoundError:
-                raise CommandError(f"{mapping}: no such mapping file.") from None
-            except UnicodeDecodeError as exc:
-                raise CommandError(
-                    f"Nothing imported. The mapping file is not UTF-8 text (byte {exc.start})."
-                ) from None
+            reader_options["mapping"] = read_text_file(mapping, "mapping file")
         try:
             with path.open("rb") as stream:
                 counts = import_annotations(

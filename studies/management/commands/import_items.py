@@ -4,6 +4,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from projects.models import Project
+from studies.management.text_files import read_text_file
 from studies.services.imports import ImportFailed, ImportReport, import_items
 
 
@@ -41,15 +42,7 @@ class Command(BaseCommand):
 
         reader_options = {}
         if mapping:
-            try:
-                with open(mapping, encoding="utf-8-sig", newline="") as handle:
-                    reader_options["mapping"] = handle.read()
-            except FileNotFoundError:
-                raise CommandError(f"No such mapping file: {mapping}") from None
-            except UnicodeDecodeError as exc:
-                raise CommandError(
-                    f"Nothing imported. The mapping file is not UTF-8 text (byte {exc.start})."
-                ) from None
+            reader_options["mapping"] = read_text_file(mapping, "mapping file")
         try:
             with open(file, "rb") as stream:
                 size = os.fstat(stream.fileno()).st_size

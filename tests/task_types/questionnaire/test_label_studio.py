@@ -11,7 +11,6 @@ export's: the SDK is not a dependency."""
 
 import io
 import json
-from pathlib import Path
 
 import krippendorff
 import numpy as np
@@ -36,10 +35,9 @@ from task_types.questionnaire.label_studio_io import (
 from task_types.questionnaire.serializers import project_config
 from tests import factories
 from tests.conftest import client_for
+from tests.label_studio_examples import example_files, imported_example
 
-HERE = Path(__file__).parent / "label_studio"
-EXPORT = (HERE / "export.json").read_text()
-CONFIG = (HERE / "config.xml").read_text()
+HERE, EXPORT, CONFIG = example_files(__file__)
 
 
 def _answers(project) -> dict[tuple[str, str], dict]:
@@ -53,10 +51,12 @@ def _answers(project) -> dict[tuple[str, str], dict]:
 
 @pytest.fixture
 def imported(db):
-    project = factories.ProjectFactory(task_type="questionnaire", config={})
-    done = import_label_studio(project=project, export=EXPORT, labeling_config=CONFIG)
-    project.refresh_from_db()
-    return project, done
+    return imported_example(
+        task_type="questionnaire",
+        import_label_studio=import_label_studio,
+        export=EXPORT,
+        config=CONFIG,
+    )
 
 
 def test_the_labeling_config_becomes_questions_and_reports_what_it_cannot_map():

@@ -9,10 +9,9 @@ import json
 import pytest
 
 from task_types.questionnaire.label_studio_io import import_label_studio
-from tests import factories
-from tests.e2e.conftest import login
 from tests.e2e.pages import PHONE, screenshot
 from tests.e2e.test_phone_and_accessibility import axe_violations, no_overflow
+from tests.label_studio_examples import project_page, researchers_project
 from tests.task_types.questionnaire.test_label_studio import CONFIG, EXPORT
 
 DESKTOP = {"viewport": {"width": 1280, "height": 900}}
@@ -20,16 +19,12 @@ DESKTOP = {"viewport": {"width": 1280, "height": 900}}
 
 @pytest.mark.parametrize(("size", "context_args"), [("1280", DESKTOP), ("390", PHONE)])
 def test_label_studio_downloads_by_keyboard(live_server, browser, size, context_args):
-    researcher = factories.UserFactory()
-    project = factories.ProjectFactory(task_type="questionnaire", config={})
-    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    researcher, project = researchers_project("questionnaire")
     import_label_studio(project=project, export=EXPORT, labeling_config=CONFIG)
-    context = browser.new_context(accept_downloads=True, **context_args)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
+    context, page = project_page(
+        browser, live_server, researcher, project, accept_downloads=True, **context_args
+    )
     try:
-        login(page, live_server, researcher.username, factories.PASSWORD)
-        page.goto(f"{live_server.url}/p/{project.slug}/")
         link = page.get_by_role("link", name="Download Label Studio JSON")
         link.scroll_into_view_if_needed()
         no_overflow(page)

@@ -6,7 +6,6 @@ items its outputs, each result a ranking with ties where a bucket holds several;
 refused naming the task and the field, importing nothing; a project exported reads back."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -20,10 +19,9 @@ from task_types.ranking.label_studio_io import (
     labeling_config,
 )
 from tests import factories
+from tests.label_studio_examples import example_files, imported_example
 
-HERE = Path(__file__).parent / "label_studio"
-EXPORT = (HERE / "export.json").read_text()
-CONFIG = (HERE / "config.xml").read_text()
+HERE, EXPORT, CONFIG = example_files(__file__)
 
 
 def ranks_by_system(project) -> dict[tuple[str, str], dict]:
@@ -44,10 +42,9 @@ def ranks_by_system(project) -> dict[tuple[str, str], dict]:
 
 @pytest.fixture
 def imported(db):
-    project = factories.ProjectFactory(task_type="ranking", config={})
-    done = import_label_studio(project=project, export=EXPORT, labeling_config=CONFIG)
-    project.refresh_from_db()
-    return project, done
+    return imported_example(
+        task_type="ranking", import_label_studio=import_label_studio, export=EXPORT, config=CONFIG
+    )
 
 
 def test_the_rankers_become_criteria_and_other_controls_are_reported():

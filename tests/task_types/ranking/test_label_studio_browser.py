@@ -9,10 +9,9 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import ExternalAnnotation, Item
-from tests import factories
-from tests.e2e.conftest import login
 from tests.e2e.pages import PHONE, screenshot
 from tests.e2e.test_phone_and_accessibility import axe_violations, no_overflow
+from tests.label_studio_examples import project_page, researchers_project
 from tests.task_types.ranking.test_label_studio import HERE
 
 DESKTOP = {"viewport": {"width": 1280, "height": 900}}
@@ -46,17 +45,11 @@ def _fill_and_submit(page, config_path, source: str) -> None:
 def test_label_studio_import_in_one_step_by_keyboard(
     live_server, browser, size, context_args, tmp_path
 ):
-    researcher = factories.UserFactory()
-    project = factories.ProjectFactory(task_type="ranking", config={})
-    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    researcher, project = researchers_project("ranking")
     bad_config = tmp_path / "config.xml"
     bad_config.write_text("<View><Text name='t' value='$t'/></View>")
-    context = browser.new_context(**context_args)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
+    context, page = project_page(browser, live_server, researcher, project, **context_args)
     try:
-        login(page, live_server, researcher.username, factories.PASSWORD)
-        page.goto(f"{live_server.url}/p/{project.slug}/")
         heading = page.get_by_role("heading", name="Import a Label Studio project")
         heading.scroll_into_view_if_needed()
         no_overflow(page)
