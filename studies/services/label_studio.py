@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TypedDict
 
+import orjson
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
@@ -83,8 +84,10 @@ def label_studio_import_upload(
             field="labeling_config",
         ) from None
     name = (source or getattr(export_file, "name", "") or "Label Studio")[:200]
+    export = export_file.read()
+    _within_one_request(export)
     done: Any = task_type.import_label_studio(
-        project=project, export=export_file.read(), labeling_config=xml, source=name, by=by
+        project=project, export=export, labeling_config=xml, source=name, by=by
     )
     return LabelStudioResult(
         summary=done.summary(),
@@ -97,6 +100,26 @@ def label_studio_import_upload(
         config_replaced=done.config_replaced,
         not_mapped=list(done.not_mapped),
     )
+
+
+def _within_one_request(export: bytes) -> None:
+    """Refuse, before anything is read into the project, an export with more tasks than the page
+    and the API import in one request (``CONCORD_LABEL_STUDIO_WEB_TASKS``): the request would be
+    cut by the server's timeout and the researcher told nothing. An export that is not a JSON
+    list is left to the reader, which says what is wrong with it."""
+    limit = settings.CONCORD_LABEL_STUDIO_WEB_TASKS
+    try:
+        tasks = orjson.loads(export)
+    except orjson.JSONDecodeError:
+        return
+    if isinstance(tasks, list) and len(tasks) > limit:
+        raise ImportFailed(
+            f"Nothing imported. This export holds {len(tasks):,} tasks; the page and the API "
+            f"import up to {limit:,} in one request (CONCORD_LABEL_STUDIO_WEB_TASKS), so that "
+            "it ends before the server's timeout. Split the export, or run "
+            "`manage.py import_label_studio` on the server, which has no such limit.",
+            field="file",
+        )
 
 
 # --- the one-step import, shared by the task types ----------------------------------------------

@@ -91,6 +91,37 @@ def test_the_page_names_the_field_keeps_the_source_and_imports_nothing(researche
     assert not Item.objects.filter(project=project).exists()
 
 
+def test_an_export_too_large_for_one_request_is_refused_with_what_to_do(researcher, settings):
+    # Beyond the limit the request would be cut by the server's timeout, saying nothing.
+    settings.CONCORD_LABEL_STUDIO_WEB_TASKS = 1
+    project = _project(researcher, "ranking")
+    client = client_for(researcher)
+    response = client.post(
+        f"/api/projects/{project.slug}/import/label-studio/",
+        {
+            "file": _file(ranking_ls.EXPORT, "export.json"),
+            "labeling_config": _file(ranking_ls.CONFIG, "config.xml"),
+        },
+    )
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["field"] == "file"
+    assert "This export holds 2 tasks" in body["detail"]
+    assert "up to 1 in one request" in body["detail"]
+    assert "manage.py import_label_studio" in body["detail"]
+    assert not Item.objects.filter(project=project).exists()
+    settings.CONCORD_LABEL_STUDIO_WEB_TASKS = 2  # at the limit: imported
+    response = client.post(
+        f"/api/projects/{project.slug}/import/label-studio/",
+        {
+            "file": _file(ranking_ls.EXPORT, "export.json"),
+            "labeling_config": _file(ranking_ls.CONFIG, "config.xml"),
+        },
+    )
+    assert response.status_code == 201, response.content
+    assert Item.objects.filter(project=project).count() == 2
+
+
 def test_a_missing_config_is_named_by_the_form(researcher):
     project = _project(researcher, "ranking")
     client = Client()

@@ -222,3 +222,24 @@ def test_an_output_the_project_does_not_allow_is_named_by_its_task(db):
     assert "task at index 0 (id 101)" in str(refused.value)
     assert "'llm_c'" in str(refused.value)
     assert not ExternalAnnotation.objects.filter(item__project=project).exists()
+
+
+def test_the_config_is_validated_once_per_import_not_once_per_answer(db, monkeypatch):
+    # Each answer is checked against the project's criteria; validating the config through its
+    # serializer for every answer made a 10k-task export take minutes (probe finding).
+    from task_types.ranking import serializers
+
+    calls = []
+    real = serializers._validated_criteria
+    monkeypatch.setattr(
+        serializers, "_validated_criteria", lambda config: calls.append(1) or real(config)
+    )
+    serializers._criteria_of_json.cache_clear()
+    project, done = imported_example(
+        task_type="ranking", import_label_studio=import_label_studio, export=EXPORT, config=CONFIG
+    )
+    assert done.annotations + done.predictions >= 3
+    assert 1 <= len(calls) <= 2  # the empty config, then the one the labeling config set
+    assert serializers.project_criteria(project.config) == serializers._validated_criteria(
+        project.config
+    )
