@@ -201,6 +201,17 @@ _YOUR_ROLE = {
     Membership.Role.REVIEWER: pgettext_lazy("your role", "you are a reviewer"),
     Membership.Role.ANNOTATOR: pgettext_lazy("your role", "you are an annotator"),
 }
+_INVITED = {
+    Membership.Role.RESEARCHER: pgettext_lazy(
+        "invitation", "You are invited as a <strong>researcher</strong>."
+    ),
+    Membership.Role.REVIEWER: pgettext_lazy(
+        "invitation", "You are invited as a <strong>reviewer</strong>."
+    ),
+    Membership.Role.ANNOTATOR: pgettext_lazy(
+        "invitation", "You are invited as an <strong>annotator</strong>."
+    ),
+}
 _WELCOME = {
     Membership.Role.RESEARCHER: pgettext_lazy(
         "welcome", "Welcome, %(username)s: you are now a researcher of %(project)s."
@@ -217,6 +228,12 @@ _WELCOME = {
 def your_role(role: str) -> str:
     """ "you are an annotator", in the current language."""
     return str(_YOUR_ROLE.get(role, role))
+
+
+def invited_as(role: str) -> str:
+    """ "You are invited as an <strong>annotator</strong>.", in the current language (HTML: the
+    role in bold; the text is ours, never a user's)."""
+    return str(_INVITED[role])
 
 
 def welcome_message(*, role: str, username: str, project: str) -> str:

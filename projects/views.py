@@ -18,6 +18,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -25,7 +26,7 @@ from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
 from core.wording import counted, indefinite
 from projects import members
-from projects.models import Invitation, Membership, welcome_message
+from projects.models import Invitation, Membership, invited_as, welcome_message
 from projects.permissions import RESEARCH_ROLES, has_role, project_for
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -279,6 +280,11 @@ def invitation(request, token):
     return render(
         request,
         "registration/invitation.html",
-        {"invitation": invitation, "form": form},
+        {
+            "invitation": invitation,
+            "form": form,
+            # ours, with the role in <strong>: a whole sentence per role and language
+            "invited_as": mark_safe(invited_as(invitation.role)),  # noqa: S308
+        },
         status=status,
     )

@@ -428,3 +428,16 @@ def test_the_javascript_scan_finds_an_unmarked_string(tmp_path):
         'el.textContent = "Choose a label first.";\nif (event.key === "Enter") go(".st-row");\n'
     )
     assert unmarked_strings(script) == ['task.js:3: "Choose a label first."']
+
+
+def test_the_invitation_names_the_role_in_a_whole_sentence(db):
+    # Was "Sie sind eingeladen als annotierende ." (the label lower-cased into a sentence).
+    project, researcher, _member = demo_project("stance", items=1)
+    invitation = members.invitation_create(project=project, role="annotator", created_by=researcher)
+    url = f"/invite/{members.invitation_token(invitation=invitation)}/"
+    german = Client().get(f"{url}?lang=de").content.decode()
+    assert "Sie sind eingeladen: Ihre Rolle ist <strong>Annotierende</strong>." in german
+    assert "annotierende" not in german
+    assert "Wählen Sie einen Benutzernamen und ein Passwort" in german
+    english = Client().get(f"{url}?lang=en").content.decode()
+    assert "You are invited as an <strong>annotator</strong>." in english
