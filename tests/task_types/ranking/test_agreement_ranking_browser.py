@@ -76,6 +76,10 @@ def test_researcher_compares_an_original_ranking_study_with_its_reproduction(
     page.goto(f"{live_server.url}/p/{original.slug}/agreement/")
     page.wait_for_selector("#block-mar_1 svg")
     assert page.locator("#table-alpha_levels tbody tr").count() == 4  # one per criterion
+    # every headline tile holds its value (a sentence wraps instead of running over the next)
+    assert page.evaluate(
+        "[...document.querySelectorAll('.tile')].every(t => t.scrollWidth <= t.clientWidth + 1)"
+    )
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "agreement_ranking.png"), full_page=True)
 
