@@ -222,16 +222,29 @@ def _read_entry(
 
 
 def _coder(where: str, entry: dict) -> str:
+    """The external coder's name; one too long to store is refused, never cut (two names cut to
+    the same would merge two coders)."""
     if where.startswith("predictions"):
         version = entry.get("model_version")
-        version = str(version).strip() if version not in (None, "") else "unknown"
-        return f"model:{version}"[:MAX_CODER_NAME]
+        if version in (None, ""):
+            version = "unknown"
+        if isinstance(version, bool) or not isinstance(version, (str, int, float)):
+            raise TaskError(f"{where}.model_version", "the model's version is a text")
+        return _within_name_limit(f"model:{str(version).strip()}", f"{where}.model_version")
     who = entry.get("completed_by")
     if isinstance(who, dict):
         who = who.get("id")
     if isinstance(who, bool) or not isinstance(who, (int, str)) or who == "":
         raise TaskError(f"{where}.completed_by", "the annotator's id (a number, or {id, email})")
-    return f"ls-user-{who}"[:MAX_CODER_NAME]
+    return _within_name_limit(f"ls-user-{who}", f"{where}.completed_by")
+
+
+def _within_name_limit(name: str, where: str) -> str:
+    if len(name) > MAX_CODER_NAME:
+        raise TaskError(
+            where, f"names a coder in more than {MAX_CODER_NAME} characters ({len(name)})"
+        )
+    return name
 
 
 def _timing(where: str, entry: dict) -> dict:

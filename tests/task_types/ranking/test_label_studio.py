@@ -124,6 +124,22 @@ def _bad(change) -> str:
         (lambda t: t[1]["data"].update(items="llm_a"), "data.items", "a list of 2 to 9"),
         (lambda t: t[1]["data"]["items"][1].pop("id"), "data.items.1.id", "needs its id"),
         (lambda t: t[1]["annotations"][1].pop("completed_by"), "annotations.1.completed_by", ""),
+        # a coder's name is never cut (two names cut alike would merge two coders)
+        (
+            lambda t: t[0]["predictions"][0].update(model_version="m" * 95),
+            "predictions.0.model_version",
+            "names a coder in more than 100 characters (101)",
+        ),
+        (
+            lambda t: t[0]["annotations"][0].update(completed_by="u" * 200),
+            "annotations.0.completed_by",
+            "more than 100 characters",
+        ),
+        (
+            lambda t: t[0]["predictions"][0].update(model_version={"x": 1}),
+            "predictions.0.model_version",
+            "the model's version is a text",
+        ),
     ],
 )
 def test_a_bad_export_is_refused_naming_the_task_and_field_and_nothing_is_imported(
