@@ -262,3 +262,20 @@ def test_the_confusion_heatmap_escapes_labels_and_draws_one_judge():
     assert "<b>" not in svg and "&lt;b&gt;" in svg
     assert ">3</text>" in svg and ">1</text>" in svg and ">9</text>" not in svg
     assert "75 % of the row" in svg
+
+
+def test_a_task_type_without_judge_validation_says_so_once(db):
+    from django.urls import reverse
+
+    from agreement.reports.sections import judge_validation_for
+    from annotation import task_types
+
+    without = next(
+        t.slug for t in task_types.all_task_types() if judge_validation_for(t.slug) is None
+    )
+    project = factories.ProjectFactory(task_type=without, config={})
+    page = _researcher_client(project).get(
+        reverse("agreement-judge-validation", args=[project.slug])
+    )
+    assert page.status_code == 200
+    assert page.content.decode().count("This task type has no judge validation.") == 1
