@@ -31,7 +31,7 @@ run: install
 	@$(LOCAL) $(BIN)/python manage.py migrate --noinput
 	@echo "[run 2/3] demo accounts and one demo study per task type (under a minute)"
 	@$(LOCAL) $(BIN)/python manage.py seed_demo --without-replays
-	@echo "[run 3/3] serving; the six source-study replays build beside it (about a minute; log: replays.log)"
+	@echo "[run 3/3] serving; the six source-study replays build beside it (1-3 minutes; log: replays.log)"
 	@echo "Concord runs on http://$(HOST):$(PORT)/ (log in with an account printed above)"
 	@$(LOCAL) $(BIN)/python manage.py seed_demo --replays-only > replays.log 2>&1 &
 	@# judge runs started from the page go on a thread of the server, never blocking the page

@@ -1,8 +1,8 @@
 """Demo data: one researcher, three annotators and a demo project per task type.
 
 Passwords are generated on every run and printed (existing demo accounts get new ones), so no
-fixed password ever ships with Concord. The source-study replays take most of the time (about
-a minute on a quiet 2-core machine), so ``make run`` seeds ``--without-replays`` and builds them
+fixed password ever ships with Concord. The source-study replays take most of the time (3 min 10 s
+at load 10 on a 2-core machine), so ``make run`` seeds ``--without-replays`` and builds them
 with ``--replays-only`` in the background while the server already serves; each line says how
 long its step took.
 """
