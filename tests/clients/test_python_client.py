@@ -261,3 +261,22 @@ def test_a_label_studio_export_goes_in_through_the_client(
     with pytest.raises(InvalidRequest) as refused:
         concord.import_annotations(project.slug, here / "export.json", format="label-studio")
     assert refused.value.field == "mapping"
+
+
+def test_a_label_studio_project_goes_in_through_the_client_in_one_step(
+    transactional_db, celery_eager, live_server
+):
+    from pathlib import Path
+
+    here = Path(__file__).parents[1] / "task_types" / "ranking" / "label_studio"
+    researcher = factories.UserFactory(username=factories.unique("client-researcher"))
+    project = factories.ProjectFactory(task_type="ranking", config={})
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    concord = login(live_server, researcher)
+    done = concord.import_label_studio(
+        project.slug, here / "export.json", here / "config.xml", source="LS pilot"
+    )
+    assert (done["items"], done["coders"]) == (2, 3) and "from Label Studio" in done["summary"]
+    with pytest.raises(InvalidRequest) as refused:
+        concord.import_label_studio(project.slug, here / "export.json", b"<View><Text")
+    assert refused.value.field == "labeling_config"

@@ -38,6 +38,7 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
     "import_job": ("GET", "/api/projects/{slug}/imports/{job_id}/"),
     "import_cancel": ("POST", "/api/projects/{slug}/imports/{job_id}/cancel/"),
     "annotations_import": ("POST", "/api/projects/{slug}/annotations/import/"),
+    "label_studio_import": ("POST", "/api/projects/{slug}/import/label-studio/"),
     "export": ("GET", "/api/projects/{slug}/export/"),
     "judge_runs": ("GET", "/api/projects/{slug}/judge-runs/"),
     "judge_run_start": ("POST", "/api/projects/{slug}/judge-runs/"),
@@ -62,6 +63,7 @@ REQUEST_FIELDS: dict[str, tuple[str, ...]] = {
     "items_import": ("file", "format", "update"),
     "item_fix": ("record", "note"),
     "annotations_import": ("file", "format", "source", "skip_unknown_items"),
+    "label_studio_import": ("file", "labeling_config", "source"),
     "judge_run_start": ("judge", "filters", "both_orders", "budget_calls", "budget_tokens"),
     "judge_run_estimate": ("judge", "filters", "both_orders"),
     "next": ("start_batch",),
@@ -349,6 +351,19 @@ class Concord:
         if mapping is not None:
             files["mapping"] = _file(mapping, "mapping")
         return self._call("annotations_import", files=files, data=data, slug=slug)
+
+    def import_label_studio(
+        self, slug: str, export: FileLike, labeling_config: FileLike, *, source: str = ""
+    ) -> dict:
+        """A Label Studio project in one request: its JSON export and labeling config become
+        items and external coders' answers, all or nothing (task types that read Label Studio
+        projects). Returns the counts and what was not mapped."""
+        files = {
+            "file": _file(export, "export.json"),
+            "labeling_config": _file(labeling_config, "config.xml"),
+        }
+        data = {"source": source} if source else {}
+        return self._call("label_studio_import", files=files, data=data, slug=slug)
 
     # --- exports ----------------------------------------------------------------------------
 
