@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, models, transaction
+from django.db import IntegrityError, OperationalError, connection, models, transaction
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -88,8 +88,31 @@ def _reclaim(project_id: int, *, batches: bool) -> int:
     return count
 
 
+# A deadlock PostgreSQL broke by rolling back one transaction (many annotators starting batches
+# at one instant on a loaded machine): that request's dealing starts again, up to this many times.
+DEADLOCK_ATTEMPTS = 3
+DEADLOCK_DETECTED = "40P01"  # PostgreSQL's SQLSTATE
+
+
 def assignment_next(
     *, project: Project, annotator: User, batch_ref: str = "", start_batch: bool = False
+) -> Assignment | None:
+    """:func:`_assignment_next`, started again when PostgreSQL broke a deadlock by rolling back
+    this request's transaction (only outside an enclosing transaction, which the rollback ends)."""
+    for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
+        try:
+            return _assignment_next(
+                project=project, annotator=annotator, batch_ref=batch_ref, start_batch=start_batch
+            )
+        except OperationalError as exc:
+            deadlock = getattr(exc.__cause__, "pgcode", None) == DEADLOCK_DETECTED
+            if not deadlock or connection.in_atomic_block or attempt == DEADLOCK_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _assignment_next(
+    *, project: Project, annotator: User, batch_ref: str, start_batch: bool
 ) -> Assignment | None:
     """The annotator's open reservation in this project, or a newly reserved item, or None when
     there is nothing for them (``selectors.annotator_stop`` says why). An item is offered only

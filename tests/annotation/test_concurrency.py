@@ -3,6 +3,7 @@
 import threading
 from collections import Counter
 
+import pytest
 from django.db import connection, connections
 
 from annotation import services
@@ -155,3 +156,45 @@ def test_two_tabs_of_one_annotator_asking_at_once_share_one_reservation(transact
         Assignment.objects.filter(annotator=annotator).values_list("sequence", flat=True)
     )
     assert sorted(sequences) == list(range(1, 6))
+
+
+class _Deadlock(Exception):
+    pgcode = "40P01"
+
+
+def test_a_request_whose_transaction_postgresql_chose_to_break_a_deadlock_is_dealt_again(
+    transactional_db, monkeypatch
+):
+    # Seen in a run under load: 20 workers starting batches at once, one got "deadlock detected".
+    from django.db import OperationalError
+
+    project = factories.ProjectFactory(annotators_per_item=1)
+    factories.make_items(project, 2)
+    user = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=user, role="annotator")
+    real = services._assignment_next
+    calls = []
+
+    def once_deadlocked(**kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("deadlock detected") from _Deadlock()
+        return real(**kwargs)
+
+    monkeypatch.setattr(services, "_assignment_next", once_deadlocked)
+    assert services.assignment_next(project=project, annotator=user) is not None
+    assert len(calls) == 2
+
+    def always(**kwargs):  # a deadlock every time, or another error: raised, not hidden
+        raise OperationalError("deadlock detected") from _Deadlock()
+
+    monkeypatch.setattr(services, "_assignment_next", always)
+    with pytest.raises(OperationalError, match="deadlock"):
+        services.assignment_next(project=project, annotator=user)
+
+    def other(**kwargs):
+        raise OperationalError("server closed the connection")
+
+    monkeypatch.setattr(services, "_assignment_next", other)
+    with pytest.raises(OperationalError, match="server closed"):
+        services.assignment_next(project=project, annotator=user)
