@@ -4,7 +4,8 @@ Concurrency: ``assignment_next`` locks candidate item rows with ``SELECT … FOR
 on PostgreSQL, so concurrent annotators never both take the last free place on an item; the
 ``assigned_count`` counter only changes while its row is locked. SQLite ignores row locks but
 serialises writers, which is enough for the embedded development database. Batch starts lock the
-project row instead (see ``_start_batch``).
+project row instead, FOR NO KEY UPDATE so that submits' foreign-key checks pass (see
+``_start_batch``).
 
 Quality control (control items, accuracy, qualification rounds) lives in ``annotation.quality``;
 the crowd settings it follows in ``projects.crowd``.
@@ -13,6 +14,7 @@ the crowd settings it follows in ``projects.crowd``.
 from __future__ import annotations
 
 import json
+import logging
 import random
 import uuid
 from datetime import timedelta
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 MAX_DRAFT_BYTES = 64 * 1024
+log = logging.getLogger(__name__)
 
 
 class WorkflowError(Refusal):
@@ -108,6 +111,12 @@ def assignment_next(
             deadlock = getattr(exc.__cause__, "pgcode", None) == DEADLOCK_DETECTED
             if not deadlock or connection.in_atomic_block or attempt == DEADLOCK_ATTEMPTS:
                 raise
+            log.warning(
+                "Dealing in project %s deadlocked (attempt %s of %s); dealing again.",
+                project.pk,
+                attempt,
+                DEADLOCK_ATTEMPTS,
+            )
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -451,9 +460,18 @@ def _start_batch(
     the previous one took (batches are full and never exceed N annotators per item), two starts
     cannot deadlock on item rows (the least-annotated order changes as places are taken), and an
     annotator's second request that raced the first (another tab) gets the batch the first one
-    opened instead of a second open batch."""
+    opened instead of a second open batch.
+
+    The lock is FOR NO KEY UPDATE, never FOR UPDATE (issue 33): a submit holds its item's row
+    (``submitted_count``) and, at COMMIT, checks the deferred foreign key of the annotator's
+    first counter row (``annotatoranswercounts`` → project: FOR KEY SHARE on the project row).
+    FOR UPDATE blocks that check, so a start holding the project row and waiting for that item's
+    row deadlocked with the submit; FOR NO KEY UPDATE still excludes other starts but lets
+    foreign-key checks through, so a submit never waits for a start."""
     with transaction.atomic():
-        Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
+        Project.objects.select_for_update(no_key=True).filter(pk=project.pk).values_list(
+            "pk"
+        ).first()
         _reclaim(project.id, batches=True)
         current = _open_batch_assignment(project, annotator)
         if current is not None:

@@ -1,10 +1,12 @@
 """N annotators per item under concurrent requests (PostgreSQL row locks, real threads)."""
 
+import logging
 import threading
+import time
 from collections import Counter
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 
 from annotation import services
 from annotation.models import Assignment, Batch, Item
@@ -198,3 +200,62 @@ def test_a_request_whose_transaction_postgresql_chose_to_break_a_deadlock_is_dea
     monkeypatch.setattr(services, "_assignment_next", other)
     with pytest.raises(OperationalError, match="server closed"):
         services.assignment_next(project=project, annotator=user)
+
+
+def _blocked_by(waiter_pid: int, holder_pid: int, *, timeout: float = 120) -> None:
+    """Return once PostgreSQL backend ``waiter_pid`` waits for a lock ``holder_pid`` holds: polls
+    ``pg_blocking_pids`` (a condition, not a sleep); fails after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute("SELECT %s = ANY(pg_blocking_pids(%s))", [holder_pid, waiter_pid])
+            if cursor.fetchone()[0]:
+                return
+    raise AssertionError(f"backend {waiter_pid} never waited for {holder_pid}")
+
+
+def test_a_batch_start_waits_for_a_first_submit_on_its_item_without_a_deadlock(
+    transactional_db, caplog
+):
+    # Issue 33, made deterministic. The submit holds its item's row (submitted_count) and, at
+    # COMMIT, checks the deferred foreign key of the annotator's first counter row
+    # (annotatoranswercounts → project: FOR KEY SHARE on the project row). The dealer holds the
+    # project row while it locks the free items, this one among them. With FOR UPDATE on the
+    # project row the two waited for each other until PostgreSQL rolled the dealer back.
+    require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
+    project = factories.ProjectFactory(annotators_per_item=2, crowd={"batch_size": 2})
+    items = factories.make_items(project, 2)
+    first, second = factories.UserFactory(), factories.UserFactory()
+    for user in (first, second):
+        factories.MembershipFactory(project=project, user=user, role="annotator")
+    mine = services.assignment_next(project=project, annotator=first, start_batch=True)
+    submitter, dealer = [], []
+    submitted = threading.Event()
+    ready = threading.Event()
+
+    def submit():
+        with transaction.atomic():  # commit only once the dealer waits for this item's row
+            services.annotation_submit(assignment=mine, answer=ANSWER)
+            submitter.append(_backend_pid())
+            submitted.set()
+            assert ready.wait(timeout=120)
+            _blocked_by(dealer[0], submitter[0])
+
+    def deal():
+        assert submitted.wait(timeout=120)
+        dealer.append(_backend_pid())
+        ready.set()
+        dealer.append(services.assignment_next(project=project, annotator=second, start_batch=True))
+
+    with caplog.at_level(logging.WARNING, logger="annotation.services"):
+        assert not at_once(lambda step: step(), [submit, deal])
+    assert not [r for r in caplog.records if "deadlock" in r.getMessage()]
+    theirs = Assignment.objects.filter(annotator=second, batch_id=dealer[1].batch_id)
+    assert sorted(theirs.values_list("item_id", flat=True)) == sorted(i.pk for i in items)
+    assert all(i.assigned_count == 2 for i in Item.objects.filter(project=project))
+
+
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
