@@ -821,7 +821,9 @@ def counts_rebuild(*, project_ids: list[int] | None = None) -> int:
     count = 0
     for project_id, per_item in projects.values_list("pk", "annotators_per_item"):
         with transaction.atomic():
-            Project.objects.select_for_update().filter(pk=project_id).values_list("pk").first()
+            Project.objects.select_for_update(no_key=True).filter(pk=project_id).values_list(
+                "pk"
+            ).first()
             items = Item.objects.filter(project_id=project_id)
             items.filter(is_full=True).exclude(
                 kind=Item.Kind.REGULAR, assigned_count__gte=per_item

@@ -106,7 +106,9 @@ def open_invitations(*, project: Project) -> QuerySet[Invitation]:
 def _lock_project(project: Project) -> None:
     # Role changes of one project take turns, so two researchers demoting each other at the
     # same moment cannot leave the project without one.
-    Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
+    # FOR NO KEY UPDATE: role changes still take turns, but a first submit's COMMIT (its foreign-key
+    # check wants FOR KEY SHARE on the project row) is never held up by them (docs/architecture.md).
+    Project.objects.select_for_update(no_key=True).filter(pk=project.pk).values_list("pk").first()
 
 
 def _refuse_if_last_researcher(membership: Membership, *, action: str) -> None:

@@ -646,7 +646,7 @@ def study_apply(
     if slug is not None and attrs["slug"] != slug:
         raise Refusal(f"slug: the file is for {attrs['slug']!r}, not {slug!r}.", field="slug")
     with transaction.atomic():
-        project = Project.objects.select_for_update().filter(slug=attrs["slug"]).first()
+        project = Project.objects.select_for_update(no_key=True).filter(slug=attrs["slug"]).first()
         if project is not None and create_only:
             raise Refusal(
                 f"slug: a project {attrs['slug']!r} exists; change it with PUT "
