@@ -1,5 +1,8 @@
 """Writes of the agreement app: request, compute and retry cached reports (snapshots).
 
+Two kinds of snapshot follow the same rules: the dashboard's report (:func:`snapshot_request`)
+and the judge validation page's figures, one per subset (:func:`judge_validation_request`).
+
 The caching rule: a report is identified by the project, a digest of the coder filter and
 options (``filter_key``) and a digest of that plus the project's data version (``key``; see
 :func:`agreement.reports.gather.data_version`). A request

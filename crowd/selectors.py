@@ -140,14 +140,16 @@ def answer_figures(*, project: Project, fast_ms: int) -> dict[int, dict[str, Any
         .values("annotator_id")
         .annotate(**measures)
     )
-    return {
-        r["annotator_id"]: {
-            "n": r["n"],
-            "mean_ms": float(r["mean_ms"]) if r["mean_ms"] is not None else None,
-            "fast": r.get("fast", 0),
+    figures: dict[int, dict[str, Any]] = {}
+    for found in rows:
+        row: dict[str, Any] = dict(found)
+        mean_ms = row["mean_ms"]
+        figures[row["annotator_id"]] = {
+            "n": row["n"],
+            "mean_ms": float(mean_ms) if mean_ms is not None else None,
+            "fast": row.get("fast", 0),
         }
-        for r in rows
-    }
+    return figures
 
 
 def quality_overview(
