@@ -7,7 +7,6 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("crowd", "0003_platform_action_ledger"),
-        ("projects", "0014_import_jobs_to_studies"),
     ]
 
     operations = [

@@ -11,7 +11,6 @@ from llm_judges import counter_triggers
 class Migration(migrations.Migration):
     dependencies = [
         ("llm_judges", "0010_judge_run_settings"),
-        ("projects", "0014_import_jobs_to_studies"),
         ("annotation", "0015_item_active_sampling"),
     ]
 
