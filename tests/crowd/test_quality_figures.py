@@ -86,6 +86,7 @@ def test_a_large_project_shows_the_last_figures_marked_and_refreshes_on_the_work
         html = client.get(url).content.decode()
     assert not counted and sent == [project.pk]
     assert "not computed yet" in html and "an update is being computed" in html
+    assert 'data-label="Answers"><span class="muted">–</span>' in _row(html, "coder-0")
     assert quality_figures.quality_figures_run(project_id=project.pk) == "done"
     html = client.get(url).content.decode()
     assert "answers-stale" not in html and 'data-label="Answers">3<' in _row(html, "coder-0")
