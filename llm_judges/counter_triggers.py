@@ -24,8 +24,9 @@ trigger that names a counted table, these included; one that rebuilds
 ``llm_judges_judgeresult`` on SQLite wraps its operations in :func:`around_sqlite_table_rebuild`.
 
 The SQL is never edited in place: a change is a new module and a new migration.
-:func:`counts_rebuild` recomputes the counts from the rows (the migration's backfill; not yet
-part of ``manage.py recount``, which lives below this app).
+:func:`counts_rebuild` recomputes every project's counts from the rows (the migration's
+backfill); ``manage.py recount`` calls :func:`results_recount` for each project it recounts
+(registered in ``annotation.hooks.counter_rebuilds`` by this app's ``ready()``).
 """
 
 from __future__ import annotations
@@ -192,3 +193,18 @@ def around_sqlite_table_rebuild(operations: list[Any]) -> list[Any]:
         *operations,
         migrations.RunPython(_sqlite_create, _sqlite_drop),
     ]
+
+
+def results_recount(*, project_id: int) -> None:
+    """Recompute one project's judge result count from the rows, moving its revision (a cached
+    report is computed again once)."""
+    from django.db.models import F
+
+    from llm_judges.models import JudgeResult, JudgeResultCounts
+
+    results = JudgeResult.objects.filter(item__project_id=project_id).count()
+    moved = JudgeResultCounts.objects.filter(project_id=project_id).update(
+        results=results, revision=F("revision") + 1
+    )
+    if not moved and results:
+        JudgeResultCounts.objects.create(project_id=project_id, results=results, revision=results)

@@ -3,6 +3,8 @@ triggers instead of counting a project's judge results, and every kind of write 
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
 from django.db import connection
 
@@ -205,3 +207,17 @@ def test_a_sqlite_table_rebuild_sets_these_triggers_aside_and_back(judged):
     before = judges_version(project)
     JudgeResult.objects.bulk_create([_result(items[3], judge)])
     assert judges_version(project) != before
+
+
+def test_recount_rebuilds_the_judge_result_counter_with_the_others(judged):
+    from django.core.management import call_command
+
+    project, _, _ = judged
+    JudgeResultCounts.objects.filter(project=project).update(results=99)
+    before = judges_version(project)
+    call_command("recount", "--project", project.slug, stdout=StringIO())
+    row = JudgeResultCounts.objects.get(project=project)
+    assert row.results == 3 and judges_version(project) != before
+    JudgeResultCounts.objects.filter(project=project).delete()
+    call_command("recount", "--project", project.slug, stdout=StringIO())
+    assert JudgeResultCounts.objects.get(project=project).results == 3
