@@ -1,7 +1,9 @@
 """Cached agreement reports.
 
 An ``AgreementSnapshot`` is one report of one project for one choice of coders and options
-(``filter_key``) at one data version (``key``). Two constraints carry the caching rules:
+(``filter_key``) at one data version (``key``): the dashboard's report, or (``kind``) the judge
+validation page's figures for one subset, whose filter keys never meet the reports'. Two
+constraints carry the caching rules:
 
 * ``(project, key)`` is unique: a report is computed once per data version and choice;
 * at most one snapshot per ``(project, filter_key)`` is pending or running (a partial unique
@@ -21,12 +23,26 @@ class AgreementSnapshot(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
+    class Kind(models.TextChoices):
+        REPORT = "report", "Agreement report (the dashboard)"
+        JUDGE_VALIDATION = "judge_validation", "Judges against the humans"
+
     ACTIVE = (Status.PENDING, Status.RUNNING)
 
     project = models.ForeignKey(
         "projects.Project", on_delete=models.CASCADE, related_name="agreement_snapshots"
     )
-    filter_key = models.CharField(max_length=64, help_text="Digest of coder filter and options.")
+    kind = models.CharField(
+        max_length=20,
+        choices=Kind.choices,
+        default=Kind.REPORT,
+        db_default=Kind.REPORT,
+        help_text="What was computed: the dashboard's report, or the judge validation page's "
+        "figures (with the pilots of its labels-needed projection).",
+    )
+    filter_key = models.CharField(
+        max_length=64, help_text="Digest of the kind, coder filter and options."
+    )
     key = models.CharField(max_length=64, help_text="Digest of filter_key and data version.")
     annotator_filter = models.JSONField(default=dict)
     options = models.JSONField(default=dict)

@@ -19,6 +19,7 @@ from projects.permissions import RESEARCH_ROLES
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
+    from agreement.reports.inputs import ReportInput
     from agreement.reports.projection import Projection
     from agreement.reports.sections import Estimand
 
@@ -164,10 +165,25 @@ def judge_validation(
     """Every judge of ``project`` (or only ``judges``) validated against the counted humans on
     ``subset`` (:func:`agreement.reports.validation.judge_validation_report`), plus
     ``available_judges``. A bounded number of queries, whatever the number of items and
-    answers: those of :func:`agreement.reports.gather.gather`, with one per judge.
+    answers: those of :func:`agreement.reports.gather.gather`, with one per judge. It reads
+    every answer: the page reads it cached (``agreement.services.judge_validation_request``).
 
     Raises ``ValueError`` for a subset the task type does not offer or bad bootstrap settings.
     """
+    result, _, _ = _judge_validation(
+        project=project, subset=subset, n_boot=n_boot, confidence=confidence, judges=judges
+    )
+    return result
+
+
+def _judge_validation(
+    *,
+    project: Project,
+    subset: str,
+    n_boot: int,
+    confidence: float,
+    judges: tuple[str, ...] | None = None,
+) -> tuple[dict, ReportInput, list[str]]:
     from agreement.reports.gather import available_judges, gather
     from agreement.reports.inputs import AnnotatorFilter, ReportOptions
     from agreement.reports.sections import judge_validation_for
@@ -182,7 +198,27 @@ def judge_validation(
         report_input, hooks=judge_validation_for(project.task_type), subset=subset
     )
     result["available_judges"] = report_input.available_judges
-    return result
+    return result, report_input, list(names)
+
+
+def judge_validation_figures(
+    *, project: Project, subset: str = "all", n_boot: int = 1000, confidence: float = 0.95
+) -> dict:
+    """What the judge validation page shows, from one pass over the data (the worker's part of
+    ``agreement.services.judge_validation_request``): ``validation``, as
+    :func:`judge_validation` returns it, and ``need``, the pilots of every figure and judge for
+    "How many human annotations do I need?" (:func:`need_pilots`, read back by
+    :func:`labels_needed_stored`)."""
+    result, report_input, judges = _judge_validation(
+        project=project, subset=subset, n_boot=n_boot, confidence=confidence
+    )
+    need = need_pilots(
+        task_type=project.task_type,
+        report_input=report_input,
+        judges=judges,
+        confidence=confidence,
+    )
+    return {"validation": result, "need": need}
 
 
 def snapshot_table(*, snapshot_id: int, name: str) -> dict | None:
@@ -237,6 +273,58 @@ def _by_figure(found: list[Estimand]) -> dict[str, Estimand]:
     return named
 
 
+def need_pilots(
+    *, task_type: str, report_input: ReportInput, judges: list[str], confidence: float = 0.95
+) -> dict:
+    """What "How many human annotations do I need?" reads, for every figure the task type
+    declares and every judge in ``judges`` (answered in ``report_input``): each pair's pilot
+    (:class:`agreement.reports.projection.PilotSummary`), as JSON. Stored with the judge
+    validation's cached figures, so the page projects any target width without the data."""
+    from agreement.reports.projection import projection_pilot
+    from agreement.reports.sections import estimands_for
+
+    declared = estimands_for(task_type)
+    stored: dict = {"declared": declared is not None, "judges": judges, "figures": []}
+    stored["pilots"] = {}
+    if declared is None or not judges:
+        return stored
+    estimands = _by_figure(declared(report_input))
+    stored["figures"] = list(estimands)
+    stored["pilots"] = {
+        figure: {
+            judge: projection_pilot(estimand, judge, confidence=confidence).as_json()
+            for judge in judges
+        }
+        for figure, estimand in estimands.items()
+    }
+    return stored
+
+
+def labels_needed_stored(
+    *, stored: dict, figure: str = "", judge: str = "", target_width: float | None = None
+) -> LabelsNeeded:
+    """:func:`labels_needed` from the pilots :func:`need_pilots` stored: no query.
+
+    Raises :class:`BadProjectionQuery` (field ``figure``, ``judge`` or ``width``) as
+    :func:`labels_needed` does."""
+    from agreement.reports.projection import BadTarget, PilotSummary, projection_from_pilot
+
+    judges = list(stored["judges"])
+    judge = _chosen(judge, judges, "judge")
+    if not stored["declared"] or not judge:
+        return LabelsNeeded([], judges, "", judge, None, None)
+    figures = list(stored["figures"])
+    figure = _chosen(figure, figures, "figure")
+    if not figure:
+        return LabelsNeeded([], judges, "", judge, None, None)
+    summary = PilotSummary.from_json(stored["pilots"][figure][judge])
+    try:
+        result = projection_from_pilot(summary, target_width=target_width)
+    except BadTarget as exc:
+        raise BadProjectionQuery(f"Target width: {exc}.", field="width") from None
+    return LabelsNeeded(figures, judges, figure, judge, summary.bounds, result)
+
+
 def labels_needed(
     *,
     project: Project,
@@ -249,33 +337,32 @@ def labels_needed(
     the first with answers) against human labels, and with ``target_width`` the human labels
     needed (:mod:`agreement.reports.projection`). The queries of
     :func:`agreement.reports.gather.gather` with one judge, plus one: a fixed number whatever
-    the items, answers and judges.
+    the items, answers and judges. It reads every answer: pages read the pilots stored with the
+    judge validation instead (:func:`labels_needed_stored`).
 
     Raises :class:`BadProjectionQuery` (field ``figure``, ``judge`` or ``width``) for a figure
     or judge the project does not have, or a target width that cannot be reached or read.
     """
     from agreement.reports.gather import available_judges, gather
     from agreement.reports.inputs import AnnotatorFilter, ReportOptions
-    from agreement.reports.projection import BadTarget, projection
     from agreement.reports.sections import estimands_for
 
-    declared = estimands_for(project.task_type)
     judges = available_judges(project)
     judge = _chosen(judge, judges, "judge")
-    if declared is None or not judge:
+    if estimands_for(project.task_type) is None or not judge:
         return LabelsNeeded([], judges, "", judge, None, None)
     report_input = gather(
         project=project,
         annotator_filter=AnnotatorFilter(judges=(judge,)),
         options=ReportOptions(confidence=confidence),
     )
-    estimands = _by_figure(declared(report_input))
-    figure = _chosen(figure, list(estimands), "figure")
-    if not figure:
-        return LabelsNeeded([], judges, "", judge, None, None)
-    estimand = estimands[figure]
-    try:
-        result = projection(estimand, judge, target_width=target_width, confidence=confidence)
-    except BadTarget as exc:
-        raise BadProjectionQuery(f"Target width: {exc}.", field="width") from None
-    return LabelsNeeded(list(estimands), judges, figure, judge, estimand.bounds, result)
+    stored = need_pilots(
+        task_type=project.task_type,
+        report_input=report_input,
+        judges=[judge],
+        confidence=confidence,
+    )
+    stored["judges"] = judges
+    return labels_needed_stored(
+        stored=stored, figure=figure, judge=judge, target_width=target_width
+    )

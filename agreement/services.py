@@ -1,5 +1,8 @@
 """Writes of the agreement app: request, compute and retry cached reports (snapshots).
 
+Two kinds of snapshot follow the same rules: the dashboard's report (:func:`snapshot_request`)
+and the judge validation page's figures, one per subset (:func:`judge_validation_request`).
+
 The caching rule: a report is identified by the project, a digest of the coder filter and
 options (``filter_key``) and a digest of that plus the project's data version (``key``; see
 :func:`agreement.reports.gather.data_version`). A request
@@ -50,6 +53,7 @@ from webhooks.services import event_emit
 log = logging.getLogger(__name__)
 
 Status = AgreementSnapshot.Status
+Kind = AgreementSnapshot.Kind
 
 # The Celery task's limits (agreement.celery_tasks); a snapshot queued or running for longer
 # than STALE_AFTER is considered abandoned.
@@ -143,8 +147,60 @@ def snapshot_request(
     """
     if load not in ("result", "page"):
         raise ValueError(f"load must be 'result' or 'page', got {load!r}")
-    fkey = filter_key(annotator_filter, options)
-    version = data_version(project, options)
+    return _request(
+        project=project,
+        kind=Kind.REPORT,
+        fkey=filter_key(annotator_filter, options),
+        version=data_version(project, options),
+        stored={"annotator_filter": asdict(annotator_filter), "options": asdict(options)},
+        inline=inline,
+        load=load,
+    )
+
+
+def judge_validation_request(
+    *,
+    project: Project,
+    subset: str = "all",
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    inline: bool | None = None,
+) -> SnapshotState:
+    """The judge validation page's figures for ``subset`` (``result["validation"]``: as
+    :func:`agreement.selectors.judge_validation` returns them; ``result["need"]``: the pilots
+    of its labels-needed projection, :func:`agreement.selectors.need_pilots`), cached per data
+    version by the rules of the dashboard's report (module docstring): fresh, joined, computed
+    inline on a small project, else queued while the last figures are shown as out of date.
+
+    Raises ``ValueError`` for a subset the task type does not offer, before anything is stored.
+    """
+    from agreement.reports.sections import judge_validation_for
+    from agreement.reports.validation import check_subset
+
+    check_subset(judge_validation_for(project.task_type), subset)
+    options = {"subset": subset, "n_boot": n_boot, "confidence": confidence}
+    text = json.dumps({"kind": Kind.JUDGE_VALIDATION, **options}, sort_keys=True)
+    return _request(
+        project=project,
+        kind=Kind.JUDGE_VALIDATION,
+        fkey=hashlib.sha256(text.encode()).hexdigest()[:32],
+        version=data_version(project),
+        stored={"annotator_filter": {}, "options": options},
+        inline=inline,
+        load="result",
+    )
+
+
+def _request(
+    *,
+    project: Project,
+    kind: str,
+    fkey: str,
+    version: dict,
+    stored: dict,
+    inline: bool | None,
+    load: str,
+) -> SnapshotState:
     key = _key(fkey, version)
     answers = version["annotations"][0]
     state = _state(project, fkey, key, answers, load)
@@ -163,14 +219,14 @@ def snapshot_request(
         with transaction.atomic():
             snapshot = AgreementSnapshot.objects.create(
                 project=project,
+                kind=kind,
                 filter_key=fkey,
                 key=key,
-                annotator_filter=asdict(annotator_filter),
-                options=asdict(options),
                 data_version=version,
                 answers=answers,
                 status=Status.PENDING,
                 queued_at=timezone.now(),
+                **stored,
             )
     except IntegrityError:
         # Another request created this key or started a computation for this filter first.
@@ -255,16 +311,7 @@ def snapshot_compute(*, snapshot_id: int) -> str:
         return "skipped"
     snapshot = AgreementSnapshot.objects.select_related("project").get(pk=snapshot_id)
     try:
-        annotator_filter = _filter_from_json(snapshot.annotator_filter)
-        options = ReportOptions(**snapshot.options)
-        report_input = gather(
-            project=snapshot.project, annotator_filter=annotator_filter, options=options
-        )
-        result = build_report(report_input, annotator_filter)
-        del report_input
-        page = report_page(result)
-        # The progress table's one figure that reads every answer, as of this report.
-        page["median_times"] = median_times_s(project=snapshot.project)
+        result, page = _computed(snapshot)
     except Exception as exc:
         # Deterministic failures (bad data) would fail again: record them instead of retrying.
         log.exception("agreement snapshot %s failed", snapshot_id)
@@ -283,6 +330,7 @@ def snapshot_compute(*, snapshot_id: int) -> str:
             status__in=(Status.DONE, Status.FAILED),
             created_at__lte=snapshot.created_at,
         ).exclude(pk=snapshot_id).delete()
+    if finished and snapshot.kind == Kind.REPORT:
         event_emit(
             project_id=snapshot.project_id,
             event=webhook_events.AGREEMENT_SNAPSHOT_READY,
@@ -295,6 +343,25 @@ def snapshot_compute(*, snapshot_id: int) -> str:
             },
         )
     return "done" if finished else "skipped"
+
+
+def _computed(snapshot: AgreementSnapshot) -> tuple[dict, dict | None]:
+    """The snapshot's result and page, computed from the data now."""
+    if snapshot.kind == Kind.JUDGE_VALIDATION:
+        from agreement.selectors import judge_validation_figures
+
+        return judge_validation_figures(project=snapshot.project, **snapshot.options), None
+    annotator_filter = _filter_from_json(snapshot.annotator_filter)
+    options = ReportOptions(**snapshot.options)
+    report_input = gather(
+        project=snapshot.project, annotator_filter=annotator_filter, options=options
+    )
+    result = build_report(report_input, annotator_filter)
+    del report_input
+    page = report_page(result)
+    # The progress table's one figure that reads every answer, as of this report.
+    page["median_times"] = median_times_s(project=snapshot.project)
+    return result, page
 
 
 def _error_text(exc: Exception) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -426,26 +427,25 @@ def _target_width(query: QueryDict) -> float | None:
     return value
 
 
-def _labels_needed(project, query: QueryDict) -> tuple[selectors.LabelsNeeded, str, str]:
-    """The projection asked for by ``?figure=&judge=&width=``, the width as typed and the
-    refusal's message (then the projection without the faulty part, for the form)."""
+def _labels_needed(stored: dict, query: QueryDict) -> tuple[selectors.LabelsNeeded, str, str]:
+    """The projection asked for by ``?figure=&judge=&width=`` from the stored pilots, the width
+    as typed and the refusal's message (then the projection without the faulty part, for the
+    form). No query."""
     figure, judge = query.get("figure", ""), query.get("judge", "")
     width_text = query.get("width", "").strip()[:40]
+    need = partial(selectors.labels_needed_stored, stored=stored)
     try:
-        need = selectors.labels_needed(
-            project=project, figure=figure, judge=judge, target_width=_target_width(query)
-        )
-        return need, width_text, ""
+        return need(figure=figure, judge=judge, target_width=_target_width(query)), width_text, ""
     except selectors.BadProjectionQuery as refusal:
         try:  # the same figure and judge without the target, when they are not at fault
-            need = selectors.labels_needed(project=project, figure=figure, judge=judge)
+            fallback = need(figure=figure, judge=judge)
         except selectors.BadProjectionQuery:
-            need = selectors.labels_needed(project=project)
-        return need, width_text, refusal.message
+            fallback = need()
+        return fallback, width_text, refusal.message
 
 
-def _need_context(project, query: QueryDict, base_query: str) -> dict:
-    need, width_text, error = _labels_needed(project, query)
+def _need_context(stored: dict, query: QueryDict, base_query: str) -> dict:
+    need, width_text, error = _labels_needed(stored, query)
     context = {"need": need, "need_width": width_text, "need_error": error}
     result = need.projection
     if result is not None and result.tables:
@@ -457,68 +457,96 @@ def _need_context(project, query: QueryDict, base_query: str) -> dict:
     return context
 
 
-def _projection_csv(project, query: QueryDict) -> HttpResponse:
-    need, _, error = _labels_needed(project, query)
-    if error or need.projection is None or not need.projection.tables:
-        raise Refusal(error or "No projection to download for this figure.", field="figure")
-    return _csv_response(need.projection.tables["projection"], f"{project.slug}-projection.csv")
+def _validation_csv(project, stored: dict | None, subset: str, download: str, query: QueryDict):
+    """A table of the judge validation page (or its projection) as CSV."""
+    if stored is None:
+        raise Refusal(
+            "The figures are still being computed; try again in a moment.", code="conflict"
+        )
+    if download == "projection":
+        need, _, error = _labels_needed(stored["need"], query)
+        if error or need.projection is None or not need.projection.tables:
+            raise Refusal(error or "No projection to download for this figure.", field="figure")
+        return _csv_response(need.projection.tables["projection"], f"{project.slug}-projection.csv")
+    tables = stored["validation"]["tables"]
+    if download not in tables:
+        raise Refusal(f"No table {download!r} on this page.", code="not_found")
+    return _csv_response(tables[download], f"{project.slug}-judges-{subset}-{download}.csv")
+
+
+def _confusion_plots(result: dict) -> list[dict]:
+    tables = result["tables"]
+    if "confusion" not in tables:
+        return []
+    plots = []
+    for name in result["judges"]:
+        spec = {
+            "kind": "heatmap",
+            "table": "confusion",
+            "row": "reference",
+            "column": "predicted",
+            "value": "count",
+            "row_title": "humans",
+            "column_title": "judge",
+            "where": {"judge": name},
+            "title": f"Confusion matrix: {name}",
+        }
+        svg = render_plot(spec, tables)
+        if svg:
+            plots.append({"title": name, "svg": mark_safe(svg)})  # noqa: S308 - escaped
+    return plots
+
+
+def _validation_context(stored: dict, query: QueryDict, base_query: str) -> dict:
+    result = stored["validation"]
+    return {
+        "result": result,
+        "subset_choices": list(result["subsets"].items()),
+        "counts": [(k.replace("_", " ").capitalize(), v) for k, v in result["counts"].items()],
+        "rendered": [
+            _rendered_table(name, tbl, base_query) for name, tbl in result["tables"].items()
+        ],
+        "confusion": _confusion_plots(result),
+        **_need_context(stored["need"], query, base_query),
+    }
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "POST"])
 def judge_validation(request, slug):
     """Every judge of the project against the humans, on the chosen subset of units
     (``?subset=all|agreed|certain``): alpha against the merged humans and, for label tasks,
     accuracy, macro and weighted F1 with bootstrap intervals, per-class scores and a
-    confusion matrix per judge. ``?download=<table>`` returns a table as CSV.
+    confusion matrix per judge. ``?download=<table>`` returns a table as CSV. POST
+    ``action=retry`` queues a failed computation again.
 
     Security: researchers of the project only (404 otherwise; see the module docstring).
-    Computed on request, not cached: its queries do not grow with the number of items.
+    Cached per data version as the dashboard's report is (``services.judge_validation_request``):
+    computed inline on a small project, else on the worker while the last figures are shown
+    marked out of date; a request never reads every answer of a large project.
     """
     project = project_for(request.user, slug, RESEARCH_ROLES)
     subset = request.GET.get("subset", "all")
+    base_query = _query_without(request.GET, "download")
+    if request.method == "POST":
+        return _retry(request, project, base_query)
     try:
-        result = selectors.judge_validation(project=project, subset=subset)
+        state = services.judge_validation_request(project=project, subset=subset)
     except ValueError as exc:
         raise BadQuery(str(exc), field="subset") from None
-    base_query = _query_without(request.GET, "download")
+    stored = state.report
     download = request.GET.get("download")
-    if download == "projection":
-        return _projection_csv(project, request.GET)
     if download:
-        if download not in result["tables"]:
-            raise Refusal(f"No table {download!r} on this page.", code="not_found")
-        return _csv_response(
-            result["tables"][download], f"{project.slug}-judges-{subset}-{download}.csv"
-        )
-    tables = result["tables"]
-    confusion = []
-    if "confusion" in tables:
-        for name in result["judges"]:
-            spec = {
-                "kind": "heatmap",
-                "table": "confusion",
-                "row": "reference",
-                "column": "predicted",
-                "value": "count",
-                "row_title": "humans",
-                "column_title": "judge",
-                "where": {"judge": name},
-                "title": f"Confusion matrix: {name}",
-            }
-            svg = render_plot(spec, tables)
-            if svg:
-                confusion.append({"title": name, "svg": mark_safe(svg)})  # noqa: S308 - escaped
+        return _validation_csv(project, stored, subset, download, request.GET)
     context = {
         "project": project,
         "task_type": task_types.get(project.task_type),
-        "result": result,
-        "subset_choices": list(result["subsets"].items()),
-        "counts": [(k.replace("_", " ").capitalize(), v) for k, v in result["counts"].items()],
-        "rendered": [_rendered_table(name, tbl, base_query) for name, tbl in tables.items()],
-        "confusion": confusion,
+        "state": state,
+        "refresh": state.active is not None and not state.fresh,
+        "result": None,
         "subset": subset,
-        **_need_context(project, request.GET, base_query),
     }
-    status = 400 if context["need_error"] else 200
+    if stored is not None:
+        context.update(_validation_context(stored, request.GET, base_query))
+    status = 400 if context.get("need_error") else 200
     return render(request, "agreement/judge_validation.html", context, status=status)

@@ -27,7 +27,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from annotation import ordering, quality, task_types
+from annotation import hooks, ordering, quality, task_types
 from annotation.models import (
     Annotation,
     AnnotatorAnswerCounts,
@@ -872,6 +872,8 @@ def counts_rebuild(*, project_ids: list[int] | None = None) -> int:
                 annotations_revision=F("annotations_revision") + 1
             )
             _annotator_counts_rebuild(project_id=project_id, submitted=submitted)
+            for rebuild in hooks.counter_rebuilds:  # higher apps' counters (judge results)
+                rebuild(project_id=project_id)
         count += 1
     return count
 

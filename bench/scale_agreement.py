@@ -143,7 +143,9 @@ def worker(task: str, url: str, project_id: int) -> None:
 
         from agreement.models import AgreementSnapshot
 
-        if not AgreementSnapshot.objects.filter(project=project, status="done").exists():
+        if not AgreementSnapshot.objects.filter(
+            project=project, kind="report", status="done"
+        ).exists():
             _fresh_snapshot(project, compute=True)
         client = Client()
         client.force_login(get_user_model().objects.get(username=RESEARCHER))

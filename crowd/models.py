@@ -141,3 +141,30 @@ class PlatformAction(models.Model):
     def amount(self) -> Decimal:
         """The bonus in ``currency`` (two decimals)."""
         return (Decimal(self.amount_minor) / 100).quantize(Decimal("0.01"))
+
+
+class QualityFigures(models.Model):
+    """The quality page's per-annotator answer figures (answers, mean active time, fast answers)
+    of one project, and the data version they were computed from (``crowd.quality_figures``):
+    they read every answer, so the page reads them here instead, computed again when the data
+    moved (inline on a small project, else on the worker while the page marks them out of date).
+    """
+
+    project = models.OneToOneField(
+        "projects.Project", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    version = models.CharField(max_length=64, blank=True, help_text="The data version read.")
+    figures = models.JSONField(
+        default=dict, blank=True, help_text="{annotator id: {n, mean_ms, fast}}"
+    )
+    computed_at = models.DateTimeField(null=True, blank=True)
+    refreshing_since = models.DateTimeField(
+        null=True, blank=True, help_text="A refresh was queued or started then (none: idle)."
+    )
+    error = models.TextField(blank=True)
+
+    class Meta:
+        verbose_name_plural = "quality figures"
+
+    def __str__(self) -> str:
+        return f"quality figures of project {self.project_id}"

@@ -31,6 +31,7 @@ from core.errors import Refusal
 from core.middleware import supported_language
 from crowd import actions, platforms, selectors, services
 from crowd.models import CrowdEntry
+from crowd.quality_figures import quality_figures_ensure
 from projects.crowd import PROLIFIC_SUBMISSIONS_URL, crowd_settings
 from projects.models import Membership, Project
 from projects.permissions import ANNOTATE_ROLES, RESEARCH_ROLES, project_for
@@ -265,12 +266,14 @@ def quality_page(request, slug):
             link = {"platform": platform, "url": url}
             if platform == Platform.MTURK:
                 link["xml"] = services.mturk_external_question(link=url)
+    figures = quality_figures_ensure(project=project)
     return render(
         request,
         "crowd/quality.html",
         {
             "project": project,
-            "overview": selectors.quality_overview(project=project),
+            "overview": selectors.quality_overview(project=project, answers=figures.figures),
+            "figures": figures,
             "link": link,
             "platforms": Platform.choices,
             "disputed": _disputed_count(project),

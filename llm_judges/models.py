@@ -523,6 +523,26 @@ class JudgeResult(models.Model):
         return f"{self.judge_id} on item {self.item_id}: {self.status}"
 
 
+class JudgeResultCounts(models.Model):
+    """How many judge results a project's items have, and a revision that moves with every
+    insert, change or delete of one: what the pages' data version reads instead of counting the
+    results (``agreement.reports.gather.judges_version``). Kept by database triggers
+    (:mod:`llm_judges.counter_triggers`), whatever path writes (runs, retries, item fixes,
+    re-imports, bundles, the admin, cascade deletes); a project without a row has none."""
+
+    project = models.OneToOneField(
+        "projects.Project", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    results = models.BigIntegerField(default=0)
+    revision = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "judge result counts"
+
+    def __str__(self) -> str:
+        return f"{self.results} judge results in project {self.project_id} (rev {self.revision})"
+
+
 class JudgeCall(models.Model):
     """One call to an LLM endpoint (every attempt, failed ones too): tokens and latency."""
 

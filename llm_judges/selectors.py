@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 
 from annotation.models import Item
 from core.wording import indefinite
@@ -18,6 +18,7 @@ from llm_judges import prompts
 from llm_judges.models import (
     Judge,
     JudgeResult,
+    JudgeResultCounts,
     JudgeRun,
     ModelEndpoint,
     Preselection,
@@ -39,6 +40,48 @@ def _setting(project: Project) -> str:
         return prompts.get(project.task_type).setting(project.config or {})
     except prompts.PromptNotFound:
         return ""
+
+
+def _per_project(rows: QuerySet, value: Any) -> Subquery:
+    """One aggregate of ``rows`` for the outer query's project, as a subquery."""
+    return Subquery(
+        rows.filter(project_id=OuterRef("pk"))
+        .order_by()
+        .values("project_id")
+        .annotate(value=value)
+        .values("value")[:1]
+    )
+
+
+def judge_results_version(*, project: Project) -> list:
+    """What changes whenever the project's judge answers could read differently (a cache key
+    part): the maintained count and revision of its judge results (a new, re-judged, claimed or
+    deleted result moves the revision; :mod:`llm_judges.counter_triggers`), its runs (how many,
+    the last finish) and its judges' last change (a prompt version or setting). One query, none
+    over the results: the counter row by its key, runs and judges by their project's index."""
+    from projects import models as project_models
+
+    counts = JudgeResultCounts.objects.filter(project_id=OuterRef("pk"))
+    row = (
+        project_models.Project.objects.filter(pk=project.pk)
+        .annotate(
+            v_results=Subquery(counts.values("results")[:1]),
+            v_revision=Subquery(counts.values("revision")[:1]),
+            v_runs=_per_project(JudgeRun.objects.all(), Count("id")),
+            v_finished=_per_project(JudgeRun.objects.all(), Max("finished_at")),
+            v_judges=_per_project(Judge.objects.all(), Max("updated_at")),
+        )
+        .values_list("v_results", "v_revision", "v_runs", "v_finished", "v_judges")
+        .first()
+    )
+    results, revision, runs, finished, judges = row or (None, None, None, None, None)
+    return [
+        results or 0,
+        revision or 0,
+        judges.isoformat() if judges else None,
+        runs or 0,
+        finished.isoformat() if finished else None,
+    ]
 
 
 def judge_answers(

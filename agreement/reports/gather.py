@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Max, TextField, Value
+from django.db.models import Count, Exists, Max, OuterRef, TextField, Value
 from django.db.models.functions import Cast
 
 from annotation import task_types
@@ -49,12 +49,17 @@ JUDGE_PREFIX = "judge:"
 
 
 def available_judges(project: Project) -> list[str]:
-    """Names of the judges with at least one parsed answer in ``project`` (one query)."""
-    from llm_judges.models import JudgeResult
+    """Names of the project's judges with at least one parsed answer in ``project`` (one query:
+    per judge, an index finds its first parsed answer; the results are not counted)."""
+    from llm_judges.models import Judge, JudgeResult
 
+    answered = JudgeResult.objects.filter(
+        judge_id=OuterRef("pk"), item__project=project, status=JudgeResult.Status.OK
+    )
     return sorted(
-        JudgeResult.objects.filter(item__project=project, status=JudgeResult.Status.OK)
-        .values_list("judge__name", flat=True)
+        Judge.objects.filter(project=project)
+        .filter(Exists(answered))
+        .values_list("name", flat=True)
         .distinct()
     )
 
@@ -91,22 +96,11 @@ def judge_presented_answers(
 
 def judges_version(project: Project) -> list:
     """Changes whenever :func:`judge_answers` could return something else (cache key part): a
-    new or re-judged result, a finished run, a judge's prompt version changed."""
-    from llm_judges.models import JudgeResult, JudgeRun
+    new, re-judged or deleted result, a run, a judge's prompt version changed. Reads maintained
+    counters, never the results (:func:`llm_judges.selectors.judge_results_version`)."""
+    from llm_judges.selectors import judge_results_version
 
-    results = JudgeResult.objects.filter(item__project=project).aggregate(
-        n=Count("id"), last=Max("id"), judges=Max("judge__updated_at")
-    )
-    runs = JudgeRun.objects.filter(project=project).aggregate(
-        n=Count("id"), finished=Max("finished_at")
-    )
-    return [
-        results["n"],
-        results["last"],
-        results["judges"].isoformat() if results["judges"] else None,
-        runs["n"],
-        runs["finished"].isoformat() if runs["finished"] else None,
-    ]
+    return judge_results_version(project=project)
 
 
 # --- gathering -------------------------------------------------------------------------------

@@ -13,12 +13,15 @@ the curve (the plot's table alternative and CSV) and the line plot's spec
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from metrics.projection import (
     MIN_PAIRED,
     Need,
+    Pilot,
     TooLittleData,
     label_grid,
     labels_needed,
@@ -66,7 +69,7 @@ def check_target(target_width: float, bounds: tuple[float, float] | None) -> Non
         )
 
 
-def _curve(estimand: Estimand, result: Projection, grid: list[int], widths: Mapping) -> Table:
+def _curve(estimand: PilotSummary, result: Projection, grid: list[int], widths: Mapping) -> Table:
     rows = [
         {
             "labels": n,
@@ -92,7 +95,7 @@ def _curve(estimand: Estimand, result: Projection, grid: list[int], widths: Mapp
     )
 
 
-def _y_max(estimand: Estimand, result: Projection, target: float | None) -> float:
+def _y_max(estimand: PilotSummary, result: Projection, target: float | None) -> float:
     """The plot's top: twice the wider of the width now and the target, so that both are in
     the plot's lower half; never above the figure's whole range (a wider interval says
     nothing). With few labels the widths run far above it: those parts are cut (and said)."""
@@ -111,7 +114,7 @@ def _off_plot(rows: list, plot: dict) -> list[str]:
     ]
 
 
-def _plot(estimand: Estimand, result: Projection, target: float | None) -> dict:
+def _plot(estimand: PilotSummary, result: Projection, target: float | None) -> dict:
     marks_x = [{"value": result.labelled, "label": f"now: {result.labelled}"}]
     marks_y = [] if target is None else [{"value": target, "label": f"target {target:g}"}]
     return {
@@ -135,6 +138,98 @@ def _plot(estimand: Estimand, result: Projection, target: float | None) -> dict:
     }
 
 
+@dataclass(frozen=True)
+class PilotSummary:
+    """What a projection needs of the data, for one figure and judge: small and JSON-able
+    (:meth:`as_json`), so the judge validation page stores it with its cached figures and
+    projects any target width from it without reading the data again."""
+
+    figure: str
+    judge: str
+    unit: str
+    bounds: tuple[float, float] | None
+    labelled: int
+    judged_only: int
+    reason: str = ""  # why there is no pilot (too little data)
+    pilot: Pilot | None = None
+
+    def as_json(self) -> dict:
+        return {
+            **{name: getattr(self, name) for name in _SUMMARY_FIELDS},
+            "bounds": list(self.bounds) if self.bounds is not None else None,
+            "pilot": asdict(self.pilot) if self.pilot is not None else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PilotSummary:
+        bounds, pilot = data.get("bounds"), data.get("pilot")
+        return cls(
+            **{name: data[name] for name in _SUMMARY_FIELDS},
+            bounds=(float(bounds[0]), float(bounds[1])) if bounds is not None else None,
+            pilot=Pilot(**pilot) if pilot is not None else None,
+        )
+
+
+_SUMMARY_FIELDS = ("figure", "judge", "unit", "labelled", "judged_only", "reason")
+
+
+def projection_pilot(estimand: Estimand, judge: str, *, confidence: float = 0.95) -> PilotSummary:
+    """The pilot of ``estimand`` and ``judge`` (a key of ``estimand.judges``): the one pass over
+    the units a projection makes."""
+    humans = estimand.humans
+    judged = estimand.judges.get(judge, {})
+    labelled = [u for u in humans if u in judged]
+    unlabelled = [judged[u] for u in judged if u not in humans]
+    summary = PilotSummary(
+        estimand.figure, judge, estimand.unit, estimand.bounds, len(labelled), len(unlabelled)
+    )
+    try:
+        p = pilot(
+            [humans[u] for u in labelled],
+            [judged[u] for u in labelled],
+            unlabelled,
+            confidence=confidence,
+            minimum=MIN_PAIRED,
+        )
+    except TooLittleData as exc:
+        return replace(summary, reason=str(exc))
+    if not all(math.isfinite(value) for value in asdict(p).values()):
+        return replace(summary, reason="the data so far give no finite variances")
+    return replace(summary, pilot=p)
+
+
+def projection_from_pilot(
+    summary: PilotSummary, *, target_width: float | None = None
+) -> Projection:
+    """The projection of a stored pilot; with ``target_width``, the labels needed.
+    :class:`BadTarget` for an unusable target."""
+    if target_width is not None:
+        check_target(target_width, summary.bounds)
+    result = Projection(
+        summary.figure, summary.judge, summary.unit, summary.labelled, summary.judged_only
+    )
+    p = summary.pilot
+    if p is None:
+        result.reason = summary.reason
+        return result
+    try:
+        need = labels_needed(p, target_width) if target_width is not None else None
+    except TooLittleData as exc:
+        result.reason = str(exc)
+        return result
+    now = projected_widths(p, [p.n])
+    result.current_alone = float(now["humans_alone"][0])
+    result.current_with_judge = float(now["with_judge"][0])
+    result.need = need
+    grid = label_grid(p, need)
+    result.tables = {PROJECTION_TABLE: _curve(summary, result, grid, projected_widths(p, grid))}
+    result.plot = _plot(summary, result, target_width)
+    result.off_plot = _off_plot(result.tables[PROJECTION_TABLE]["rows"], result.plot)
+    if result.off_plot:
+        result.plot["description"] += " Cut at the top: " + "; ".join(result.off_plot) + "."
+    return result
+
+
 def projection(
     estimand: Estimand,
     judge: str,
@@ -146,31 +241,6 @@ def projection(
     ``target_width``, the labels needed. :class:`BadTarget` for an unusable target."""
     if target_width is not None:
         check_target(target_width, estimand.bounds)
-    humans = estimand.humans
-    judged = estimand.judges.get(judge, {})
-    labelled = [u for u in humans if u in judged]
-    unlabelled = [judged[u] for u in judged if u not in humans]
-    result = Projection(estimand.figure, judge, estimand.unit, len(labelled), len(unlabelled))
-    try:
-        p = pilot(
-            [humans[u] for u in labelled],
-            [judged[u] for u in labelled],
-            unlabelled,
-            confidence=confidence,
-            minimum=MIN_PAIRED,
-        )
-        need = labels_needed(p, target_width) if target_width is not None else None
-    except TooLittleData as exc:
-        result.reason = str(exc)
-        return result
-    now = projected_widths(p, [p.n])
-    result.current_alone = float(now["humans_alone"][0])
-    result.current_with_judge = float(now["with_judge"][0])
-    result.need = need
-    grid = label_grid(p, need)
-    result.tables = {PROJECTION_TABLE: _curve(estimand, result, grid, projected_widths(p, grid))}
-    result.plot = _plot(estimand, result, target_width)
-    result.off_plot = _off_plot(result.tables[PROJECTION_TABLE]["rows"], result.plot)
-    if result.off_plot:
-        result.plot["description"] += " Cut at the top: " + "; ".join(result.off_plot) + "."
-    return result
+    return projection_from_pilot(
+        projection_pilot(estimand, judge, confidence=confidence), target_width=target_width
+    )

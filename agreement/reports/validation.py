@@ -61,6 +61,14 @@ def subsets_for(hooks: JudgeValidationHooks | None) -> list[str]:
     return ["all", "agreed", *(["certain"] if hooks.records_certainty else [])]
 
 
+def check_subset(hooks: JudgeValidationHooks | None, subset: str) -> None:
+    """``ValueError`` naming the subsets offered when the task type does not offer ``subset``
+    (a task type without judge validation accepts any: it shows no figures)."""
+    subsets = subsets_for(hooks)
+    if hooks is not None and subset not in subsets:
+        raise ValueError(f"unknown subset {subset!r}: use one of {', '.join(subsets)}")
+
+
 def kind_of(hooks: JudgeValidationHooks | None) -> str:
     if hooks is None:
         return ""
@@ -251,10 +259,9 @@ def judge_validation_report(
     is "" (and no table) when the task type registers no judge validation. A subset the task
     type does not offer raises ``ValueError`` naming the ones it does.
     """
+    check_subset(hooks, subset)
     subsets = subsets_for(hooks)
     kind = kind_of(hooks)
-    if hooks is not None and subset not in subsets:
-        raise ValueError(f"unknown subset {subset!r}: use one of {', '.join(subsets)}")
     judges = [c.label or c.id for c in inp.coders if c.kind == JUDGE]
     result: dict[str, Any] = {
         "task_type": inp.task_type,

@@ -46,11 +46,36 @@ from annotation.counter_triggers import dashboard, open_queue
 SQLITE_TRIGGERS: list[str] = [*dashboard.TRIGGERS, *open_queue.SQLITE_TRIGGERS]
 
 
+COUNTED_TABLES = (
+    "annotation_item",
+    "annotation_assignment",
+    "annotation_annotation",
+    "projects_project",
+)
+# Other apps' SQLite triggers that name a counted table (llm_judges' judge result counter reads
+# annotation_item), dropped by sqlite_triggers_drop and created again by sqlite_triggers_create
+# as they were: SQLite refuses to rename a rebuilt table while a trigger names a missing one.
+_set_aside: dict[str, list[tuple[str, str]]] = {}
+
+
+def _other_triggers(cursor: Any) -> list[tuple[str, str]]:
+    cursor.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+    return [
+        (name, sql)
+        for name, sql in cursor.fetchall()
+        if name not in SQLITE_TRIGGERS and any(table in sql for table in COUNTED_TABLES)
+    ]
+
+
 def sqlite_triggers_drop(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "sqlite":
         with schema_editor.connection.cursor() as cursor:
             for name in SQLITE_TRIGGERS:
                 cursor.execute(f"DROP TRIGGER IF EXISTS {name}")
+            others = _other_triggers(cursor)
+            for name, _ in others:
+                cursor.execute(f'DROP TRIGGER IF EXISTS "{name}"')
+            _set_aside[schema_editor.connection.alias] = others
 
 
 def sqlite_triggers_create(apps: Any, schema_editor: Any) -> None:
@@ -58,6 +83,8 @@ def sqlite_triggers_create(apps: Any, schema_editor: Any) -> None:
         with schema_editor.connection.cursor() as cursor:
             for statement in open_queue.SQLITE + dashboard.SQLITE:
                 cursor.execute(statement)
+            for _, sql in _set_aside.pop(schema_editor.connection.alias, []):
+                cursor.execute(sql)
 
 
 def around_sqlite_table_rebuild(operations: list[Any]) -> list[Any]:

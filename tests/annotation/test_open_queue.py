@@ -422,6 +422,6 @@ def test_progress_and_the_report_version_never_count_answers_or_items(project, r
         and ('FROM "annotation_annotation"' in q["sql"] or 'FROM "annotation_item"' in q["sql"])
     ]
     assert counted == []
-    # A fixed number of queries whatever the size: progress 4, the version 5 (counters, external
-    # answers, members, judges' results and runs).
-    assert len(queries.captured_queries) == 9
+    # A fixed number of queries whatever the size: progress 4, the version 4 (counters, external
+    # answers, members, and one for the judges: their results' counter, runs and judges).
+    assert len(queries.captured_queries) == 8
