@@ -93,7 +93,7 @@ def review_item(request, slug, item_id):
     task_type = task_types.get(project.task_type)
     config = task_type.validate_config(project.config)
     for answer in data["answers"]:
-        answer["text"] = task_type.answer_text(answer["answer"])
+        answer["text"] = task_type.answer_text(answer["answer"], item=data["item"])
     adjudication = data["adjudication"]
     majority_answer = next(
         (
@@ -111,6 +111,14 @@ def review_item(request, slug, item_id):
             "task_type": task_type,
             "task_config": task_type.annotator_config(config),
             "review": data,
+            "majority_text": next(
+                (
+                    a["text"]
+                    for a in data["answers"]
+                    if a["key"] == data["majority_key"] and not a["excluded"]
+                ),
+                "",
+            ),
             "is_researcher": has_role(request.user, project, RESEARCH_ROLES),
             "review_reference": item_reference(item_id=data["item"].pk),
             "discussion": {

@@ -64,6 +64,15 @@ class FlagAnswer(TypedDict):
     response: str
 
 
+class OwnFlag(TypedDict):
+    """One of the annotator's own flags on the item of this assignment (skips left out: a
+    skipped item does not come back), so the page shows it is flagged after a reload."""
+
+    reason: str
+    reason_label: str
+    state: str  # "open" or "resolved"
+
+
 class AssignmentView(TypedDict):
     """What the annotation page (and the API) shows for one assignment."""
 
@@ -82,6 +91,7 @@ class AssignmentView(TypedDict):
     may_skip: bool
     flag_reasons: list[str]
     flag_answers: list[FlagAnswer]
+    flags: list[OwnFlag]
 
 
 def own_assignment(*, user: User, assignment_id: int) -> Assignment:
@@ -117,12 +127,15 @@ def assignment_view(*, assignment: Assignment) -> AssignmentView:
         else None
     )
     crowd = crowd_settings(project)
+    raised = list(
+        ItemFlag.objects.filter(assignment=assignment)
+        .order_by("id")
+        .values_list("reason", "response", "state", "skipped")
+    )
     answered = [
         FlagAnswer(reason=reason, reason_label=flag_reason_label(reason), response=response)
-        for reason, response in ItemFlag.objects.filter(assignment=assignment)
-        .exclude(response="")
-        .order_by("id")
-        .values_list("reason", "response")
+        for reason, response, _, _ in raised
+        if response
     ]
     return {
         "id": assignment.id,
@@ -162,6 +175,12 @@ def assignment_view(*, assignment: Assignment) -> AssignmentView:
         "flag_reasons": list(crowd.flag_reasons),
         # The researchers' answers to the annotator's own flags on this item.
         "flag_answers": answered,
+        # The annotator's own flags on it: the page says the item is flagged after a reload.
+        "flags": [
+            OwnFlag(reason=reason, reason_label=flag_reason_label(reason), state=state)
+            for reason, _, state, skipped in raised
+            if not skipped
+        ],
     }
 
 

@@ -41,14 +41,19 @@ def _parse_int(text: str) -> int | _OversizedInteger:
     return int(text)
 
 
-def loads(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
+def loads(text: str, *, max_depth: int = MAX_DEPTH, unique_keys: bool = False) -> Any:
     """``json.loads`` and then :func:`json_problem`'s check, for text a person sent (an import
     line, a CSV cell, a whole file). Raises ``json.JSONDecodeError`` for text that is not JSON
     and :class:`UnsafeJSON`, naming the path, for JSON that cannot be stored: nested too deeply
     (even too deeply for Python to parse), NaN or infinity, huge integers, NUL, lone surrogates.
+    With ``unique_keys``, an object that gives a key twice (JSON keeps the last silently) is
+    refused too, the path ending with that key (a whole file another tool wrote: it is parsed
+    by ``json`` alone, which sees every pair).
 
     Text that :func:`_fast_loads` can vouch for is parsed by orjson; anything else (or anything
     orjson refuses) takes the path below, so values, errors and their paths are the same."""
+    if unique_keys:
+        return _checked_loads(text, max_depth=max_depth, unique_keys=True)
     value = _fast_loads(text, max_depth=max_depth)
     if value is not _DECLINED:
         return value
@@ -114,13 +119,60 @@ def _nests_deeper(value: Any, max_depth: int) -> bool:
     return False
 
 
-def _checked_loads(text: str, *, max_depth: int) -> Any:
+class _KeyTwice(dict):
+    """An object that gave ``twice`` more than once (kept only until its path is found)."""
+
+    twice = ""
+
+
+def _pairs_once(pairs: list[tuple[str, Any]]) -> dict:
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    marked = _KeyTwice(value)
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            marked.twice = key
+            break
+        seen.add(key)
+    return marked
+
+
+def _key_twice_path(value: Any) -> list[str] | None:
+    """The path to the first key given twice (depth first, in document order), or None."""
+    stack: list[tuple[Any, list[str]]] = [(value, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, _KeyTwice):
+            return [*path, node.twice]
+        if isinstance(node, dict):
+            children = list(node.items())
+        elif isinstance(node, list):
+            children = list(enumerate(node))
+        else:
+            continue
+        stack.extend((child, [*path, str(key)]) for key, child in reversed(children))
+    return None
+
+
+def _checked_loads(text: str, *, max_depth: int, unique_keys: bool = False) -> Any:
     try:
-        value = json.loads(text, parse_int=_parse_int)
+        value = json.loads(
+            text, parse_int=_parse_int, object_pairs_hook=_pairs_once if unique_keys else None
+        )
     except RecursionError:
         raise UnsafeJSON(
             f"nested more than {max_depth} levels deep", path=deep_path(text, max_depth=max_depth)
         ) from None
+    if unique_keys:
+        twice = _key_twice_path(value)
+        if twice is not None:
+            raise UnsafeJSON(
+                f"the key {twice[-1]!r} is given twice in one object (JSON would keep only "
+                "the last)",
+                path=twice,
+            )
     problem = first_problem(value, max_depth=max_depth)
     if problem:
         path, message = problem

@@ -105,14 +105,15 @@ class CrowdSettingsSerializer(KnownKeysOnly):
         help_text="The most regular items one annotator is given (controls not counted); empty: "
         "no limit. Without batches only (a batch study sets batch_size).",
     )
+    # max_length as the pattern's: the schema says it, and forms show a code on one line.
     prolific_completion_code = serializers.RegexField(
-        r"^[A-Za-z0-9_-]{0,64}$", allow_blank=True, default=""
+        r"^[A-Za-z0-9_-]{0,64}$", max_length=64, allow_blank=True, default=""
     )
     prolific_screened_out_code = serializers.RegexField(
-        r"^[A-Za-z0-9_-]{0,64}$", allow_blank=True, default=""
+        r"^[A-Za-z0-9_-]{0,64}$", max_length=64, allow_blank=True, default=""
     )
     mturk_sandbox = serializers.BooleanField(default=True)
-    currency = serializers.RegexField(r"^[A-Z]{3}$", default="GBP")
+    currency = serializers.RegexField(r"^[A-Z]{3}$", max_length=3, default="GBP")
     reward_per_batch = serializers.DecimalField(
         max_digits=8, decimal_places=2, min_value=Decimal(0), default=Decimal(0)
     )

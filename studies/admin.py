@@ -11,6 +11,7 @@ from rest_framework.exceptions import ValidationError
 
 from annotation import task_types
 from annotation.models import Assignment
+from core.wording import counted
 from projects.admin import ProjectScopedAdmin
 from projects.audit import settings_audit, settings_of
 from projects.crowd import CrowdSettingsSerializer
@@ -103,6 +104,18 @@ class ProjectForm(forms.ModelForm):
 
     def clean_guidelines(self) -> str:
         return newline_normalised(self.cleaned_data.get("guidelines") or "")
+
+    def clean_slug(self) -> str:
+        """As study files have it: a new project's slug in lower case, and a slug that another
+        project holds in any case refused, in words that say only that the address is taken."""
+        slug = self.cleaned_data["slug"]
+        if self.instance.pk is None:
+            slug = slug.lower()
+        if Project.objects.filter(slug__iexact=slug).exclude(pk=self.instance.pk).exists():
+            raise forms.ValidationError(
+                f"The address /p/{slug.lower()}/ is not available; choose another slug."
+            )
+        return slug
 
     def clean(self):
         cleaned = super().clean()
@@ -201,6 +214,9 @@ class ProjectAdmin(ProjectScopedAdmin, admin.ModelAdmin):
     # (and queries) on this page; they are counted here and managed on their own pages.
     readonly_fields = ["members"]
 
+    class Media:
+        css = {"all": ["css/admin_project.css"]}
+
     def get_form(self, request, obj=None, change=False, **kwargs):
         kwargs["form"] = project_form_for(_task_type_of(request, obj))
         return super().get_form(request, obj, change=change, **kwargs)
@@ -262,7 +278,7 @@ class ProjectAdmin(ProjectScopedAdmin, admin.ModelAdmin):
             .annotate(n=Count("id"))
             .order_by()
         )
-        summary = ", ".join(f"{n} {role}" for role, n in sorted(counts.items())) or "none"
+        summary = ", ".join(counted(n, role) for role, n in sorted(counts.items())) or "none"
         return format_html(
             '{} · <a href="{}">members page</a> · <a href="{}?project__id__exact={}">'
             "memberships</a>",

@@ -8,9 +8,10 @@ and the export's coders and entries are in ``studies.services.label_studio``.
 
 The export's envelope (labelstud.io, "Export annotations"): a task is ``{"id", "data": {…},
 "annotations": […], "predictions": […]}``. ``completed_by`` (a number or ``{"id", "email"}``)
-becomes the external coder ``ls-user-<id>`` (never the e-mail address); a prediction the coder
+becomes the external coder ``ls-user-<id>`` (never the e-mail address), unless the entry carries
+``concord_coder`` (Concord's own export: the coder as it was); a prediction the coder
 ``model:<model_version>``; ``lead_time`` (seconds) the time spent, ``created_at`` the time
-annotated. Cancelled annotations (``was_cancelled``) are left out and counted. A task or
+annotated (ISO 8601, or Unix seconds). An object that gives a key twice is refused. Cancelled annotations (``was_cancelled``) are left out and counted. A task or
 annotation that is not in the documented shape is refused naming its index in the file and the
 field.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import IO, Any
 from xml.etree.ElementTree import Element
 
@@ -30,6 +32,7 @@ from defusedxml.ElementTree import ParseError
 from defusedxml.ElementTree import fromstring as safe_fromstring
 
 from annotation.task_types import ExtraExport, PayloadError
+from core.json_safety import UnsafeJSON
 from core.json_safety import loads as safe_json_loads
 
 MAX_CONFIG_BYTES = 256 * 1024
@@ -123,6 +126,22 @@ class ExportReading:
 
     def note(self, reason: str, task_id: str) -> None:
         self.unmapped.setdefault(reason, []).append(task_id)
+
+
+def export_json(text: str) -> Any:
+    """A Label Studio JSON export parsed: storable JSON in which no object gives a key twice
+    (JSON would keep the last silently: an annotation's second ``result`` or ``completed_by``
+    would win unseen). Raises ``PayloadError`` naming the task and the field, or ``ValueError``
+    for text that is not JSON."""
+    try:
+        return safe_json_loads(text, unique_keys=True)
+    except UnsafeJSON as exc:
+        path = exc.path
+        if len(path) > 1 and path[0].isdigit():
+            raise PayloadError(
+                exc.message, field=".".join(path[1:]), location=f"task at index {path[0]}"
+            ) from None
+        raise PayloadError(exc.message, field=exc.field or "file", location="the file") from None
 
 
 def read_tasks(
@@ -231,12 +250,23 @@ def _coder(where: str, entry: dict) -> str:
         if isinstance(version, bool) or not isinstance(version, (str, int, float)):
             raise TaskError(f"{where}.model_version", "the model's version is a text")
         return _within_name_limit(f"model:{str(version).strip()}", f"{where}.model_version")
+    if "concord_coder" in entry:  # Concord's own export: the coder as it was, not renumbered
+        return _concord_coder(f"{where}.concord_coder", entry["concord_coder"])
     who = entry.get("completed_by")
     if isinstance(who, dict):
         who = who.get("id")
     if isinstance(who, bool) or not isinstance(who, (int, str)) or who == "":
         raise TaskError(f"{where}.completed_by", "the annotator's id (a number, or {id, email})")
     return _within_name_limit(f"ls-user-{who}", f"{where}.completed_by")
+
+
+def _concord_coder(where: str, name: Any) -> str:
+    """The coder Concord's export named in ``concord_coder``: an annotator's pseudonym, or an
+    external coder as ``ext:<name>`` (read back as that name), so a round trip keeps who
+    answered what (``completed_by`` only numbers the coders of one export)."""
+    if not isinstance(name, str) or not name.removeprefix("ext:").strip():
+        raise TaskError(where, "the coder's name as Concord exported it (a text)")
+    return _within_name_limit(name.removeprefix("ext:").strip(), where)
 
 
 def _within_name_limit(name: str, where: str) -> str:
@@ -257,7 +287,22 @@ def _timing(where: str, entry: dict) -> dict:
     created = entry.get("created_at")
     if isinstance(created, str) and created:
         out["annotated_at"] = created
+    elif created is not None and created != "":
+        out["annotated_at"] = _unix_time(f"{where}.created_at", created)
     return out
+
+
+def _unix_time(where: str, value: Any) -> str:
+    """A ``created_at`` given as a number: seconds since 1970 (Unix time, UTC), as ISO 8601 (it
+    was dropped before). Milliseconds land beyond the year 9999 or the import's bounds and are
+    refused, never read as seconds."""
+    expected = "a date and time: ISO 8601 text, or seconds since 1970 (Unix time)"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TaskError(where, expected)
+    try:
+        return datetime.fromtimestamp(value, tz=UTC).isoformat()
+    except (OverflowError, OSError, ValueError):
+        raise TaskError(where, expected) from None
 
 
 def unmapped_lines(reading: ExportReading, config_unmapped: list[str]) -> Iterator[str]:
@@ -284,7 +329,9 @@ def read_with_mapping(
         )
     config = parse(mapping)
     try:
-        tasks = safe_json_loads(stream.read())
+        tasks = export_json(stream.read())
+    except PayloadError:
+        raise
     except ValueError as exc:
         raise PayloadError(f"not valid JSON: {exc}", field="file", location="the file") from None
     return read(tasks, config)

@@ -117,7 +117,9 @@ def schema_field(prop: Mapping[str, Any], *, label: str) -> forms.Field:
             max_length=prop.get("maxLength"), strip=False, widget=widget, **common
         )
     elif kind == LINES:
-        field = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), **common)
+        # Tall enough to show the default's lines whole (the four default flag reasons).
+        rows = max(3, len(prop.get("default") or []) + 1)
+        field = forms.CharField(widget=forms.Textarea(attrs={"rows": rows}), **common)
     else:
         field = _JSONField(widget=forms.Textarea(attrs={"rows": 6}), **common)
     field.initial = _to_text(kind, prop.get("default"))

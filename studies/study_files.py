@@ -334,7 +334,7 @@ class StudySerializer(KnownKeysOnly):
         self.fields["task_type"].choices = [t.slug for t in task_types.all_task_types()]
 
     def validate_slug(self, value: str) -> str:
-        if value in RESERVED_SLUGS:
+        if value.lower() in RESERVED_SLUGS:
             raise serializers.ValidationError(f"{value!r} is a page of its own (/p/{value}/).")
         return value
 
@@ -366,9 +366,11 @@ class StudySerializer(KnownKeysOnly):
                 member_errors[index] = {"username": f"{name!r} is listed twice."}
         if member_errors:
             errors["members"] = member_errors
+        # A new study's judges are checked as a new project's: never against the judges and
+        # endpoints of a project of the same slug the sender may not see.
         attrs["judges"], judge_errors = _judge_errors(
             [dict(j) for j in attrs["judges"]],
-            Project.objects.filter(slug=attrs["slug"]).first(),
+            None if self.context.get("create_only") else project_named(attrs["slug"]),
             attrs["task_type"],
         )
         if judge_errors:
@@ -458,8 +460,22 @@ def _guidelines_file(study_file: Path, name: Any) -> str:
     return target.read_text(encoding="utf-8")
 
 
-def _validated(data: Any) -> dict:
-    serializer = StudySerializer(data=data)
+def project_named(slug: str, *, for_update: bool = False) -> Project | None:
+    """The project a study file's ``slug`` names: the one of exactly that slug, else the one
+    whose slug differs only in case (slugs are compared ignoring case, and a new project's is
+    stored in lower case, so a file that says "Demo" applies again to the "demo" it created)."""
+    # FOR NO KEY UPDATE: see docs/architecture.md (a first submit's COMMIT passes it)
+    projects = (
+        Project.objects.select_for_update(no_key=True) if for_update else Project.objects.all()
+    )
+    return (
+        projects.filter(slug=slug).first()
+        or projects.filter(slug__iexact=slug).order_by("pk").first()
+    )
+
+
+def _validated(data: Any, *, create_only: bool = False) -> dict:
+    serializer = StudySerializer(data=data, context={"create_only": create_only})
     if not serializer.is_valid():
         problems = error_paths(serializer.errors)
         raise Refusal(
@@ -642,15 +658,20 @@ def study_apply(
     caller means (the API's URL); the file's slug must match it. ``create_only``: refuse a slug
     that is taken. A change of the guidelines, config or crowd settings records a new settings
     version (``projects.services.settings_version_record``; ``via`` says where it was made)."""
-    attrs = _validated(data)
-    if slug is not None and attrs["slug"] != slug:
+    attrs = _validated(data, create_only=create_only)
+    if slug is not None and attrs["slug"].lower() != slug.lower():
         raise Refusal(f"slug: the file is for {attrs['slug']!r}, not {slug!r}.", field="slug")
     with transaction.atomic():
-        project = Project.objects.select_for_update(no_key=True).filter(slug=attrs["slug"]).first()
+        if slug is not None:
+            project = Project.objects.select_for_update(no_key=True).filter(slug=slug).first()
+        else:
+            project = project_named(attrs["slug"], for_update=True)
         if project is not None and create_only:
+            # Worded for whoever asks, member of that project or not: a slug is an address,
+            # unique ignoring case, and no more than that is said of a project they may not see.
             raise Refusal(
-                f"slug: a project {attrs['slug']!r} exists; change it with PUT "
-                f"/api/projects/{attrs['slug']}/.",
+                f"slug: the address /p/{attrs['slug'].lower()}/ is not available; "
+                "choose another slug.",
                 field="slug",
             )
         before = study_export(project=project) if project is not None else {}
@@ -678,7 +699,7 @@ def study_apply(
         previous = None if created else project_settings(project=project)
         audited = None if created else settings_of(project=project)
         if created:
-            project = Project(slug=attrs["slug"], created_by=user)
+            project = Project(slug=attrs["slug"].lower(), created_by=user)
         for key in (
             "name",
             "task_type",

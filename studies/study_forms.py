@@ -40,7 +40,10 @@ class StudyForm(forms.Form):
     name = forms.CharField(max_length=200, help_text="The study's name, as members see it.")
     slug = forms.SlugField(
         max_length=80,
-        help_text="The study's address: /p/SLUG/. Letters, digits, - and _; fixed once created.",
+        help_text=(
+            "The study's address: /p/SLUG/. Letters, digits, - and _, kept in lower case; "
+            "fixed once created."
+        ),
     )
     status = forms.ChoiceField(choices=Project.Status.choices, initial=Project.Status.ACTIVE)
     annotators_per_item = forms.IntegerField(

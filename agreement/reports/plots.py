@@ -81,18 +81,41 @@ def _ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     return ticks
 
 
-def _legend(series: Sequence[str], x: float, y: float, names: Mapping | None = None) -> list[str]:
-    out, offset = [], 0.0
+LEGEND_ROW = 18  # px between legend rows
+LEGEND_CHAR = 7  # px per character of a 12 px label, as the legend lays them out
+
+
+def _legend_entry_width(label: str) -> float:
+    """The width a legend entry takes: its swatch, a gap, its label and the space after it."""
+    return 24 + LEGEND_CHAR * len(label)
+
+
+def _legend(
+    series: Sequence[str], x: float, y: float, names: Mapping | None, right: float
+) -> tuple[list[str], float]:
+    """Swatches and names of ``series`` from ``(x, y)``, wrapped into rows that end before
+    ``right``; and the height the rows after the first take (the chart grows by it).
+
+    A name longer than 24 characters is cut with "…" and keeps its whole text in a ``<title>``.
+    """
+    out: list[str] = []
+    offset, row = 0.0, 0
     for i, key in enumerate(series):
-        name = (names or {}).get(key, key)
+        name = str((names or {}).get(key, key))
+        label = _truncate(name, 24)
+        if offset > 0 and x + offset + _legend_entry_width(label) - 10 > right:
+            offset, row = 0.0, row + 1
+        top = y + row * LEGEND_ROW
         colour = PALETTE[i % len(PALETTE)]
         out.append(
-            f'<rect x="{x + offset:.1f}" y="{y - 9}" width="10" height="10" fill="{colour}"/>'
+            f'<rect x="{x + offset:.1f}" y="{top - 9}" width="10" height="10" fill="{colour}"/>'
         )
-        label = escape(_truncate(str(name), 24))
-        out.append(f'<text x="{x + offset + 14:.1f}" y="{y}" fill="{INK}">{label}</text>')
-        offset += 24 + 7 * min(len(str(name)), 24)
-    return out
+        whole = f"<title>{escape(name)}</title>" if label != name else ""
+        out.append(
+            f'<text x="{x + offset + 14:.1f}" y="{top}" fill="{INK}">{whole}{escape(label)}</text>'
+        )
+        offset += _legend_entry_width(label)
+    return out, row * LEGEND_ROW
 
 
 def bars(rows: Sequence[Mapping], spec: Mapping) -> str:
@@ -179,12 +202,14 @@ def histogram(rows: Sequence[Mapping], spec: Mapping) -> str:
     series = list(spec["series"])
     counts = [[_num(row.get(s)) or 0.0 for s in series] for row in rows]
     peak = max([c for row in counts for c in row] + [1.0])
-    left, plot_w, plot_h, top = 46, 600, 200, 28
-    width, height = left + plot_w + 20, top + plot_h + 40
+    left, plot_w, plot_h = 46, 600, 200
+    width = left + plot_w + 20
     slot = plot_w / max(len(rows), 1)
     bar_w = (slot - 6) / max(len(series), 1)
     names = spec.get("series_labels") or {}
-    body = _legend(series, left, 14, names) if len(series) > 1 else []
+    body, extra = _legend(series, left, 14, names, width - 10) if len(series) > 1 else ([], 0.0)
+    top = 28 + extra
+    height = top + plot_h + 40
     for tick in _ticks(0.0, peak, 4):
         ty = top + plot_h - tick / peak * plot_h
         body.append(
@@ -225,16 +250,17 @@ def grouped(rows: Sequence[Mapping], spec: Mapping) -> str:
     d_lo, d_hi = min([d_lo] + present), max([d_hi] + present)
     if d_hi <= d_lo:
         d_hi = d_lo + 1.0
-    label_w, plot_w, bar_h, gap, top = 140, 380, 14, 12, 30
+    label_w, plot_w, bar_h, gap = 140, 380, 14, 12
     group_h = bar_h * len(series) + gap
     width = label_w + plot_w + 60
-    height = top + group_h * max(len(rows), 1) + 28
     names = spec.get("series_labels") or {}
+    body, extra = _legend(series, label_w, 14, names, width - 10)
+    top = 30 + extra
+    height = top + group_h * max(len(rows), 1) + 28
 
     def x(v: float) -> float:
         return label_w + (v - d_lo) / (d_hi - d_lo) * plot_w
 
-    body = _legend(series, label_w, 14, names)
     for tick in _ticks(d_lo, d_hi):
         tx = x(tick)
         body.append(
@@ -274,10 +300,12 @@ def grouped(rows: Sequence[Mapping], spec: Mapping) -> str:
 def stacked(rows: Sequence[Mapping], spec: Mapping) -> str:
     """One 100 % bar per row; segments are the row's shares of the series keys."""
     series = list(spec["series"])
-    label_w, plot_w, row_h, top = 160, 460, 26, 30
-    width, height = label_w + plot_w + 20, top + row_h * max(len(rows), 1) + 10
+    label_w, plot_w, row_h = 160, 460, 26
+    width = label_w + plot_w + 20
     names = spec.get("series_labels") or {}
-    body = _legend(series, label_w, 14, names)
+    body, extra = _legend(series, label_w, 14, names, width - 10)
+    top = 30 + extra
+    height = top + row_h * max(len(rows), 1) + 10
     for i, row in enumerate(rows):
         y = top + i * row_h
         label = str(row.get(spec["label"], ""))
@@ -502,8 +530,11 @@ def lines(rows: Sequence[Mapping], spec: Mapping) -> str:
                 "</polyline>"
             )
     body += _line_marks(marks, x, y, (left, top, right, bottom))
-    body += _legend(series, left, bottom + 56, names)
-    return _svg(right + 20, bottom + 66, spec.get("title", ""), body, spec.get("description", ""))
+    legend, extra = _legend(series, left, bottom + 56, names, right + 10)
+    body += legend
+    return _svg(
+        right + 20, bottom + 66 + extra, spec.get("title", ""), body, spec.get("description", "")
+    )
 
 
 KINDS = {

@@ -299,8 +299,11 @@ class TaskType:
         fields narrows it, so reports show no figure that cannot apply."""
         return self.measures
 
-    def answer_text(self, answer: dict) -> str:
-        """One readable line of an answer, for reviewers comparing answers (default: its JSON)."""
+    def answer_text(self, answer: dict, *, item: Any = None) -> str:
+        """One readable line of an answer, for reviewers comparing answers (default: its JSON).
+        ``item`` (the item answered, when the page has it) lets a task type whose answers name
+        parts of the item by opaque key write them as the reviewer knows them (ranking: the
+        output's letter on the review page and its system)."""
         return json.dumps(answer, ensure_ascii=False, sort_keys=True)
 
     def agreement_key(self, answer: dict) -> Any:

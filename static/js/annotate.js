@@ -209,6 +209,7 @@
     announceBatch(b);
     showSentBack(data.sent_back);
     showFlagAnswers(data.flag_answers);
+    showFlagged(data.flags);
     closeFlagPanel(false);
     if ($("flag-toggle")) $("flag-toggle").hidden = false;
     if ($("skip-toggle")) $("skip-toggle").hidden = !!data.answer || !!b;
@@ -265,6 +266,28 @@
     $("flag-answers").hidden = !(answers && answers.length);
   }
 
+  // The annotator's own flags on the item, so a reload still says it is flagged (an open flag
+  // first: a second flag is refused until the researchers answer).
+  function showFlagged(flags) {
+    const all = flags || [];
+    const open = all.filter((f) => f.state === "open");
+    const shown = open.length ? open : all;
+    $("flagged").hidden = !shown.length;
+    if (!shown.length) { $("flagged-text").textContent = ""; return; }
+    const reasons = [...new Set(shown.map((f) => f.reason_label || f.reason).filter(Boolean))].join(", ");
+    let text;
+    if (open.length) {
+      text = reasons
+        ? fmt(gettext("You flagged this item (%(reasons)s). The researchers have not answered yet; your work on it is kept."), { reasons })
+        : gettext("You flagged this item. The researchers have not answered yet; your work on it is kept.");
+    } else {
+      text = reasons
+        ? fmt(gettext("You flagged this item (%(reasons)s); the researchers have resolved your flag."), { reasons })
+        : gettext("You flagged this item; the researchers have resolved your flag.");
+    }
+    $("flagged-text").textContent = text;
+  }
+
   // --- flag and skip -----------------------------------------------------------------------
   function openFlagPanel(mode) {
     const panel = $("flag-panel");
@@ -314,6 +337,9 @@
           banner(gettext("Item skipped: it will not come back to you."), "ok");
           refreshHistory();
         } else {
+          const label = checked ? checked.parentElement.textContent.trim() : "";
+          a.flags = [...(a.flags || []), { reason: body.reason, reason_label: label, state: "open" }];
+          showFlagged(a.flags);
           banner(gettext("Thank you: the researchers will look at this item. Your work on it is kept."), "ok");
         }
       } else {
@@ -333,6 +359,7 @@
   function hideTask(position) {
     state.assignment = null;
     showSentBack(null);
+    showFlagged(null);
     closeFlagPanel(false);
     if ($("flag-toggle")) $("flag-toggle").hidden = true;
     if ($("skip-toggle")) $("skip-toggle").hidden = true;

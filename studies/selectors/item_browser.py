@@ -560,11 +560,11 @@ def _correct(task_type, answer: Any, gold: Any) -> bool | None:
     return bool(verdict) if verdict is not None else None
 
 
-def _text(task_type, answer: Any) -> str:
+def _text(task_type, answer: Any, item: Item) -> str:
     if not isinstance(answer, dict):
         return "–"
     try:
-        return task_type.answer_text(answer)
+        return task_type.answer_text(answer, item=item)
     except (KeyError, TypeError, ValueError, AttributeError):
         return json.dumps(answer, ensure_ascii=False, sort_keys=True)
 
@@ -625,7 +625,7 @@ def _human_answers(project: Project, item: Item, task_type: Any, gold: Any) -> l
                     AnswerVersion(
                         version=a.version,
                         current=a.is_current,
-                        text=_text(task_type, a.answer),
+                        text=_text(task_type, a.answer, item),
                         answer=a.answer,
                         time_spent_s=round(a.time_spent_ms / 1000, 1),
                         at=a.created_at,
@@ -655,7 +655,7 @@ def _external_answers(item: Item, task_type: Any, gold: Any) -> list[CoderAnswer
                     AnswerVersion(
                         version=1,
                         current=True,
-                        text=_text(task_type, external.answer),
+                        text=_text(task_type, external.answer, item),
                         answer=external.answer,
                         time_spent_s=round(external.time_spent_ms / 1000, 1)
                         if external.time_spent_ms is not None
@@ -697,7 +697,7 @@ def _judge_answers(item: Item, task_type: Any, gold: Any) -> list[CoderAnswers]:
                     AnswerVersion(
                         version=1,
                         current=True,
-                        text=_text(task_type, result.answer) if result.answer else "–",
+                        text=_text(task_type, result.answer, item) if result.answer else "–",
                         answer=result.answer,
                         time_spent_s=round(result.latency_ms / 1000, 1)
                         if result.latency_ms is not None

@@ -27,6 +27,7 @@ import codecs
 import csv
 import inspect
 import io
+import itertools
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import IO, TYPE_CHECKING, Any, TypedDict, cast
@@ -45,6 +46,7 @@ from core.json_safety import json_problem
 from core.json_safety import loads as safe_json_loads
 from projects.audit import AuditKind, audit_record
 from projects.models import Project
+from studies.services.format_detection import semicolon_problem
 from studies.services.import_jobs import upload_size_check
 from studies.services.imports import ImportFailed
 
@@ -69,7 +71,11 @@ def _cell(value: str) -> Any:
 
 
 def _csv(stream: IO[str]) -> Iterator[tuple[str, dict]]:
-    reader = csv.DictReader(stream)
+    header = stream.readline()
+    problem = semicolon_problem(header=header)
+    if problem:
+        raise PayloadError(problem, location="line 1")
+    reader = csv.DictReader(itertools.chain([header], stream))
     for column in ("item", "coder"):
         if column not in (reader.fieldnames or []):
             raise PayloadError(f"the CSV needs an {column!r} column", location="line 1")

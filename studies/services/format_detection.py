@@ -100,6 +100,30 @@ def shape_hint(*, sample: str) -> str:
     return ""
 
 
+def semicolon_problem(*, header: str) -> str:
+    """What is wrong with a CSV file whose header line ``header`` has no comma and no tab but
+    semicolons between two or more names (European Excel's "CSV", written where a decimal comma
+    is the custom), else "". Such a file is refused with this sentence rather than read with
+    ";": guessing the separator could cut up the one column of a comma-separated file."""
+    line = header.lstrip("\ufeff").rstrip("\r\n")
+    if "," in line or "\t" in line:
+        return ""
+    names = [name.strip().strip('"').strip() for name in line.split(";")]
+    if len(names) < 2 or not all(names):
+        return ""
+    shown = line if len(line) <= 60 else line[:59] + "…"
+    return (
+        f"this file seems to use ';' as separator (its header is {shown!r}); save it as "
+        "comma-separated: in Excel, “CSV UTF-8 (Comma delimited)”"
+    )
+
+
+def semicolon_hint(*, sample: str) -> str:
+    """:func:`semicolon_problem` of the file's first line, as a sentence of its own."""
+    problem = semicolon_problem(header=sample.split("\n", 1)[0])
+    return problem[:1].upper() + problem[1:]
+
+
 def _one_line_object(line: str) -> bool:
     """Whether the line is a whole JSON document (a line nested too deeply for the parser is
     one: its record is refused for its depth, not called a multi-line object)."""

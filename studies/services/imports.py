@@ -12,6 +12,7 @@ import csv
 import functools
 import inspect
 import io
+import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -42,6 +43,8 @@ from studies.services.format_detection import (
     formats_matching,
     looks_like,
     sample_of,
+    semicolon_hint,
+    semicolon_problem,
     sentences,
     shape_hint,
     starts_as_json,
@@ -126,7 +129,12 @@ def formats_taking(*, task_type: TaskType, option: str) -> list[str]:
 
 def _csv_reader(task_type: TaskType) -> Reader:
     def read(stream: IO[str]) -> Iterator[tuple[str, dict]]:
-        reader = csv.DictReader(stream, strict=True)  # bad quoting is an error, not merged rows
+        header = stream.readline()
+        problem = semicolon_problem(header=header)
+        if problem:
+            raise PayloadError(problem, location="line 1")
+        # Bad quoting is an error, not merged rows.
+        reader = csv.DictReader(itertools.chain([header], stream), strict=True)
         rows = iter(reader)
         while True:
             try:
@@ -459,13 +467,15 @@ def _detected(task_type: TaskType, detection: Detection, sample: str, complete: 
         else "Only the file's first 4 MiB are looked at, so a format that is one JSON document "
         "larger than that is not detected: choose it"
     )
+    semicolons = semicolon_hint(sample=sample)
     raise ImportFailed(
         sentences(
             f"Nothing imported. None of the formats of {task_type.name} ({formats}) reads a "
             "first record from this file",
             shape_hint(sample=sample),
+            semicolons,
             unsure,
-            "Choose the format to see what is wrong in it",
+            "" if semicolons else "Choose the format to see what is wrong in it",
         ),
         field="format",
     )

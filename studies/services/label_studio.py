@@ -26,12 +26,11 @@ from django.db import transaction
 from annotation import task_types
 from annotation.models import Annotation, ExternalAnnotation, Item, readable_isoformat
 from annotation.task_types import PayloadError
-from core.json_safety import loads as safe_json_loads
 from core.wording import counted
 from projects.audit import settings_audit, settings_of
 from projects.models import Membership, Project
 from projects.services import project_settings, settings_version_record
-from studies.label_studio import ExportReading, unmapped_lines
+from studies.label_studio import ExportReading, export_json, unmapped_lines
 from studies.services.external_annotations import import_annotations
 from studies.services.import_jobs import upload_size_check
 from studies.services.imports import ImportFailed, import_items
@@ -235,7 +234,7 @@ def _export_text(export: str | bytes) -> str:
 def _read(export: str, labeling_config: str, mapping: LabelStudioMapping) -> tuple[Any, Any]:
     try:
         config = mapping.parse(labeling_config)
-        reading = mapping.read(safe_json_loads(export), config)
+        reading = mapping.read(export_json(export), config)
     except PayloadError as exc:
         raise ImportFailed(f"Nothing imported. {exc}", field=exc.field or "file") from None
     except ValueError as exc:  # not JSON, or JSON that cannot be stored

@@ -140,7 +140,7 @@ class ArgumentStructure(TaskType):
         )
         return {**metrics, "correct": bool(metrics["step_all_correct"])}
 
-    def answer_text(self, answer: dict) -> str:
+    def answer_text(self, answer: dict, *, item: Any = None) -> str:
         """An edited structure in its compact form; a review answer as its choices."""
         if answer.get("invalid_causal_relation"):
             return "discarded: not a valid causal relation"

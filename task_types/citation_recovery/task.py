@@ -173,7 +173,7 @@ class CitationRecovery(TaskType):
             "correct": scores.f1 == 1.0,
         }
 
-    def answer_text(self, answer: dict) -> str:
+    def answer_text(self, answer: dict, *, item: Any = None) -> str:
         if "sentences" not in answer and "none" not in answer:  # a rating alone
             rating = answer.get("helpfulness")
             return f"helpfulness {rating}" if isinstance(rating, int) else "no answer"

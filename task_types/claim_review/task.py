@@ -113,7 +113,7 @@ class ClaimReview(TaskType):
     def headline(self, payload: Mapping[str, Any]) -> str:
         return str(payload.get("question") or "")
 
-    def answer_text(self, answer: dict) -> str:
+    def answer_text(self, answer: dict, *, item: Any = None) -> str:
         parts = []
         for d in answer.get("claims", []):
             if d["action"] == "add":

@@ -33,7 +33,6 @@ from typing import IO, Any
 from xml.etree.ElementTree import Element
 
 from annotation.task_types import PayloadError
-from core.json_safety import loads as safe_json_loads
 from studies import label_studio as common
 from studies.label_studio import ExportReading, LabelingConfigError, TaskError
 
@@ -344,7 +343,9 @@ def read_label_studio_tasks(stream: IO[str]) -> Iterator[tuple[str, dict]]:
     --config CONFIG.xml``; docs/label_studio.md). Errors name the task's index in the file and
     the field."""
     try:
-        tasks = safe_json_loads(stream.read())
+        tasks = common.export_json(stream.read())
+    except PayloadError:
+        raise
     except ValueError as exc:
         raise PayloadError(f"not valid JSON: {exc}", location="the file") from None
     if not isinstance(tasks, list):

@@ -200,7 +200,7 @@ class Questionnaire(TaskType):
                 )
         return ""
 
-    def answer_text(self, answer: dict) -> str:
+    def answer_text(self, answer: dict, *, item: Any = None) -> str:
         """Each question's answer under its id (the page shows the questions themselves)."""
 
         def text(value: Any) -> str:

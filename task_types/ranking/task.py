@@ -64,6 +64,14 @@ def _systems_by_key(item: Any) -> dict[str, str]:
     return {key: o["system"] for key, o in zip(item.prepared["keys"], outputs, strict=True)}
 
 
+def _review_names(item: Any) -> dict[str, str]:
+    """{key: "letter system"} in the order reviewers see the outputs (the judges' order)."""
+    systems = _systems_by_key(item)
+    keys = item.prepared["keys"]
+    shown = [keys[i] for i in display_order(item)]
+    return {key: f"{output_letter(i)} {systems[key]}" for i, key in enumerate(shown)}
+
+
 # Example import files of this task type's own formats come from its data (data/explanation-ranking/).
 EXAMPLE_DATA = Path(settings.BASE_DIR) / "data" / "explanation-ranking"
 
@@ -226,11 +234,20 @@ class Ranking(TaskType):
         """Rankings have no gold answer: nothing to score."""
         return {}
 
-    def answer_text(self, answer: dict) -> str:
+    def answer_text(self, answer: dict, *, item: Any = None) -> str:
+        """Each criterion's ranks, best first. With the item, each output as the review page
+        shows it: its letter there (the judges' order, :meth:`display` without an assignment)
+        and its system ("A gpt-4 1"), never the opaque key; a key the item lacks as it is."""
+        names = _review_names(item) if item is not None else {}
+        place = {key: i for i, key in enumerate(names)}
         lines = []
         for criterion, ranks in (answer.get("ranks") or {}).items():
-            order = sorted(ranks.items(), key=lambda pair: (pair[1], pair[0]))
-            lines.append(f"{criterion}: " + ", ".join(f"{system} {rank}" for system, rank in order))
+            order = sorted(
+                ranks.items(), key=lambda pair: (pair[1], place.get(pair[0], len(place)), pair[0])
+            )
+            lines.append(
+                f"{criterion}: " + ", ".join(f"{names.get(key, key)} {rank}" for key, rank in order)
+            )
         return " · ".join(lines)
 
     def agreement_key(self, answer: dict) -> dict:

@@ -203,7 +203,7 @@ class Stance(TaskType):
 
     # --- export and demo ----------------------------------------------------------------------
 
-    def answer_text(self, answer: dict) -> str:
+    def answer_text(self, answer: dict, *, item: Any = None) -> str:
         """The whole response's label, then each sentence's by its number on the page."""
 
         def label(part: dict) -> str:

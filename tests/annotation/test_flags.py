@@ -356,3 +356,40 @@ def test_the_researchers_answer_to_a_flag_reaches_its_annotator(
     other = add_annotator(project)
     theirs = services.assignment_next(project=project, annotator=other)
     assert client_for(other).get(f"/api/assignments/{theirs.pk}/").data["flag_answers"] == []
+
+
+def test_the_annotators_own_flags_come_back_with_the_item_after_a_reload(
+    project, annotator, researcher, annotator_client, items, django_assert_num_queries
+):
+    """Found by the outside probe: after a reload nothing said the item was flagged."""
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    url = f"/api/assignments/{assignment.pk}/"
+    assert annotator_client.get(url).data["flags"] == []
+    flag = flags.flag_raise(assignment=assignment, reason="ambiguous", text="two readings")
+    assert annotator_client.get(url).data["flags"] == [
+        {"reason": "ambiguous", "reason_label": "Ambiguous", "state": "open"}
+    ]
+    flags.flag_act(flag=flag, user=researcher, action="resolve")
+    assert annotator_client.get(url).data["flags"] == [
+        {"reason": "ambiguous", "reason_label": "Ambiguous", "state": "resolved"}
+    ]
+    # Read with the researchers' answers: no query more than before the flags were shown.
+    from annotation import selectors
+
+    assignment.refresh_from_db()
+    with django_assert_num_queries(5):
+        selectors.assignment_view(assignment=assignment)
+    other = add_annotator(project)
+    theirs = services.assignment_next(project=project, annotator=other)
+    assert client_for(other).get(f"/api/assignments/{theirs.pk}/").data["flags"] == []
+    # A default reason in the annotator's language (kept for the visit: asked last).
+    assert annotator_client.get(f"{url}?lang=de").data["flags"][0]["reason_label"] == "Mehrdeutig"
+
+
+def test_a_skip_is_not_shown_as_a_flag(skipping, annotator, items):
+    assignment = services.assignment_next(project=skipping, annotator=annotator)
+    flags.item_skip(assignment=assignment, reason="ambiguous")
+    assignment.refresh_from_db()
+    from annotation import selectors
+
+    assert selectors.assignment_view(assignment=assignment)["flags"] == []

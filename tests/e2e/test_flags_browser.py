@@ -96,7 +96,18 @@ def test_flag_skip_and_a_sent_back_answer(live_server, browser, size, context_ar
             False,
         )
         assert current.draft.answer  # the draft is still there
+        flagged = (
+            "You flagged this item (Ambiguous). The researchers have not answered yet; "
+            "your work on it is kept."
+        )
+        expect(page.locator("#flagged-text")).to_have_text(flagged)
         check_page(page, f"flagged-{size}")
+        # After a reload the page still says so (a probe's finding: no sign of the flag).
+        page.reload()
+        wait_for_item(page, 2)
+        expect(page.locator("#flagged")).to_be_visible()
+        expect(page.locator("#flagged-text")).to_have_text(flagged)
+        check_page(page, f"flagged-reloaded-{size}")
 
         # Skip: the item goes, the next one comes.
         page.locator("#skip-toggle").focus()

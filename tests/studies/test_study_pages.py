@@ -93,7 +93,7 @@ def test_a_bad_value_is_refused_next_to_its_field_and_nothing_is_created(creator
     taken = factories.ProjectFactory(slug="taken")
     data = {**browser_data(form), "name": "R", "slug": taken.slug, "action": "save"}
     response = client.post("/p/new/ranking/", data)
-    assert response.status_code == 400 and "exists" in response.content.decode()
+    assert response.status_code == 400 and "is not available" in response.content.decode()
     response = client.post("/p/new/ranking/", {**data, "slug": "new"})
     assert response.status_code == 400 and "a page of its own" in response.content.decode()
 

@@ -16,6 +16,7 @@ from core.errors import Refusal
 from projects.members import researcher_add
 from projects.models import Project
 from studies.management.text_files import read_text_file
+from studies.study_files import project_named
 
 
 def _first_label_studio_task_type() -> str:
@@ -88,7 +89,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Not mapped: {line}")
 
     def _project(self, slug: str, create_for: str | None, task_type: str) -> Project:
-        found = Project.objects.filter(slug=slug).first()
+        found = project_named(slug)
         if found is not None:
             return found
         if not create_for:
@@ -97,6 +98,8 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=create_for).first()
         if user is None:
             raise CommandError(f"No user {create_for!r}.")
-        created = Project.objects.create(slug=slug, name=slug, task_type=task_type, created_by=user)
+        created = Project.objects.create(
+            slug=slug.lower(), name=slug, task_type=task_type, created_by=user
+        )
         researcher_add(project=created, user=user)
         return created

@@ -49,6 +49,15 @@ def _answers(project) -> dict[tuple[str, str], dict]:
     }
 
 
+def _times(project) -> dict[tuple[str, str], object]:
+    return {
+        (a.coder.name, a.item.external_id): a.annotated_at
+        for a in ExternalAnnotation.objects.filter(item__project=project).select_related(
+            "coder", "item"
+        )
+    }
+
+
 @pytest.fixture
 def imported(db):
     return imported_example(
@@ -347,14 +356,9 @@ def test_a_project_exported_as_label_studio_json_reads_back(imported, db):
         {k: v for k, v in q.items() if k != "labels"} for q in project_config(p.config)["questions"]
     ]
     assert questions(copy) == questions(project)
-    numbers = {
-        a["concord_coder"]: f"ls-user-{a['completed_by']}" for t in tasks for a in t["annotations"]
-    }
-    original = {
-        (numbers.get(f"ext:{coder}", coder), item): answer
-        for (coder, item), answer in _answers(project).items()
-    }
-    assert _answers(copy) == original
+    # Each coder comes back as it was (concord_coder), with its time annotated.
+    assert _answers(copy) == _answers(project)
+    assert _times(copy) == _times(project) and any(_times(project).values())
     assert {i.external_id: i.payload for i in Item.objects.filter(project=copy)} == {
         i.external_id: i.payload for i in Item.objects.filter(project=project)
     }
@@ -426,6 +430,11 @@ def test_the_export_api_and_page_offer_label_studio_files_with_annotators_answer
     copy = factories.ProjectFactory(task_type="questionnaire", config={})
     done = import_label_studio(project=copy, export=json.dumps(tasks), labeling_config=config_xml)
     assert done.annotations == 12 and done.not_mapped == []
+    # The annotator comes back under their pseudonym, with the answer and when it was made.
+    back = ExternalAnnotation.objects.get(
+        item__project=copy, coder__name=membership.pseudonym, item__external_id=task["id"]
+    )
+    assert back.answer == answer and back.annotated_at == stored.created_at
     refused = api.get(f"/api/projects/{project.slug}/export/?format=xml")
     assert refused.status_code == 400 and refused.json()["field"] == "format"
     other = factories.ProjectFactory(task_type="stance")
