@@ -57,7 +57,7 @@ from llm_judges.parameters import ENDPOINT_KEYS, clean_model, clean_parameters
 from llm_judges.selectors import endpoints_for_project
 from llm_judges.services.configuration import judge_create
 from llm_judges.services.prompt_templates import shipped_template
-from projects.audit import AuditKind, audit_record, settings_audit, settings_of
+from projects.audit import SETTINGS_FIELDS, AuditKind, audit_record, settings_audit, settings_of
 from projects.crowd import CrowdSettingsSerializer
 from projects.members import members_apply
 from projects.models import Membership, Project
@@ -655,7 +655,7 @@ def study_apply(
         if dry_run:
             return {"created": project is None, "changes": changes, "project": project}
         created = project is None
-        settings = {key: attrs[key] for key in _PROJECT_FIELDS}
+        settings = {key: attrs[key] for key in SETTINGS_FIELDS}  # the project's own fields
         if project is None:
             project = project_create(
                 project=Project(slug=attrs["slug"], **settings),
@@ -669,17 +669,6 @@ def study_apply(
             )
         _judges_apply(project=project, judges=attrs["judges"], by=user)
     return {"created": created, "changes": changes, "project": project}
-
-
-_PROJECT_FIELDS = (
-    "name",
-    "task_type",
-    "status",
-    "annotators_per_item",
-    "guidelines",
-    "config",
-    "crowd",
-)
 
 
 def _project_update(
