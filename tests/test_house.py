@@ -406,3 +406,36 @@ def test_the_check_finds_a_project_created_by_hand(tmp_path):
         encoding="utf-8",
     )
     assert _projects_created_by_hand([tmp_path / "app"]) == ["app/demo.py:1", "app/demo.py:2"]
+
+
+def _bare_value_error_raises(source: str) -> list[int]:
+    """Lines of ``pytest.raises(ValueError)`` without ``match=``: any ValueError passes them, the
+    wrong one too (issue 25, item 10)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func) == "pytest.raises"
+            and node.args
+            and ast.unparse(node.args[0]) == "ValueError"
+            and not any(keyword.arg == "match" for keyword in node.keywords)
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_every_expected_value_error_names_its_message():
+    found = {
+        str(path.relative_to(REPO)): lines
+        for path in sorted((REPO / "tests").rglob("*.py"))
+        if (lines := _bare_value_error_raises(path.read_text(encoding="utf-8")))
+    }
+    assert found == {}
+
+
+def test_the_check_finds_a_bare_value_error():
+    source = (
+        "with pytest.raises(ValueError):\n    f()\n"
+        "with pytest.raises(ValueError, match='no trial'):\n    f()\n"
+    )
+    assert _bare_value_error_raises(source) == [1]
