@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from agreement.reports.inputs import ReportInput
     from agreement.reports.projection import Projection
     from agreement.reports.sections import Estimand
+    from agreement.reports.tables import Table
+    from agreement.reports.validation import ProjectJudgeValidation
 
 
 class DashboardAnnotator(AnnotatorProgress):
@@ -161,7 +163,7 @@ def judge_validation(
     n_boot: int = 1000,
     confidence: float = 0.95,
     judges: tuple[str, ...] | None = None,
-) -> dict:
+) -> ProjectJudgeValidation:
     """Every judge of ``project`` (or only ``judges``) validated against the counted humans on
     ``subset`` (:func:`agreement.reports.validation.judge_validation_report`), plus
     ``available_judges``. A bounded number of queries, whatever the number of items and
@@ -183,7 +185,7 @@ def _judge_validation(
     n_boot: int,
     confidence: float,
     judges: tuple[str, ...] | None = None,
-) -> tuple[dict, ReportInput, list[str]]:
+) -> tuple[ProjectJudgeValidation, ReportInput, list[str]]:
     from agreement.reports.gather import available_judges, gather
     from agreement.reports.inputs import AnnotatorFilter, ReportOptions
     from agreement.reports.sections import judge_validation_for
@@ -197,8 +199,11 @@ def _judge_validation(
     result = judge_validation_report(
         report_input, hooks=judge_validation_for(project.task_type), subset=subset
     )
-    result["available_judges"] = report_input.available_judges
-    return result, report_input, list(names)
+    validated: ProjectJudgeValidation = {
+        **result,
+        "available_judges": list(report_input.available_judges),
+    }
+    return validated, report_input, list(names)
 
 
 def judge_validation_figures(
@@ -221,7 +226,7 @@ def judge_validation_figures(
     return {"validation": result, "need": need}
 
 
-def snapshot_table(*, snapshot_id: int, name: str) -> dict | None:
+def snapshot_table(*, snapshot_id: int, name: str) -> Table | None:
     """One table of a snapshot's report (for its CSV download), read alone from the database:
     the rest of the report is not loaded. None if the report has no such table. One query."""
     from django.db.models.fields.json import KeyTransform

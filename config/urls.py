@@ -7,13 +7,12 @@ from drf_spectacular.views import SpectacularSwaggerView
 from annotation import api as annotation_api
 from annotation import review_views
 from annotation import views as annotation_views
-from projects import api as members_api
-from projects import views as members_views
+from projects import member_api, member_views
 from projects.auth import LoginView, LogoutAllView, LogoutView, PasswordResetView, TokenView
 from projects.schema import CachedSchemaView
-from studies import api as projects_api
+from studies import api as studies_api
 from studies import audit_pages, item_views, study_pages
-from studies import views as projects_views
+from studies import views as studies_views
 
 api = [
     path("api/schema/", CachedSchemaView.as_view(), name="api-schema"),
@@ -21,60 +20,60 @@ api = [
     path("api/auth/token/", TokenView.as_view(), name="api-token"),
     path("api/auth/logout/", LogoutView.as_view(), name="api-logout"),
     path("api/auth/logout-all/", LogoutAllView.as_view(), name="api-logout-all"),
-    path("api/projects/", projects_api.ProjectListView.as_view(), name="api-projects"),
+    path("api/projects/", studies_api.ProjectListView.as_view(), name="api-projects"),
     path(
         "api/projects/<slug:slug>/",
-        projects_api.ProjectStudyView.as_view(),
+        studies_api.ProjectStudyView.as_view(),
         name="api-project-study",
     ),
-    path("api/projects/<slug:slug>/items/", projects_api.ItemListView.as_view(), name="api-items"),
+    path("api/projects/<slug:slug>/items/", studies_api.ItemListView.as_view(), name="api-items"),
     path(
         "api/projects/<slug:slug>/progress/",
-        projects_api.ProgressView.as_view(),
+        studies_api.ProgressView.as_view(),
         name="api-progress",
     ),
-    path("api/projects/<slug:slug>/import/", projects_api.ImportView.as_view(), name="api-import"),
+    path("api/projects/<slug:slug>/import/", studies_api.ImportView.as_view(), name="api-import"),
     path(
         "api/projects/<slug:slug>/import/label-studio/",
-        projects_api.LabelStudioImportView.as_view(),
+        studies_api.LabelStudioImportView.as_view(),
         name="api-import-label-studio",
     ),
     path(
         "api/projects/<slug:slug>/annotations/import/",
-        projects_api.AnnotationImportView.as_view(),
+        studies_api.AnnotationImportView.as_view(),
         name="api-import-annotations",
     ),
     path(
         "api/projects/<slug:slug>/imports/<int:job_id>/cancel/",
-        projects_api.ImportJobCancelView.as_view(),
+        studies_api.ImportJobCancelView.as_view(),
         name="api-import-cancel",
     ),
     path(
         "api/projects/<slug:slug>/imports/<int:job_id>/",
-        projects_api.ImportJobView.as_view(),
+        studies_api.ImportJobView.as_view(),
         name="api-import-job",
     ),
     path(
         "api/projects/<slug:slug>/members/",
-        members_api.MemberListView.as_view(),
+        member_api.MemberListView.as_view(),
         name="api-members",
     ),
     path(
         "api/projects/<slug:slug>/members/<str:username>/",
-        members_api.MemberView.as_view(),
+        member_api.MemberView.as_view(),
         name="api-member",
     ),
     path(
         "api/projects/<slug:slug>/invitations/",
-        members_api.InvitationListView.as_view(),
+        member_api.InvitationListView.as_view(),
         name="api-invitations",
     ),
     path(
         "api/projects/<slug:slug>/invitations/<int:invitation_id>/",
-        members_api.InvitationView.as_view(),
+        member_api.InvitationView.as_view(),
         name="api-invitation",
     ),
-    path("api/projects/<slug:slug>/export/", projects_api.ExportView.as_view(), name="api-export"),
+    path("api/projects/<slug:slug>/export/", studies_api.ExportView.as_view(), name="api-export"),
     path("api/projects/<slug:slug>/audit/", audit_pages.AuditListView.as_view(), name="api-audit"),
     path("api/projects/<slug:slug>/next/", annotation_api.NextItemView.as_view(), name="api-next"),
     path(
@@ -103,7 +102,7 @@ api = [
     ),
     path(
         "api/projects/<slug:slug>/items/<int:item_id>/fix/",
-        projects_api.ItemFixView.as_view(),
+        studies_api.ItemFixView.as_view(),
         name="api-item-fix",
     ),
     path(
@@ -124,8 +123,8 @@ api = [
 ]
 
 pages = [
-    path("healthz", projects_views.healthz, name="healthz"),
-    path("", projects_views.home, name="home"),
+    path("healthz", studies_views.healthz, name="healthz"),
+    path("", studies_views.home, name="home"),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     # Django's own password views (templates/registration/); reset mails go to EMAIL_BACKEND.
@@ -151,7 +150,7 @@ pages = [
         auth_views.PasswordResetCompleteView.as_view(),
         name="password_reset_complete",
     ),
-    path("invite/<str:token>/", members_views.invitation, name="invitation"),
+    path("invite/<str:token>/", member_views.invitation, name="invitation"),
     path("p/new/", study_pages.study_new, name="study-new"),
     path("p/new/<slug:task_type>/", study_pages.study_new_form, name="study-new-form"),
     path(
@@ -159,59 +158,59 @@ pages = [
         study_pages.example_file,
         name="example-file",
     ),
-    path("p/<slug:slug>/", projects_views.project_detail, name="project-detail"),
+    path("p/<slug:slug>/", studies_views.project_detail, name="project-detail"),
     path("p/<slug:slug>/settings/", study_pages.study_settings, name="study-settings"),
     path(
         "p/<slug:slug>/study.<str:fmt>",
         study_pages.study_download,
         name="study-download",
     ),
-    path("p/<slug:slug>/members/", members_views.project_members, name="project-members"),
+    path("p/<slug:slug>/members/", member_views.project_members, name="project-members"),
     path("p/<slug:slug>/audit/", audit_pages.project_audit, name="project-audit"),
     path(
         "p/<slug:slug>/members/<int:membership_id>/role/",
-        members_views.member_role,
+        member_views.member_role,
         name="project-member-role",
     ),
     path(
         "p/<slug:slug>/members/<int:membership_id>/remove/",
-        members_views.member_remove,
+        member_views.member_remove,
         name="project-member-remove",
     ),
     path(
         "p/<slug:slug>/invitations/",
-        members_views.invitation_create,
+        member_views.invitation_create,
         name="project-invitation-create",
     ),
     path(
         "p/<slug:slug>/invitations.csv",
-        members_views.invitations_csv,
+        member_views.invitations_csv,
         name="project-invitations-csv",
     ),
     path(
         "p/<slug:slug>/invitations/<int:invitation_id>/revoke/",
-        members_views.invitation_revoke,
+        member_views.invitation_revoke,
         name="project-invitation-revoke",
     ),
     path(
         "p/<slug:slug>/imports/<int:job_id>/cancel/",
-        projects_views.project_import_cancel,
+        studies_views.project_import_cancel,
         name="project-import-cancel",
     ),
     path(
         "p/<slug:slug>/import/label-studio/",
-        projects_views.project_import_label_studio,
+        studies_views.project_import_label_studio,
         name="project-import-label-studio",
     ),
     path(
         "p/<slug:slug>/annotations/import/",
-        projects_views.project_import_annotations,
+        studies_views.project_import_annotations,
         name="project-import-annotations",
     ),
-    path("p/<slug:slug>/export/<str:fmt>/", projects_views.project_export, name="project-export"),
+    path("p/<slug:slug>/export/<str:fmt>/", studies_views.project_export, name="project-export"),
     path(
         "p/<slug:slug>/export/notes/<str:fmt>/",
-        projects_views.project_export_notes,
+        studies_views.project_export_notes,
         name="project-export-notes",
     ),
     path("p/<slug:slug>/items/", item_views.items_list, name="project-items"),
@@ -242,7 +241,7 @@ pages = [
         item_views.item_comment,
         name="project-item-comment",
     ),
-    path("p/<slug:slug>/bundle.zip", projects_views.project_bundle, name="project-bundle"),
+    path("p/<slug:slug>/bundle.zip", studies_views.project_bundle, name="project-bundle"),
     path("p/<slug:slug>/annotate/", annotation_views.annotate, name="annotate"),
     path(
         "p/<slug:slug>/annotate/language/",

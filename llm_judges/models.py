@@ -23,6 +23,7 @@ Rules the services rely on:
 """
 
 import json
+from typing import TypedDict
 
 from django.conf import settings
 from django.db import models
@@ -142,6 +143,14 @@ class PromptTemplate(models.Model):
         return json.dumps([getattr(self, name) for name in self.CONTENT], sort_keys=True)
 
 
+class EndpointConnection(TypedDict):
+    """Where an LLM judge's calls go (``ModelEndpoint.connection``), merged into its parameters."""
+
+    base_url: str
+    api_key_env: str  # the environment variable holding the key, never the key
+    allow_private_network: bool
+
+
 class ModelEndpoint(models.Model):
     """A model server staff approved for judges (like a Label Studio ML-backend connection): the
     only addresses workers call. Researchers choose among the endpoints their projects may use;
@@ -203,13 +212,13 @@ class ModelEndpoint(models.Model):
             return True
         return project_id is not None and self.projects.filter(pk=project_id).exists()
 
-    def connection(self) -> dict:
+    def connection(self) -> EndpointConnection:
         """What the LLM backend needs of the endpoint (merged into a judge's parameters)."""
-        return {
-            "base_url": self.base_url,
-            "api_key_env": self.api_key_env,
-            "allow_private_network": self.allow_private_network,
-        }
+        return EndpointConnection(
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            allow_private_network=self.allow_private_network,
+        )
 
 
 class Judge(models.Model):

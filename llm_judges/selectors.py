@@ -8,7 +8,7 @@ Nothing here returns gold. ``judge_answers`` is the interface for the agreement 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict
 
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 
@@ -104,9 +104,16 @@ def judge_answers(
     return {external_id: answer for external_id, answer in rows if answer is not None}
 
 
+class JudgeOutcomes(TypedDict):
+    answered: int
+    unparseable: int
+    failed: int
+    missing: int  # items not judged yet (a budget's "not run: budget" among them)
+
+
 def judge_result_counts(
     *, project: Project, judge: Judge, prompt_version: str | None = None, setting: str | None = None
-) -> dict[str, int]:
+) -> JudgeOutcomes:
     """How many items the judge answered, could not parse, failed on, and has not judged yet."""
     counts = JudgeResult.objects.filter(
         item__project=project,
@@ -121,8 +128,12 @@ def judge_result_counts(
     )
     items = Item.objects.filter(project=project).count()
     # Items a budget left unjudged ("not run: budget") are missing: not judged yet.
-    counts["missing"] = items - counts["answered"] - counts["unparseable"] - counts["failed"]
-    return counts
+    return JudgeOutcomes(
+        answered=counts["answered"],
+        unparseable=counts["unparseable"],
+        failed=counts["failed"],
+        missing=items - counts["answered"] - counts["unparseable"] - counts["failed"],
+    )
 
 
 def judge_results_for_export(
@@ -517,11 +528,24 @@ def run_for_project(*, project: Project, run_id: int) -> JudgeRun | None:
     return _with_live_counts(runs).first()
 
 
-def run_usage(*, run: JudgeRun) -> dict[str, int | float | None]:
+class RunCallUsage(TypedDict):
+    """Calls, tokens and latency of an LLM run (its page; the progress counts calls in
+    ``RunUsage``); the sums and latencies are None without calls."""
+
+    calls: int
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    mean_latency_ms: float | None
+    max_latency_ms: int | None
+    retried: int  # calls that met a transient error
+    truncated: int  # replies cut at max_tokens
+
+
+def run_usage(*, run: JudgeRun) -> RunCallUsage:
     """Calls, tokens and latency of an LLM run (every attempt counts)."""
     from django.db.models import Avg, Max, Sum
 
-    return run.calls.aggregate(
+    usage = run.calls.aggregate(
         calls=Count("id"),
         prompt_tokens=Sum("prompt_tokens"),
         completion_tokens=Sum("completion_tokens"),
@@ -530,6 +554,7 @@ def run_usage(*, run: JudgeRun) -> dict[str, int | float | None]:
         retried=Count("id", filter=Q(outcome="transient")),
         truncated=Count("id", filter=Q(finish_reason="length")),
     )
+    return RunCallUsage(**usage)  # type: ignore[typeddict-item]  # aggregate() names these keys
 
 
 def run_problems(*, run: JudgeRun, limit: int = 100) -> list[JudgeResult]:
@@ -670,7 +695,15 @@ def preselection_status(*, project: Project) -> PreselectionStatus:
     return PreselectionStatus(preselection=preselection, showing=not reason, reason=reason)
 
 
-def preselection_answer(*, project: Project, item: Item) -> tuple[Judge, JudgeResult, dict] | None:
+class PreselectionAnswer(NamedTuple):
+    """What to pre-select on an item: the judge, its result and the answer's judged fields."""
+
+    judge: Judge
+    result: JudgeResult
+    answer: dict[str, Any]  # in the task type's answer shape, the fields the judge fills
+
+
+def preselection_answer(*, project: Project, item: Item) -> PreselectionAnswer | None:
     """(judge, result, answer) to pre-select on ``item``, or None: no pre-selection configured,
     not shown in the project now (``preselection_blocker``), or ``item`` is not a regular item.
     The answer holds only the fields the judge fills (citation recovery: ``sentences`` and
@@ -694,7 +727,7 @@ def preselection_answer(*, project: Project, item: Item) -> tuple[Judge, JudgeRe
         return None
     fields = prompts.get(project.task_type).answer_fields
     answer = {k: v for k, v in (result.answer or {}).items() if not fields or k in fields}
-    return preselection.judge, result, answer
+    return PreselectionAnswer(preselection.judge, result, answer)
 
 
 def preselections_shown(*, project: Project) -> dict[tuple[int, int], str]:
@@ -707,7 +740,7 @@ def preselections_shown(*, project: Project) -> dict[tuple[int, int], str]:
 
 
 class PromptPreview(TypedDict):
-    messages: list[dict]
+    messages: list[prompts.ChatMessage]
     response_format: dict | None
     fields: dict
     error: str  # why it cannot be rendered ("" when it can)
@@ -780,7 +813,7 @@ def run_estimate(
     from llm_judges.services.runs import _selection, clean_filters
 
     prompt = _prompt_for(judge, project)
-    filters = clean_filters(filters=filters)
+    cleaned = clean_filters(filters=filters)
     template = template_for(judge=judge, project=project)
     setting = prompt.setting(project.config or {})
     if both_orders and not prompt.presentations:
@@ -791,7 +824,7 @@ def run_estimate(
             field="both_orders",
         )
     presentations = [""] + (list(prompt.presentations) if both_orders else [])
-    selection = list(_selection(project, filters).select_related("project").order_by("position"))
+    selection = list(_selection(project, cleaned).select_related("project").order_by("position"))
     done = {
         (item_id, presentation)
         for item_id, presentation in JudgeResult.objects.filter(

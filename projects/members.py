@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 import smtplib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
@@ -189,38 +190,16 @@ def member_add(*, project: Project, username: str, role: str, by: User | None = 
         return membership
 
 
-def researcher_add(*, project: Project, user: User) -> Membership:
-    """Make ``user`` a researcher of ``project`` (whoever creates a project in the admin owns it;
-    without this a staff member who is not a superuser could not open what they created)."""
-    with transaction.atomic():
-        membership, created = Membership.objects.get_or_create(
-            project=project, user=user, defaults={"role": Membership.Role.RESEARCHER}
-        )
-        if not created and (
-            membership.role != Membership.Role.RESEARCHER or membership.removed_at is not None
-        ):
-            membership.role = Membership.Role.RESEARCHER
-            membership.removed_at = None
-            membership.save(update_fields=["role", "removed_at"])
-            created = True
-        if created:
-            audit_record(
-                project=project,
-                actor=user,
-                kind=AuditKind.MEMBER_ADDED,
-                summary=f"Added {user.username} as researcher (the project's creator).",
-                changes={
-                    "username": user.username,
-                    "pseudonym": membership.pseudonym,
-                    "role": Membership.Role.RESEARCHER,
-                },
-            )
-    return membership
+class MemberEntry(TypedDict):
+    """One member to add or to give a role: a study file's ``members`` entry."""
+
+    username: str
+    role: str
 
 
 def creator_add(*, project: Project, user: User) -> None:
-    """The creator of a new study (``studies.study_files.study_apply``) is its researcher, unless
-    the study file already made them a member (their role is then the file's)."""
+    """The creator of a new project (``projects.services.project_create``) is its researcher,
+    unless they are a member already (a study file's ``members`` gave them their role)."""
     membership, added = Membership.objects.get_or_create(
         project=project, user=user, defaults={"role": Membership.Role.RESEARCHER}
     )
@@ -229,13 +208,35 @@ def creator_add(*, project: Project, user: User) -> None:
             project=project,
             actor=user,
             kind=AuditKind.MEMBER_ADDED,
-            summary=f"Added {user.username} as researcher (the study's creator).",
+            summary=f"Added {user.username} as researcher (the project's creator).",
             changes={
                 "username": user.username,
                 "pseudonym": membership.pseudonym,
                 "role": membership.role,
             },
         )
+
+
+def members_apply(*, project: Project, members: Sequence[MemberEntry], by: User | None) -> None:
+    """Add each of ``members`` (existing accounts) or give a current member the role listed (a
+    study file's ``members``: ``studies.study_files.study_apply``); a refusal names the entry
+    (``members[2].role``). Call it in the caller's transaction: a refusal changes nothing."""
+    current = {
+        m.user.username: m
+        for m in Membership.objects.current().filter(project=project).select_related("user")
+    }
+    for index, member in enumerate(members):
+        try:
+            if member["username"] in current:
+                member_role_set(membership=current[member["username"]], role=member["role"], by=by)
+            else:
+                member_add(project=project, username=member["username"], role=member["role"], by=by)
+        except Refusal as exc:
+            raise Refusal(
+                f"members[{index}].{exc.field or 'username'}: {exc.message} Nothing changed.",
+                code=exc.code,
+                field=f"members[{index}].{exc.field or 'username'}",
+            ) from None
 
 
 def member_role_set(*, membership: Membership, role: str, by: User | None = None) -> Membership:

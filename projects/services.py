@@ -1,10 +1,15 @@
-"""Writes about projects: their settings versions (memberships: ``projects.members``)."""
+"""Writes about projects: their creation (:func:`project_create`, every new project's one
+path) and their settings versions. Memberships and invitations: ``projects.members``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from django.db import transaction
+
+from projects.audit import settings_audit
+from projects.members import MemberEntry, creator_add, members_apply
 from projects.models import Project, ProjectSettingsVersion
 
 if TYPE_CHECKING:
@@ -66,3 +71,32 @@ def settings_version_record(
         Project.objects.filter(pk=project.pk).update(settings_version=latest.number)
         project.settings_version = latest.number
     return latest.number
+
+
+def project_create(
+    *,
+    project: Project,
+    by: User | None,
+    via: str,
+    members: Sequence[MemberEntry] = (),
+    creator_joins: bool = True,
+) -> Project:
+    """Save ``project``, a new project the caller built and checked (a study file's settings,
+    validated against its task type by ``studies.study_files.study_apply``; the admin's form; a
+    Label Studio import, a demo, a replay), and everything a new project has: its first settings
+    version, the "project created" audit entry, the ``members`` given (``members_apply``) and
+    its creator ``by`` as researcher, unless ``members`` made them a member already (their role
+    is then the one given) or ``creator_joins`` is False (a superuser in the admin, who opens
+    every project anyway). ``via``: where it was created, for both records."""
+    if project.pk is not None:
+        raise ValueError(f"project_create saves a new project; {project.slug!r} exists.")
+    if project.created_by_id is None and by is not None:
+        project.created_by = by
+    with transaction.atomic():
+        project.save()
+        settings_version_record(project=project, before=None, by=by, via=via)
+        settings_audit(project=project, actor=by, before=None, via=via)
+        members_apply(project=project, members=members, by=by)
+        if creator_joins and by is not None:
+            creator_add(project=project, user=by)
+    return project

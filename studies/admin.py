@@ -15,9 +15,8 @@ from core.wording import counted
 from projects.admin import ProjectScopedAdmin
 from projects.audit import settings_audit, settings_of
 from projects.crowd import CrowdSettingsSerializer
-from projects.members import researcher_add
 from projects.models import Membership, Project
-from projects.services import project_settings, settings_version_record
+from projects.services import project_create, project_settings, settings_version_record
 from studies.schema_forms import (
     SEP,
     schema_errors,
@@ -303,17 +302,22 @@ class ProjectAdmin(ProjectScopedAdmin, admin.ModelAdmin):
         return format_html('<a href="{}">open</a>', reverse("project-detail", args=[obj.slug]))
 
     def save_model(self, request, obj, form, change):
-        if not change and obj.created_by_id is None:
-            obj.created_by = request.user
-        stored = Project.objects.filter(pk=obj.pk).first() if change else None
-        before = project_settings(project=stored) if stored is not None else None
-        audited = settings_of(project=stored) if stored is not None else None
+        if not change:
+            # its creator joins as researcher, or (not being a superuser) could not open it
+            project_create(
+                project=obj,
+                by=request.user,
+                via="admin",
+                creator_joins=not request.user.is_superuser,
+            )
+            return
+        stored = Project.objects.get(pk=obj.pk)
+        before = project_settings(project=stored)
+        audited = settings_of(project=stored)
         with transaction.atomic():
             super().save_model(request, obj, form, change)
             settings_version_record(project=obj, before=before, by=request.user, via="admin")
             settings_audit(project=obj, actor=request.user, before=audited, via="admin")
-        if not change and not request.user.is_superuser:
-            researcher_add(project=obj, user=request.user)  # or they could not open it
 
 
 @admin.register(Membership)

@@ -3,8 +3,9 @@ pieces the platform needs.
 
 Reported by ``manage.py check`` (and at every start) with the task type's name, so a new
 task-type package that forgot its template, JS module, report, judge prompts or demo, that
-registers one of them under a misspelt slug, or that registers no task type at all, says so at
-once instead of failing on the first request (or never).
+registers one of them under a misspelt slug, that registers no task type at all, or that says
+it reads Label Studio projects without the import and exports that takes, says so at once
+instead of failing on the first request (or never).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from annotation import task_types
 from core.registry import Registry
 from llm_judges.prompts import prompt_registry
 from studies.demos import demo_registry
+from studies.label_studio import CONFIG_FORMAT, EXPORT_FORMAT
 from studies.replays import replay_registry
 
 
@@ -185,3 +187,42 @@ def task_types_complete(app_configs: object = None, **kwargs: object) -> list[ch
             if task_type.slug not in covered:
                 problems.append(_missing(piece, task_type, label))
     return problems
+
+
+def _label_studio_gaps(task_type: task_types.TaskType) -> list[str]:
+    """What a task type with ``label_studio = True`` lacks: its own ``import_label_studio`` (the
+    base class's raises), the Label Studio export formats."""
+    gaps = []
+    if type(task_type).import_label_studio is task_types.TaskType.import_label_studio:
+        gaps.append("it does not define import_label_studio")
+    missing = [
+        name for name in (EXPORT_FORMAT, CONFIG_FORMAT) if name not in task_type.export_formats
+    ]
+    if missing:
+        gaps.append(f"its export_formats lack {' and '.join(repr(name) for name in missing)}")
+    return gaps
+
+
+@checks.register()
+def label_studio_task_types_complete(
+    app_configs: object = None, **kwargs: object
+) -> list[checks.CheckMessage]:
+    """A task type that says it reads Label Studio projects (``label_studio = True``: the project
+    page offers the Label Studio form) defines ``import_label_studio`` and writes both Label
+    Studio files; otherwise the form's every import fails and the round trip has no way back."""
+    return [
+        checks.Error(
+            f"Task type {task_type.slug!r} ({type(task_type).__module__}) sets label_studio = "
+            f"True, but {'; '.join(gaps)}.",
+            hint=(
+                "Define import_label_studio and set export_formats = "
+                "studies.label_studio.label_studio_exports(...) (as task_types/ranking/task.py "
+                "does), or leave label_studio False."
+            ),
+            id="concord.E009",
+        )
+        for task_type in task_types.all_task_types()
+        if task_type.label_studio
+        for gaps in [_label_studio_gaps(task_type)]
+        if gaps
+    ]

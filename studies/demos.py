@@ -4,7 +4,7 @@ with ``create(*, researcher, annotators) -> str`` (returning a one-line summary)
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 from core.registry import Registry
 from projects.models import Membership
@@ -39,6 +39,22 @@ def add_members(project, researcher, annotators) -> None:
         )
 
 
+def demo_project(*, slug: str, defaults: dict, researcher, annotators) -> Any:
+    """The demo project ``slug``, found or created (``projects.services.project_create``, with
+    ``researcher`` as its creator, 3 annotators per item unless ``defaults`` say otherwise),
+    the demo accounts its members."""
+    from projects.models import Project
+    from projects.services import project_create
+
+    project = Project.objects.filter(slug=slug).first() or project_create(
+        project=Project(slug=slug, **{"annotators_per_item": 3, **defaults}),
+        by=researcher,
+        via="demo",
+    )
+    add_members(project, researcher, annotators)
+    return project
+
+
 def load_demo_project(
     *,
     slug: str,
@@ -51,13 +67,11 @@ def load_demo_project(
     """Create (or find) a demo project, make the demo accounts members, and import its items
     once; returns the one-line summary ``seed_demo`` prints. ``open_items`` is only called when
     the project has no items yet."""
-    from projects.models import Project
     from studies.services.imports import import_items
 
-    project, _ = Project.objects.get_or_create(
-        slug=slug, defaults={"annotators_per_item": 3, "created_by": researcher, **defaults}
+    project = demo_project(
+        slug=slug, defaults=defaults, researcher=researcher, annotators=annotators
     )
-    add_members(project, researcher, annotators)
     if project.items.exists():
         return f"{project.name}: already loaded ({project.items.count()} items)"
     with open_items() as stream:

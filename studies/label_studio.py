@@ -38,6 +38,9 @@ from core.json_safety import loads as safe_json_loads
 MAX_CONFIG_BYTES = 256 * 1024
 MAX_CODER_NAME = 100
 ENTRY_KINDS = ("annotations", "predictions")
+# The export formats (``TaskType.export_formats``) of a task type that writes Label Studio files:
+# the JSON export and the labeling config (``label_studio_exports``).
+EXPORT_FORMAT, CONFIG_FORMAT = "label-studio", "label-studio-config"
 
 # One result mapped by the task type: (the answer's key, its value), or None where it does not
 # map (the task type notes why). Arguments: the result, where it is ("annotations.0.result.1"),
@@ -345,13 +348,13 @@ def label_studio_exports(io_module: Callable[[], Any]) -> dict[str, ExtraExport]
     config, from ``io_module()``'s ``export_label_studio`` and ``labeling_config`` (the module
     is imported when an export runs: it uses services that import the task-type registry)."""
     return {
-        "label-studio": ExtraExport(
+        EXPORT_FORMAT: ExtraExport(
             title="Label Studio JSON",
             content_type="application/json",
             extension="json",
             stream=lambda project: io_module().export_label_studio(project=project),
         ),
-        "label-studio-config": ExtraExport(
+        CONFIG_FORMAT: ExtraExport(
             title="Label Studio labeling config (XML)",
             content_type="application/xml",
             extension="xml",

@@ -29,6 +29,7 @@ from agreement.reports.gather import gather
 from agreement.reports.tables import to_csv
 from core.registry import Registry
 from projects.models import Membership, Project
+from projects.services import project_create
 
 
 class ReplayError(RuntimeError):
@@ -73,12 +74,11 @@ def replays() -> list[Replay]:
 def fresh_project(
     *, slug: str, researcher_name: str = "replay-researcher", **fields: Any
 ) -> Project:
-    """The replay's project, recreated from scratch, with a researcher account as its member."""
+    """The replay's project, recreated from scratch (``projects.services.project_create``), with
+    a researcher account as its creator and member."""
     Project.objects.filter(slug=slug).delete()
     researcher = _account(researcher_name)
-    project = Project.objects.create(slug=slug, created_by=researcher, **fields)
-    Membership.objects.create(project=project, user=researcher, role=Membership.Role.RESEARCHER)
-    return project
+    return project_create(project=Project(slug=slug, **fields), by=researcher, via="replay")
 
 
 def simulated_annotators(project: Project, *, count: int, prefix: str) -> list:

@@ -57,11 +57,11 @@ from llm_judges.parameters import ENDPOINT_KEYS, clean_model, clean_parameters
 from llm_judges.selectors import endpoints_for_project
 from llm_judges.services.configuration import judge_create
 from llm_judges.services.prompt_templates import shipped_template
-from projects.audit import AuditKind, audit_record, settings_audit, settings_of
+from projects.audit import SETTINGS_FIELDS, AuditKind, audit_record, settings_audit, settings_of
 from projects.crowd import CrowdSettingsSerializer
-from projects.members import creator_add, member_add, member_role_set
+from projects.members import members_apply
 from projects.models import Membership, Project
-from projects.services import project_settings, settings_version_record
+from projects.services import project_create, project_settings, settings_version_record
 
 KEYS = (
     "slug",
@@ -603,26 +603,6 @@ def _judges_apply(*, project: Project, judges: list[dict], by=None) -> None:
             judge.save()
 
 
-def _members_apply(*, project: Project, members: list, by=None) -> None:
-    """Add the study file's members or set their roles; a refusal names the entry."""
-    current = {
-        m.user.username: m
-        for m in Membership.objects.current().filter(project=project).select_related("user")
-    }
-    for index, member in enumerate(members):
-        try:
-            if member["username"] in current:
-                member_role_set(membership=current[member["username"]], role=member["role"], by=by)
-            else:
-                member_add(project=project, username=member["username"], role=member["role"], by=by)
-        except Refusal as exc:
-            raise Refusal(
-                f"members[{index}].{exc.field or 'username'}: {exc.message} Nothing changed.",
-                code=exc.code,
-                field=f"members[{index}].{exc.field or 'username'}",
-            ) from None
-
-
 def _config_change_check(project: Project, config: dict) -> None:
     """Refuse a config change that would make the project's existing answers wrong (the task
     type says which: a questionnaire question's kind), once it has answers."""
@@ -696,28 +676,35 @@ def study_apply(
         if dry_run:
             return {"created": project is None, "changes": changes, "project": project}
         created = project is None
-        previous = None if created else project_settings(project=project)
-        audited = None if created else settings_of(project=project)
-        if created:
-            project = Project(slug=attrs["slug"].lower(), created_by=user)
-        for key in (
-            "name",
-            "task_type",
-            "status",
-            "annotators_per_item",
-            "guidelines",
-            "config",
-            "crowd",
-        ):
-            setattr(project, key, attrs[key])
-        project.save()
-        settings_version_record(project=project, before=previous, by=user, via=via)
-        settings_audit(project=project, actor=user, before=audited, via=via)
-        _members_apply(project=project, members=attrs["members"], by=user)
+        settings = {key: attrs[key] for key in SETTINGS_FIELDS}  # the project's own fields
+        if project is None:
+            project = project_create(
+                project=Project(slug=attrs["slug"].lower(), **settings),
+                by=user,
+                via=via,
+                members=attrs["members"],
+            )
+        else:
+            _project_update(
+                project=project, settings=settings, members=attrs["members"], by=user, via=via
+            )
         _judges_apply(project=project, judges=attrs["judges"], by=user)
-        if created and user is not None:
-            creator_add(project=project, user=user)
     return {"created": created, "changes": changes, "project": project}
+
+
+def _project_update(
+    *, project: Project, settings: dict[str, Any], members: list, by, via: str
+) -> None:
+    """Save a study file's settings and members onto its existing project, recording the new
+    settings version and the audit entries (a new project: ``projects.services.project_create``)."""
+    previous = project_settings(project=project)
+    audited = settings_of(project=project)
+    for key, value in settings.items():
+        setattr(project, key, value)
+    project.save()
+    settings_version_record(project=project, before=previous, by=by, via=via)
+    settings_audit(project=project, actor=by, before=audited, via=via)
+    members_apply(project=project, members=members, by=by)
 
 
 def crowd_json_schema() -> dict:

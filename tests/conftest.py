@@ -48,6 +48,24 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, d
         key_the_test_database(settings.DATABASES["default"])
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker, django_db_keepdb):
+    """A kept database (``--reuse-db``) may come from a run whose transactional tests flushed it,
+    which empties the rows a data migration wrote: the catalogue's baseline judge
+    (``llm_judges/migrations/0007_split_shared_judges.py``). They are put back, as a fresh
+    database has them; otherwise tests that read them fail in the fast loop only."""
+    if django_db_keepdb:
+        import importlib
+
+        from llm_judges.models import Judge
+
+        seeded = importlib.import_module("llm_judges.migrations.0007_split_shared_judges")
+        with django_db_blocker.unblock():
+            Judge.objects.get_or_create(
+                project=None, name=seeded.BUILTIN, defaults=seeded.BUILTIN_SETTINGS
+            )
+
+
 @pytest.fixture
 def celery_eager():
     """Run Celery tasks in-process for this test even when CI points Celery at a real broker."""

@@ -371,3 +371,71 @@ def test_no_judge_code_carries_data_on_an_item():
             name = path.relative_to(REPO).as_posix()
             found += attributes_set_on_items(path.read_text(encoding="utf-8"), name, fields)
     assert found == []
+
+
+# A new project is created in one place: projects.services.project_create (its first settings
+# version, the "project created" audit entry, its creator's membership). Tests and bench/ build
+# projects directly; app code never does.
+PROJECT_CREATED_BY_HAND = re.compile(
+    r"\bProject\.objects\.(create|get_or_create|update_or_create|bulk_create)\(|"
+    r"\bProject\([^)]*\)\.save\("
+)
+
+
+def _projects_created_by_hand(roots: list) -> list[str]:
+    found = []
+    for root in roots:
+        for path in root.rglob("*.py"):
+            if "migrations" in path.parts or path.as_posix().endswith("projects/services.py"):
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if PROJECT_CREATED_BY_HAND.search(line):
+                    found.append(f"{path.relative_to(root.parent).as_posix()}:{number}")
+    return found
+
+
+def test_every_new_project_goes_through_project_create():
+    roots = [REPO / folder for folder in [*CORE[:-2], "task_types"]]
+    assert _projects_created_by_hand(roots) == []
+
+
+def test_the_check_finds_a_project_created_by_hand(tmp_path):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "demo.py").write_text(
+        "project, _ = Project.objects.get_or_create(slug='x')\nProject(slug='y').save()\n",
+        encoding="utf-8",
+    )
+    assert _projects_created_by_hand([tmp_path / "app"]) == ["app/demo.py:1", "app/demo.py:2"]
+
+
+def _bare_value_error_raises(source: str) -> list[int]:
+    """Lines of ``pytest.raises(ValueError)`` without ``match=``: any ValueError passes them, the
+    wrong one too (issue 25, item 10)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func) == "pytest.raises"
+            and node.args
+            and ast.unparse(node.args[0]) == "ValueError"
+            and not any(keyword.arg == "match" for keyword in node.keywords)
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_every_expected_value_error_names_its_message():
+    found = {
+        str(path.relative_to(REPO)): lines
+        for path in sorted((REPO / "tests").rglob("*.py"))
+        if (lines := _bare_value_error_raises(path.read_text(encoding="utf-8")))
+    }
+    assert found == {}
+
+
+def test_the_check_finds_a_bare_value_error():
+    source = (
+        "with pytest.raises(ValueError):\n    f()\n"
+        "with pytest.raises(ValueError, match='no trial'):\n    f()\n"
+    )
+    assert _bare_value_error_raises(source) == [1]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from agreement.reports.generic import alpha_with_ci
 from agreement.reports.inputs import BOOTSTRAP_SEED, HUMAN, JUDGE, ReportInput
@@ -49,6 +49,29 @@ SUBSETS = {
     "certain": "Units where every human is certain (no “not sure”)",
 }
 JUDGE_CODER, HUMANS_CODER = "judge", "humans"
+
+
+class JudgeValidation(TypedDict):
+    """A project's judges validated against its humans (``judge_validation_report``): what the
+    judge validation page, ``manage.py judge_report`` and the replays read."""
+
+    task_type: str
+    kind: str  # "labels", "sets", or "" when the task type registers no judge validation
+    subset: str  # the subset validated on: a key of ``subsets``
+    subsets: dict[str, str]  # the subsets the task type offers -> their description
+    judges: list[str]  # the judges validated, by label
+    humans: int  # human coders counted
+    counts: dict[str, int]  # e.g. units_with_humans, units_in_subset
+    tables: dict[str, Table]  # "judges"; for labels also "per_class" and "confusion"
+    notes: list[str]
+    n_boot: int
+    confidence: float
+
+
+class ProjectJudgeValidation(JudgeValidation):
+    """``agreement.selectors.judge_validation``: with the judges the page may choose from."""
+
+    available_judges: list[str]
 
 
 def subsets_for(hooks: JudgeValidationHooks | None) -> list[str]:
@@ -252,18 +275,17 @@ def _confusion_table(rows: list[dict]) -> Table:
 
 def judge_validation_report(
     inp: ReportInput, *, hooks: JudgeValidationHooks | None, subset: str = "all"
-) -> dict:
+) -> JudgeValidation:
     """The judge validation of ``inp`` (its judges against its humans) on ``subset``.
 
-    Returns ``{"kind", "subset", "subsets", "judges", "counts", "tables", "notes"}``; ``kind``
-    is "" (and no table) when the task type registers no judge validation. A subset the task
-    type does not offer raises ``ValueError`` naming the ones it does.
+    ``kind`` is "" (and no table) when the task type registers no judge validation. A subset the
+    task type does not offer raises ``ValueError`` naming the ones it does.
     """
     check_subset(hooks, subset)
     subsets = subsets_for(hooks)
     kind = kind_of(hooks)
     judges = [c.label or c.id for c in inp.coders if c.kind == JUDGE]
-    result: dict[str, Any] = {
+    result: JudgeValidation = {
         "task_type": inp.task_type,
         "kind": kind,
         "subset": subset,

@@ -47,9 +47,13 @@ import os
 import re
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.destinations import REFUSED as REFUSED_DESTINATION
 from llm_judges.backends.errors import ConfigError
+
+if TYPE_CHECKING:
+    from llm_judges.prompts import ChatMessage
 
 TRANSIENT = "transient"
 PERMANENT = "permanent"
@@ -346,7 +350,7 @@ class LLMBackend:
             http_client=checked_http_client(allow_private=allow_private_network, timeout=timeout),
         )
 
-    def call(self, messages: list[dict], response_format: dict | None = None) -> CallOutcome:
+    def call(self, messages: list[ChatMessage], response_format: dict | None = None) -> CallOutcome:
         """One call; asked for log-probabilities and refused for it, the same call without."""
         options: dict = {}
         sent_format = response_format_for(self.structured_output, response_format)
@@ -365,7 +369,7 @@ class LLMBackend:
             self.logprobs_refused = True
         return self._create(messages, options)
 
-    def _create(self, messages: list[dict], options: dict) -> CallOutcome:
+    def _create(self, messages: list[ChatMessage], options: dict) -> CallOutcome:
         import openai
 
         started = time.perf_counter()

@@ -11,6 +11,7 @@ from core.registry import NotRegistered, Registry
 
 from .base import (
     KINDS,
+    ChatMessage,
     JudgePrompt,
     PlaceholderError,
     PromptVersion,
@@ -81,6 +82,7 @@ def all_prompts() -> list[JudgePrompt]:
 
 __all__ = [
     "KINDS",
+    "ChatMessage",
     "JudgePrompt",
     "PlaceholderError",
     "PromptNotFound",

@@ -23,7 +23,7 @@ import re
 import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 KINDS = ("llm", "nli", "embedding")
 
@@ -110,10 +110,19 @@ def render(text: str, fields: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
-def render_messages(*, system: str, user: str, fields: Mapping[str, Any]) -> list[dict]:
+class ChatMessage(TypedDict):
+    """One message of a chat-completions request."""
+
+    role: str  # "system" or "user"
+    content: str
+
+
+def render_messages(*, system: str, user: str, fields: Mapping[str, Any]) -> list[ChatMessage]:
     """Chat messages from a system and a user template (no system message when it is blank)."""
-    messages = [{"role": "system", "content": render(system, fields)}] if system.strip() else []
-    return [*messages, {"role": "user", "content": render(user, fields)}]
+    messages = (
+        [ChatMessage(role="system", content=render(system, fields))] if system.strip() else []
+    )
+    return [*messages, ChatMessage(role="user", content=render(user, fields))]
 
 
 def fingerprint_of(
@@ -208,7 +217,7 @@ class JudgePrompt:
         user: str,
         variants: Mapping[str, str],
         presentation: str = "",
-    ) -> list[dict]:
+    ) -> list[ChatMessage]:
         """The chat messages of one wording (a built-in version's or a template record's) for
         ``item`` in ``presentation``: the variant the item uses (the main template when it has
         none or the wording leaves it blank), filled with ``item_fields``."""
@@ -220,7 +229,7 @@ class JudgePrompt:
             fields=self.item_fields(item, presentation=presentation),
         )
 
-    def messages(self, item: Any, version: str, *, presentation: str = "") -> list[dict]:
+    def messages(self, item: Any, version: str, *, presentation: str = "") -> list[ChatMessage]:
         """The chat messages of the built-in ``version`` for ``item`` in ``presentation``."""
         wording = self.version(version)
         return self.messages_for(

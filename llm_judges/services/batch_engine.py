@@ -81,7 +81,7 @@ REFUSED_ITEMS = 3  # the same permanent error on this many distinct items, no re
 TRUNCATED = 'the reply was cut at max_tokens (finish reason "length")'
 
 Pending = tuple[Item, llm_module.CallOutcome]  # an item waiting for a retry, and its last call
-Request = tuple[list[dict], dict | None]  # chat messages and the prompt's response_format
+Request = tuple[list[prompts.ChatMessage], dict | None]  # messages and the response_format
 
 
 # --- outcome storage -----------------------------------------------------------------------------
@@ -377,9 +377,9 @@ def _process_batch(run: JudgeRun, item_ids: Sequence[int], attempt: int) -> Batc
             task_type=run.project.task_type, version=run.prompt_version
         )
         parameters = clean_parameters(judge.kind, judge.parameters)
-        if judge.kind == "llm":
-            # Where the calls go is the endpoint's (staff's), checked again for every batch.
-            connection = judge_connection(judge=judge, project=run.project)
+        # Where an LLM judge's calls go is the endpoint's (staff's), checked for every batch.
+        connection = judge_connection(judge=judge, project=run.project)
+        if connection is not None:
             parameters = {**parameters, **(template.parameters or {}), **connection}
         batch = _Batch(run, prompt, parameters, attempt, template)
         if items:

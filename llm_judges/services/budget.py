@@ -38,6 +38,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 
 from llm_judges.models import JudgeRun
+from llm_judges.prompts import ChatMessage
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ TOKENIZER_MARGIN = 8  # a server may add a BOS the template lacks, or differ in 
 NOT_RUN_MESSAGE = "not run: budget"
 
 
-def estimate_tokens(*, messages: Sequence[dict]) -> int:
+def estimate_tokens(*, messages: Sequence[ChatMessage]) -> int:
     """About how many prompt tokens ``messages`` take (see the module's docstring)."""
     return sum(
         TOKENS_PER_MESSAGE + ceil(len(str(m.get("content", ""))) / CHARS_PER_TOKEN)
@@ -57,7 +58,7 @@ def estimate_tokens(*, messages: Sequence[dict]) -> int:
     )
 
 
-def bound_tokens(*, messages: Sequence[dict]) -> int:
+def bound_tokens(*, messages: Sequence[ChatMessage]) -> int:
     """The most prompt tokens ``messages`` can take under any byte-level tokenizer."""
     return BOUND_TEMPLATE_TOKENS + sum(
         BOUND_TOKENS_PER_MESSAGE + len(str(m.get("content", "")).encode("utf-8", "replace"))
@@ -98,7 +99,7 @@ class PromptMeter:
     def exact(self) -> bool:
         return self.tokenizer is not None
 
-    def prompt_tokens(self, *, messages: Sequence[dict]) -> int:
+    def prompt_tokens(self, *, messages: Sequence[ChatMessage]) -> int:
         if self.tokenizer is None:
             return bound_tokens(messages=messages)
         plain = [{"role": m["role"], "content": str(m.get("content", ""))} for m in messages]

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 
 from llm_judges import prompts
 from llm_judges.backends.errors import ConfigError
-from llm_judges.models import Judge, ModelEndpoint, PromptTemplate
+from llm_judges.models import EndpointConnection, Judge, ModelEndpoint, PromptTemplate
 from llm_judges.parameters import clean_model, clean_parameters
 from llm_judges.services.errors import JudgeError
 from projects.audit import AuditKind, audit_record
@@ -184,12 +184,12 @@ def judge_endpoint_set(
     return judge
 
 
-def judge_connection(*, judge: Judge, project: Project) -> dict:
+def judge_connection(*, judge: Judge, project: Project) -> EndpointConnection | None:
     """Where an LLM judge's calls go, checked when a batch starts: its endpoint's URL, key
     variable and network permission (``ConfigError`` when it has none, or staff withdrew it
-    from the project). Other kinds call nothing: {}."""
+    from the project). Other kinds call nothing: None."""
     if judge.kind != Judge.Kind.LLM:
-        return {}
+        return None
     endpoint = judge.endpoint
     if endpoint is None:
         raise ConfigError(

@@ -3,7 +3,8 @@ recording every showing."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from annotation.models import Assignment
 from llm_judges.models import Judge, Preselection, PreselectionShown
@@ -47,7 +48,15 @@ def preselection_disable(*, project: Project) -> None:
     Preselection.objects.filter(project=project).delete()
 
 
-def preselection_show(*, assignment: Assignment) -> dict | None:
+class PreselectionShownAnswer(TypedDict):
+    """A pre-selection as an annotator was shown it."""
+
+    judge: str  # the judge's name
+    answer: dict[str, Any]  # the fields the judge fills, in the task type's answer shape
+    shown_at: datetime
+
+
+def preselection_show(*, assignment: Assignment) -> PreselectionShownAnswer | None:
     """The judge's answer to pre-select on this assignment, recording that it was shown; None
     when the project shows none now (``selectors.preselection_blocker``: then on every item
     alike, so a None says nothing about the item), on anything but a regular item, and when
@@ -60,9 +69,11 @@ def preselection_show(*, assignment: Assignment) -> dict | None:
         return None
     shown = PreselectionShown.objects.select_related("judge").filter(assignment=assignment).first()
     if shown is not None:
-        return {"judge": shown.judge.name, "answer": shown.answer, "shown_at": shown.shown_at}
+        return PreselectionShownAnswer(
+            judge=shown.judge.name, answer=shown.answer, shown_at=shown.shown_at
+        )
     judge, result, answer = found
     shown, _ = PreselectionShown.objects.get_or_create(
         assignment=assignment, defaults={"judge": judge, "result": result, "answer": answer}
     )
-    return {"judge": judge.name, "answer": shown.answer, "shown_at": shown.shown_at}
+    return PreselectionShownAnswer(judge=judge.name, answer=shown.answer, shown_at=shown.shown_at)

@@ -310,7 +310,7 @@ def template_for(*, judge: Judge, project: Project) -> PromptTemplate:
 
 def template_messages(
     *, template: PromptTemplate, prompt: prompts.JudgePrompt, item: Any, presentation: str = ""
-) -> list[dict]:
+) -> list[prompts.ChatMessage]:
     """The chat messages of ``template`` for one item in ``presentation`` (the task type's
     ``fields``; "" the usual presentation)."""
     return prompt.messages_for(

@@ -58,7 +58,15 @@ class RunFilters(serializers.Serializer):
     )
 
 
-def clean_filters(*, filters: dict | None) -> dict:
+class RunFilterValues(TypedDict, total=False):
+    """A run's filters as validated (``clean_filters``), empty ones left out; stored on the run."""
+
+    kind: list[str]  # item kinds (Item.Kind)
+    group: str
+    external_ids: list[str]
+
+
+def clean_filters(*, filters: dict | None) -> RunFilterValues:
     """The run filters, validated (``JudgeError`` naming the first bad one), empty ones left
     out."""
     if filters is not None and not isinstance(filters, dict):
@@ -79,10 +87,11 @@ def clean_filters(*, filters: dict | None) -> dict:
         raise JudgeError(
             f"Filter {where}: {message}", field=f"filters.{where}" if where else "filters"
         )
-    return {key: value for key, value in serializer.validated_data.items() if value not in ([], "")}
+    cleaned = {k: v for k, v in serializer.validated_data.items() if v not in ([], "")}
+    return RunFilterValues(**cleaned)
 
 
-def _selection(project: Project, filters: dict) -> QuerySet[Item]:
+def _selection(project: Project, filters: RunFilterValues) -> QuerySet[Item]:
     items = Item.objects.filter(project=project)
     if filters.get("kind"):
         items = items.filter(kind__in=filters["kind"])
@@ -93,31 +102,42 @@ def _selection(project: Project, filters: dict) -> QuerySet[Item]:
     return items
 
 
+def _budget_number(name: str, value: int | float | str | None) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = int(value)
+        if number != float(value):
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        raise JudgeError(f"{name} must be a whole number.", field=name) from None
+    if number < 1:
+        raise JudgeError(f"{name} must be at least 1.", field=name)
+    if number > 2**31 - 1:
+        raise JudgeError(f"{name} is too large.", field=name)
+    return number
+
+
+class RunBudget(TypedDict):
+    """A run's budget (``JudgeRun`` fields of these names): None for no limit."""
+
+    budget_calls: int | None
+    budget_tokens: int | None
+
+
 def clean_budget(
     *,
     judge: Judge,
     budget_calls: int | float | str | None = None,
     budget_tokens: int | float | str | None = None,
-) -> dict[str, int | None]:
+) -> RunBudget:
     """The run's budget: whole numbers of at least 1, or None (no limit); LLM judges only."""
-    budget: dict[str, int | None] = {}
-    for name, value in (("budget_calls", budget_calls), ("budget_tokens", budget_tokens)):
-        if value in (None, ""):
-            budget[name] = None
-            continue
-        try:
-            if isinstance(value, bool):
-                raise ValueError
-            number = int(value)
-            if number != float(value):
-                raise ValueError
-        except (TypeError, ValueError, OverflowError):
-            raise JudgeError(f"{name} must be a whole number.", field=name) from None
-        if number < 1:
-            raise JudgeError(f"{name} must be at least 1.", field=name)
-        if number > 2**31 - 1:
-            raise JudgeError(f"{name} is too large.", field=name)
-        budget[name] = number
+    budget = RunBudget(
+        budget_calls=_budget_number("budget_calls", budget_calls),
+        budget_tokens=_budget_number("budget_tokens", budget_tokens),
+    )
     if judge.kind != Judge.Kind.LLM and any(v is not None for v in budget.values()):
         raise JudgeError(
             "A budget of calls or tokens applies to LLM judges only (NLI and embedding judges "
@@ -237,13 +257,13 @@ def judge_run_start_pending(
         judge_connection(judge=judge, project=project)
     except ConfigError as exc:
         raise JudgeError(str(exc), field="judge") from None
-    filters = clean_filters(filters=filters)
+    cleaned = clean_filters(filters=filters)
     budget = clean_budget(judge=judge, budget_calls=budget_calls, budget_tokens=budget_tokens)
     _check_presentation_and_prompt(judge, project, prompt, presentation)
     template = template_for(judge=judge, project=project)
     setting = prompt.setting(project.config or {})
     with transaction.atomic():
-        selection = _selection(project, filters)
+        selection = _selection(project, cleaned)
         _refuse_while_running(judge, project, setting, template.key, presentation)
         run = _create_run(
             judge,
@@ -252,7 +272,7 @@ def judge_run_start_pending(
             setting=setting,
             presentation=presentation,
             budget=budget,
-            filters=filters,
+            filters=cleaned,
             parameters=parameters,
             selection=selection,
             started_by=started_by,
@@ -450,8 +470,8 @@ def _create_run(
     template: PromptTemplate,
     setting: str,
     presentation: str,
-    budget: dict,
-    filters: dict,
+    budget: RunBudget,
+    filters: RunFilterValues,
     parameters: dict,
     selection: QuerySet[Item],
     started_by: User | None,

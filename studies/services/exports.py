@@ -449,15 +449,9 @@ def _agreement_text(task_type: TaskType) -> Callable[[Any], str]:
 ExportRows = Callable[[Any, Any], list[dict]]
 
 
-def _human_rows(
-    project: Project,
-    task_type: TaskType,
-    export_rows: ExportRows,
-    *,
-    with_coder: bool,
-    with_judges: bool,
-    raw: bool,
-) -> Iterator[dict]:
+def _annotators(project: Project) -> tuple[dict[int, tuple[str, str]], set[int]]:
+    """Every member's pseudonym and qualification by account, and the disqualified accounts
+    (their answers are exported, marked excluded, and left out of the majority)."""
     members = {
         user_id: (pseudonym, qualification)
         for user_id, pseudonym, qualification in Membership.objects.filter(
@@ -469,6 +463,19 @@ def _human_rows(
         for user_id, (_, qualification) in members.items()
         if qualification == Membership.Qualification.DISQUALIFIED
     }
+    return members, excluded
+
+
+def _human_rows(
+    project: Project,
+    task_type: TaskType,
+    export_rows: ExportRows,
+    *,
+    with_coder: bool,
+    with_judges: bool,
+    raw: bool,
+) -> Iterator[dict]:
+    members, excluded = _annotators(project)
     fields = _item_fields(task_type)
     head = {"project": project.slug, "task_type": project.task_type}
     judge_columns = _judge_columns(raw) if with_judges else {}

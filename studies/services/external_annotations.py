@@ -30,7 +30,7 @@ import io
 import itertools
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import IO, TYPE_CHECKING, Any, TypedDict, cast
+from typing import IO, TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
@@ -97,9 +97,21 @@ def _text(stream: IO) -> IO[str]:
     return cast(IO[str], codecs.getreader("utf-8-sig")(stream, "strict"))
 
 
+class CheckedRow(TypedDict):
+    """One row of an annotation file, checked: the answer's fields validated, then (once its
+    item is found) stored as the task type stores it."""
+
+    coder: str
+    answer: dict[str, Any]
+    time_spent_ms: int | None
+    annotated_at: datetime | None
+    source: str
+    item_id: NotRequired[int]  # set once the row's item is found
+
+
 def _checked(
     location: str, record: Mapping, answer_fields: Mapping[str, serializers.Field]
-) -> dict:
+) -> CheckedRow:
     def refuse(message: str, field: str) -> PayloadError:
         return PayloadError(message, field=field, location=location)
 
@@ -137,13 +149,13 @@ def _checked(
     source = record.get("source") or ""
     if not isinstance(source, str) or len(source) > 200:
         raise refuse("at most 200 characters of text", "source")
-    return {
-        "coder": coder.strip(),
-        "answer": clean,
-        "time_spent_ms": time_spent,
-        "annotated_at": when,
-        "source": source,
-    }
+    return CheckedRow(
+        coder=coder.strip(),
+        answer=clean,
+        time_spent_ms=time_spent,
+        annotated_at=when,
+        source=source,
+    )
 
 
 # When an annotation can have been made: after the first annotation tools and before tomorrow
@@ -175,13 +187,15 @@ def annotated_at(*, value: Any, refuse: Callable[[str, str], Exception]) -> date
     return when
 
 
+# An item as an import reads it: its id, payload and prepared fields (the task type's JSON).
+ItemJSON = tuple[int, dict[str, Any], dict[str, Any]]
+
+
 class UnknownItem(PayloadError):
     """A row names an item this project does not have."""
 
 
-def _item_for(
-    location: str, record: Mapping, items: Mapping[str, tuple[int, dict, dict]]
-) -> tuple[int, dict, dict]:
+def _item_for(location: str, record: Mapping, items: Mapping[str, ItemJSON]) -> ItemJSON:
     wanted = record.get("item")
     candidates = wanted if isinstance(wanted, list) else [wanted]
     if not candidates or not all(isinstance(c, str) and c for c in candidates):
@@ -281,7 +295,7 @@ def import_annotations(
 
 def _read_rows(
     *, project, task, rows, answer_fields, source: str, skip_unknown_items: bool
-) -> tuple[list[dict], list[str]]:
+) -> tuple[list[CheckedRow], list[str]]:
     """Every row checked (all or nothing), with its item id and its answer as the task type
     stores it (``external_answer``); the locations of unknown items."""
     items = {
@@ -291,9 +305,9 @@ def _read_rows(
         ).values_list("external_id", "id", "payload", "prepared")
     }
     config = project.config or {}
-    checked: list = []
+    checked: list[CheckedRow] = []
     seen: dict[tuple, str] = {}
-    unknown: list = []
+    unknown: list[str] = []
     try:
         for location, record in rows:
             row = _checked(location, record, answer_fields)
@@ -332,7 +346,7 @@ def _read_rows(
     return checked, unknown
 
 
-def _store(*, project, rows: list[dict], names: list[str], source: str) -> int:
+def _store(*, project, rows: list[CheckedRow], names: list[str], source: str) -> int:
     """Write the coders and answers in one transaction; returns how many coders are new."""
     now = timezone.now()
     with transaction.atomic():

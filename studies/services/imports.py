@@ -523,27 +523,62 @@ class _ChunkWriter:
     copier: _BackgroundCopy
 
     def write(self, chunk: list[tuple[str, PreparedItem]]) -> None:
-        project, seen, report = self.project, self.seen, self.report
-        ids = [item.external_id for _, item in chunk]
+        self._refuse_repeats(chunk)
+        existing = self._replaceable(chunk)
+        new_items: list[tuple[int, PreparedItem]] = []
+        changed = []
+        now = timezone.now()
+        for _, item in chunk:
+            if item.external_id in existing:
+                # bulk_update skips auto_now: set it, so cached agreement reports see the change.
+                changed.append(
+                    Item(
+                        id=existing[item.external_id],
+                        updated_at=now,
+                        payload=item.payload,
+                        prepared=item.prepared,
+                        gold=item.gold,
+                        group=item.group,
+                        kind=item.kind,
+                    )
+                )
+            else:
+                new_items.append((self.position, item))
+                self.position += 1
+        _insert_items(self.project, new_items, now=now, copier=self.copier)
+        if changed:
+            Item.objects.bulk_update(
+                changed,
+                ["payload", "prepared", "gold", "group", "kind", "updated_at"],
+                batch_size=CHUNK_SIZE,
+            )
+        self.report.created += len(new_items)
+        self.report.updated += len(changed)
+
+    def _refuse_repeats(self, chunk: list[tuple[str, PreparedItem]]) -> None:
+        """An external id the file has given already is refused, naming where."""
         for location, item in chunk:
-            if item.external_id in seen:
+            if item.external_id in self.seen:
                 raise PayloadError(
                     f"external id {item.external_id!r} appears twice in the file",
                     field="id",
                     location=location,
                 )
-            seen.add(item.external_id)
+            self.seen.add(item.external_id)
+
+    def _replaceable(self, chunk: list[tuple[str, PreparedItem]]) -> dict[str, int]:
+        """The chunk's items the project has already (external id -> item id), locked, their
+        judge answers dropped: refused unless the import updates, or once handed out."""
+        ids = [item.external_id for _, item in chunk]
         # Into a project without items, only the file itself can repeat an id (checked above);
         # the query would cost more with every chunk (the items just copied in have no planner
         # statistics yet).
-        existing = (
-            dict(
-                Item.objects.filter(project=project, external_id__in=ids).values_list(
-                    "external_id", "id"
-                )
+        if not self.had_items:
+            return {}
+        existing = dict(
+            Item.objects.filter(project=self.project, external_id__in=ids).values_list(
+                "external_id", "id"
             )
-            if self.had_items
-            else {}
         )
         if existing and not self.update:
             location = next(loc for loc, item in chunk if item.external_id in existing)
@@ -573,35 +608,7 @@ class _ChunkWriter:
                 )
             # Judge answers were computed on the old text and gold: they go, a re-run recomputes them.
             JudgeResult.objects.filter(item_id__in=existing.values()).delete()
-        new_items: list[tuple[int, PreparedItem]] = []
-        changed = []
-        now = timezone.now()
-        for _, item in chunk:
-            if item.external_id in existing:
-                # bulk_update skips auto_now: set it, so cached agreement reports see the change.
-                changed.append(
-                    Item(
-                        id=existing[item.external_id],
-                        updated_at=now,
-                        payload=item.payload,
-                        prepared=item.prepared,
-                        gold=item.gold,
-                        group=item.group,
-                        kind=item.kind,
-                    )
-                )
-            else:
-                new_items.append((self.position, item))
-                self.position += 1
-        _insert_items(project, new_items, now=now, copier=self.copier)
-        if changed:
-            Item.objects.bulk_update(
-                changed,
-                ["payload", "prepared", "gold", "group", "kind", "updated_at"],
-                batch_size=CHUNK_SIZE,
-            )
-        report.created += len(new_items)
-        report.updated += len(changed)
+        return existing
 
 
 # The columns an import writes, in COPY order; the others keep their database defaults.

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 import orjson
 from django.conf import settings
@@ -275,13 +275,22 @@ def _jsonl(records: list[dict]) -> io.StringIO:
 # --- the export, shared by the task types -------------------------------------------------------
 
 
-def coders_answers(*, project: Project, item_ids: list[int]) -> dict[int, list[tuple]]:
-    """(coder, answer, time spent ms, created at) of the current answers of ``item_ids``:
-    annotators by pseudonym, then external coders by ``ext:<name>``."""
+class CoderAnswer(NamedTuple):
+    """One current answer of an item, as a Label Studio export writes it."""
+
+    coder: str  # an annotator's pseudonym, or ``ext:<name>`` for an external coder
+    answer: dict[str, Any] | None  # in the task type's answer shape
+    time_spent_ms: int | None
+    created_at: str | None  # ISO 8601 (an external answer may have no time)
+
+
+def coders_answers(*, project: Project, item_ids: list[int]) -> dict[int, list[CoderAnswer]]:
+    """The current answers of ``item_ids`` by item: annotators by pseudonym, then external
+    coders by ``ext:<name>``."""
     pseudonyms = dict(
         Membership.objects.filter(project=project).values_list("user_id", "pseudonym")
     )
-    found: dict[int, list[tuple]] = {item_id: [] for item_id in item_ids}
+    found: dict[int, list[CoderAnswer]] = {item_id: [] for item_id in item_ids}
     humans = (
         Annotation.objects.filter(item_id__in=item_ids, is_current=True)
         .order_by("item_id", "annotator_id")
@@ -289,7 +298,7 @@ def coders_answers(*, project: Project, item_ids: list[int]) -> dict[int, list[t
     )
     for item_id, user_id, answer, spent, created in humans:
         coder = pseudonyms.get(user_id, f"user-{user_id}")
-        found[item_id].append((coder, answer, spent, created.isoformat()))
+        found[item_id].append(CoderAnswer(coder, answer, spent, created.isoformat()))
     external = (
         ExternalAnnotation.objects.filter(item_id__in=item_ids)
         .with_readable_time()
@@ -297,7 +306,7 @@ def coders_answers(*, project: Project, item_ids: list[int]) -> dict[int, list[t
         .values_list("item_id", "coder__name", "answer", "time_spent_ms", "annotated_at_text")
     )
     for item_id, name, answer, spent, when in external:
-        found[item_id].append((f"ext:{name}", answer, spent, readable_isoformat(when)))
+        found[item_id].append(CoderAnswer(f"ext:{name}", answer, spent, readable_isoformat(when)))
     return found
 
 
@@ -313,7 +322,7 @@ class ExportNumbers:
 def add_entries(
     *,
     task: dict,
-    answers: list[tuple],
+    answers: list[CoderAnswer],
     results_of: Callable[[dict], list],
     numbers: ExportNumbers,
 ) -> None:
@@ -342,7 +351,10 @@ def add_entries(
 
 
 def stream_export(
-    *, project: Project, fields: tuple[str, ...], task_of: Callable[[tuple, list], dict]
+    *,
+    project: Project,
+    fields: tuple[str, ...],
+    task_of: Callable[[tuple, list[CoderAnswer]], dict],
 ) -> Iterator[str]:
     """The project as a Label Studio JSON export (a list of tasks), streamed a task at a time:
     ``task_of(row, answers)`` for each item's row (``id`` then ``fields``), in item order."""

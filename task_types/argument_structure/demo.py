@@ -8,8 +8,7 @@ structure, with the kind of mistakes the check catches); they are not CheckWhy r
 import io
 import json
 
-from projects.models import Project
-from studies.demos import add_members, register
+from studies.demos import demo_project, register
 from studies.services.imports import import_items
 
 EDIT_GUIDELINES = """\
@@ -126,7 +125,7 @@ REVIEW_ITEMS = [
 
 
 def _project(slug, name, mode, guidelines, researcher, annotators):
-    project, _ = Project.objects.get_or_create(
+    project = demo_project(
         slug=slug,
         defaults={
             "name": name,
@@ -134,10 +133,10 @@ def _project(slug, name, mode, guidelines, researcher, annotators):
             "config": {"mode": mode, "seed": 13},
             "guidelines": guidelines,
             "annotators_per_item": 3,
-            "created_by": researcher,
         },
+        researcher=researcher,
+        annotators=annotators,
     )
-    add_members(project, researcher, annotators)
     return project
 
 

@@ -15,8 +15,7 @@ from pathlib import Path
 from django.conf import settings
 
 from crowd import services as crowd_services
-from projects.models import Project
-from studies.demos import add_members
+from studies.demos import demo_project
 from studies.services.imports import import_items
 
 from .formats import read_transparent_fcexp
@@ -62,7 +61,7 @@ def _records(limit: int) -> list[dict]:
 
 
 def create(*, researcher, annotators) -> str:
-    project, _ = Project.objects.get_or_create(
+    project = demo_project(
         slug=SLUG,
         defaults={
             "name": "Crowd pilot · citation recovery",
@@ -76,10 +75,10 @@ def create(*, researcher, annotators) -> str:
             "crowd": CROWD,
             "guidelines": GUIDELINES,
             "annotators_per_item": 3,
-            "created_by": researcher,
         },
+        researcher=researcher,
+        annotators=annotators,
     )
-    add_members(project, researcher, annotators)
     if not project.items.exists():
         payloads = []
         for n, (payload, _cited) in enumerate(_records(37)):

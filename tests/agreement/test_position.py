@@ -15,8 +15,10 @@ def test_wilson_interval_of_8_in_10():
     assert low == pytest.approx(0.490162, abs=1e-6)
     assert high == pytest.approx(0.943318, abs=1e-6)
     assert wilson_interval(0, 5)[0] == 0.0 and wilson_interval(5, 5)[1] == 1.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a proportion needs at least one trial"):
         wilson_interval(1, 0)
+    with pytest.raises(ValueError, match="successes must lie between 0 and the trials"):
+        wilson_interval(6, 5)
 
 
 def test_first_shown_preference_counts_ties_apart():

@@ -7,7 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import ExternalAnnotation, Item
-from projects.models import Project
+from projects.audit import AuditKind
+from projects.models import AuditEntry, Project
 from tests import factories
 from tests.task_types.questionnaire import test_label_studio as questionnaire_ls
 from tests.task_types.ranking import test_label_studio as ranking_ls
@@ -36,6 +37,8 @@ def test_it_creates_a_ranking_project_from_the_rankers(db):
     assert Item.objects.filter(project=project).count() == 2
     assert ExternalAnnotation.objects.filter(item__project=project).count() == 3
     assert project.memberships.filter(user=researcher, role="researcher").exists()
+    created = AuditEntry.objects.get(project=project, kind=AuditKind.PROJECT_CREATED)
+    assert created.actor == researcher and "via manage.py import_label_studio" in created.summary
 
 
 @pytest.mark.parametrize(

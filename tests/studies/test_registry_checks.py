@@ -102,6 +102,28 @@ def test_a_package_under_task_types_that_is_not_listed_is_an_error(settings):
     ]
 
 
+def test_a_label_studio_task_type_without_its_import_or_exports_is_an_error(monkeypatch):
+    """``label_studio = True`` offers the Label Studio form: the task type must read the
+    project (``import_label_studio``, the base class's raises) and write both files back."""
+    assert house_checks.label_studio_task_types_complete() == []
+    ranking = type(task_types.get("ranking"))
+    monkeypatch.setattr(ranking, "import_label_studio", task_types.TaskType.import_label_studio)
+    monkeypatch.setattr(
+        ranking, "export_formats", {"label-studio": ranking.export_formats["label-studio"]}
+    )
+    monkeypatch.setattr(type(task_types.get("stance")), "label_studio", True)
+    errors = house_checks.label_studio_task_types_complete()
+    assert [(m.id, m.level) for m in errors] == [("concord.E009", checks.ERROR)] * 2
+    by_slug = {m.msg.split("'")[1]: m.msg for m in errors}
+    assert by_slug["ranking"] == (
+        "Task type 'ranking' (task_types.ranking.task) sets label_studio = True, but it does not "
+        "define import_label_studio; its export_formats lack 'label-studio-config'."
+    )
+    assert "its export_formats lack 'label-studio' and 'label-studio-config'" in by_slug["stance"]
+    assert "does not define import_label_studio" in by_slug["stance"]
+    assert "concord.E009" in {m.id for m in checks.run_checks()}
+
+
 def test_a_folder_without_init_is_not_a_package(tmp_path):
     (tmp_path / "half_written").mkdir()
     (tmp_path / "half_written" / "notes.txt").write_text("todo")

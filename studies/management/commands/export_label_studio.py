@@ -10,9 +10,8 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation import task_types
 from core.errors import Refusal
 from projects.models import Project
-
-EXPORT, CONFIG = "label-studio", "label-studio-config"
-
+from studies.label_studio import CONFIG_FORMAT as CONFIG
+from studies.label_studio import EXPORT_FORMAT as EXPORT
 
 HELP = (
     "Export a project as a Label Studio JSON export (tasks with their data, annotations and "

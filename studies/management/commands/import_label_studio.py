@@ -13,8 +13,8 @@ from django.db import transaction
 from annotation import task_types
 from annotation.task_types import TaskType
 from core.errors import Refusal
-from projects.members import researcher_add
 from projects.models import Project
+from projects.services import project_create
 from studies.management.text_files import read_text_file
 from studies.study_files import project_named
 
@@ -98,8 +98,8 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=create_for).first()
         if user is None:
             raise CommandError(f"No user {create_for!r}.")
-        created = Project.objects.create(
-            slug=slug.lower(), name=slug, task_type=task_type, created_by=user
+        return project_create(
+            project=Project(slug=slug.lower(), name=slug, task_type=task_type),
+            by=user,
+            via="manage.py import_label_studio",
         )
-        researcher_add(project=created, user=user)
-        return created

@@ -14,9 +14,9 @@ from rest_framework.views import APIView
 
 from core.errors import Refusal
 from projects import members
+from projects.member_views import invitation_url
 from projects.models import Invitation, Membership
 from projects.permissions import IsProjectResearcher
-from projects.views import invitation_url
 
 
 class MemberSerializer(serializers.Serializer):
