@@ -61,7 +61,7 @@ import json
 import json.encoder
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import groupby, islice
 from operator import itemgetter
@@ -340,7 +340,16 @@ def _read_ahead(
         reader.join()
 
 
-def _rows(project: Project, coders: str = "humans", *, raw: bool = False) -> Iterator[dict]:
+AnswerRows = tuple[dict[str, Any], list[dict[str, Any]]]
+# ^ one answer's rows: the columns they share (item, coder, times, verdicts), then the task type's
+#   columns of each row (``export_rows``: several for claim review, ranking, questionnaire). A
+#   row is ``{**shared, **part}``; the writers put them together without building that dict
+#   where they can (the shared columns are written once per answer, not once per row).
+
+
+def _answers(
+    project: Project, coders: str = "humans", *, raw: bool = False
+) -> Iterator[AnswerRows]:
     task_type = task_types.get(project.task_type)
     # The task type's rows for this export: what they read of the project (a questionnaire's
     # config, validated) is prepared once here, not once per row.
@@ -348,7 +357,7 @@ def _rows(project: Project, coders: str = "humans", *, raw: bool = False) -> Ite
     with_judges = coders == "all"
     with _one_snapshot(), _old_objects_frozen():
         if coders in ("humans", "all"):
-            yield from _human_rows(
+            yield from _human_answers(
                 project,
                 task_type,
                 export_rows,
@@ -357,11 +366,11 @@ def _rows(project: Project, coders: str = "humans", *, raw: bool = False) -> Ite
                 raw=raw,
             )
         if coders in ("external", "all"):
-            yield from _external_rows(
+            yield from _external_answers(
                 project, task_type, export_rows, with_judges=with_judges, raw=raw
             )
         if coders in ("judges", "all"):
-            yield from _judge_rows(project, task_type, export_rows, raw=raw)
+            yield from _judge_answers(project, task_type, export_rows, raw=raw)
 
 
 def _judge_columns(raw: bool) -> dict[str, Any]:
@@ -482,7 +491,65 @@ def _agreement_text(task_type: TaskType) -> Callable[[Any], str]:
 ExportRows = Callable[[Any, Any], list[dict]]
 
 
-def _human_rows(
+class _Members:
+    """The project's annotators: pseudonym and qualification by user id, and those excluded
+    (disqualified); an annotator no longer a member is ``ann-removed-<id>``."""
+
+    def __init__(self, project: Project) -> None:
+        self.by_user = {
+            user_id: (pseudonym, qualification)
+            for user_id, pseudonym, qualification in Membership.objects.filter(
+                project=project
+            ).values_list("user_id", "pseudonym", "qualification")
+        }
+        self.excluded = {
+            user_id
+            for user_id, (_, qualification) in self.by_user.items()
+            if qualification == Membership.Qualification.DISQUALIFIED
+        }
+
+    def of(self, user_id: int) -> tuple[str, str]:
+        found = self.by_user.get(user_id)
+        return found if found is not None else (f"ann-removed-{user_id}", "")
+
+
+def _human_template(
+    project: Project, *, with_coder: bool, with_judges: bool, raw: bool
+) -> dict[str, Any]:
+    """The columns of a human answer's rows, in order, with what is the same on every row
+    (each answer's row starts as a copy: its values are then set, not its keys)."""
+    return {
+        "project": project.slug,
+        "task_type": project.task_type,
+        "item_id": None,
+        "item_kind": None,
+        "group": None,
+        **({"coder_kind": "human", "coder": None, "coder_source": HERE} if with_coder else {}),
+        "annotator": None,
+        "version": None,
+        # Active time as the server bounds it, and as the annotator's browser reported it.
+        "time_spent_s": None,
+        "reported_time_s": None,
+        "reserved_at": None,
+        "submitted_at": None,
+        "annotator_qualification": None,
+        "excluded": None,
+        "majority": None,
+        "adjudicated": None,
+        # Which judge's pre-selection the annotator was shown (anchoring must show).
+        "preselection_shown": None,
+        # The guidelines and settings in force (projects.ProjectSettingsVersion), the item's
+        # revision the answer was made on, the place of the item in the annotator's order and
+        # how it was laid out.
+        "settings_version": None,
+        "item_revision": None,
+        "sequence": None,
+        "presentation": None,
+        **(_judge_columns(raw) if with_judges else {}),
+    }
+
+
+def _human_answers(
     project: Project,
     task_type: TaskType,
     export_rows: ExportRows,
@@ -490,26 +557,16 @@ def _human_rows(
     with_coder: bool,
     with_judges: bool,
     raw: bool,
-) -> Iterator[dict]:
-    members = {
-        user_id: (pseudonym, qualification)
-        for user_id, pseudonym, qualification in Membership.objects.filter(
-            project=project
-        ).values_list("user_id", "pseudonym", "qualification")
-    }
-    excluded = {
-        user_id
-        for user_id, (_, qualification) in members.items()
-        if qualification == Membership.Qualification.DISQUALIFIED
-    }
+) -> Iterator[AnswerRows]:
+    members = _Members(project)
+    excluded = members.excluded
     fields = _item_fields(task_type)
-    head = {"project": project.slug, "task_type": project.task_type}
-    judge_columns = _judge_columns(raw) if with_judges else {}
+    template = _human_template(project, with_coder=with_coder, with_judges=with_judges, raw=raw)
     answer_key = _agreement_text(task_type)
     answered = _answered_items(project, _ItemsInOrder(project, fields), fields)
     for item, answers, decoded in _prepared_in_batches(answered, export_rows):
         first = answers[0]
-        # The item's majority (by the task type's agreement key) and final answer.
+        # The item's columns, its majority (by the task type's agreement key) and final answer.
         key = majority_key(
             [
                 answer_key(d.answer)
@@ -517,51 +574,39 @@ def _human_rows(
                 if a[5] not in excluded
             ]
         )
-        majority = _json(key)
-        adjudicated = _json(first[12])
+        of_item = template.copy()
+        of_item["item_id"], of_item["item_kind"], of_item["group"] = first[2], first[3], first[4]
+        of_item["majority"], of_item["adjudicated"] = _json(key), _json(first[12])
         for a, answer in zip(answers, decoded, strict=True):
-            annotator_id = a[5]
-            pseudonym, qualification = members.get(
-                annotator_id, (f"ann-removed-{annotator_id}", "")
-            )
-            row = {
-                **head,
-                "item_id": a[2],
-                "item_kind": a[3],
-                "group": a[4],
-                **(
-                    {"coder_kind": "human", "coder": pseudonym, "coder_source": HERE}
-                    if with_coder
-                    else {}
-                ),
-                "annotator": pseudonym,
-                "version": a[6],
-                # Active time as the server bounds it, and as the annotator's browser reported it.
-                "time_spent_s": round(a[7] / 1000, 1),
-                "reported_time_s": round(a[8] / 1000, 1),
-                "reserved_at": a[9].isoformat(),
-                "submitted_at": a[10].isoformat(),
-                "annotator_qualification": qualification,
-                "excluded": annotator_id in excluded,
-                "majority": majority,
-                "adjudicated": adjudicated,
-                # Which judge's pre-selection the annotator was shown (anchoring must show).
-                "preselection_shown": a[13] or "",
-                # The guidelines and settings in force (projects.ProjectSettingsVersion), the
-                # place of the item in the annotator's order, and how it was laid out.
-                "settings_version": a[14],
-                "item_revision": a[17],  # the item's revision the answer was made on
-                "sequence": a[15],
-                "presentation": _json(a[16]) or None,
-                **judge_columns,
-            }
             parts = export_rows(item, answer)  # several: claims…
-            if len(parts) == 1:
-                row.update(parts[0])
-                yield row
-            else:
-                for part in parts:
-                    yield {**row, **part}
+            if parts:  # none: no row (claim review: no claim)
+                yield _human_columns(of_item, a, members, with_coder=with_coder), parts
+
+
+def _human_columns(
+    of_item: dict[str, Any], a: tuple, members: _Members, *, with_coder: bool
+) -> dict[str, Any]:
+    """The shared columns of the rows of the answer ``a`` (a :func:`_current_answers` tuple),
+    on the item's columns ``of_item``."""
+    annotator_id = a[5]
+    pseudonym, qualification = members.of(annotator_id)
+    row = of_item.copy()
+    if with_coder:
+        row["coder"] = pseudonym
+    row["annotator"] = pseudonym
+    row["version"] = a[6]
+    row["time_spent_s"] = round(a[7] / 1000, 1)
+    row["reported_time_s"] = round(a[8] / 1000, 1)
+    row["reserved_at"] = a[9].isoformat()
+    row["submitted_at"] = a[10].isoformat()
+    row["annotator_qualification"] = qualification
+    row["excluded"] = annotator_id in members.excluded
+    row["preselection_shown"] = a[13] or ""
+    row["settings_version"] = a[14]
+    row["item_revision"] = a[17]
+    row["sequence"] = a[15]
+    row["presentation"] = None if a[16] is None else (_json(a[16]) or None)
+    return row
 
 
 def _answered_items(
@@ -600,9 +645,9 @@ def _prepared_in_batches(
             return
 
 
-def _external_rows(
+def _external_answers(
     project: Project, task_type: TaskType, export_rows: ExportRows, *, with_judges: bool, raw: bool
-) -> Iterator[dict]:
+) -> Iterator[AnswerRows]:
     """One row per external coder's answer (several where the task type writes several), with
     the human rows' columns (one query, streamed)."""
     blank_answer: dict[str, None] | None = None
@@ -647,13 +692,12 @@ def _external_rows(
             if blank_answer is None:
                 blank_answer = _blank_answer_columns(project, task_type, export_rows)
             parts = [blank_answer]
-        for part in parts:
-            yield {**row, **part}
+        yield row, parts
 
 
-def _judge_rows(
+def _judge_answers(
     project: Project, task_type: TaskType, export_rows: ExportRows, *, raw: bool
-) -> Iterator[dict]:
+) -> Iterator[AnswerRows]:
     """One row per judge answer (several where the task type writes several per answer), or one
     row with empty answer columns for an unparseable or failed result."""
     blank_answer: dict[str, None] | None = None  # the task type's columns, all empty
@@ -713,8 +757,7 @@ def _judge_rows(
             if blank_answer is None:
                 blank_answer = _blank_answer_columns(project, task_type, export_rows)
             parts = [blank_answer]
-        for part in parts:
-            yield {**row, **part}
+        yield row, parts
 
 
 def _blank_answer_columns(
@@ -763,28 +806,44 @@ def _jsonl_text(
     project: Project, coders: str, *, rows: int, tally: _Tally | None = None
 ) -> Iterator[str]:
     """JSON Lines (compact, by orjson) in chunks of ``rows`` lines."""
-    dumps, option = orjson.dumps, orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
-    tally = tally or _Tally()
-    if rows == 1:
-        for row in _rows(project, coders, raw=True):
-            tally.rows += 1
-            yield dumps(row, option=option).decode()
-        return
-    for chunk in _jsonl_bytes(project, coders, rows=rows, tally=tally):
+    for chunk in _jsonl_bytes(project, coders, rows=rows, tally=tally or _Tally()):
         yield chunk.decode()
+
+
+_JSONL = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+
+
+def _jsonl_lines(shared: dict[str, Any], parts: list[dict[str, Any]]) -> list[bytes]:
+    """The lines of one answer's rows, as orjson writes each ``{**shared, **part}``. Of several
+    rows, the shared columns are written once and each row's own joined to them (the same
+    bytes: orjson writes a dict's items in order, each the same wherever it stands), unless a
+    row's columns repeat a shared one (then the dict is built, as ``{**shared, **part}``
+    keeps the shared column's place)."""
+    dumps, option = orjson.dumps, _JSONL
+    if len(parts) == 1:
+        shared.update(parts[0])
+        return [dumps(shared, option=option)]
+    start = dumps(shared, option=option)[:-2] + b","  # without its closing "}\n"
+    keys = shared.keys()
+    return [
+        start + dumps(part, option=option)[1:]
+        if part and keys.isdisjoint(part)
+        else dumps({**shared, **part}, option=option)
+        for part in parts
+    ]
 
 
 def _jsonl_bytes(project: Project, coders: str, *, rows: int, tally: _Tally) -> Iterator[bytes]:
     """:func:`_jsonl_text`'s chunks as the UTF-8 bytes orjson writes (a download sends them as
     they are: no decoding to text and encoding back of every byte)."""
-    dumps, option = orjson.dumps, orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
     batch: list[bytes] = []
-    for row in _rows(project, coders, raw=True):
-        batch.append(dumps(row, option=option))
-        if len(batch) == rows:
-            tally.rows += rows
-            yield b"".join(batch)
-            batch.clear()
+    for shared, parts in _answers(project, coders, raw=True):
+        for line in _jsonl_lines(shared, parts):
+            batch.append(line)
+            if len(batch) == rows:
+                tally.rows += rows
+                yield b"".join(batch)
+                batch.clear()
     if batch:
         tally.rows += len(batch)
         yield b"".join(batch)
@@ -828,13 +887,14 @@ def _other_cell(value: Any, encode: Callable[[Any], str]) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def _csv_line(values: Iterable[Any], encode: Callable[[Any], str]) -> str:
-    """One CSV row as ``csv.writer`` (excel dialect) writes the cells :func:`core.spreadsheet.spreadsheet_safe`
-    makes: text a spreadsheet would run as a formula gets a leading apostrophe, ``None`` is an
-    empty cell, a float is its ``repr``, a list or dict its JSON; a cell holding ``"``, ``,``,
-    ``\\r`` or ``\\n`` is quoted with its quotes doubled; ``\\r\\n`` ends the line. Written
-    here rather than by the csv module, whose C writer copies every character one by one (a
-    stance row of 1.3 kB: 12 us there, 3 us here); the same bytes (tested against it)."""
+def _csv_cells(values: Iterable[Any], encode: Callable[[Any], str]) -> str:
+    """Cells of a CSV row, joined by ``,``, as ``csv.writer`` (excel dialect) writes the cells
+    :func:`core.spreadsheet.spreadsheet_safe` makes: text a spreadsheet would run as a formula
+    gets a leading apostrophe, ``None`` is an empty cell, a float is its ``repr``, a list or
+    dict its JSON; a cell holding ``"``, ``,``, ``\\r`` or ``\\n`` is quoted with its quotes
+    doubled. Written here rather than by the csv module, whose C writer copies every character
+    one by one (a stance row of 1.3 kB: 12 us there, 3 us here); the same bytes (tested
+    against it)."""
     cells: list[str] = []
     append, formula = cells.append, FORMULA_START
     for value in values:
@@ -856,9 +916,14 @@ def _csv_line(values: Iterable[Any], encode: Callable[[Any], str]) -> str:
         if '"' in value or "," in value or "\n" in value or "\r" in value:
             value = '"' + value.replace('"', '""') + '"'
         append(value)
-    if len(cells) == 1 and not cells[0]:
-        return '""\r\n'  # a row of one empty cell: csv.writer quotes it (an empty line is none)
-    return ",".join(cells) + "\r\n"
+    return ",".join(cells)
+
+
+def _csv_line(values: Collection[Any], encode: Callable[[Any], str]) -> str:
+    """One CSV line (:func:`_csv_cells`, then ``\\r\\n``); a row of one empty cell is ``""``,
+    as csv.writer writes it (an empty line would be no row)."""
+    text = _csv_cells(values, encode)
+    return '""\r\n' if not text and len(values) == 1 else text + "\r\n"
 
 
 def _csv_header(names: Iterable[str]) -> str:
@@ -873,32 +938,70 @@ def _csv_header(names: Iterable[str]) -> str:
     return '""\r\n' if quoted == [""] else ",".join(quoted) + "\r\n"
 
 
+class _CsvRows:
+    """The CSV lines of an export's answers, the header (the first row's columns) first. Every
+    row has the header's columns (a task type's rows have the same keys); one that has not is
+    written as csv.DictWriter writes it (a missing column empty, an extra one refused). Of an
+    answer's several rows, the shared columns are written once and each row's own joined to
+    them, where the first answer's rows showed both apart (no column in both)."""
+
+    def __init__(self) -> None:
+        self.encode = _json_encoder()
+        self.header: tuple[str, ...] = ()
+        self.shared: tuple[str, ...] | None = None  # the shared columns, when joined apart
+        self.own: tuple[str, ...] = ()  # a row's own columns
+
+    def start(self, shared: dict[str, Any], part: dict[str, Any]) -> str:
+        """The header line, from the first row (``{**shared, **part}``)."""
+        self.header = tuple({**shared, **part})
+        self.own = tuple(part)
+        if self.own and tuple(shared) + self.own == self.header:
+            self.shared = tuple(shared)
+        return _csv_header(self.header)
+
+    def lines(self, shared: dict[str, Any], parts: list[dict[str, Any]]) -> list[str]:
+        if len(parts) == 1:
+            shared.update(parts[0])
+            return [self.line(shared)]
+        if self.shared is None or tuple(shared) != self.shared:
+            return [self.line({**shared, **part}) for part in parts]
+        start, own, encode = _csv_cells(shared.values(), self.encode) + ",", self.own, self.encode
+        return [
+            start + _csv_cells(part.values(), encode) + "\r\n"
+            if tuple(part) == own
+            else self.line({**shared, **part})
+            for part in parts
+        ]
+
+    def line(self, row: dict[str, Any]) -> str:
+        header = self.header
+        if tuple(row) == header:
+            return _csv_line(row.values(), self.encode)
+        extra = [key for key in row if key not in header]  # as csv.DictWriter
+        if extra:
+            raise ValueError(f"dict contains fields not in fieldnames: {extra!r}")
+        return _csv_line([row.get(key) for key in header], self.encode)
+
+
 def _csv_text(
     project: Project, coders: str, *, rows: int, tally: _Tally | None = None
 ) -> Iterator[str]:
     """CSV in chunks of ``rows`` rows, the header in the first; see :func:`export_csv`."""
     tally = tally or _Tally()
-    encode = _json_encoder()
-    header: tuple[str, ...] | None = None
-    lines: list[str] = []  # the chunk's rows (the header too in the first)
+    writer = _CsvRows()
+    lines: list[str] = []  # the chunk's (the header too in the first)
     count = 0  # the chunk's rows
-    for row in _rows(project, coders, raw=False):
-        if header is None:
-            header = tuple(row)
-            lines.append(_csv_header(header))
-        if tuple(row) == header:
-            lines.append(_csv_line(row.values(), encode))
-        else:  # as csv.DictWriter: a missing column is empty, an extra one is refused
-            extra = [key for key in row if key not in header]
-            if extra:
-                raise ValueError(f"dict contains fields not in fieldnames: {extra!r}")
-            lines.append(_csv_line([row.get(key) for key in header], encode))
-        count += 1
-        if count == rows:
-            tally.rows += rows
-            yield "".join(lines)
-            lines.clear()
-            count = 0
+    for shared, parts in _answers(project, coders, raw=False):
+        if not writer.header:
+            lines.append(writer.start(shared, parts[0]))
+        for line in writer.lines(shared, parts):
+            lines.append(line)
+            count += 1
+            if count == rows:
+                tally.rows += rows
+                yield "".join(lines)
+                lines.clear()
+                count = 0
     if lines:
         tally.rows += count
         yield "".join(lines)
