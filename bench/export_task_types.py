@@ -426,10 +426,13 @@ def label_studio(url: str, token: str, answers: int, pid: int | None) -> dict:
 
 
 def checkout_of(commit: str) -> str:
-    """The code of ``commit`` in a temporary folder (``git archive``), for ``--before``."""
+    """The code of ``commit`` in a temporary folder (``git archive``), for ``--before``; a
+    folder is taken as it is (a copy of the code made before)."""
     import subprocess
     import tempfile
 
+    if Path(commit).is_dir():
+        return str(Path(commit).resolve())
     folder = tempfile.mkdtemp(prefix="concord-before-")
     archive = subprocess.run(
         ["git", "archive", commit], cwd=answered_project.REPO, check=True, capture_output=True
@@ -483,7 +486,8 @@ def main() -> None:
     parser.add_argument(
         "--before",
         metavar="COMMIT",
-        help="also export with the code of COMMIT (git archive into a temporary folder), each "
+        help="also export with the code of COMMIT (git archive into a temporary folder; or a "
+        "folder holding a copy of the code), each "
         "export beside this checkout's, alternately, on the same data: the same-run baseline",
     )
     parser.add_argument(
