@@ -25,6 +25,17 @@ Label Studio project and times its JSON and CSV exports through its API (``GET
 /api/projects/ID/export?exportType=JSON|CSV``) in the same run; ``--label-studio-pid``: its
 server process, for its peak RSS. docs/scale.md has figures.
 
+``--before COMMIT`` (or a folder holding a copy of the code) makes each export with that code too,
+alternately with this checkout's, on the same data, and prints the ratios and whether both wrote
+the same bytes (the trailer's sha256); ``--rounds N`` keeps the best rows/s and least CPU of N.
+The run of 29 Nov 2026 (08:21 UTC, ``--before`` main's 1882e12 ``--rounds 2``, load 7–10), best
+of two, rows/s before → after: citation recovery JSONL 58,019 → 64,151, CSV 40,505 → 44,322;
+claim review 103,760 → 117,300, 58,481 → 94,445; questionnaire 147,091 → 179,286, 88,572 →
+127,496; ranking 256,834 → 290,720, 113,786 → 235,557; stance 36,360 → 41,949, 19,168 → 25,981;
+argument structure 3,357 → 4,390, 2,860 → 6,786 (peak RSS 112–172 MB, as before; every export
+the same bytes). docs/scale.md has the table, rows per CPU second and what keeps stance CSV and
+argument structure under 30k.
+
 The database defaults to ``$BENCH_DATABASE_URL``, else ``concord_bench_export_types`` on
 ``$BENCH_POSTGRES_URL`` (default postgres://postgres@127.0.0.1:5432/postgres), created and
 migrated when missing.

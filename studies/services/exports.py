@@ -45,7 +45,11 @@ the rows it produced before the failure are handed on, then its error ends the e
 database and however the threads are timed (text goes out in chunks of ``TEXT_CHUNK`` rows, so
 the command's file or a download ends at the last whole chunk, and the command exits with the
 error). Memory stays flat in rows. JSONL is written by orjson (compact: no
-space after ``,`` and ``:``; the same values as before); CSV text is unchanged. On PostgreSQL
+space after ``,`` and ``:``; the same values as before); CSV text is unchanged, its lines made in
+Python (:func:`_csv_cells`: the bytes ``csv.writer`` wrote, faster). An answer's several rows
+(claims, questions, criteria and systems) share its columns, written once per answer and joined
+to each row's own (the same bytes). While an export runs, the objects that existed before it are
+left out of the garbage collector's passes (:func:`_old_objects_frozen`). On PostgreSQL
 the export reads in one transaction of its own (cursors without ``WITH HOLD``). Downloads and
 the command take text in chunks of many rows (``export_chunks``); ``export_stream``,
 ``export_jsonl`` and ``export_csv`` hand out one row per chunk. What downloads and the command
