@@ -439,12 +439,15 @@ def label_studio(url: str, token: str, answers: int, pid: int | None) -> dict:
 def checkout_of(commit: str) -> str:
     """The code of ``commit`` in a temporary folder (``git archive``), for ``--before``; a
     folder is taken as it is (a copy of the code made before)."""
+    import atexit
+    import shutil
     import subprocess
     import tempfile
 
     if Path(commit).is_dir():
         return str(Path(commit).resolve())
     folder = tempfile.mkdtemp(prefix="concord-before-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     archive = subprocess.run(
         ["git", "archive", commit], cwd=answered_project.REPO, check=True, capture_output=True
     )
