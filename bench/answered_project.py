@@ -39,7 +39,9 @@ def default_database_url(name: str) -> str:
     return os.environ.get("BENCH_DATABASE_URL") or database_url(name)
 
 
-def setup_django(url: str) -> None:
+def setup_django(url: str, code: Path | None = None) -> None:
+    """Django on the database ``url``, the project's code imported from ``code`` (default: this
+    checkout; another one runs the code of another commit on the same data)."""
     if not url.startswith(("postgres://", "postgresql://")):
         raise SystemExit(f"The export and agreement benchmarks need PostgreSQL, not {url!r}.")
     os.environ["DATABASE_URL"] = url
@@ -50,21 +52,23 @@ def setup_django(url: str) -> None:
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-" + "x" * 50)
     os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver,localhost")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(code or REPO))
     import django
 
     django.setup()
 
 
-def child(script: str, *args: str, stderr: bool = False):
+def child(script: str, *args: str, stderr: bool = False, cwd: str | Path = REPO):
     """Run ``script`` with ``args`` in a fresh Python process (its own peak memory, its own Django)
-    and return the JSON on the last line it prints; ``stderr``: pass its stderr on."""
+    and return the JSON on the last line it prints; ``stderr``: pass its stderr on. ``cwd``: the
+    checkout whose code it runs (Celery's Django fix-up puts the working folder first on the
+    import path)."""
     output = subprocess.run(
         [sys.executable, script, *args],
         check=True,
         capture_output=True,
         text=True,
-        cwd=REPO,
+        cwd=cwd,
     )
     if stderr:
         sys.stderr.write(output.stderr)

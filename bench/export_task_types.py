@@ -25,6 +25,17 @@ Label Studio project and times its JSON and CSV exports through its API (``GET
 /api/projects/ID/export?exportType=JSON|CSV``) in the same run; ``--label-studio-pid``: its
 server process, for its peak RSS. docs/scale.md has figures.
 
+``--before COMMIT`` (or a folder holding a copy of the code) makes each export with that code too,
+alternately with this checkout's, on the same data, and prints the ratios and whether both wrote
+the same bytes (the trailer's sha256); ``--rounds N`` keeps the best rows/s and least CPU of N.
+The run of 29 Nov 2026 (08:21 UTC, ``--before`` main's 1882e12 ``--rounds 2``, load 7–10), best
+of two, rows/s before → after: citation recovery JSONL 58,019 → 64,151, CSV 40,505 → 44,322;
+claim review 103,760 → 117,300, 58,481 → 94,445; questionnaire 147,091 → 179,286, 88,572 →
+127,496; ranking 256,834 → 290,720, 113,786 → 235,557; stance 36,360 → 41,949, 19,168 → 25,981;
+argument structure 3,357 → 4,390, 2,860 → 6,786 (peak RSS 112–172 MB, as before; every export
+the same bytes). docs/scale.md has the table, rows per CPU second and what keeps stance CSV and
+argument structure under 30k.
+
 The database defaults to ``$BENCH_DATABASE_URL``, else ``concord_bench_export_types`` on
 ``$BENCH_POSTGRES_URL`` (default postgres://postgres@127.0.0.1:5432/postgres), created and
 migrated when missing.
@@ -229,9 +240,10 @@ class Sink:
         self.out.write(data)
 
 
-def worker(url: str, project_id: int, fmt: str) -> None:
-    setup_django(url)
+def worker(url: str, project_id: int, fmt: str, code: str = "") -> None:
+    setup_django(url, Path(code) if code else None)
     from projects.models import Project
+    from studies.services import exports
     from studies.services.exports import export_download
 
     project = Project.objects.get(pk=project_id)
@@ -243,11 +255,10 @@ def worker(url: str, project_id: int, fmt: str) -> None:
         tail = (tail + chunk)[-512:]
     seconds = time.perf_counter() - started
     end = tail.splitlines()[-1]  # the end line: the export's row count
-    rows = (
-        json.loads(end)["concord_export_end"]["rows"]
-        if fmt == "jsonl"
-        else int(end.split(b"rows=")[1].split(b" ")[0])
-    )
+    if fmt == "jsonl":
+        rows, sha256 = json.loads(end)["concord_export_end"].values()
+    else:
+        rows, sha256 = int(end.split(b"rows=")[1].split(b" ")[0]), end.split(b"sha256=")[1].decode()
     # This process's CPU time too: on a shared machine, rows per CPU second hardly move with the
     # load where rows per second do.
     cpu_seconds = time.process_time() - cpu
@@ -258,7 +269,9 @@ def worker(url: str, project_id: int, fmt: str) -> None:
                 "cpu_seconds": cpu_seconds,
                 "rows": rows,
                 "bytes": sink.bytes,
+                "sha256": sha256.strip(),
                 "peak_mb": peak_mb(),
+                "code": str(Path(exports.__file__).resolve().parents[2]),
             }
         )
     )
@@ -423,10 +436,51 @@ def label_studio(url: str, token: str, answers: int, pid: int | None) -> dict:
     return figures
 
 
+def checkout_of(commit: str) -> str:
+    """The code of ``commit`` in a temporary folder (``git archive``), for ``--before``; a
+    folder is taken as it is (a copy of the code made before)."""
+    import atexit
+    import shutil
+    import subprocess
+    import tempfile
+
+    if Path(commit).is_dir():
+        return str(Path(commit).resolve())
+    folder = tempfile.mkdtemp(prefix="concord-before-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    archive = subprocess.run(
+        ["git", "archive", commit], cwd=answered_project.REPO, check=True, capture_output=True
+    )
+    subprocess.run(["tar", "-x", "-C", folder], input=archive.stdout, check=True)
+    return folder
+
+
+def _figures(run: dict, copy: dict, copy_rate: float) -> dict:
+    rows_per_s = run["rows"] / run["seconds"]
+    return {
+        **run,
+        "rows_per_s": round(rows_per_s),
+        "answers_per_s": round(copy["rows"] / run["seconds"]),
+        "vs_copy": round(copy["rows"] / run["seconds"] / copy_rate, 3),
+        "load": round(os.getloadavg()[0], 1),
+    }
+
+
+def _print_run(slug: str, fmt: str, label: str, run: dict, figures: dict) -> None:
+    rows_per_s = figures["rows_per_s"]
+    flag = "" if rows_per_s >= TARGET_ROWS_PER_S else "  < 30k rows/s"
+    print(
+        f"{slug:<20} {fmt:<5} {label:<6} {run['rows']:>9,} {rows_per_s:>9,.0f} "
+        f"{figures['answers_per_s']:>10,.0f} {figures['vs_copy']:>7.2f}× "
+        f"{run['rows'] / run['cpu_seconds']:>10,.0f} {run['bytes'] / 1e6:>7.1f} "
+        f"{run['peak_mb']:>6.0f} MB{flag}"
+    )
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        _, _, url, project_id, fmt = sys.argv
-        worker(url, int(project_id), fmt)
+        _, _, url, project_id, fmt, *code = sys.argv
+        worker(url, int(project_id), fmt, *code)
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--baseline":
         _, _, url, project_id = sys.argv
@@ -443,14 +497,31 @@ def main() -> None:
     parser.add_argument("--label-studio-url")
     parser.add_argument("--label-studio-token")
     parser.add_argument("--label-studio-pid", type=int)
+    parser.add_argument(
+        "--before",
+        metavar="COMMIT",
+        help="also export with the code of COMMIT (git archive into a temporary folder; or a "
+        "folder holding a copy of the code), each "
+        "export beside this checkout's, alternately, on the same data: the same-run baseline",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="exports of each kind (the best rows/s and the least CPU of them are kept: on a "
+        "shared machine one export's wall time moves with the load)",
+    )
     args = parser.parse_args()
     url = args.database_url or answered_project.default_database_url("concord_bench_export_types")
     ensure_database(url)
     built = child(__file__, "--prepare", url, str(args.answers), *args.only, stderr=True)
+    before = checkout_of(args.before) if args.before else None
     load = os.getloadavg()[0]
     print(f"{args.answers:,} answers per task type; load {load:.1f}")
+    if before:
+        print(f"'before': the code of {args.before} ({before}), run alternately with this one")
     print(
-        f"{'task type':<20} {'fmt':<5} {'rows':>9} {'rows/s':>9} {'answers/s':>10} "
+        f"{'task type':<20} {'fmt':<5} {'code':<6} {'rows':>9} {'rows/s':>9} {'answers/s':>10} "
         f"{'vs COPY':>8} {'rows/cpu-s':>10} {'MB':>7} {'peak RSS':>9}"
     )
     results: dict = {}
@@ -459,27 +530,56 @@ def main() -> None:
         copy_rate = copy["rows"] / copy["seconds"]
         results[f"{slug}/copy"] = {**copy, "rows_per_s": round(copy_rate)}
         print(
-            f"{slug:<20} {'COPY':<5} {copy['rows']:>9,} {copy_rate:>9,.0f} {copy_rate:>10,.0f} "
-            f"{1:>7.2f}× {'':>10} {copy['bytes'] / 1e6:>7.1f} {copy['peak_mb']:>6.0f} MB"
+            f"{slug:<20} {'COPY':<5} {'':<6} {copy['rows']:>9,} {copy_rate:>9,.0f} "
+            f"{copy_rate:>10,.0f} {1:>7.2f}× {'':>10} {copy['bytes'] / 1e6:>7.1f} "
+            f"{copy['peak_mb']:>6.0f} MB"
         )
         for fmt in ("jsonl", "csv"):
-            run = child(__file__, "--worker", url, str(project_id), fmt)
-            rows_per_s = run["rows"] / run["seconds"]
-            answers_per_s = copy["rows"] / run["seconds"]
-            ratio = answers_per_s / copy_rate
-            results[f"{slug}/{fmt}"] = {
-                **run,
-                "rows_per_s": round(rows_per_s),
-                "vs_copy": round(ratio, 3),
-                "load": round(os.getloadavg()[0], 1),
-            }
-            flag = "" if rows_per_s >= TARGET_ROWS_PER_S else "  < 30k rows/s"
-            print(
-                f"{slug:<20} {fmt:<5} {run['rows']:>9,} {rows_per_s:>9,.0f} "
-                f"{answers_per_s:>10,.0f} {ratio:>7.2f}× "
-                f"{run['rows'] / run['cpu_seconds']:>10,.0f} {run['bytes'] / 1e6:>7.1f} "
-                f"{run['peak_mb']:>6.0f} MB{flag}"
-            )
+            codes = [("before", before), ("after", None)] if before else [("", None)]
+            runs: dict[str, list[dict]] = {label: [] for label, _ in codes}
+            for n in range(args.rounds):  # alternately: before first, then after first…
+                for label, code in codes if n % 2 == 0 else codes[::-1]:
+                    run = child(
+                        __file__,
+                        "--worker",
+                        url,
+                        str(project_id),
+                        fmt,
+                        *([code] if code else []),
+                        cwd=code or answered_project.REPO,
+                    )
+                    runs[label].append(_figures(run, copy, copy_rate))
+                    _print_run(slug, fmt, label, run, runs[label][-1])
+            for label, done in runs.items():  # the best of the rounds: the least disturbed
+                key = f"{slug}/{fmt}" + (f"/{label}" if label else "")
+                results[key] = {
+                    **max(done, key=lambda figures: figures["rows_per_s"]),
+                    "cpu_seconds": min(figures["cpu_seconds"] for figures in done),
+                    "rounds_rows_per_s": [figures["rows_per_s"] for figures in done],
+                }
+            if before:
+                if results[f"{slug}/{fmt}/before"]["code"] != str(Path(before).resolve()):
+                    raise SystemExit("the 'before' export did not run the code of --before")
+                same = (
+                    results[f"{slug}/{fmt}/before"]["sha256"]
+                    == results[f"{slug}/{fmt}/after"]["sha256"]
+                )
+                ratio = results[f"{slug}/{fmt}/after"]["rows_per_s"] / max(
+                    results[f"{slug}/{fmt}/before"]["rows_per_s"], 1
+                )
+                cpu_ratio = results[f"{slug}/{fmt}/before"]["cpu_seconds"] / max(
+                    results[f"{slug}/{fmt}/after"]["cpu_seconds"], 1e-9
+                )
+                results[f"{slug}/{fmt}/after_vs_before"] = {
+                    "rows_per_s": round(ratio, 2),
+                    "cpu": round(cpu_ratio, 2),
+                    "same_bytes": same,
+                }
+                print(
+                    f"{slug:<20} {fmt:<5} {'ratio':<6} after/before: {ratio:.2f}× rows/s, "
+                    f"{cpu_ratio:.2f}× less CPU; "
+                    + ("the same bytes (sha256)" if same else "THE BYTES DIFFER")
+                )
     if args.label_studio_url:
         if not args.label_studio_token:
             raise SystemExit("--label-studio-url needs --label-studio-token")

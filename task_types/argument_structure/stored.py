@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
+from django.db.models import TextField
+from django.db.models.functions import Cast
 
 from .models import METRICS_VERSION, StoredMetrics
 from .serializers import METRIC_KEYS
@@ -41,11 +43,14 @@ def read_metrics(keys: Mapping[int, str]) -> dict[int, Metrics]:
     """The stored metrics of the answers ``keys`` names (answer id -> key), those stored under
     that key only: a stale one (another key) counts as missing."""
     found: dict[int, Metrics] = {}
-    stored = StoredMetrics.objects.filter(annotation_id__in=list(keys)).values_list(
-        "annotation_id", "key", "values"
+    stored = (
+        StoredMetrics.objects.filter(annotation_id__in=list(keys))
+        .annotate(values_json=Cast("values", TextField()))  # decoded by orjson, not json
+        .values_list("annotation_id", "key", "values_json")
     )
-    for annotation_id, key, (answer, draft) in stored:
+    for annotation_id, key, values in stored:
         if keys[annotation_id] == key:
+            answer, draft = orjson.loads(values)
             found[annotation_id] = (
                 dict(zip(METRIC_KEYS, answer, strict=True)),
                 None if draft is None else dict(zip(METRIC_KEYS, draft, strict=True)),

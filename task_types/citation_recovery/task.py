@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -205,22 +205,19 @@ class CitationRecovery(TaskType):
         numbered from 1, as annotators see them on the page. An answer without a selection
         (a rating-only item, or helpfulness ratings collected elsewhere) has empty selection
         and score columns, as the report counts it: not an empty selection."""
-        answer = annotation.answer
-        selected = "sentences" in answer or "none" in answer
-        chosen = answer.get("sentences", []) if selected else None
-        gold = (item.gold or {}).get("sentences")
-        row = {
-            "selected_sentences": chosen,
-            "selected_sentence_numbers": [i + 1 for i in chosen] if chosen is not None else None,
-            "none": answer.get("none", False) if selected else None,
-            "helpfulness": answer.get("helpfulness"),
-            "masked_evidence_id": item.prepared.get("target_evidence_id"),
-            "gold_sentences": gold,
-            "gold_sentence_numbers": [i + 1 for i in gold] if gold is not None else None,
-        }
-        scores = self.score(answer, item.gold) if selected else {}
-        row.update({k: scores.get(k) for k in ("precision", "recall", "f1")})
-        return row
+        return _export_row(_ItemColumns(item), annotation.answer)
+
+    def exporter(self, project: Any) -> Callable[[Any, Any], list[dict]]:
+        """:meth:`export_row`'s rows, what they take from the item (gold, masked evidence) read
+        once per item (an export hands every answer of an item the same item object)."""
+        last: list[Any] = [None, None]  # the item and its columns
+
+        def export_rows(item: Any, annotation: Any) -> list[dict]:
+            if item is not last[0]:
+                last[0], last[1] = item, _ItemColumns(item)
+            return [_export_row(last[1], annotation.answer)]
+
+        return export_rows
 
     def external_answer(
         self, answer: dict, *, payload: Mapping, prepared: Mapping, config: Mapping
@@ -391,3 +388,39 @@ def _masked_item(
         kind=payload.get("kind", "regular"),
         notes=notes,
     )
+
+
+class _ItemColumns:
+    """What a row takes from its item: the gold (for the scores), its sentences from 0 and from
+    1, the masked evidence."""
+
+    __slots__ = ("gold", "gold_numbers", "gold_sentences", "masked_evidence_id")
+
+    def __init__(self, item: Any) -> None:
+        self.gold = item.gold
+        self.gold_sentences = (item.gold or {}).get("sentences")
+        self.gold_numbers = (
+            [i + 1 for i in self.gold_sentences] if self.gold_sentences is not None else None
+        )
+        self.masked_evidence_id = item.prepared.get("target_evidence_id")
+
+
+def _export_row(item: _ItemColumns, answer: dict) -> dict:
+    selected = "sentences" in answer or "none" in answer
+    chosen = answer.get("sentences", []) if selected else None
+    precision = recall = f1 = None
+    if selected and item.gold is not None:  # the scores of CitationRecovery.score()
+        scores = set_scores(answer.get("sentences", []), item.gold.get("sentences", []))
+        precision, recall, f1 = scores.precision, scores.recall, scores.f1
+    return {
+        "selected_sentences": chosen,
+        "selected_sentence_numbers": [i + 1 for i in chosen] if chosen is not None else None,
+        "none": answer.get("none", False) if selected else None,
+        "helpfulness": answer.get("helpfulness"),
+        "masked_evidence_id": item.masked_evidence_id,
+        "gold_sentences": item.gold_sentences,
+        "gold_sentence_numbers": item.gold_numbers,
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+    }

@@ -1,8 +1,11 @@
 """Review and adjudication: disagreements by task-type rules, majority vote, final answers, export."""
 
 import json
+from collections import Counter
 
 from django.test import Client
+from hypothesis import given
+from hypothesis import strategies as st
 
 from annotation import review, services, task_types
 from annotation.models import Adjudication, Item
@@ -36,6 +39,13 @@ def test_majority_needs_more_than_half_of_the_answers():
     assert review.majority_key(["a", "b"]) is None
     assert review.majority_key(["a", "b", "c"]) is None
     assert review.majority_key([]) is None
+
+
+@given(st.lists(st.sampled_from("abc"), max_size=40))
+def test_the_majority_is_the_key_held_by_more_than_half(keys):
+    counts = Counter(keys)
+    expected = next((key for key, n in counts.items() if n * 2 > len(keys)), None)
+    assert review.majority_key(keys) == expected
 
 
 def test_reviewers_see_the_items_where_annotators_disagree_and_record_the_final_answer(db):
