@@ -86,6 +86,10 @@ def _give_places_back(item_ids: list[int]) -> None:
     by_amount: dict[int, list[int]] = {}
     for item_id, amount in per_item.items():
         by_amount.setdefault(amount, []).append(item_id)
+    if len(by_amount) > 1:
+        # Several statements: lock their items in one order (by id) first, so that two
+        # requests giving back places on the same items never lock them in opposite orders.
+        list(Item.objects.select_for_update().filter(id__in=per_item).order_by("id").values("id"))
     for amount, ids in by_amount.items():
         Item.objects.filter(id__in=ids).update(assigned_count=F("assigned_count") - amount)
 

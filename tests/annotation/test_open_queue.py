@@ -12,7 +12,7 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count, Q
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -26,6 +26,7 @@ from annotation.models import (
     ProjectAnswerCounts,
     ProjectItemCounts,
 )
+from annotation.quality import expire_open_work
 from projects.crowd import crowd_settings
 from projects.models import Project
 from tests import factories
@@ -425,3 +426,21 @@ def test_progress_and_the_report_version_never_count_answers_or_items(project, r
     # A fixed number of queries whatever the size: progress 4, the version 4 (counters, external
     # answers, members, and one for the judges: their results' counter, runs and judges).
     assert len(queries.captured_queries) == 8
+
+
+def test_expiry_gives_back_two_places_on_one_item_and_one_on_another(project, clock):
+    # Two amounts (2 and 1) are two statements: their items are locked in id order first.
+    first, second = factories.make_items(project, 2)
+    a, b, c = add_annotators(project, 3)
+    for annotator in (a, b, c):
+        services.assignment_next(project=project, annotator=annotator)
+    taken = dict(Item.objects.filter(project=project).values_list("id", "assigned_count"))
+    assert taken == {first.pk: 2, second.pk: 1}
+    Assignment.objects.filter(project=project).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    with transaction.atomic():
+        assert expire_open_work(project_id=project.pk) == 3
+    counts = dict(Item.objects.filter(project=project).values_list("id", "assigned_count"))
+    assert counts == {first.pk: 0, second.pk: 0}
+    assert fresh(project)["full"] == []
