@@ -32,6 +32,8 @@ from webhooks import events as webhook_events
 from webhooks.services import event_emit
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from django.contrib.auth.models import User
 
 Qualification = Membership.Qualification
@@ -239,12 +241,17 @@ def _set_state(membership: Membership, state: str, reason: str, *, by_researcher
     membership.qualification_by_researcher = by_researcher
     membership.qualification_changed_at = now
     if state == Qualification.DISQUALIFIED:
-        expire_open_work(project_id=membership.project_id, annotator_id=membership.user_id, now=now)
-        Batch.objects.filter(
-            project_id=membership.project_id,
-            annotator_id=membership.user_id,
-            state=Batch.State.OPEN,
-        ).update(state=Batch.State.STOPPED, finished_at=now)
+        open_work_release(project_id=membership.project_id, user_id=membership.user_id, now=now)
+
+
+def open_work_release(*, project_id: int, user_id: int, now: datetime) -> None:
+    """Give back an annotator's reservations and stop their open batches (disqualified, removed
+    from the project or given another role: ``projects.hooks.annotator_left``). The caller
+    holds a transaction. Their drafts stay with their assignments."""
+    expire_open_work(project_id=project_id, annotator_id=user_id, now=now)
+    Batch.objects.filter(
+        project_id=project_id, annotator_id=user_id, state=Batch.State.OPEN
+    ).update(state=Batch.State.STOPPED, finished_at=now)
 
 
 DECISIONS = ("qualify", "disqualify", "automatic")

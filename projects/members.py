@@ -36,6 +36,7 @@ from django.utils.translation import gettext
 
 from core.errors import Refusal
 from projects.audit import AuditKind, audit_record
+from projects.hooks import announce_annotator_left
 from projects.models import Invitation, Membership, Project
 
 if TYPE_CHECKING:
@@ -255,6 +256,10 @@ def member_role_set(*, membership: Membership, role: str, by: User | None = None
         before = membership.role
         membership.role = role
         membership.save(update_fields=["role"])
+        if before == Role.ANNOTATOR:
+            announce_annotator_left(
+                project_id=membership.project_id, user_id=membership.user_id, now=timezone.now()
+            )
         _audit_member(
             membership,
             by,
@@ -276,6 +281,12 @@ def member_remove(*, membership: Membership, by: User | None = None) -> Membersh
         _refuse_if_last_researcher(membership, action="removed")
         membership.removed_at = timezone.now()
         membership.save(update_fields=["removed_at"])
+        if membership.role == Role.ANNOTATOR:
+            announce_annotator_left(
+                project_id=membership.project_id,
+                user_id=membership.user_id,
+                now=membership.removed_at,
+            )
         _audit_member(
             membership,
             by,

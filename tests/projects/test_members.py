@@ -264,3 +264,38 @@ def test_crowd_accounts_join_only_through_their_platform(project, researcher):
         format="json",
     )
     assert response.status_code == 400 and response.json()["field"] == "username"
+
+
+@pytest.mark.parametrize("leaves", ["removed", "made a reviewer"])
+def test_an_annotator_who_leaves_gives_their_reserved_items_back_at_once(project, leaves):
+    # Found by an outside probe: the item stayed held until the reservation expired (an hour).
+    project.annotators_per_item = 1
+    project.save(update_fields=["annotators_per_item"])
+    (item,) = factories.make_items(project, 1)
+    alice, bob = (factories.UserFactory() for _ in range(2))
+    for user in (alice, bob):
+        factories.MembershipFactory(project=project, user=user, role="annotator")
+    held = services.assignment_next(project=project, annotator=alice)
+    services.draft_save(assignment=held, answer={"helpfulness": 10}, time_spent_ms=5, revision=1)
+    assert services.assignment_next(project=project, annotator=bob) is None  # the item is held
+    if leaves == "removed":
+        members.member_remove(membership=member(project, alice))
+    else:
+        members.member_role_set(membership=member(project, alice), role="reviewer")
+    held.refresh_from_db()
+    assert held.state == Assignment.State.EXPIRED
+    assert held.draft.answer == {"helpfulness": 10}  # their unfinished work is kept
+    dealt = services.assignment_next(project=project, annotator=bob)
+    assert dealt is not None and dealt.item_id == item.pk
+
+
+def test_a_researcher_given_another_role_releases_nothing(project, researcher):
+    other = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=other, role="researcher")
+    annotator = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=annotator, role="annotator")
+    factories.make_items(project, 1)
+    held = services.assignment_next(project=project, annotator=annotator)
+    members.member_role_set(membership=member(project, other), role="reviewer")
+    held.refresh_from_db()
+    assert held.state == Assignment.State.RESERVED
