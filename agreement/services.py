@@ -141,7 +141,7 @@ def snapshot_request(
     """The dashboard's report for ``project``: cached, joined, or started (see module docstring).
 
     ``inline`` forces (True) or forbids (False) computing inside this call; by default projects
-    with at most :func:`inline_max_answers` annotation rows compute inline. ``load``: "result"
+    with at most :func:`inline_max_answers` answers (current and external) compute inline. ``load``: "result"
     reads the done snapshot's full report, "page" only what the dashboard shows of it
     (:attr:`SnapshotState.page`), so that a page view never reads a large report.
     """
@@ -202,7 +202,7 @@ def _request(
     load: str,
 ) -> SnapshotState:
     key = _key(fkey, version)
-    answers = version["annotations"][0]
+    answers = version["answers"]
     state = _state(project, fkey, key, answers, load)
     if (
         state.failed is not None

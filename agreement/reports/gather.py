@@ -362,6 +362,9 @@ def data_version(project: Project, options: ReportOptions | None = None) -> dict
     version = {
         "report": REPORT_VERSION,
         "annotations": [counts["annotations"], counts["annotations_revision"]],
+        # The answers a report reads: each annotator's current one (not every version) and the
+        # external coders' ("from N answers" on the pages).
+        "answers": counts["submitted"] + external["n"],
         "external": [
             external["n"],
             external["changed"].isoformat() if external["changed"] else None,

@@ -177,3 +177,21 @@ def test_the_pages_queries_do_not_grow_with_the_project(django_assert_num_querie
     with django_assert_num_queries(counts[0]):
         clients[large.pk].get(_url(large), {"width": "0.3", "subset": "all"})
     assert counts[0] == counts[1], counts
+
+
+@pytest.mark.django_db
+def test_the_page_counts_current_answers_not_their_versions(computations):
+    # Found by an outside probe: each revision of an answer raised "from N answers".
+    from annotation.models import Assignment
+    from tests.agreement import helpers
+
+    project = stance_study()
+    current = Assignment.objects.filter(project=project, state="submitted").count()
+    first = Assignment.objects.filter(project=project).order_by("pk").first()
+    for _ in range(3):  # three revisions of one answer: more versions, as many answers
+        helpers.answer(first.item, first.annotator, [], 0)
+    client = _researcher_client(project)
+    page = client.get(_url(project)).content.decode()
+    snapshot = AgreementSnapshot.objects.get(kind="judge_validation")
+    assert snapshot.answers == current
+    assert f"from {current} answers" in page
