@@ -76,3 +76,15 @@ def flag_reason_label(reason: str) -> str:
     """A flag reason as the annotation page shows it: a default one in the page's language,
     one the researchers wrote as written (first letter capitalised)."""
     return reason_label(reason)
+
+
+@register.filter
+def english_filesize(value) -> str:
+    """Django's ``filesizeformat`` as English writes it ("512.0 MB"), whatever the request's
+    language: for researcher pages, which are English (``{% localize off %}`` does not reach
+    ``filesizeformat``)."""
+    from django.template.defaultfilters import filesizeformat
+    from django.utils import translation
+
+    with translation.override("en"):
+        return filesizeformat(value)

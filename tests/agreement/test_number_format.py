@@ -56,3 +56,24 @@ def test_the_labels_needed_figures_are_english_for_a_german_browser():
     main = _main(client.get(url, query, HTTP_ACCEPT_LANGUAGE="de").content.decode())
     assert re.search(r"the interval is now about \d\.\d{3} wide", main)
     assert re.search(r"λ = \d\.\d{2}\)", main)
+
+
+def test_the_project_items_and_quality_pages_write_english_numbers_for_a_german_browser(
+    db, researcher
+):
+    # Found by an outside probe: "12 of 12 answers (100,0 %)" and "512,0 MB" on the project
+    # page, "0,1 s" on the quality page, for a browser asking for German.
+    project = helpers.seeded_study(researcher)[0]
+    client = Client()
+    client.force_login(researcher)
+    for path in ("", "quality/", "items/", "judges/", "members/"):
+        page = client.get(f"/p/{project.slug}/{path}", HTTP_ACCEPT_LANGUAGE="de")
+        assert page.status_code == 200, path
+        main = re.sub(r"<svg.*?</svg>", "", _main(page.content.decode()), flags=re.S)
+        # "100,0" or "0,1" (one or two decimals: "100,000" is English for a hundred thousand)
+        found = re.search(r"\b\d+,\d{1,2}\b", main)
+        assert found is None, (path, main[max(found.start() - 200, 0) : found.end() + 50])
+    project_page = _main(
+        client.get(f"/p/{project.slug}/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    )
+    assert re.search(r"\d+\.\d\sMB", project_page)  # filesizeformat: a no-break space
