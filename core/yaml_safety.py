@@ -73,6 +73,8 @@ def yaml_load(text: str) -> Any:
         return yaml.load(text, Loader=_PlainLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise _not_valid(exc) from None
+    except UnsafeYAML:  # an alias, a key given twice, too deep: its own message
+        raise
     except ValueError as exc:  # an integer of thousands of digits
         raise UnsafeYAML(f"a number cannot be read ({_first_words(exc)})") from None
 
@@ -84,6 +86,8 @@ def yaml_load_all(text: str) -> list[Any]:
         return list(yaml.load_all(text, Loader=_PlainLoader))  # noqa: S506
     except yaml.YAMLError as exc:
         raise _not_valid(exc) from None
+    except UnsafeYAML:  # an alias, a key given twice, too deep: its own message
+        raise
     except ValueError as exc:  # an integer of thousands of digits
         raise UnsafeYAML(f"a number cannot be read ({_first_words(exc)})") from None
 
