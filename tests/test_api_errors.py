@@ -246,3 +246,31 @@ def test_every_operation_documents_its_error_answers_with_the_error_body():
     upload = schema["paths"]["/api/projects/{slug}/import/"]["post"]["responses"]
     assert upload["503"]["content"]["application/json"]["schema"] == error
     assert {"201", "202"} <= set(upload)
+
+
+def test_a_body_that_gives_a_key_twice_is_a_400_naming_the_key_and_changes_nothing(researcher):
+    # Found by an outside probe: {"slug": "a", "slug": "b"} created "b" without a word.
+    from projects.models import Project
+
+    researcher.is_staff = True  # may create projects
+    researcher.save(update_fields=["is_staff"])
+    body = '{"slug": "first-of-two", "name": "N", "task_type": "stance", "slug": "second-of-two"}'
+    response = client_for(researcher).post("/api/projects/", body, content_type="application/json")
+    refused = assert_json_error(response, 400, "invalid")
+    assert refused["field"] == "slug" and "given twice" in refused["detail"]
+    assert not Project.objects.filter(slug__in=["first-of-two", "second-of-two"]).exists()
+    nested = '{"answer": {"label": "a", "label": "b"}}'
+    response = client_for(researcher).post(
+        "/api/projects/", nested, content_type="application/json"
+    )
+    assert assert_json_error(response, 400, "invalid")["field"] == "label"
+
+
+def test_a_huge_integer_in_a_body_says_so_without_pythons_advice(researcher):
+    researcher.is_staff = True
+    researcher.save(update_fields=["is_staff"])
+    response = client_for(researcher).post(
+        "/api/projects/", '{"n": ' + "9" * 5001 + "}", content_type="application/json"
+    )
+    body = assert_json_error(response, 400, "invalid")
+    assert "4300 digits" in body["detail"] and "sys.set_int_max_str_digits" not in body["detail"]
