@@ -50,6 +50,10 @@ def project_for(user, slug: str, roles: tuple[str, ...]) -> Project:
     if not user.is_authenticated:
         raise Http404(NOT_A_MEMBER)
     project = Project.objects.filter(slug=slug).first()
+    if project is None and slug != slug.lower():
+        # A new project's slug is stored in lower case ("MyStudy" becomes "mystudy"): the
+        # address the researcher typed, or a client that kept the slug it sent, reaches it.
+        project = Project.objects.filter(slug=slug.lower()).first()
     if project is None or not has_role(user, project, roles):
         raise Http404(NOT_A_MEMBER)
     return project

@@ -644,6 +644,10 @@ def study_apply(
     with transaction.atomic():
         if slug is not None:
             project = Project.objects.select_for_update(no_key=True).filter(slug=slug).first()
+            if project is None and slug != slug.lower():  # stored in lower case (project_for)
+                project = (
+                    Project.objects.select_for_update(no_key=True).filter(slug=slug.lower()).first()
+                )
         else:
             project = project_named(attrs["slug"], for_update=True)
         if project is not None and create_only:

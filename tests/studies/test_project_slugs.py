@@ -101,3 +101,23 @@ def test_its_researchers_put_a_file_that_spells_the_slug_in_another_case(creator
     response = client_for(creator).put("/api/projects/demo/", changed, format="json")
     assert response.status_code == 200, response.content
     assert Project.objects.get(slug="demo").name == "Renamed"
+
+
+def test_the_slug_as_sent_reaches_the_project_stored_in_lower_case(creator):
+    # Found by an outside probe: POST {"slug": "MyStudy"} gave "mystudy", and then /p/MyStudy/
+    # and /api/projects/MyStudy/… were 404s, even for its researcher and for a client that kept
+    # the slug it sent; a non-member still gets the same 404 as for a missing project.
+    client = client_for(creator)
+    created = client.post("/api/projects/", {**STUDY, "slug": "MyStudy"}, format="json")
+    assert created.status_code == 201
+    assert client.get("/api/projects/MyStudy/progress/").status_code == 200
+    again = client.put("/api/projects/MyStudy/", {**STUDY, "slug": "MyStudy"}, format="json")
+    assert again.status_code == 200, again.content
+    assert Project.objects.filter(slug__iexact="mystudy").count() == 1
+    page = Client()
+    page.force_login(creator)
+    assert page.get("/p/MyStudy/").status_code == 200
+    outsider = client_for(factories.UserFactory())
+    assert outsider.get("/api/projects/MyStudy/progress/").json() == (
+        outsider.get("/api/projects/NoSuchStudy/progress/").json()
+    )
