@@ -157,7 +157,7 @@ LOGIN_RATE_WINDOW_SECONDS = env.int("CONCORD_LOGIN_RATE_WINDOW", default=300)
 CONCORD_CLIENT_IP_HEADER = env.str("CONCORD_CLIENT_IP_HEADER", default="")
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",  # first: refuses every authenticate() while locked
-    "django.contrib.auth.backends.ModelBackend",
+    "projects.auth.AnyCaseModelBackend",  # Django's ModelBackend, usernames ignoring case
 ]
 AXES_HANDLER = "projects.auth.LoginAttempts"
 AXES_LOCKOUT_PARAMETERS = "projects.auth.lockout_parameters"

@@ -64,7 +64,7 @@ def _project_or_refuse(slug: str) -> Project:
 
 
 def _log_in(request, entry: CrowdEntry) -> None:
-    login(request, entry.user, backend="django.contrib.auth.backends.ModelBackend")
+    login(request, entry.user, backend="projects.auth.AnyCaseModelBackend")
     set_crowd_context(
         request, entry.project, platform=entry.platform, ref=entry.batch_ref, entry_id=entry.pk
     )

@@ -25,6 +25,7 @@ from axes.handlers.database import AxesDatabaseHandler
 from django.conf import settings
 from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.signals import user_logged_in
 from django.db.models import Sum
 from django.http import HttpResponse, JsonResponse
@@ -39,7 +40,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import Refusal
-from projects.members import is_crowd_username
+from projects.members import account_username, is_crowd_username
 from projects.tokens import TokenAuthentication
 
 LOCKED_MESSAGE = "Too many failed attempts. Please wait a few minutes and try again."
@@ -227,3 +228,13 @@ class PasswordResetView(auth_views.PasswordResetView):
     form_class = PasswordResetForm
     email_template_name = "registration/password_reset_email.txt"
     subject_template_name = "registration/password_reset_subject.txt"
+
+
+class AnyCaseModelBackend(ModelBackend):
+    """Django's ``ModelBackend``, with the username read ignoring case (``projects.members.account_username``):
+    "Alice" logs in as alice, as sign-up already treats them as one name."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if isinstance(username, str) and username:
+            username = account_username(username)
+        return super().authenticate(request, username=username, password=password, **kwargs)

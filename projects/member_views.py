@@ -29,7 +29,7 @@ from projects import members
 from projects.models import Invitation, Membership, invited_as, welcome_message
 from projects.permissions import RESEARCH_ROLES, has_role, project_for
 
-MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+MODEL_BACKEND = "projects.auth.AnyCaseModelBackend"  # settings.AUTHENTICATION_BACKENDS
 
 
 def invitation_url(request, invitation: Invitation) -> str:

@@ -81,6 +81,17 @@ def project_members(*, project: Project, removed: bool = False) -> QuerySet[Memb
     return members.select_related("user").order_by("role", "user__username")
 
 
+def account_username(username: str) -> str:
+    """The account name ``username`` means: itself when an account has exactly it, else the one
+    account whose name differs only in case (new accounts are unique ignoring case; an older pair
+    that differs only in case keeps needing the exact name)."""
+    users = get_user_model().objects
+    if users.filter(username=username).exists():
+        return username
+    matches = list(users.filter(username__iexact=username).values_list("username", flat=True)[:2])
+    return matches[0] if len(matches) == 1 else username
+
+
 def member_for_username(*, project: Project, username: str) -> Membership:
     membership = (
         Membership.objects.current()
@@ -152,7 +163,9 @@ def member_add(*, project: Project, username: str, role: str, by: User | None = 
     username = (username or "").strip()
     if not username:
         raise Refusal("Give the username of an existing account.", field="username")
-    user = get_user_model().objects.filter(username=username, is_active=True).first()
+    user = (
+        get_user_model().objects.filter(username=account_username(username), is_active=True).first()
+    )
     if user is None:
         raise Refusal(
             f"No active account is named {username!r}; send an invitation link instead.",

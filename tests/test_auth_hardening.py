@@ -191,3 +191,25 @@ def test_login_and_token_keep_working_and_locking_while_redis_is_down(db, settin
     assert right(client, "/login/", other.username).status_code == 429
     assert right(APIClient(), "/api/auth/token/", other.username).status_code == 429
     assert get_user_model().objects.filter(username=other.username).exists()
+
+
+def test_a_username_logs_in_whatever_its_case_unless_two_accounts_differ_only_in_case(db):
+    # Found by an outside probe: sign-up refuses "ALICE" next to alice, but "Alice" could not
+    # log in (page or token) and the members page could not add "Annotator1" for annotator1.
+    from projects import members
+
+    alice = factories.UserFactory(username="alice-case")
+    page = right(Client(), "/login/", "Alice-Case")
+    assert page.status_code == 302
+    token = right(APIClient(), "/api/auth/token/", "ALICE-CASE")
+    assert token.status_code == 200 and token.json()["token"]
+    assert members.account_username("ALICE-case") == alice.username
+    project = factories.ProjectFactory()
+    added = members.member_add(project=project, username="Alice-Case", role="annotator")
+    assert added.user == alice
+    # Two older accounts that differ only in case: each needs its exact name.
+    factories.UserFactory(username="Bob-Case")
+    factories.UserFactory(username="bob-case")
+    assert members.account_username("BOB-CASE") == "BOB-CASE"
+    assert right(Client(), "/login/", "BOB-CASE").status_code == 200  # the form again
+    assert right(Client(), "/login/", "Bob-Case").status_code == 302
