@@ -468,17 +468,39 @@ def _detected(task_type: TaskType, detection: Detection, sample: str, complete: 
         "larger than that is not detected: choose it"
     )
     semicolons = semicolon_hint(sample=sample)
+    first_line = _first_json_line_problem(sample)
     raise ImportFailed(
         sentences(
             f"Nothing imported. None of the formats of {task_type.name} ({formats}) reads a "
             "first record from this file",
+            first_line,
             shape_hint(sample=sample),
             semicolons,
             unsure,
-            "" if semicolons else "Choose the format to see what is wrong in it",
+            "" if semicolons or first_line else "Choose the format to see what is wrong in it",
         ),
         field="format",
     )
+
+
+def _first_json_line_problem(sample: str) -> str:
+    """For a file whose first record is one JSON object on its line (JSON Lines' shape), what is
+    wrong with it, as the JSON Lines reader would say it: a probe's finding was that a huge
+    number, NaN, NUL or deep nesting in line 1 was only reported as "no format reads it"."""
+    from core.json_safety import UnsafeJSON, loads
+
+    lines = sample.splitlines()
+    number, line = next(((n, text) for n, text in enumerate(lines, 1) if text.strip()), (0, ""))
+    if not line.lstrip().startswith("{") or not line.rstrip().endswith("}"):
+        return ""
+    try:
+        loads(line)
+    except UnsafeJSON as exc:
+        where = f", field {exc.field!r}" if exc.field else ""
+        return f"Read as JSON Lines, line {number}{where}: {exc.message}"
+    except ValueError as exc:
+        return f"Read as JSON Lines, line {number} is not JSON: {exc}"
+    return ""
 
 
 def _hint(valid: list[str], chosen: str, sample: str) -> str:

@@ -227,3 +227,23 @@ def test_a_huge_field_the_task_type_does_not_use_is_refused(db):
         project=project, stream=io.StringIO(json.dumps(record) + "\n"), fmt="jsonl"
     )
     assert report.created == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ('{"claim": "c", "x": NaN}', "line 2, field 'x': numbers must be finite"),
+        ('{"claim": "c", "x": ' + "9" * 5001 + "}", "line 2, field 'x': integer out of range"),
+        ('{"claim": "c", "x": "a\\u0000b"}', "line 2, field 'x': contains a NUL"),
+        ('{"claim": "c", "x": ' + "[" * 70 + "]" * 70 + "}", "nested more than 64 levels"),
+    ],
+)
+def test_a_bad_first_json_line_is_named_when_the_format_is_detected(db, line, says):
+    # Found by an outside probe: with the format left to detection, these only said "none of
+    # the formats reads a first record"; chosen as jsonl they named line and field.
+    project = factories.ProjectFactory(task_type="stance")
+    with pytest.raises(ImportFailed) as refused:
+        import_items(project=project, stream=io.StringIO("\n" + line + "\n"), fmt="detect")
+    assert "Read as JSON Lines" in str(refused.value) and says in str(refused.value)
+    assert "Choose the format" not in str(refused.value)
+    assert not project.items.exists()
