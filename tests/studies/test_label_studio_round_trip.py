@@ -65,9 +65,11 @@ def test_a_concord_coder_that_is_not_a_name_is_refused_naming_it(project, value)
     assert not Item.objects.filter(project=project).exists()
 
 
-def test_a_created_at_in_unix_seconds_is_kept(project):
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_created_at_in_unix_seconds_is_kept(project, as_text):
     when = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
-    export = _export(lambda t: t[0]["annotations"][0].update(created_at=when.timestamp()))
+    seconds = str(int(when.timestamp())) if as_text else when.timestamp()
+    export = _export(lambda t: t[0]["annotations"][0].update(created_at=seconds))
     import_label_studio(project=project, export=export, labeling_config=CONFIG)
     first = json.loads(EXPORT)[0]
     coder = f"ls-user-{first['annotations'][0]['completed_by']}"
@@ -83,6 +85,7 @@ def test_a_created_at_in_unix_seconds_is_kept(project):
         (1714564800000, "annotations.0.created_at"),  # milliseconds: never read as seconds
         (True, "annotations.0.created_at"),
         ({"at": 1}, "annotations.0.created_at"),
+        ("yesterday", "annotations.0.created_at"),  # was reported under annotated_at
     ],
 )
 def test_a_created_at_that_is_not_a_time_is_refused(project, value, field):
@@ -90,6 +93,8 @@ def test_a_created_at_that_is_not_a_time_is_refused(project, value, field):
     with pytest.raises(ImportFailed) as refused:
         import_label_studio(project=project, export=export, labeling_config=CONFIG)
     assert refused.value.field == field
+    if value == 1714564800000:
+        assert "looks like milliseconds" in refused.value.message
     assert not Item.objects.filter(project=project).exists()
 
 
