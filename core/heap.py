@@ -18,19 +18,25 @@ from contextlib import contextmanager
 
 _lock = threading.Lock()
 _holders = 0  # operations inside the block now (threads of one process share the collector)
+_froze = False  # whether the first of them froze (nobody else had)
 
 
 @contextmanager
 def older_objects_set_aside() -> Iterator[None]:
-    global _holders
+    """Imports and exports (``studies.services``) run inside it. Where something else froze
+    objects first (a server that freezes after start-up), that is left as it is."""
+    global _holders, _froze
     with _lock:
+        if _holders == 0:
+            _froze = gc.get_freeze_count() == 0
+            if _froze:
+                gc.freeze()  # moves the tracked objects aside in constant time; collects nothing
         _holders += 1
-        if _holders == 1:
-            gc.freeze()  # moves the tracked objects aside in constant time; collects nothing
     try:
         yield
     finally:
         with _lock:
             _holders -= 1
-            if _holders == 0:
+            if _holders == 0 and _froze:
                 gc.unfreeze()
+                _froze = False

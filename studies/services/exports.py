@@ -49,8 +49,8 @@ space after ``,`` and ``:``; the same values as before); CSV text is unchanged, 
 Python (:func:`_csv_cells`: the bytes ``csv.writer`` wrote, faster). An answer's several rows
 (claims, questions, criteria and systems) share its columns, written once per answer and joined
 to each row's own (the same bytes). While an export runs, the objects that existed before it are
-left out of the garbage collector's passes (:func:`_old_objects_frozen`). On PostgreSQL
-the export reads in one transaction of its own (cursors without ``WITH HOLD``). Downloads and
+left out of the garbage collector's passes (``core.heap.older_objects_set_aside``, as imports
+are). On PostgreSQL the export reads in one transaction of its own (cursors without ``WITH HOLD``). Downloads and
 the command take text in chunks of many rows (``export_chunks``); ``export_stream``,
 ``export_jsonl`` and ``export_csv`` hand out one row per chunk. What downloads and the command
 write (``export_download``) ends with a trailer line, row count and sha256 of the bytes before
@@ -59,7 +59,6 @@ it, that ``studies.export_check`` checks (issue 34: a cut-off download looked co
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import json.encoder
@@ -83,6 +82,7 @@ from annotation.review import majority_key
 from annotation.task_types import ExtraExport, TaskType
 from core import liveness
 from core.errors import Refusal
+from core.heap import older_objects_set_aside
 from core.spreadsheet import FORMULA_START
 from llm_judges.models import Judge, JudgeResult
 from llm_judges.selectors import judge_result_rows
@@ -233,40 +233,6 @@ def _one_snapshot() -> Iterator[None]:
         yield
 
 
-class _Freezer:
-    """Who froze the collector's old objects for exports (:func:`_old_objects_frozen`)."""
-
-    lock = threading.Lock()
-    exports = 0  # exports running in this process
-    froze = False  # whether the first of them froze (nobody else had)
-
-
-@contextmanager
-def _old_objects_frozen() -> Iterator[None]:
-    """While an export runs, the objects that existed before it (Django's, the app's, a worker's
-    caches) are left out of the cyclic garbage collector's passes (``gc.freeze``): an export
-    makes many containers that live for a batch (decoded JSON of items and answers), and every
-    full collection they set off went over all the old objects again (argument structure's 100k
-    rows: 49 full collections, 4.2 of 11.4 CPU s). Young garbage is collected as before. When
-    the last export running in the process ends, the old objects are handed back
-    (``gc.unfreeze``); where something else froze objects first (a server that freezes after
-    start-up), that is left as it is."""
-    with _Freezer.lock:
-        if _Freezer.exports == 0:
-            _Freezer.froze = gc.get_freeze_count() == 0
-            if _Freezer.froze:
-                gc.freeze()
-        _Freezer.exports += 1
-    try:
-        yield
-    finally:
-        with _Freezer.lock:
-            _Freezer.exports -= 1
-            if _Freezer.exports == 0 and _Freezer.froze:
-                gc.unfreeze()
-                _Freezer.froze = False
-
-
 def _take(rows: Iterator[Any], size: int) -> tuple[list[Any], BaseException | None]:
     """The next ``size`` rows of ``rows`` (fewer at its end), and the error that stopped the
     cursor within them, if any: the rows read before a failure are kept, not lost with it."""
@@ -359,7 +325,7 @@ def _answers(
     # config, validated) is prepared once here, not once per row.
     export_rows = task_type.exporter(project)
     with_judges = coders == "all"
-    with _one_snapshot(), _old_objects_frozen():
+    with _one_snapshot(), older_objects_set_aside():
         if coders in ("humans", "all"):
             yield from _human_answers(
                 project,

@@ -104,9 +104,9 @@ def test_one_json_encoder_serves_every_cell_of_an_export():
 
 def test_old_objects_are_frozen_while_an_export_runs_and_handed_back_after(db):
     assert gc.get_freeze_count() == 0
-    with exports._old_objects_frozen():
+    with exports.older_objects_set_aside():
         assert gc.get_freeze_count() > 0
-        with exports._old_objects_frozen():  # a second export at the same time
+        with exports.older_objects_set_aside():  # a second export at the same time
             assert gc.get_freeze_count() > 0
         assert gc.get_freeze_count() > 0, "the first export still runs"
     assert gc.get_freeze_count() == 0
