@@ -117,6 +117,7 @@ class StubLLM:
         self.responder = responder or (lambda request: Reply())
         self.latency = latency
         self.requests: list[dict] = []
+        self.replies_written = 0  # whole replies handed to the connection (a stop may cut others)
         self._lock = threading.Lock()
         self._connections: set = set()
         stub = self
@@ -193,6 +194,9 @@ class StubLLM:
                         self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)
+                    self.wfile.flush()
+                    with stub._lock:
+                        stub.replies_written += 1
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout) or its worker was killed
 

@@ -198,15 +198,22 @@ def test_a_server_that_never_comes_back_fails_the_items_left_and_the_run_says_si
     worker = start_worker(broker)
     try:
         run = services.judge_run_start(judge=judge, project=project, budget_tokens=10**6)
-        assert replied.wait(60), worker.log()
+        assert replied.wait(600), worker.log()  # a bound (issue 33), not a figure
+        # Some replies written whole before the server goes: on a busy machine the fourth
+        # request could arrive before any reply had left (then nothing would be answered).
+        wait_for(lambda: stub.replies_written >= 3, timeout=60, what="three replies")
         stub.stop()
         wait_for(lambda: run_status(run) != "running", timeout=90, what="the run", worker=worker)
     finally:
         worker.stop()
 
     run.refresh_from_db()
-    answered = len(stub.chat_requests())
-    assert run.answered_count == answered and run.failed_count == 12 - answered
+    # A request the stop cut in the middle is failed, not answered (found under load: four
+    # requests received, three answered), so the answers are what the run stored.
+    answered = run.answered_count
+    assert 3 <= answered <= len(stub.chat_requests())
+    assert JudgeResult.objects.filter(run=run, status="ok").count() == answered
+    assert run.failed_count == 12 - answered
     assert run.status == Status.DONE  # some items were answered
     assert run.error.startswith(f"{12 - answered} items failed: the server has been unreachable")
     failed = JudgeResult.objects.filter(run=run, status="failed")
