@@ -25,9 +25,9 @@ def database_url(settings_dict: dict) -> str:
     return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
 
 
-# A bound, never a figure a test asserts: what is waited for ends the wait as soon as it holds, so a quiet
-# machine waits no longer than before, and a busy one (issue 33: three suites and a CPU burner at
-# once, a worker's pool loading MiniLM at load 15) gets at least this long before a test fails.
+# A bound, never a figure a test asserts: what is waited for ends the wait as soon as it holds,
+# so a quiet machine waits no longer than before, and a busy one (issue 33: three suites and a
+# CPU burner at once, a worker's pool loading MiniLM at load 15) gets at least this long.
 BUSY_MACHINE_BOUND = 600
 
 
