@@ -16,7 +16,6 @@ conditional update claims it); a refresh lost with its worker is claimed again a
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -27,12 +26,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.selectors import project_counts
+from core.figure_refresh import refresh_queued, refresh_recorded
 from crowd.models import QualityFigures
 from crowd.selectors import answer_figures
 from projects.crowd import crowd_settings
 from projects.models import Project
-
-log = logging.getLogger(__name__)
 
 STALE_AFTER = timedelta(minutes=11)  # a refresh queued or started longer ago was lost
 
@@ -121,24 +119,20 @@ def quality_figures_run(*, project_id: int) -> str:
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return "gone"
-    try:
-        quality_figures_refresh(project=project)
-    except Exception as exc:
-        log.exception("quality figures of project %s failed", project_id)
-        QualityFigures.objects.filter(project_id=project_id).update(
-            refreshing_since=None, error=f"{type(exc).__name__}: {exc}"[:2000]
-        )
-        return "failed"
-    return "done"
+    return refresh_recorded(
+        state_model=QualityFigures,
+        project_id=project_id,
+        refresh=lambda: quality_figures_refresh(project=project),
+        what="quality figures",
+    )
 
 
 def _send(project_id: int) -> None:
     from crowd.celery_tasks import refresh_quality_figures
 
-    try:
-        refresh_quality_figures.delay(project_id)
-    except Exception as exc:  # the broker is away: let the next visit try again
-        log.warning("quality figures of project %s could not be queued: %s", project_id, exc)
-        QualityFigures.objects.filter(project_id=project_id).update(
-            refreshing_since=None, error=f"Could not queue the refresh ({type(exc).__name__})."
-        )
+    refresh_queued(
+        state_model=QualityFigures,
+        project_id=project_id,
+        task=refresh_quality_figures,
+        what="quality figures",
+    )

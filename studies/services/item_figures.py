@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -44,13 +43,12 @@ from agreement.reports.gather import data_version, parsed_answers
 from annotation import task_types
 from annotation.models import Annotation, Item
 from annotation.review import excluded_annotators
+from core.figure_refresh import refresh_queued, refresh_recorded
 from llm_judges.selectors import judge_answers
 from metrics.kappa import pairwise_agreement
 from projects.models import Project
 from studies.models import ItemFigures, ItemFiguresState, ItemJudgeFigures
 from studies.selectors.item_browser import project_judges
-
-log = logging.getLogger(__name__)
 
 STALE_AFTER = timedelta(minutes=11)  # a refresh queued or started longer ago was lost
 WRITE_BATCH = 5000
@@ -195,27 +193,23 @@ def item_figures_ensure(*, project: Project, inline: bool | None = None) -> Figu
 
 def _refresh_recorded(project_id: int, version: str | None = None) -> str:
     project = Project.objects.get(pk=project_id)
-    try:
-        item_figures_refresh(project=project, version=version)
-    except Exception as exc:  # recorded for the page; the next visit tries again
-        log.exception("item figures of project %s failed", project_id)
-        ItemFiguresState.objects.filter(project_id=project_id).update(
-            refreshing_since=None, error=f"{type(exc).__name__}: {exc}"[:2000]
-        )
-        return "failed"
-    return "done"
+    return refresh_recorded(
+        state_model=ItemFiguresState,
+        project_id=project_id,
+        refresh=lambda: item_figures_refresh(project=project, version=version),
+        what="item figures",
+    )
 
 
 def _send(project_id: int) -> None:
     from studies.celery_tasks import refresh_item_figures
 
-    try:
-        refresh_item_figures.delay(project_id)
-    except Exception as exc:  # the broker is away: let the next visit try again
-        log.warning("item figures of project %s could not be queued: %s", project_id, exc)
-        ItemFiguresState.objects.filter(project_id=project_id).update(
-            refreshing_since=None, error=f"Could not queue the refresh ({type(exc).__name__})."
-        )
+    refresh_queued(
+        state_model=ItemFiguresState,
+        project_id=project_id,
+        task=refresh_item_figures,
+        what="item figures",
+    )
 
 
 def item_figures_run(*, project_id: int) -> str:
