@@ -201,7 +201,8 @@ class Questionnaire(TaskType):
         return ""
 
     def answer_text(self, answer: dict, *, item: Any = None) -> str:
-        """Each question's answer under its id (the page shows the questions themselves)."""
+        """Each question's answer after its id and a colon (the page shows the questions
+        themselves): "3: 3", never "3 3", where a question's id is a number."""
 
         def text(value: Any) -> str:
             if value is None:
@@ -210,7 +211,7 @@ class Questionnaire(TaskType):
                 return ", ".join(map(str, value)) or "none"
             return f"“{value}”" if isinstance(value, str) and " " in value else str(value)
 
-        return " · ".join(f"{ident} {text(value)}" for ident, value in answer.items())
+        return " · ".join(f"{ident}: {text(value)}" for ident, value in answer.items())
 
     # --- export and demo ----------------------------------------------------------------------
 

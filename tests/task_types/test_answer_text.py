@@ -68,9 +68,10 @@ from annotation import task_types
         (
             "questionnaire",
             {"topic": "health", "issues": ["wrong", "vague"], "sure": 70, "why": "Too vague."},
-            "topic health · issues wrong, vague · sure 70 · why “Too vague.”",
+            "topic: health · issues: wrong, vague · sure: 70 · why: “Too vague.”",
         ),
-        ("questionnaire", {"issues": [], "why": None}, "issues none · why –"),
+        ("questionnaire", {"issues": [], "why": None}, "issues: none · why: –"),
+        ("questionnaire", {"3": 3, "4": "yes"}, "3: 3 · 4: yes"),
     ],
 )
 def test_answer_text(slug, answer, text):
