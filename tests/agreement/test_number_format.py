@@ -77,3 +77,23 @@ def test_the_project_items_and_quality_pages_write_english_numbers_for_a_german_
         client.get(f"/p/{project.slug}/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
     )
     assert re.search(r"\d+\.\d\sMB", project_page)  # filesizeformat: a no-break space
+
+
+def test_the_project_and_members_pages_name_status_and_roles_in_english_for_a_german_browser(
+    db, researcher
+):
+    # Found by an outside probe: "… per item · Aktiv" on the English project page, and the
+    # members page's roles in German, for a browser asking for German.
+    project = helpers.seeded_study(researcher)[0]
+    client = Client()
+    client.force_login(researcher)
+    project_page = _main(
+        client.get(f"/p/{project.slug}/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    )
+    assert f"· {project.get_status_display()}</p>" in project_page
+    assert not re.search(r"\b(Aktiv|Entwurf|Pausiert|Archiviert)\b", project_page)
+    members = _main(
+        client.get(f"/p/{project.slug}/members/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    )
+    assert "Researcher" in members
+    assert not re.search(r"\b(Forschende|Annotierende|Prüfende)\b", members)
