@@ -498,6 +498,22 @@ def _start_batch(
     return first
 
 
+def _landed_retry(
+    assignment: Assignment, submission_id: uuid.UUID | None, answer: dict
+) -> Annotation | None:
+    """The answer stored for a retried request (same ``submission_id``, same answer), for one who
+    may no longer write: an annotator made a reviewer, or disqualified, after their submit landed
+    learns that it did (200, what is stored now), not a refusal that reads as if the work was
+    lost. Anything new is still refused."""
+    if submission_id is None:
+        return None
+    sent = Annotation.objects.filter(assignment=assignment, submission_id=submission_id).first()
+    if sent is None or sent.answer != answer:
+        return None
+    current = Annotation.objects.filter(assignment=assignment, is_current=True).first()
+    return current or sent
+
+
 def _check_may_write(assignment: Assignment) -> None:
     """Only current annotators who are not disqualified may change work: a removed member keeps
     nothing but read access to nothing, and a disqualified one's answers stay as recorded."""
@@ -626,7 +642,13 @@ def annotation_submit(
     if not serializer.is_valid():
         raise AnswerInvalid(serializer.errors)
     clean = serializer.validated_data
-    _check_may_write(assignment)
+    try:
+        _check_may_write(assignment)
+    except WorkflowError:
+        landed = _landed_retry(assignment, submission_id, clean)
+        if landed is None:
+            raise
+        return landed, False
     correct = quality.is_correct(task_type, item, clean)
     submission_id = submission_id or uuid.uuid4()
     reported = max(int(time_spent_ms), 0)

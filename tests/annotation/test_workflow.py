@@ -334,3 +334,29 @@ def test_a_resubmit_after_an_error_with_a_new_submission_id_and_the_same_answer_
     assert again.json()["version"] == 1 == first.json()["version"]
     assert again.json()["annotation"] == first.json()["annotation"]
     assert Annotation.objects.filter(assignment=assignment).count() == 1
+
+
+@pytest.mark.parametrize("change", ["demoted", "disqualified"])
+def test_a_retried_submit_that_landed_before_the_annotator_lost_the_right_to_write_says_stored(
+    project, annotator, annotator_client, items, change
+):
+    # Found by an outside probe: the annotator submitted, the response was lost, they were made
+    # a reviewer (or disqualified), and the retry got a 403, as if the answer had not been kept.
+    from projects.models import Membership
+
+    assignment = services.assignment_next(project=project, annotator=annotator)
+    key = uuid.uuid4()
+    assert _submit(annotator_client, assignment, ANSWER, key).status_code == 201
+    member = Membership.objects.filter(project=project, user=annotator)
+    if change == "demoted":
+        member.update(role="reviewer")
+    else:
+        member.update(qualification="disqualified")
+    retry = _submit(annotator_client, assignment, ANSWER, key)
+    assert retry.status_code == 200, retry.content
+    assert retry.json()["version"] == 1 and retry.json()["answer"] == ANSWER
+    # Anything new is still refused: a changed answer, or the same one under a new id.
+    changed = {"sentences": [], "none": True, "helpfulness": 20}
+    assert _submit(annotator_client, assignment, changed, key).status_code == 403
+    assert _submit(annotator_client, assignment, changed, uuid.uuid4()).status_code == 403
+    assert Annotation.objects.filter(assignment=assignment).count() == 1
