@@ -7,16 +7,17 @@ STAMP := $(VENV)/.installed-stamp
 .PHONY: install run test test-file test-task lint bench clean messages
 
 # Each step says what it does and roughly how long it takes on a quiet 2-core machine.
+# pip runs with -qq: its errors are printed, not setuptools' notes about editable installs.
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@echo "[install 1/4] a virtual environment in $(VENV)/ and a current pip (seconds)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(BIN)/python -m pip install -qq --upgrade pip
 	@echo "[install 2/4] torch, pinned to the local CPU wheel so nothing pulls a CUDA build (about a minute)"
-	@$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	@$(BIN)/python -m pip install -qq "torch==2.13.0"
 	@echo "[install 3/4] Concord and its dependencies: Django, Celery, spaCy, MiniLM, test tools (1-3 minutes)"
-	@$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@$(BIN)/python -m pip install -qq -e ".[dev]"
 	@echo "[install 4/4] the Python client, which tests/clients/ runs against a live server (seconds)"
-	@$(BIN)/python -m pip install --quiet -e "clients/python[pandas,datasets]"
+	@$(BIN)/python -m pip install -qq -e "clients/python[pandas,datasets]"
 	@touch $(STAMP)
 
 install: $(STAMP)
