@@ -1,8 +1,10 @@
 """The Python client (clients/python, package concord-client) against a live Concord: the
 test server (pytest-django's ``live_server``) over real HTTP, Celery eager. Nothing is mocked."""
 
+import hashlib
 import json
 
+import httpx
 import pytest
 
 # concord-client is installed by make install (pip install -e clients/python): `make test`
@@ -12,6 +14,7 @@ from concord_client import (
     Concord,
     ExportFormatError,
     ImportFailedError,
+    IncompleteExportError,
     InvalidRequest,
     NotAuthenticated,
     NotFound,
@@ -103,7 +106,9 @@ def test_a_researcher_scripts_a_study_from_import_to_dataframe(team, live_server
         concord.fix_item(project.slug, item["id"], record)
     assert same.value.field == "record" and "nothing to fix" in same.value.detail
 
-    rows = list(concord.export_annotations(project.slug))
+    reader = concord.export_reader(project.slug)
+    rows = list(reader)  # the server's end line checked: 6 rows, their sha256
+    assert reader.trailer["concord_export_end"]["rows"] == 6 == reader.rows
     assert {r["item_revision"] for r in rows} == {1}
     assert len(rows) == 6 and {r["helpfulness"] for r in rows} == {70}
     assert all(r["annotator"].startswith("ann-") for r in rows)
@@ -192,25 +197,65 @@ def test_a_failed_import_is_raised_with_its_job(team, live_server, monkeypatch):
     assert failed.value.job["id"] == job["id"] and "worker died" in failed.value.detail
 
 
-# --- the export reader, with and without a trailer (issue 34 may add one) -------------------
+# --- the export reader checks the end line (issue 34) ----------------------------------------
 
 
-def rows_and_trailer(lines):
-    export = AnnotationExport(iter(lines))
-    return list(export), export.trailer
+def export_bytes(rows: int) -> bytes:
+    """A JSONL export as the server writes it: rows, then the end line (studies.export_check)."""
+    from studies.export_check import trailer
 
-
-def test_a_final_line_that_is_not_a_row_is_kept_as_the_trailer():
-    row = json.dumps({"item_id": "a", "annotator": "ann-1"})
-    manifest = json.dumps({"manifest": {"rows": 2, "sha256": "…"}})
-    assert rows_and_trailer([row, row, manifest]) == (
-        [json.loads(row)] * 2,
-        {"manifest": {"rows": 2, "sha256": "…"}},
+    body = b"".join(
+        json.dumps({"item_id": f"i{n}", "annotator": "ann-1", "answer": {"x": n}}).encode() + b"\n"
+        for n in range(rows)
     )
-    assert rows_and_trailer([row, "# 2 rows"]) == ([json.loads(row)], "# 2 rows")
-    assert rows_and_trailer([row, ""]) == ([json.loads(row)], None)
-    with pytest.raises(ExportFormatError, match="line 1"):
-        rows_and_trailer([manifest, row])
+    return body + trailer(fmt="jsonl", rows=rows, sha256=hashlib.sha256(body).hexdigest()).encode()
+
+
+def read(data: bytes, chunk: int = 7):
+    export = AnnotationExport(iter([data[i : i + chunk] for i in range(0, len(data), chunk)]))
+    return list(export), export
+
+
+def test_a_complete_export_is_read_whole_and_its_end_line_kept():
+    for chunk in (1, 7, 64, 1 << 20):
+        rows, export = read(export_bytes(5), chunk)
+        assert [row["item_id"] for row in rows] == ["i0", "i1", "i2", "i3", "i4"]
+        assert export.rows == 5 and export.trailer["concord_export_end"]["rows"] == 5
+    assert read(export_bytes(0))[0] == []
+
+
+def test_an_export_cut_anywhere_is_refused_as_incomplete():
+    """Found by an outside probe: a file cut at 50,000 of 100,002 rows, one cut mid-line and
+    one with a wrong sha256 were all read without complaint."""
+    whole = export_bytes(6)
+    end = whole.rindex(b'{"concord_export_end"')
+    for cut in range(1, len(whole)):  # every byte a connection could stop at
+        with pytest.raises(IncompleteExportError):
+            read(whole[:cut])
+    rows_only = whole[:end]
+    with pytest.raises(IncompleteExportError, match="no end line: it was cut after 6 rows"):
+        read(rows_only)
+    first_three = b"".join(rows_only.splitlines(keepends=True)[:3])
+    with pytest.raises(IncompleteExportError, match="do not match the 3 rows"):
+        read(first_three + whole[end:])  # the end line of the whole file after 3 rows
+    tampered = whole.replace(b'"x": 2', b'"x": 9')
+    with pytest.raises(IncompleteExportError, match="do not match"):
+        read(tampered)
+
+
+def test_a_line_before_the_end_that_is_not_a_row_is_named():
+    whole = export_bytes(2)
+    with pytest.raises(ExportFormatError, match="line 2"):
+        read(whole.replace(b"\n", b"\n# not a row\n", 1))
+
+
+def test_a_connection_that_breaks_mid_export_is_an_incomplete_export():
+    def chunks():
+        yield export_bytes(3)[:40]
+        raise httpx.RemoteProtocolError("incomplete chunked read")
+
+    with pytest.raises(IncompleteExportError, match="the connection broke"):
+        list(AnnotationExport(chunks()))
 
 
 # --- webhooks: the receiver's side ----------------------------------------------------------

@@ -7,6 +7,7 @@ schema, so the client and the API cannot drift apart.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 import uuid
@@ -17,7 +18,12 @@ from urllib.parse import quote
 
 import httpx
 
-from concord_client.errors import ExportFormatError, ImportFailedError, error_from
+from concord_client.errors import (
+    ExportFormatError,
+    ImportFailedError,
+    IncompleteExportError,
+    error_from,
+)
 
 if TYPE_CHECKING:  # optional extras
     import datasets
@@ -97,46 +103,88 @@ Progress = Callable[[dict], None]
 FileLike = str | Path | bytes | IO[bytes]
 
 
+END_KEY = "concord_export_end"  # the export's last line: {"concord_export_end": {"rows", "sha256"}}
+
+
 class AnnotationExport:
-    """The rows of a streamed JSONL export, read as they arrive (iterate it once).
+    """The rows of a streamed JSONL export, read as they arrive (iterate it once), and checked.
 
-    Every line is a row (a JSON object with ``item_id``), except that a final line which is not
-    one (a trailer or manifest a newer server may add) is kept in :attr:`trailer` instead of
-    being yielded; a line that is not a row anywhere else is an ``ExportFormatError``."""
+    Every export ends with one line, ``{"concord_export_end": {"rows": N, "sha256": HEX}}``,
+    written after the last row: the number of rows and the sha256 of every byte before it. The
+    reader hashes and counts what it reads, and once the rows are read it raises
+    :class:`IncompleteExportError` when that line is missing or does not match (a connection
+    that broke, a download cut by a proxy or a killed worker): a cut export never passes for a
+    complete one. The end line is kept in :attr:`trailer`; a line that is not a row before it is
+    an ``ExportFormatError`` naming its number. ``chunks`` are the response's bytes as they
+    arrive."""
 
-    def __init__(self, lines: Iterator[str]) -> None:
-        self._lines = lines
-        self.trailer: Any = None
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self.trailer: dict | None = None
+        self.rows = 0
 
     @staticmethod
-    def _row(line: str) -> dict | None:
+    def _row(line: bytes) -> dict | None:
         try:
             value = json.loads(line)
         except ValueError:
             return None
         return value if isinstance(value, dict) and "item_id" in value else None
 
+    def _lines(self) -> Iterator[bytes]:
+        """Whole lines with their ``\\n``; a last piece without one (a cut) as it is."""
+        parts: list[bytes] = []
+        try:
+            for chunk in self._chunks:
+                if b"\n" not in chunk:
+                    parts.append(chunk)  # a long line: joined once it ends
+                    continue
+                parts.append(chunk)
+                *whole, rest = b"".join(parts).split(b"\n")
+                parts = [rest] if rest else []
+                for line in whole:
+                    yield line + b"\n"
+        except httpx.TransportError as exc:
+            raise IncompleteExportError(
+                f"the export was cut after {self.rows} rows: the connection broke ({exc})"
+            ) from exc
+        if parts:
+            yield b"".join(parts)
+
     def __iter__(self) -> Iterator[dict]:
-        previous: str | None = None
+        digest = hashlib.sha256()
+        previous: bytes | None = None
         number = 0
-        for line in self._lines:
-            if not line.strip():
-                continue
+        for line in self._lines():
             if previous is not None:
-                row = self._row(previous)
-                if row is None:
-                    raise ExportFormatError(f"line {number} of the export is not a row")
-                yield row
+                digest.update(previous)
+                if previous.strip():
+                    row = self._row(previous)
+                    if row is None:
+                        raise ExportFormatError(f"line {number} of the export is not a row")
+                    self.rows += 1
+                    yield row
             previous, number = line, number + 1
-        if previous is not None:
-            row = self._row(previous)
-            if row is None:
-                try:
-                    self.trailer = json.loads(previous)
-                except ValueError:
-                    self.trailer = previous
-            else:
-                yield row
+        self.trailer = self._end(previous, digest.hexdigest())
+
+    def _end(self, line: bytes | None, sha256: str) -> dict:
+        try:
+            end = json.loads(line) if line is not None and line.endswith(b"\n") else None
+        except ValueError:
+            end = None
+        announced = end.get(END_KEY) if isinstance(end, dict) else None
+        if not isinstance(announced, dict):
+            whole_row = line is not None and line.endswith(b"\n") and self._row(line) is not None
+            raise IncompleteExportError(
+                f"the export has no end line: it was cut after {self.rows + whole_row} rows; "
+                "read it again"
+            )
+        if announced.get("rows") != self.rows or announced.get("sha256") != sha256:
+            raise IncompleteExportError(
+                f"the export's end line announces {announced.get('rows')} rows and a sha256 "
+                f"that do not match the {self.rows} rows read; read it again"
+            )
+        return end
 
 
 def _file(data: FileLike, name: str) -> tuple[str, Any]:
@@ -369,24 +417,25 @@ class Concord:
 
     def export_annotations(self, slug: str, *, coders: str = "humans") -> Iterator[dict]:
         """Every current annotation as a dict, streamed (constant memory): ``coders`` is
-        ``humans``, ``external``, ``judges`` or ``all``. A final line that is not a row (a
-        trailer) is skipped; use :meth:`export_reader` to see it."""
+        ``humans``, ``external``, ``judges`` or ``all``. The export's end line is checked, not
+        yielded: a cut export raises :class:`IncompleteExportError` after its rows (see
+        :class:`AnnotationExport`)."""
         reader = self.export_reader(slug, coders=coders)
         yield from reader
 
     def export_reader(self, slug: str, *, coders: str = "humans") -> AnnotationExport:
         method, path = self._path("export", slug=slug)
 
-        def lines() -> Iterator[str]:
+        def chunks() -> Iterator[bytes]:
             with self.http.stream(
                 method, path, params={"format": "jsonl", "coders": coders}
             ) as response:
                 if response.status_code >= 400:
                     response.read()
                     self._answer(response)
-                yield from response.iter_lines()
+                yield from response.iter_bytes()
 
-        return AnnotationExport(lines())
+        return AnnotationExport(chunks())
 
     def annotations_dataframe(self, slug: str, *, coders: str = "humans") -> pandas.DataFrame:
         """The export as a pandas DataFrame (``pip install concord-client[pandas]``)."""

@@ -68,6 +68,12 @@ class ExportFormatError(ValueError):
     """A streamed export had a line that is not a row before its end."""
 
 
+class IncompleteExportError(ExportFormatError):
+    """A streamed export is not the whole file the server wrote: its end line is missing (the
+    connection broke, a proxy or a worker cut it) or does not match the rows and bytes read.
+    Rows already yielded came before the cut; read the export again."""
+
+
 BY_STATUS: dict[int, type[ConcordError]] = {
     400: InvalidRequest,
     401: NotAuthenticated,
