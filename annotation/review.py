@@ -78,7 +78,9 @@ def disputed_page(
     """The first ``limit`` disputed items after ``after`` (queue position, item id). The items
     are walked in queue order by keyset, ``WALK_CHUNK`` at a time (three queries a step), and the
     walk stops as soon as the page is full: a page costs what it shows (and the stretch of agreed items
-    before it), not the project's size."""
+    before it), not the project's size. Only items with two or more submitted answers
+    (``Item.submitted_count``, kept by the database) can be disputed, so only those are walked:
+    a large study with few answers is not read item by item."""
     task_type = task_types.get(project.task_type)
     excluded = excluded_annotators(project)
     rows: list[dict] = []
@@ -86,7 +88,7 @@ def disputed_page(
     while limit is None or len(rows) < limit:
         position, last_id = cursor
         chunk = list(
-            Item.objects.filter(project=project, kind=Item.Kind.REGULAR)
+            Item.objects.filter(project=project, kind=Item.Kind.REGULAR, submitted_count__gte=2)
             .filter(Q(position__gt=position) | Q(position=position, id__gt=last_id))
             .order_by("position", "id")
             .values_list("id", "external_id", "position")[:WALK_CHUNK]
