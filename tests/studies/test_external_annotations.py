@@ -222,3 +222,39 @@ def test_a_selection_is_stored_sorted_and_a_rating_alone_exports_no_scores(rated
     assert rated["helpfulness"] == 30 and rated["selected_sentences"] is None
     assert rated["f1"] is None and rated["none"] is None
     assert rows["ext:sel"]["selected_sentences"] == [0, 1] and rows["ext:sel"]["f1"] is not None
+
+
+def test_only_the_items_a_stretch_of_rows_names_are_read(db, monkeypatch):
+    """Found by an outside probe: a one-line annotation import into a 100k-item study read every
+    item's payload (a web worker at ~1 GB, 6.8 s). Rows are read a stretch at a time, each with
+    the items it names; lines, fields and duplicates are named as before, across stretches."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from studies.services import external_annotations
+    from studies.services.external_annotations import import_annotations
+    from studies.services.imports import ImportFailed
+
+    monkeypatch.setattr(external_annotations, "ITEMS_PER_READ", 2)
+    project = factories.ProjectFactory(task_type="citation_recovery")
+    items = factories.make_items(project, 12)
+    names = [item.external_id for item in items]
+
+    def run(lines):
+        body = "".join(json.dumps(line) + "\n" for line in lines)
+        return import_annotations(project=project, stream=io.StringIO(body), fmt="jsonl")
+
+    rows = [{"item": names[n], "coder": "w", "answer": {"helpfulness": 50}} for n in (0, 5, 9)]
+    rows.append({"item": [names[11], "gone"], "coder": "w", "answer": {"helpfulness": 60}})
+    rows.append({"item": [{"not": "a name"}], "coder": "v", "answer": {"helpfulness": 60}})
+    with pytest.raises(ImportFailed, match="line 5, field 'item'"):
+        run(rows)
+    with CaptureQueriesContext(connection) as queries:
+        assert run(rows[:4])["annotations"] == 4
+    item_reads = [q["sql"] for q in queries if 'FROM "annotation_item"' in q["sql"]]
+    assert len(item_reads) == 2  # two stretches of two rows, each its own items only
+    assert ExternalAnnotation.objects.count() == 4
+    with pytest.raises(ImportFailed, match="line 4, field 'coder'.*also line 1"):
+        run(rows[:3] + [rows[0]])  # the same coder and item in two stretches
+    with pytest.raises(ImportFailed, match="line 3, field 'item'.*'missing'"):
+        run(rows[:2] + [{"item": "missing", "coder": "w", "answer": {"helpfulness": 1}}])
