@@ -205,8 +205,10 @@ class ImportJobSummary(TypedDict):
     records: NotRequired[int]
     created: NotRequired[int]
     updated: NotRequired[int]
-    skipped: NotRequired[list[str]]
-    notes: NotRequired[dict[str, list[str]]]
+    skipped: NotRequired[list[str]]  # the first 100 locations; skipped_count counts them all
+    skipped_count: NotRequired[int]
+    notes: NotRequired[dict[str, list[str]]]  # each note's first 100 locations
+    note_counts: NotRequired[dict[str, int]]
     created_at: str
     started_at: str | None
     finished_at: str | None

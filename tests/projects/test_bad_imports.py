@@ -374,3 +374,41 @@ def test_the_import_says_when_the_seeded_generator_chose_the_masked_evidence(
     assert "2 items created" in message
     assert "Note for 1 record (claim c2)" in message and "seeded generator" in message
     assert Item.objects.filter(project=project).count() == 2
+
+
+def test_a_note_on_every_record_lists_the_first_hundred_and_counts_them_all(researcher):
+    """Found by an outside probe: a note on every record of a 100k-item file ("line 1" …
+    "line 100000") made every poll of the import job 1.3 MB. The job lists the first hundred
+    locations of each note (and of skipped records) and counts them all."""
+    from studies.services import import_jobs
+
+    project = factories.ProjectFactory(task_type="citation_recovery")
+    factories.MembershipFactory(project=project, user=researcher, role="researcher")
+    body = "".join(
+        json.dumps(
+            {
+                "id": f"c{n}",
+                "claim": "A claim.",
+                "label": "true",
+                "evidence": [{"id": 1, "text": "An evidence passage."}],
+                "explanation": "One sentence [1]. Another sentence.",
+            }
+        )
+        + "\n"
+        for n in range(130)
+    ).encode()
+    client = client_for(researcher)
+    response = client.post(
+        f"/api/projects/{project.slug}/import/",
+        {"file": SimpleUploadedFile("items.jsonl", body), "format": "jsonl"},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.content
+    job = response.json()
+    assert job["created"] == 130 and "Note for 130 records" in job["summary"]
+    ((note, listed),) = job["notes"].items()
+    assert "seeded generator" in note and len(listed) == import_jobs.LOCATIONS_LISTED == 100
+    assert listed[0] == "line 1" and job["note_counts"] == {note: 130}
+    assert job["skipped"] == [] and job["skipped_count"] == 0
+    polled = client.get(f"/api/projects/{project.slug}/imports/{job['id']}/")
+    assert polled.json()["note_counts"] == {note: 130} and len(polled.json()["notes"][note]) == 100
