@@ -262,6 +262,10 @@ CELERY_RESULT_BACKEND = REDIS_URL or None
 # only from a project's researchers (studies.middleware); every other request above
 # DATA_UPLOAD_MAX_MEMORY_SIZE is refused from its Content-Length before it is read.
 CONCORD_MAX_UPLOAD_BYTES = env.int("CONCORD_MAX_UPLOAD_BYTES", default=512 * 2**20)
+# One record of an import (a JSON Lines line, a CSV cell) may have at most this many characters:
+# an item is sent whole to each annotator it is shown to. 2 Mi: about a hundred times the
+# largest record of the source studies (22 kB), room for long documents as evidence.
+CONCORD_MAX_RECORD_CHARS = env.int("CONCORD_MAX_RECORD_CHARS", default=2 * 2**20)
 # The Label Studio import of the project page and the API runs in the request: an export with
 # more tasks than this is refused with a message (split it, or run manage.py import_label_studio).
 # 5,000 ranking tasks took 21 s (6.3 s of CPU) at load 6 on PostgreSQL: under gunicorn's 120 s.

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO, Any, ClassVar
 
+from django.conf import settings
 from django.utils.translation import gettext_noop
 from rest_framework import serializers
 
@@ -370,12 +371,19 @@ def _json_kind(value: Any) -> str:
 
 def jsonl_records(stream: IO[str]) -> Iterator[tuple[str, dict]]:
     """``(location, record)`` for each non-blank line of a JSON Lines file; a line that is not a
-    JSON object raises ``PayloadError`` naming it. Shared by the generic importer and the
+    JSON object, or longer than ``CONCORD_MAX_RECORD_CHARS``, raises ``PayloadError`` naming it. Shared by the generic importer and the
     task-specific JSONL formats."""
+    most = settings.CONCORD_MAX_RECORD_CHARS
     for number, line in enumerate(stream, start=1):
         if not line.strip():
             continue
         location = f"line {number}"
+        if len(line) > most:
+            raise PayloadError(
+                f"the line is {len(line):,} characters; a record may have at most {most:,} "
+                "(setting CONCORD_MAX_RECORD_CHARS)",
+                location=location,
+            )
         try:
             record = safe_json_loads(line)
         except json.JSONDecodeError as exc:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, cast
 
 import orjson
+from django.conf import settings
 from django.db import connection, reset_queries, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -54,8 +55,9 @@ if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
 
 CHUNK_SIZE = 1000
-# Long explanations or evidence lists fit in one CSV cell (the csv module's default is 128 KiB).
-csv.field_size_limit(64 * 1024 * 1024)
+# Long explanations or evidence lists fit in one CSV cell (the csv module's default is 128 KiB),
+# up to a whole record's limit.
+csv.field_size_limit(settings.CONCORD_MAX_RECORD_CHARS)
 GENERIC_FORMATS = ("jsonl", "csv")
 DETECT = "detect"  # the import form's default: the format is judged from the file's beginning
 
@@ -141,10 +143,18 @@ def _csv_reader(task_type: TaskType) -> Reader:
                 row = next(rows)
             except StopIteration:
                 return
-            except csv.Error as exc:  # e.g. an unterminated quote
-                raise PayloadError(
-                    f"not valid CSV: {exc}", location=f"line {max(reader.line_num, 1)}"
-                ) from None
+            except csv.Error as exc:  # e.g. an unterminated quote, a cell over the limit
+                # The reader counts the lines of the rows it finished: the bad row starts on
+                # the next one.
+                location = f"line {reader.line_num + 1}"
+                if "field larger than field limit" in str(exc):
+                    most = csv.field_size_limit()
+                    raise PayloadError(
+                        f"a cell has more than {most:,} characters; a record may have at most "
+                        f"{settings.CONCORD_MAX_RECORD_CHARS:,} (setting CONCORD_MAX_RECORD_CHARS)",
+                        location=location,
+                    ) from None
+                raise PayloadError(f"not valid CSV: {exc}", location=location) from None
             # Line numbers count the header, as a spreadsheet shows them.
             location = f"line {reader.line_num}"
             if None in row:

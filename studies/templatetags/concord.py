@@ -80,11 +80,17 @@ def flag_reason_label(reason: str) -> str:
 
 @register.filter
 def english_filesize(value) -> str:
-    """Django's ``filesizeformat`` as English writes it ("512.0 MB"), whatever the request's
-    language: for researcher pages, which are English (``{% localize off %}`` does not reach
-    ``filesizeformat``)."""
-    from django.template.defaultfilters import filesizeformat
-    from django.utils import translation
-
-    with translation.override("en"):
-        return filesizeformat(value)
+    """A size in bytes as English writes it, in the binary units the upload refusal names
+    ("512 MiB", "125.6 MiB", "300 bytes"), whatever the request's language: Django's
+    ``filesizeformat`` counts in 1024s but writes "MB", and follows the language."""
+    try:
+        size = float(value)
+    except (TypeError, ValueError):
+        return "0 bytes"
+    if size < 1024:
+        return f"{int(size)} byte{'' if int(size) == 1 else 's'}"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        size /= 1024
+        if size < 1024 or unit == "TiB":
+            break
+    return f"{size:.1f}".removesuffix(".0") + f"\u00a0{unit}"

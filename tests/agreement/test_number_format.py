@@ -76,7 +76,23 @@ def test_the_project_items_and_quality_pages_write_english_numbers_for_a_german_
     project_page = _main(
         client.get(f"/p/{project.slug}/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
     )
-    assert re.search(r"\d+\.\d\sMB", project_page)  # filesizeformat: a no-break space
+    assert re.search(r"Files up to 512\sMiB", project_page)  # the unit the 413 names
+
+
+def test_file_sizes_are_written_in_the_binary_units_the_upload_refusal_names():
+    from studies.templatetags.concord import english_filesize
+
+    nbsp = "\u00a0"
+    assert english_filesize(512 * 2**20) == f"512{nbsp}MiB"
+    assert english_filesize(131_687_408) == f"125.6{nbsp}MiB"
+    assert english_filesize(1536) == f"1.5{nbsp}KiB"
+    assert english_filesize(3 * 2**40) == f"3{nbsp}TiB"
+    assert english_filesize(2**50) == f"1024{nbsp}TiB"
+    assert (english_filesize(1), english_filesize(300), english_filesize(None)) == (
+        "1 byte",
+        "300 bytes",
+        "0 bytes",
+    )
 
 
 def test_the_project_and_members_pages_name_status_and_roles_in_english_for_a_german_browser(

@@ -23,6 +23,7 @@ from django.test import Client
 
 from annotation import task_types
 from annotation.models import Item
+from studies.services.imports import ImportFailed, import_items
 from tests import factories
 from tests.conftest import REPO, client_for, require
 
@@ -412,3 +413,40 @@ def test_a_note_on_every_record_lists_the_first_hundred_and_counts_them_all(rese
     assert job["skipped"] == [] and job["skipped_count"] == 0
     polled = client.get(f"/api/projects/{project.slug}/imports/{job['id']}/")
     assert polled.json()["note_counts"] == {note: 130} and len(polled.json()["notes"][note]) == 100
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_a_record_over_the_record_limit_is_refused_naming_its_line(researcher, fmt, settings):
+    """Found by an outside probe: a 50 MB JSON Lines record was imported and sent whole to the
+    annotator who got it (50 MB from next). A record may have CONCORD_MAX_RECORD_CHARS."""
+    project = factories.ProjectFactory(task_type="citation_recovery")
+    record = {
+        "id": "c{}",
+        "claim": "A claim.",
+        "label": "true",
+        "evidence": [{"id": 1, "text": "An evidence passage."}],
+        "explanation": "One sentence [1]. Another sentence.",
+    }
+    big = {**record, "claim": "x" * 5000}
+    if fmt == "jsonl":
+        body = "\n".join(json.dumps({**r, "id": f"c{n}"}) for n, r in enumerate([record, big]))
+    else:
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=["id", "claim", "label", "evidence", "explanation"])
+        writer.writeheader()
+        for n, r in enumerate([record, big]):
+            writer.writerow({**r, "id": f"c{n}", "evidence": json.dumps(r["evidence"])})
+        body = out.getvalue()
+    import csv as csv_module
+
+    settings.CONCORD_MAX_RECORD_CHARS = 4000
+    csv_module.field_size_limit(4000)
+    try:
+        with pytest.raises(ImportFailed) as refused:
+            import_items(project=project, stream=io.StringIO(body), fmt=fmt)
+    finally:
+        csv_module.field_size_limit(2 * 2**20)
+    message = str(refused.value)
+    assert "line 3" in message if fmt == "csv" else "line 2" in message, message
+    assert "4,000" in message or "4000" in message, message
+    assert not Item.objects.filter(project=project).exists()
