@@ -441,3 +441,19 @@ def test_the_invitation_names_the_role_in_a_whole_sentence(db):
     assert "Wählen Sie einen Benutzernamen und ein Passwort" in german
     english = Client().get(f"{url}?lang=en").content.decode()
     assert "You are invited as an <strong>annotator</strong>." in english
+
+
+def test_the_not_found_page_is_in_one_language(db):
+    """Found by an outside probe: a German browser's not-found page had a German heading over the
+    English refusal of a project it may not see."""
+    user = factories.UserFactory()
+    browser = Client(HTTP_ACCEPT_LANGUAGE="de")
+    browser.force_login(user)
+    page = browser.get("/p/no-such-study/").content.decode()
+    assert "Nicht gefunden" in page and "Sie sind kein Mitglied dieses Projekts" in page
+    assert "You are not a member" not in page
+    english = Client(HTTP_ACCEPT_LANGUAGE="en")
+    english.force_login(user)
+    assert (
+        "You are not a member of this project" in english.get("/p/no-such-study/").content.decode()
+    )

@@ -113,3 +113,10 @@ def test_the_project_and_members_pages_name_status_and_roles_in_english_for_a_ge
     )
     assert "Researcher" in members
     assert not re.search(r"\b(Forschende|Annotierende|Prüfende)\b", members)
+    for path in ("settings/", "webhooks/"):
+        page = _main(
+            client.get(f"/p/{project.slug}/{path}", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+        )
+        assert not re.search(r"\b(Aktiv|Entwurf|Pausiert|Archiviert|Forschende)\b", page), path
+    settings_page = client.get(f"/p/{project.slug}/settings/", HTTP_ACCEPT_LANGUAGE="de")
+    assert ">Active<" in settings_page.content.decode()
