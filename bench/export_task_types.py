@@ -19,11 +19,22 @@ The baseline, in the same run and the same way (a fresh process, to /dev/null): 
 a ratio of its answers/s to that baseline's (``vs COPY``), so that runs on machines of different
 speed or load compare; the 30k rows/s target is flagged on the absolute figure.
 
-With ``--label-studio-url`` and ``--label-studio-token`` it also imports ``--answers`` tasks,
-each with one annotation (two choices and a number, like citation recovery's answer), into a new
-Label Studio project and times its JSON and CSV exports through its API (``GET
-/api/projects/ID/export?exportType=JSON|CSV``) in the same run; ``--label-studio-pid``: its
-server process, for its peak RSS. docs/scale.md has figures.
+With ``--label-studio-url`` and ``--label-studio-token`` (a legacy ``Token`` of a running Label
+Studio) each task type's project is also put into a new Label Studio project, the same items and
+the same answers (each item a task, each answer an annotation, imported inline with the tasks:
+``POST /api/projects/ID/import``, 5,000 tasks a request; not timed against anything), and Label
+Studio's exports of it are timed in the same run, printed under Concord's rows of that type:
+``JSON``, what the project's Export dialog does (``GET /api/projects/ID/export?exportType=JSON``),
+``CSV`` likewise, and ``snapshot``, the snapshot API the dialog points to for large projects
+(``POST /api/projects/ID/exports/``, then its ``download``); ``--label-studio-exports`` picks.
+Each Label Studio figure is annotations/s (its rows counted in the bytes received: JSON rows are
+tasks, CSV rows annotations), with the largest RSS of its server's processes sampled every 50 ms
+during the export and the most one of them grew (``--label-studio-pid``: gunicorn's master; its
+workers are not restarted), and the load average. Mirrors
+(``HAND_MIRRORS``): questionnaire and ranking go in as Concord's own Label Studio export and
+labeling config of the project; citation recovery as Choices (its sentences) + Number; stance as
+Choices + one Choices per target sentence; claim review and argument structure are not compared.
+A closing table puts Concord's answers/s beside Label Studio's annotations/s per type.
 
 ``--before COMMIT`` (or a folder holding a copy of the code) makes each export with that code too,
 alternately with this checkout's, on the same data, and prints the ratios and whether both wrote
@@ -339,101 +350,448 @@ def prepare(url: str, slugs: list[str], answers: int) -> dict[str, int]:
 
 # --- Label Studio (over HTTP) -----------------------------------------------------------------
 
-
-def _peak_of(pid: int | None) -> float | None:
-    """Peak RSS (VmHWM, MB) of process ``pid`` and its children (the largest one)."""
-    if not pid:
-        return None
-    pids, peak = [pid], 0.0
-    try:
-        pids += [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        pass
-    for one in pids:
-        try:
-            for line in Path(f"/proc/{one}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    peak = max(peak, int(line.split()[1]) / 1024)
-        except OSError:
-            continue
-    return round(peak, 1)
+# How each Concord task type is mirrored in Label Studio. A task type that writes Label Studio
+# files itself (``export_formats`` "label-studio" and "label-studio-config": questionnaire,
+# ranking) is put into Label Studio as Concord exports it: its own labeling config and its own
+# Label Studio JSON export of the very project just measured. The others get a hand-made mirror
+# here (the bench names task types, as a fixture would), built from the same project's items and
+# answers: citation recovery as Choices (the explanation's sentences, several allowed) + Number
+# (helpfulness); stance as Choices (the stance) + one Choices per target sentence (its label).
+# Claim review and argument structure have no natural Label Studio mirror and are not compared.
+HAND_MIRRORS = {
+    "citation_recovery": "Text claim + Text explanation; Choices (multiple) of its sentences, "
+    "Number helpfulness",
+    "stance": "Text claim + Text response; Choices stance; Choices label per target sentence",
+}
+LS_CHUNK_TASKS = 5_000  # tasks per import request
 
 
-def label_studio(url: str, token: str, answers: int, pid: int | None) -> dict:
-    """Import ``answers`` tasks with one annotation each into a new Label Studio project, then
-    time its JSON and CSV exports (the whole response read)."""
-    import requests
+def _ls_config_and_task(slug: str, payload: dict, prepared: dict) -> tuple[str, dict]:
+    """The hand-made mirror's labeling config and a task's data, for an item of ``slug``."""
+    from xml.sax.saxutils import quoteattr
 
-    session = requests.Session()
-    session.headers["Authorization"] = f"Token {token}"
-    config = (
-        '<View><Text name="text" value="$text"/>'
-        '<Choices name="sentences" toName="text" choice="multiple">'
-        '<Choice value="s0"/><Choice value="s1"/><Choice value="s2"/></Choices>'
-        '<Number name="helpfulness" toName="text" min="0" max="100"/></View>'
-    )
-    project = session.post(
-        f"{url}/api/projects/",
-        json={"title": f"Export benchmark {answers}", "label_config": config},
-        timeout=60,
-    )
-    project.raise_for_status()
-    project_id = project.json()["id"]
-    text = "The city added 40 km of lanes in 2023 [1]. It had 80 km before. " * 3
-    tasks = [
-        {
-            "data": {"text": text, "id": f"t{n}"},
-            "annotations": [
-                {
-                    "result": [
-                        {
-                            "from_name": "sentences",
-                            "to_name": "text",
-                            "type": "choices",
-                            "value": {"choices": [f"s{n % 3}"]},
-                        },
-                        {
-                            "from_name": "helpfulness",
-                            "to_name": "text",
-                            "type": "number",
-                            "value": {"number": n % 101},
-                        },
-                    ]
-                }
-            ],
-        }
-        for n in range(answers)
-    ]
-    started = time.perf_counter()
-    for start in range(0, answers, 20_000):
-        response = session.post(
-            f"{url}/api/projects/{project_id}/import",
-            json=tasks[start : start + 20_000],
-            timeout=1800,
+    if slug == "citation_recovery":
+        choices = "".join(
+            f"<Choice value={quoteattr(f'sentence {i + 1}')}/>"
+            for i in range(len(prepared["sentences"]))
         )
-        response.raise_for_status()
-    imported = time.perf_counter() - started
-    figures: dict = {"project": project_id, "import_s": round(imported, 1)}
-    for kind in ("JSON", "CSV"):
+        config = (
+            '<View><Text name="claim" value="$claim"/><Text name="explanation" '
+            'value="$explanation"/><Choices name="sentences" toName="explanation" '
+            f'choice="multiple">{choices}</Choices><Number name="helpfulness" '
+            'toName="explanation" min="0" max="100"/></View>'
+        )
+        return config, {"claim": payload["claim"], "explanation": payload["explanation"]}
+    if slug == "stance":
+        stances = '<Choice value="agree"/><Choice value="disagree"/><Choice value="neutral"/>'
+        parts = [
+            '<View><Text name="claim" value="$claim"/><Text name="response" value="$response"/>',
+            f'<Choices name="stance" toName="response">{stances}</Choices>',
+        ]
+        data = {"claim": payload["claim"], "response": payload["response"]}
+        for t in prepared["targets"]:
+            i = t["index"]
+            parts.append(
+                f'<Text name="sentence_{i}" value="$sentence_{i}"/>'
+                f'<Choices name="label_{i}" toName="sentence_{i}">{stances}</Choices>'
+            )
+            data[f"sentence_{i}"] = prepared["sentences"][i]
+        return "".join(parts) + "</View>", data
+    raise SystemExit(f"No Label Studio mirror for {slug!r}")
+
+
+def _ls_results(slug: str, answer: dict) -> list[dict]:
+    """A Concord answer of ``slug`` as the hand-made mirror's Label Studio results."""
+    if slug == "citation_recovery":
+        return [
+            {
+                "from_name": "sentences",
+                "to_name": "explanation",
+                "type": "choices",
+                "value": {"choices": [f"sentence {i + 1}" for i in answer["sentences"]]},
+            },
+            {
+                "from_name": "helpfulness",
+                "to_name": "explanation",
+                "type": "number",
+                "value": {"number": answer["helpfulness"]},
+            },
+        ]
+    results = [
+        {
+            "from_name": "stance",
+            "to_name": "response",
+            "type": "choices",
+            "value": {"choices": [answer["label"]]},
+        }
+    ]
+    for s in answer["sentences"]:
+        results.append(
+            {
+                "from_name": f"label_{s['index']}",
+                "to_name": f"sentence_{s['index']}",
+                "type": "choices",
+                "value": {"choices": [s["label"]]},
+            }
+        )
+    return results
+
+
+def ls_source(url: str, project_id: int, out: str) -> None:
+    """Writes the project as Label Studio tasks with their annotations (a JSON list) to ``out``
+    and prints the labeling config and how it was made (see ``HAND_MIRRORS``)."""
+    setup_django(url)
+    from annotation import task_types
+    from annotation.models import Annotation, Item
+    from projects.models import Project
+
+    project = Project.objects.get(pk=project_id)
+    formats = task_types.get(project.task_type).export_formats
+    tasks: list[dict] = []
+    if "label-studio" in formats and "label-studio-config" in formats:
+        config = "".join(formats["label-studio-config"].stream(project))
+        exported = json.loads("".join(formats["label-studio"].stream(project)))
+        for task in exported:  # Label Studio numbers tasks and users itself
+            tasks.append(
+                {
+                    "data": task["data"],
+                    "annotations": [
+                        {k: v for k, v in a.items() if k in ("result", "lead_time")}
+                        for a in task["annotations"]
+                    ],
+                }
+            )
+        how = "the task type's own Label Studio export and labeling config"
+    elif project.task_type in HAND_MIRRORS:
+        items = Item.objects.filter(project=project).order_by("position", "id")
+        answers: dict[int, list] = {}
+        for item_id, answer, spent in (
+            Annotation.objects.filter(item__project=project, is_current=True)
+            .order_by("item_id", "id")
+            .values_list("item_id", "answer", "time_spent_ms")
+        ):
+            answers.setdefault(item_id, []).append((answer, spent))
+        config = ""
+        for item_id, payload, prepared in items.values_list("id", "payload", "prepared"):
+            config, data = _ls_config_and_task(project.task_type, payload, prepared)
+            tasks.append(
+                {
+                    "data": data,
+                    "annotations": [
+                        {
+                            "result": _ls_results(project.task_type, answer),
+                            "lead_time": spent / 1000,
+                        }
+                        for answer, spent in answers.get(item_id, [])
+                    ],
+                }
+            )
+        how = "hand-made mirror: " + HAND_MIRRORS[project.task_type]
+    else:
+        print(json.dumps({"config": None}))
+        return
+    Path(out).write_text(json.dumps(tasks))
+    print(
+        json.dumps(
+            {
+                "config": config,
+                "how": how,
+                "tasks": len(tasks),
+                "annotations": sum(len(t["annotations"]) for t in tasks),
+            }
+        )
+    )
+
+
+class Refused(RuntimeError):
+    """Label Studio answered a request with an error (``detail``: its answer)."""
+
+    def __init__(self, what: str, status: int, detail: str) -> None:
+        super().__init__(f"Label Studio {what}: {status} {detail}")
+        self.detail = detail
+
+
+def _reason(detail: str) -> str:
+    """Label Studio's validation errors in an error answer, else the answer."""
+    try:
+        errors = json.loads(detail)["validation_errors"]
+    except (ValueError, KeyError, TypeError):
+        return detail[:200]
+    return "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in errors.items())
+
+
+def _unique_buckets(config: str, tasks: list[dict]) -> str:
+    """``config`` with each Ranker's Bucket names prefixed by the Ranker's name (``tasks``'
+    ranker results renamed alike, in place)."""
+    import re
+
+    def ranker(match: re.Match) -> str:
+        name = match.group(1)
+        return re.sub(
+            r'<Bucket name="([^"]+)"',
+            lambda bucket: f'<Bucket name="{name}_{bucket.group(1)}"',
+            match.group(0),
+        )
+
+    renamed = re.sub(r'<Ranker name="([^"]+)".*?</Ranker>', ranker, config, flags=re.S)
+    for task in tasks:
+        for annotation in task["annotations"]:
+            for result in annotation["result"]:
+                if result.get("type") == "ranker":
+                    name = result["from_name"]
+                    result["value"]["ranker"] = {
+                        f"{name}_{bucket}": ids for bucket, ids in result["value"]["ranker"].items()
+                    }
+    return renamed
+
+
+class LabelStudioServer:
+    """An already running Label Studio, reached with a legacy API token (``Token …``)."""
+
+    def __init__(self, url: str, token: str, pid: int | None) -> None:
+        import requests
+
+        self.url, self.pid = url.rstrip("/"), pid
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Token {token}"
+        response = self.session.get(f"{self.url}/api/projects/", timeout=60)
+        if response.status_code != 200:
+            raise SystemExit(
+                f"Label Studio at {url} answered {response.status_code} to the token: "
+                f"{response.text[:200]}"
+            )
+
+    def processes(self) -> list[int]:
+        if not self.pid:
+            return []
+        try:
+            children = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
+        except OSError:
+            return [self.pid]
+        return [self.pid, *(int(p) for p in children)]
+
+    def rss_mb(self) -> dict[int, float]:
+        """The current RSS (VmRSS) of each of the server's processes, in MB."""
+        found = {}
+        for pid in self.processes():
+            try:
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        found[pid] = int(line.split()[1]) / 1024
+            except OSError:
+                continue
+        return found
+
+    def timed(self, call) -> dict:
+        """``call()`` timed, the RSS of each of the server's processes sampled every 50 ms
+        meanwhile (gunicorn's workers are not restarted: VmHWM would be the peak since they
+        started). ``peak_rss_mb``: the largest RSS of a process during the call;
+        ``growth_mb``: the most one process grew over its RSS before the call (the worker that
+        served it; another worker already larger would hide it in the peak alone)."""
+        import threading
+
+        before = self.rss_mb()
+        peak = dict(before)
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.05):
+                for pid, rss in self.rss_mb().items():
+                    peak[pid] = max(peak.get(pid, 0.0), rss)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        load_before = os.getloadavg()[0]
+        sampler.start()
         started = time.perf_counter()
-        size = 0
-        with session.get(
-            f"{url}/api/projects/{project_id}/export",
-            params={"exportType": kind},
-            stream=True,
-            timeout=3600,
-        ) as response:
-            response.raise_for_status()
-            for chunk in response.iter_content(1 << 20):
-                size += len(chunk)
-        seconds = time.perf_counter() - started
-        figures[kind.lower()] = {
+        try:
+            result = call()
+        finally:
+            seconds = time.perf_counter() - started
+            done.set()
+            sampler.join()
+        measured = bool(self.pid and peak)
+        return {
             "seconds": round(seconds, 2),
-            "rows_per_s": round(answers / seconds),
+            "result": result,
+            "rss_before_mb": round(max(before.values(), default=0)) if measured else None,
+            "peak_rss_mb": round(max(peak.values())) if measured else None,
+            "growth_mb": (
+                round(max(rss - before.get(pid, rss) for pid, rss in peak.items()))
+                if measured
+                else None
+            ),
+            "load": round(max(load_before, os.getloadavg()[0]), 1),
+        }
+
+    def project(self, title: str, config: str) -> int:
+        response = self.session.post(
+            f"{self.url}/api/projects/", json={"title": title, "label_config": config}, timeout=60
+        )
+        if response.status_code != 201:
+            raise Refused("project", response.status_code, response.text)
+        return response.json()["id"]
+
+    def import_tasks(self, project: int, tasks: list[dict]) -> tuple[int, int]:
+        """The tasks with their annotations inline (``POST /api/projects/ID/import``, a JSON body
+        of tasks), in chunks; returns (tasks, annotations) Label Studio says it created."""
+        created = [0, 0]
+        for start in range(0, len(tasks), LS_CHUNK_TASKS):
+            response = self.session.post(
+                f"{self.url}/api/projects/{project}/import",
+                json=tasks[start : start + LS_CHUNK_TASKS],
+                timeout=3600,
+            )
+            if response.status_code != 201:
+                raise RuntimeError(f"Label Studio import: {response.status_code} {response.text}")
+            body = response.json()
+            created[0] += body["task_count"]
+            created[1] += body["annotation_count"]
+        return created[0], created[1]
+
+    def download(self, path: str, params: dict) -> tuple[int, bytes]:
+        with self.session.get(
+            f"{self.url}{path}", params=params, stream=True, timeout=7200
+        ) as response:
+            if response.status_code != 200:
+                raise RuntimeError(f"Label Studio {path}: {response.status_code} {response.text}")
+            body = b"".join(response.iter_content(1 << 20))
+        return len(body), body
+
+    def export(self, project: int, kind: str) -> tuple[int, bytes]:
+        """What the project's Export dialog does (the UI's ``exportRaw``): ``GET
+        /api/projects/ID/export?exportType=…``; the server builds the file, then sends it."""
+        return self.download(f"/api/projects/{project}/export", {"exportType": kind})
+
+    def snapshot(self, project: int) -> tuple[int, bytes]:
+        """The snapshot API (what the dialog points to for large projects): ``POST
+        /api/projects/ID/exports/`` (without Redis Label Studio runs it in the request), then
+        ``GET …/exports/EXPORT/download?exportType=JSON``."""
+        response = self.session.post(
+            f"{self.url}/api/projects/{project}/exports/", json={}, timeout=7200
+        )
+        if response.status_code != 201:
+            raise RuntimeError(f"Label Studio snapshot: {response.status_code} {response.text}")
+        export = response.json()
+        while export["status"] not in ("completed", "failed"):
+            time.sleep(0.2)
+            export = self.session.get(
+                f"{self.url}/api/projects/{project}/exports/{export['id']}", timeout=60
+            ).json()
+        if export["status"] != "completed":
+            raise RuntimeError(f"Label Studio snapshot failed: {export}")
+        return self.download(
+            f"/api/projects/{project}/exports/{export['id']}/download", {"exportType": "JSON"}
+        )
+
+
+def _ls_rows(kind: str, body: bytes) -> tuple[int, int]:
+    """(tasks or CSV rows, annotations) in an export's bytes: counted, not assumed."""
+    if kind == "CSV":
+        import csv
+        import io
+
+        rows = sum(1 for _ in csv.reader(io.StringIO(body.decode()))) - 1
+        return rows, rows
+    tasks = json.loads(body)
+    return len(tasks), sum(len(t["annotations"]) for t in tasks)
+
+
+def label_studio(
+    server: LabelStudioServer,
+    url: str,
+    slug: str,
+    project_id: int,
+    kinds: list[str],
+) -> dict | None:
+    """``slug``'s project put into Label Studio (see ``HAND_MIRRORS``), then each of ``kinds``
+    of its exports timed; None where the task type has no mirror."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "tasks.json")
+        source = child(__file__, "--ls-source", url, str(project_id), path)
+        if not source["config"]:
+            return None
+        tasks = json.loads(Path(path).read_text())
+    title = f"Concord {slug} {time.time():.0f}"
+    try:
+        ls_project = server.project(title, source["config"])
+    except Refused as refused:
+        if "non-unique names" not in refused.detail or "<Bucket" not in source["config"]:
+            raise
+        # Concord's ranking config names each Ranker's Buckets rank_1, rank_2, … and Label
+        # Studio 1.23.2 wants every name in a config unique: the Buckets renamed per Ranker
+        # (here only: the bench's copy), the results' bucket keys with them.
+        source["config"] = _unique_buckets(source["config"], tasks)
+        source["how"] += (
+            f" (Label Studio refused it as written: {_reason(refused.detail)!r}; Bucket names made"
+            " unique per Ranker for this comparison)"
+        )
+        ls_project = server.project(title, source["config"])
+    imported = server.timed(lambda: server.import_tasks(ls_project, tasks))
+    if tuple(imported["result"]) != (source["tasks"], source["annotations"]):
+        raise RuntimeError(f"Label Studio imported {imported['result']} of {source}")
+    tasks.clear()
+    figures: dict = {
+        "how": source["how"],
+        "project": ls_project,
+        "tasks": source["tasks"],
+        "annotations": source["annotations"],
+        "import_s": imported["seconds"],
+    }
+    for kind in kinds:
+        run = server.timed(
+            (lambda: server.snapshot(ls_project))
+            if kind == "snapshot"
+            else (lambda kind=kind: server.export(ls_project, kind))
+        )
+        size, body = run.pop("result")
+        rows, annotations = _ls_rows("JSON" if kind == "snapshot" else kind, body)
+        del body
+        if annotations != source["annotations"]:
+            raise RuntimeError(f"Label Studio {kind} export held {annotations} annotations")
+        figures[kind] = {
+            **run,
+            "rows": rows,
             "megabytes": round(size / 1e6, 1),
-            "server_peak_mb": _peak_of(pid),
+            "annotations_per_s": round(annotations / run["seconds"]),
+            "rows_per_s": round(rows / run["seconds"]),
         }
     return figures
+
+
+def _print_comparison(results: dict) -> None:
+    """Concord's answers/s beside Label Studio's annotations/s, type by type (same answers)."""
+    print()
+    print("Concord beside Label Studio, the same answers (answers/s; Concord/LS: above 1 = faster)")
+    for key, ls in results.items():
+        if not key.endswith("/label_studio"):
+            continue
+        slug = key.split("/")[0]
+        mine = {
+            fmt: results.get(f"{slug}/{fmt}") or results.get(f"{slug}/{fmt}/after")
+            for fmt in ("jsonl", "csv")
+        }
+        pairs = [("jsonl", "JSON"), ("jsonl", "snapshot"), ("csv", "CSV")]
+        for fmt, kind in pairs:
+            if kind not in ls or not mine[fmt]:
+                continue
+            ours, theirs = mine[fmt]["answers_per_s"], ls[kind]["annotations_per_s"]
+            print(
+                f"  {slug:<20} Concord {fmt:<5} {ours:>9,} answers/s  Label Studio {kind:<8} "
+                f"{theirs:>7,} annotations/s  {ours / max(theirs, 1):7.1f}×  "
+                f"peak RSS {mine[fmt]['peak_mb']:.0f} MB (exporting process) vs "
+                f"{ls[kind]['peak_rss_mb'] or '?'} MB (LS, largest process; a worker grew "
+                f"{ls[kind].get('growth_mb', '?')} MB)  load {ls[kind]['load']}"
+            )
+    print(
+        "  Label Studio mirrors: "
+        + "; ".join(
+            f"{k.split('/')[0]}: {v['how']}"
+            for k, v in results.items()
+            if k.endswith("/label_studio")
+        )
+    )
 
 
 def checkout_of(commit: str) -> str:
@@ -486,6 +844,10 @@ def main() -> None:
         _, _, url, project_id = sys.argv
         baseline(url, int(project_id))
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--ls-source":
+        _, _, url, project_id, out = sys.argv
+        ls_source(url, int(project_id), out)
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "--prepare":
         _, _, url, answers, *slugs = sys.argv
         prepare(url, slugs, int(answers))
@@ -496,7 +858,21 @@ def main() -> None:
     parser.add_argument("--database-url")
     parser.add_argument("--label-studio-url")
     parser.add_argument("--label-studio-token")
-    parser.add_argument("--label-studio-pid", type=int)
+    parser.add_argument(
+        "--label-studio-pid", type=int, help="its server's master process (gunicorn): its RSS"
+    )
+    parser.add_argument(
+        "--label-studio-exports",
+        nargs="+",
+        default=["JSON", "CSV", "snapshot"],
+        choices=["JSON", "CSV", "snapshot"],
+        help="Label Studio exports to time (default: all three)",
+    )
+    parser.add_argument(
+        "--label-studio-only",
+        nargs="*",
+        help="task types to put into Label Studio (default: every one with a mirror)",
+    )
     parser.add_argument(
         "--before",
         metavar="COMMIT",
@@ -525,6 +901,13 @@ def main() -> None:
         f"{'vs COPY':>8} {'rows/cpu-s':>10} {'MB':>7} {'peak RSS':>9}"
     )
     results: dict = {}
+    server = None
+    if args.label_studio_url:
+        if not args.label_studio_token:
+            raise SystemExit("--label-studio-url needs --label-studio-token")
+        server = LabelStudioServer(
+            args.label_studio_url, args.label_studio_token, args.label_studio_pid
+        )
     for slug, project_id in built.items():
         copy = child(__file__, "--baseline", url, str(project_id))
         copy_rate = copy["rows"] / copy["seconds"]
@@ -580,23 +963,34 @@ def main() -> None:
                     f"{cpu_ratio:.2f}× less CPU; "
                     + ("the same bytes (sha256)" if same else "THE BYTES DIFFER")
                 )
-    if args.label_studio_url:
-        if not args.label_studio_token:
-            raise SystemExit("--label-studio-url needs --label-studio-token")
-        ls = label_studio(
-            args.label_studio_url, args.label_studio_token, args.answers, args.label_studio_pid
-        )
-        results["label_studio"] = ls
-        print(f"Label Studio: import {ls['import_s']} s")
-        for kind in ("json", "csv"):
-            f = ls[kind]
+        if server is not None and (
+            args.label_studio_only is None or slug in args.label_studio_only
+        ):
+            ls = label_studio(server, url, slug, project_id, args.label_studio_exports)
+            if ls is None:
+                print(f"{slug:<20} Label Studio: no mirror of this task type, not compared")
+                continue
+            results[f"{slug}/label_studio"] = ls
             print(
-                f"label_studio        {kind:<5} {args.answers:>9,} {f['rows_per_s']:>9,} "
-                f"{f['rows_per_s']:>10,} {f['megabytes']:>7.1f} "
-                f"{f['server_peak_mb'] or 0:>6.0f} MB  ({f['seconds']} s)"
+                f"{slug:<20} Label Studio ({ls['how']}): {ls['tasks']:,} tasks, "
+                f"{ls['annotations']:,} annotations imported in {ls['import_s']:.0f} s"
             )
-    else:
+            for kind in args.label_studio_exports:
+                f = ls[kind]
+                rss = (
+                    f"{f['peak_rss_mb']:>6} MB (a worker grew {f.get('growth_mb')} MB)"
+                    if f["peak_rss_mb"]
+                    else "server RSS not measured (--label-studio-pid)"
+                )
+                print(
+                    f"{slug:<20} {kind[:5]:<5} {'LS':<6} {f['rows']:>9,} {f['rows_per_s']:>9,.0f} "
+                    f"{f['annotations_per_s']:>10,.0f} {'':>8} {'':>10} {f['megabytes']:>7.1f} "
+                    f"{rss}  ({f['seconds']} s, load {f['load']})"
+                )
+    if server is None:
         print("No Label Studio given (--label-studio-url/--label-studio-token): Concord only.")
+    else:
+        _print_comparison(results)
     print(f"load {os.getloadavg()[0]:.1f}")
     print(json.dumps(results))
 
