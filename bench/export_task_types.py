@@ -511,40 +511,6 @@ class Refused(RuntimeError):
         self.detail = detail
 
 
-def _reason(detail: str) -> str:
-    """Label Studio's validation errors in an error answer, else the answer."""
-    try:
-        errors = json.loads(detail)["validation_errors"]
-    except (ValueError, KeyError, TypeError):
-        return detail[:200]
-    return "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in errors.items())
-
-
-def _unique_buckets(config: str, tasks: list[dict]) -> str:
-    """``config`` with each Ranker's Bucket names prefixed by the Ranker's name (``tasks``'
-    ranker results renamed alike, in place)."""
-    import re
-
-    def ranker(match: re.Match) -> str:
-        name = match.group(1)
-        return re.sub(
-            r'<Bucket name="([^"]+)"',
-            lambda bucket: f'<Bucket name="{name}_{bucket.group(1)}"',
-            match.group(0),
-        )
-
-    renamed = re.sub(r'<Ranker name="([^"]+)".*?</Ranker>', ranker, config, flags=re.S)
-    for task in tasks:
-        for annotation in task["annotations"]:
-            for result in annotation["result"]:
-                if result.get("type") == "ranker":
-                    name = result["from_name"]
-                    result["value"]["ranker"] = {
-                        f"{name}_{bucket}": ids for bucket, ids in result["value"]["ranker"].items()
-                    }
-    return renamed
-
-
 class LabelStudioServer:
     """An already running Label Studio, reached with a legacy API token (``Token …``)."""
 
@@ -714,20 +680,7 @@ def label_studio(
             return None
         tasks = json.loads(Path(path).read_text())
     title = f"Concord {slug} {time.time():.0f}"
-    try:
-        ls_project = server.project(title, source["config"])
-    except Refused as refused:
-        if "non-unique names" not in refused.detail or "<Bucket" not in source["config"]:
-            raise
-        # Concord's ranking config names each Ranker's Buckets rank_1, rank_2, … and Label
-        # Studio 1.23.2 wants every name in a config unique: the Buckets renamed per Ranker
-        # (here only: the bench's copy), the results' bucket keys with them.
-        source["config"] = _unique_buckets(source["config"], tasks)
-        source["how"] += (
-            f" (Label Studio refused it as written: {_reason(refused.detail)!r}; Bucket names made"
-            " unique per Ranker for this comparison)"
-        )
-        ls_project = server.project(title, source["config"])
+    ls_project = server.project(title, source["config"])
     imported = server.timed(lambda: server.import_tasks(ls_project, tasks))
     if tuple(imported["result"]) != (source["tasks"], source["annotations"]):
         raise RuntimeError(f"Label Studio imported {imported['result']} of {source}")

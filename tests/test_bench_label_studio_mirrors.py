@@ -75,35 +75,3 @@ def test_stance_mirror_has_one_choices_per_target_sentence():
     check(config, data, results)
     assert [r["from_name"] for r in results] == ["stance", "label_0", "label_2"]
     assert data["sentence_2"] == "S2." and "sentence_1" not in data
-
-
-def test_bucket_names_made_unique_per_ranker():
-    module = bench()
-    config = (
-        '<View><List name="outputs" value="$items"/>'
-        '<Ranker name="Coverage" toName="outputs"><Bucket name="rank_1" /><Bucket name="rank_2" />'
-        '</Ranker><Ranker name="Overall" toName="outputs"><Bucket name="rank_1" />'
-        '<Bucket name="rank_2" /></Ranker></View>'
-    )
-    tasks = [
-        {
-            "annotations": [
-                {
-                    "result": [
-                        {
-                            "from_name": "Overall",
-                            "type": "ranker",
-                            "value": {"ranker": {"rank_1": ["a"], "rank_2": ["b"]}},
-                        }
-                    ]
-                }
-            ]
-        }
-    ]
-    renamed = module._unique_buckets(config, tasks)
-    buckets = [b.get("name") for b in fromstring(renamed).iter("Bucket")]
-    assert buckets == ["Coverage_rank_1", "Coverage_rank_2", "Overall_rank_1", "Overall_rank_2"]
-    assert tasks[0]["annotations"][0]["result"][0]["value"]["ranker"] == {
-        "Overall_rank_1": ["a"],
-        "Overall_rank_2": ["b"],
-    }

@@ -76,7 +76,7 @@ def _most_outputs(project: Project) -> int:
 def labeling_config(*, project: Project) -> str:
     """The project as a labeling config: the claim as ``Text``, the outputs as a ``List``, each
     criterion a ``Ranker`` (its definition the ``Header`` before it) with one ``Bucket`` per rank
-    (``rank_1`` best), so tied outputs share a bucket."""
+    (``<criterion>_rank_1`` best), so tied outputs share a bucket."""
     criteria = project_criteria(project.config)
     view = Element("View")
     SubElement(view, "Header", value="Claim")
@@ -87,8 +87,15 @@ def labeling_config(*, project: Project) -> str:
         SubElement(view, "Header", value=criterion["definition"])
         ranker = SubElement(view, "Ranker", name=criterion["name"], toName=LIST_NAME)
         for rank in range(1, levels + 1):
-            SubElement(ranker, "Bucket", name=f"rank_{rank}", title=f"Rank {rank}")
+            # Names unique in the whole config (Label Studio refuses a name given twice); the
+            # importer reads a Ranker's Buckets in order, so rank 1 is the first.
+            bucket = _bucket(criterion["name"], rank)
+            SubElement(ranker, "Bucket", name=bucket, title=f"Rank {rank}")
     return tostring(view, encoding="unicode") + "\n"
+
+
+def _bucket(criterion: str, rank: int) -> str:
+    return f"{criterion}_rank_{rank}"
 
 
 def _results(answer: dict, system_of: dict[str, str]) -> list[dict]:
@@ -99,7 +106,7 @@ def _results(answer: dict, system_of: dict[str, str]) -> list[dict]:
     for criterion, ranks in (answer.get("ranks") or {}).items():
         buckets: dict[str, list[str]] = {}
         for key in sorted(order, key=lambda k: ranks.get(k, 0)):
-            buckets.setdefault(f"rank_{ranks[key]}", []).append(system_of[key])
+            buckets.setdefault(_bucket(criterion, ranks[key]), []).append(system_of[key])
         results.append(
             {
                 "from_name": criterion,

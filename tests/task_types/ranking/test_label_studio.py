@@ -6,6 +6,7 @@ items its outputs, each result a ranking with ties where a bucket holds several;
 refused naming the task and the field, importing nothing; a project exported reads back."""
 
 import json
+from xml.etree.ElementTree import fromstring
 
 import pytest
 
@@ -207,7 +208,10 @@ def test_a_project_exported_as_label_studio_reads_back(imported, db):
     ann = next(a for a in first["annotations"] if a["concord_coder"] == "ext:ls-user-7")
     coverage = next(r for r in ann["result"] if r["from_name"] == "coverage")
     assert coverage["type"] == "ranker"
-    assert coverage["value"]["ranker"] == {"rank_1": ["llm_a", "llm_b"], "rank_3": ["llm_c"]}
+    assert coverage["value"]["ranker"] == {
+        "coverage_rank_1": ["llm_a", "llm_b"],
+        "coverage_rank_3": ["llm_c"],
+    }
     assert first["predictions"][0]["model_version"] == "reranker-v2"
     back = factories.ProjectFactory(task_type="ranking", config={})
     import_label_studio(project=back, export=exported, labeling_config=config)
@@ -216,6 +220,10 @@ def test_a_project_exported_as_label_studio_reads_back(imported, db):
     # The coders come back as they were (concord_coder), not renumbered by completed_by.
     assert ranks_by_system(back) == ranks_by_system(project)
     assert config.count("<Bucket") == 2 * 3  # k = 3 at most: rank_1..rank_3
+    # Label Studio 1.23.2 refuses a config that gives a name twice ("Label config contains
+    # non-unique names"), Buckets of different Rankers included.
+    names = [e.get("name") for e in fromstring(config).iter() if e.get("name")]
+    assert len(names) == len(set(names)), names
 
 
 def test_an_output_the_project_does_not_allow_is_named_by_its_task(db):
