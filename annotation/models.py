@@ -140,6 +140,12 @@ class Item(models.Model):
                 condition=Q(is_full=False),
                 name="item_open_active_idx",
             ),
+            # Review walks the items that can be disputed (two or more answers) in queue order.
+            models.Index(
+                fields=["project", "position", "id"],
+                condition=Q(kind="regular", submitted_count__gte=2),
+                name="item_reviewable_idx",
+            ),
         ]
         ordering = ["position", "id"]
 

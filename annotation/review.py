@@ -80,7 +80,8 @@ def disputed_page(
     walk stops as soon as the page is full: a page costs what it shows (and the stretch of agreed items
     before it), not the project's size. Only items with two or more submitted answers
     (``Item.submitted_count``, kept by the database) can be disputed, so only those are walked:
-    a large study with few answers is not read item by item."""
+    a large study with few answers is not read item by item (``item_reviewable_idx``, a
+    partial index of those items in queue order, serves the walk)."""
     task_type = task_types.get(project.task_type)
     excluded = excluded_annotators(project)
     rows: list[dict] = []
