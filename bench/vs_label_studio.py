@@ -1,8 +1,11 @@
 """Concord against Label Studio through HTTP only (issue 16): API import and the annotator path.
 
     .venv/bin/python bench/vs_label_studio.py [--quick] [--sizes 10000 100000]
+        [--clients 1 10 20] [--worker-class sync|gthread [--threads 4]] [--workers 3]
+        [--client-processes]
         [--label-studio-url http://127.0.0.1:8081 --label-studio-token TOKEN
-         [--label-studio-tokens T2 T3 ...] [--label-studio-pid PID]]
+         [--label-studio-tokens T2 T3 ...] [--label-studio-pid PID]
+         [--label-studio-database ls_bench]]
 
 Both systems get the same synthetic citation-recovery items (``bench/import_speed.py``'s
 ``record()``/``write_file()``). Concord is served by gunicorn (3 sync workers, a fresh server per
@@ -17,15 +20,22 @@ Accounts are created with ``manage.py`` before timing starts; everything measure
   of ``--label-studio-pid`` and its children when given, else not measured: that server is not
   restarted, so its figure is the peak so far, over the whole run); both systems get the same
   untimed 20-item warm-up import into a throwaway project before each timed one;
-- annotator path: next + submit with 1 and with 10 concurrent clients (Concord:
+- annotator path: next + submit with 1, 10 and 20 concurrent clients (``--clients``; Concord:
   ``POST /api/projects/<slug>/next/`` + ``POST /api/assignments/<id>/submit/``; Label Studio:
   ``GET /api/projects/<id>/next`` + ``POST /api/tasks/<id>/annotations/``), requests/s and the
-  client-side p50/p95 per request, rounds alternated between the systems.
+  client-side p50/p95 per request, rounds alternated between the systems, about 200 requests
+  per round at every client count. Concord's annotator-path server is gunicorn with
+  ``--workers`` (3) workers of ``--worker-class`` (sync; gthread with ``--threads`` each); Label
+  Studio runs as it was started (it ships 3 sync workers). The clients are threads of this
+  process, or one process each with ``--client-processes``; each round also prints the CPU
+  milliseconds per request spent by the clients and by the server (its process tree, where its
+  pid is known, and its PostgreSQL backends: Concord's scratch database, Label Studio's
+  ``--label-studio-database``), so a client that eats the machine shows.
 
 With a Label Studio the report prints Concord/Label Studio ratios (items/s, requests/s: above 1
-means Concord is faster; latency: below 1 means Concord is faster). Label Studio's ten clients
-use one account per token given (``--label-studio-tokens``); with only one token they share it,
-which the report says. Without ``--label-studio-url`` it prints Concord's figures and says that no
+means Concord is faster; latency: below 1 means Concord is faster). Label Studio's clients
+use one account per token given (``--label-studio-tokens``); with fewer tokens than clients they
+share them (with one token the report says so). Without ``--label-studio-url`` it prints Concord's figures and says that no
 ratio is printed. The 1-minute load average is printed with each figure (the machine is shared).
 """
 
