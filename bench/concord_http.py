@@ -331,21 +331,24 @@ def cpu_seconds(pids: list[int]) -> dict[int, float]:
 
 def server_pids(system) -> list[int]:
     """The processes that serve ``system``: the server's process tree (where its pid is known)
-    and the PostgreSQL backends connected to its database (``database``, where it has one)."""
-    pids: list[int] = []
+    and the PostgreSQL backends connected to its database (:func:`backend_pids`)."""
     root = getattr(system, "process", None)
     root_pid = root.pid if root is not None else getattr(system, "pid", None)
-    if root_pid:
-        pids += process_tree(root_pid)
-    database = getattr(system, "database", None)
-    if database:
-        import psycopg2
+    return (process_tree(root_pid) if root_pid else []) + backend_pids(system)
 
-        with psycopg2.connect(scale_data.admin_url()) as connection:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [database])
-                pids += [pid for (pid,) in cursor.fetchall()]
-    return pids
+
+def backend_pids(system) -> list[int]:
+    """The PostgreSQL backends connected to ``system``'s database (``database``, where it has
+    one on the benchmark server)."""
+    database = getattr(system, "database", None)
+    if not database:
+        return []
+    import psycopg2
+
+    with psycopg2.connect(scale_data.admin_url()) as connection:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [database])
+            return [pid for (pid,) in cursor.fetchall()]
 
 
 def _client_process(system, session, project, cycles: int, start, results) -> None:
@@ -369,7 +372,7 @@ def annotator_round(system, project, clients: int, cycles: int, *, processes: bo
     """``clients`` clients at once, ``cycles`` next + submit each (each its own account): the
     request latencies (ms), the wall time (s), the load average after, and the CPU seconds the
     clients and the server spent (``client_cpu``, ``server_cpu``: the server's processes, with
-    Concord's PostgreSQL backends; None where its pid is unknown).
+    its PostgreSQL backends, of which ``database_cpu``; None where its pid is unknown).
 
     The clients are threads of this process, or, with ``processes``, one process each: threads
     share one interpreter lock, so at 20 clients they could slow the client down rather than
@@ -429,21 +432,26 @@ def annotator_round(system, project, clients: int, cycles: int, *, processes: bo
         client_cpu = _own_cpu() - cpu_before
     if errors:
         raise RuntimeError(f"{system.kind}, {clients} clients: {errors[0]}")
-    server_cpu = None
+    server_cpu = database_cpu = None
     if watched:
+        backends: set[int] = set()
         try:  # backends opened during the round count too
-            watched = sorted(set(watched) | set(server_pids(system)))
+            backends = set(backend_pids(system))
+            watched = sorted(set(watched) | backends)
         except Exception:
             pass
         # Per process (one that ended during the round, a backend past CONN_MAX_AGE, is missed).
         after = cpu_seconds(watched)
-        server_cpu = sum(after[pid] - server_before.get(pid, 0.0) for pid in after)
+        spent = {pid: after[pid] - server_before.get(pid, 0.0) for pid in after}
+        server_cpu = sum(spent.values())
+        database_cpu = sum(seconds for pid, seconds in spent.items() if pid in backends)
     return {
         "latencies": latencies,
         "wall": wall,
         "load": load(),
         "client_cpu": client_cpu,
         "server_cpu": server_cpu,
+        "database_cpu": database_cpu,
     }
 
 
@@ -460,6 +468,11 @@ def summarise(rounds: list[dict]) -> dict:
         "server_cpu_ms": (
             1000 * sum(r["server_cpu"] for r in rounds) / len(latencies)
             if all(r.get("server_cpu") is not None for r in rounds)
+            else None
+        ),
+        "database_cpu_ms": (
+            1000 * sum(r["database_cpu"] for r in rounds) / len(latencies)
+            if all(r.get("database_cpu") is not None for r in rounds)
             else None
         ),
     }

@@ -359,7 +359,8 @@ def main() -> None:
                     path_rounds.setdefault((name, clients), []).append(result)
                     served = len(result["latencies"])
                     server = (
-                        f"{1000 * result['server_cpu'] / served:5.1f}"
+                        f"{1000 * result['server_cpu'] / served:5.1f} "
+                        f"(database {1000 * result['database_cpu'] / served:4.1f})"
                         if result["server_cpu"] is not None
                         else "  n/a"
                     )
@@ -396,7 +397,8 @@ def main() -> None:
         line = (
             f"  {clients:>2} client(s)  Concord {ours['requests_per_s']:6.1f} req/s "
             f"p50 {ours['p50']:6.1f} ms p95 {ours['p95']:6.1f} ms"
-            f" (CPU ms/req server {cpu(ours['server_cpu_ms'])} client {ours['client_cpu_ms']:.1f})"
+            f" (CPU ms/req server {cpu(ours['server_cpu_ms'])}, of which database "
+            f"{cpu(ours['database_cpu_ms'])}; client {ours['client_cpu_ms']:.1f})"
         )
         if ("Label Studio", clients) in path_rounds:
             theirs = summarise(path_rounds[("Label Studio", clients)])
@@ -405,8 +407,8 @@ def main() -> None:
                 f"p95 {theirs['p95']:6.1f} ms  ratio Concord/LS req/s "
                 f"{ours['requests_per_s'] / theirs['requests_per_s']:.2f}, p95 "
                 f"{ours['p95'] / theirs['p95']:.2f}"
-                f" (LS CPU ms/req server {cpu(theirs['server_cpu_ms'])} "
-                f"client {theirs['client_cpu_ms']:.1f})"
+                f" (LS CPU ms/req server {cpu(theirs['server_cpu_ms'])}, of which database "
+                f"{cpu(theirs['database_cpu_ms'])}; client {theirs['client_cpu_ms']:.1f})"
             )
             ours["load"] = max(ours["load"], theirs["load"])
         print(line + f"  (load ≤ {ours['load']:.2f})")
