@@ -677,6 +677,10 @@ def annotation_submit(
         if locked.state == Assignment.State.EXPIRED:
             _reactivate_expired(locked, item)
 
+        # Everything that touches no counter row first: from the answer's INSERT on, the triggers
+        # hold the project's answer counter row (one per project) until the commit, so every
+        # other submit in the project waits for this one from there.
+        Draft.objects.filter(assignment=locked).delete()
         version = 1
         if current is not None:
             version = current.version + 1
@@ -694,7 +698,6 @@ def annotation_submit(
             changes.update(state=Assignment.State.SUBMITTED, submitted_at=now)
         Assignment.objects.filter(pk=locked.pk).update(**changes)
         locked.state = Assignment.State.SUBMITTED
-        Draft.objects.filter(assignment=locked).delete()
         quality.after_submit(assignment=locked, project=project, item=item)
         _announce_submit(project=project, annotation_id=annotation.pk, item=item, version=version)
     assignment.state = Assignment.State.SUBMITTED

@@ -10,7 +10,9 @@ token, project, import, next and submit endpoints.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -73,9 +75,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(*, checkout: Path, env: dict, workers: int = 3) -> tuple[subprocess.Popen, int]:
-    """gunicorn (sync workers) of ``checkout`` on a free port, once it answers; raises when the
-    venv has no gunicorn or it does not answer within a minute."""
+def serve(
+    *, checkout: Path, env: dict, workers: int = 3, worker_class: str = "sync", threads: int = 1
+) -> tuple[subprocess.Popen, int]:
+    """gunicorn of ``checkout`` on a free port (``workers`` processes of ``worker_class``: "sync",
+    one request at a time each, or "gthread", ``threads`` at a time each), once it answers; raises
+    when the venv has no gunicorn or it does not answer within a minute."""
     gunicorn = shutil.which("gunicorn", path=str(Path(sys.executable).parent))
     if gunicorn is None:
         raise RuntimeError("no gunicorn in this venv")
@@ -88,7 +93,9 @@ def serve(*, checkout: Path, env: dict, workers: int = 3) -> tuple[subprocess.Po
         "--workers",
         str(workers),
         "--worker-class",
-        "sync",
+        worker_class,
+        "--threads",
+        str(threads),
         "--timeout",
         "1800",
         "--bind",
@@ -138,6 +145,7 @@ class Concord:
         self.checkout = Path(checkout).resolve()
         self.prefix = prefix
         self.per_item = per_item
+        self.database = database_url.rsplit("/", 1)[1]  # its backends' CPU is the server's
         self.env = {
             **os.environ,
             **scale_data.server_environment(database_url),
@@ -192,9 +200,15 @@ class Concord:
             text=True,
         ).stdout
 
-    def start(self, *, workers: int = 3) -> None:
+    def start(self, *, workers: int = 3, worker_class: str = "sync", threads: int = 1) -> None:
         if self.gunicorn:
-            self.process, self.port = serve(checkout=self.checkout, env=self.env, workers=workers)
+            self.process, self.port = serve(
+                checkout=self.checkout,
+                env=self.env,
+                workers=workers,
+                worker_class=worker_class,
+                threads=threads,
+            )
         else:
             self.port = free_port()
             command = [sys.executable, "manage.py", "runserver", "--noreload", str(self.port)]
@@ -282,33 +296,163 @@ class Concord:
         return peak_rss_mb(self.process.pid) if self.process else None
 
 
-def annotator_round(system, project, clients: int, cycles: int) -> dict:
-    """``clients`` threads at once, ``cycles`` next + submit each (each its own account):
-    the request latencies (ms), the wall time (s) and the load average after."""
+def process_tree(root_pid: int) -> list[int]:
+    """``root_pid`` and its descendants."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry.name))
+    found, todo = [], [root_pid]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """User + system CPU time of each of ``pids`` still running (their own, not their waited-for
+    children's), in s."""
+    seconds: dict[int, float] = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # utime and stime (fields 14 and 15 of stat)
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return seconds
+
+
+def server_pids(system) -> list[int]:
+    """The processes that serve ``system``: the server's process tree (where its pid is known)
+    and the PostgreSQL backends connected to its database (:func:`backend_pids`)."""
+    root = getattr(system, "process", None)
+    root_pid = root.pid if root is not None else getattr(system, "pid", None)
+    return (process_tree(root_pid) if root_pid else []) + backend_pids(system)
+
+
+def backend_pids(system) -> list[int]:
+    """The PostgreSQL backends connected to ``system``'s database (``database``, where it has
+    one on the benchmark server)."""
+    database = getattr(system, "database", None)
+    if not database:
+        return []
+    import psycopg2
+
+    with psycopg2.connect(scale_data.admin_url()) as connection:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [database])
+            return [pid for (pid,) in cursor.fetchall()]
+
+
+def _client_process(system, session, project, cycles: int, start, results) -> None:
+    """One client in its own process (``annotator_round(processes=True)``)."""
+    start.wait()
+    latencies: list[float] = []
+    try:
+        for _ in range(cycles):
+            latencies.extend(system.cycle(session, project))
+        results.put((latencies, None, _own_cpu()))
+    except Exception as exc:
+        results.put((latencies, repr(exc), _own_cpu()))
+
+
+def _own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def annotator_round(system, project, clients: int, cycles: int, *, processes: bool = False) -> dict:
+    """``clients`` clients at once, ``cycles`` next + submit each (each its own account): the
+    request latencies (ms), the wall time (s), the load average after, and the CPU seconds the
+    clients and the server spent (``client_cpu``, ``server_cpu``: the server's processes, with
+    its PostgreSQL backends, of which ``database_cpu``; None where its pid is unknown).
+
+    The clients are threads of this process, or, with ``processes``, one process each: threads
+    share one interpreter lock, so at 20 clients they could slow the client down rather than
+    measure the server (``client_cpu`` says how much of the machine the clients used)."""
     sessions = system.clients(clients)
-    start = threading.Barrier(clients + 1)
     latencies: list[float] = []
     errors: list[str] = []
-
-    def run(session) -> None:
+    try:
+        watched = server_pids(system)
+    except Exception:  # no PostgreSQL access for the figure: not measured
+        watched = []
+    server_before = cpu_seconds(watched)
+    if processes:
+        context = multiprocessing.get_context("fork")
+        start = context.Barrier(clients + 1)
+        results = context.Queue()
+        workers = [
+            context.Process(
+                target=_client_process, args=(system, s, project, cycles, start, results)
+            )
+            for s in sessions
+        ]
+        for worker in workers:
+            worker.start()
         start.wait()
-        try:
-            for _ in range(cycles):
-                latencies.extend(system.cycle(session, project))
-        except Exception as exc:
-            errors.append(repr(exc))
+        began = time.perf_counter()
+        client_cpu = 0.0
+        for _ in workers:
+            got, error, cpu = results.get()
+            latencies.extend(got)
+            client_cpu += cpu
+            if error:
+                errors.append(error)
+        wall = time.perf_counter() - began
+        for worker in workers:
+            worker.join()
+    else:
+        barrier = threading.Barrier(clients + 1)
 
-    threads = [threading.Thread(target=run, args=(s,)) for s in sessions]
-    for thread in threads:
-        thread.start()
-    start.wait()
-    began = time.perf_counter()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter() - began
+        def run(session) -> None:
+            barrier.wait()
+            try:
+                for _ in range(cycles):
+                    latencies.extend(system.cycle(session, project))
+            except Exception as exc:
+                errors.append(repr(exc))
+
+        threads = [threading.Thread(target=run, args=(s,)) for s in sessions]
+        for thread in threads:
+            thread.start()
+        cpu_before = _own_cpu()
+        barrier.wait()
+        began = time.perf_counter()
+        for thread in threads:
+            thread.join()
+        wall = time.perf_counter() - began
+        client_cpu = _own_cpu() - cpu_before
     if errors:
         raise RuntimeError(f"{system.kind}, {clients} clients: {errors[0]}")
-    return {"latencies": latencies, "wall": wall, "load": load()}
+    server_cpu = database_cpu = None
+    if watched:
+        backends: set[int] = set()
+        try:  # backends opened during the round count too
+            backends = set(backend_pids(system))
+            watched = sorted(set(watched) | backends)
+        except Exception:
+            pass
+        # Per process (one that ended during the round, a backend past CONN_MAX_AGE, is missed).
+        after = cpu_seconds(watched)
+        spent = {pid: after[pid] - server_before.get(pid, 0.0) for pid in after}
+        server_cpu = sum(spent.values())
+        database_cpu = sum(seconds for pid, seconds in spent.items() if pid in backends)
+    return {
+        "latencies": latencies,
+        "wall": wall,
+        "load": load(),
+        "client_cpu": client_cpu,
+        "server_cpu": server_cpu,
+        "database_cpu": database_cpu,
+    }
 
 
 def summarise(rounds: list[dict]) -> dict:
@@ -319,4 +463,16 @@ def summarise(rounds: list[dict]) -> dict:
         "p95": p95(latencies),
         "requests": len(latencies),
         "load": max(r["load"] for r in rounds),
+        # CPU seconds per request: the clients' and the server's (None: not measured)
+        "client_cpu_ms": 1000 * sum(r.get("client_cpu") or 0 for r in rounds) / len(latencies),
+        "server_cpu_ms": (
+            1000 * sum(r["server_cpu"] for r in rounds) / len(latencies)
+            if all(r.get("server_cpu") is not None for r in rounds)
+            else None
+        ),
+        "database_cpu_ms": (
+            1000 * sum(r["database_cpu"] for r in rounds) / len(latencies)
+            if all(r.get("database_cpu") is not None for r in rounds)
+            else None
+        ),
     }

@@ -1,8 +1,11 @@
 """Concord against Label Studio through HTTP only (issue 16): API import and the annotator path.
 
     .venv/bin/python bench/vs_label_studio.py [--quick] [--sizes 10000 100000]
+        [--clients 1 10 20] [--worker-class sync|gthread [--threads 4]] [--workers 3]
+        [--client-processes]
         [--label-studio-url http://127.0.0.1:8081 --label-studio-token TOKEN
-         [--label-studio-tokens T2 T3 ...] [--label-studio-pid PID]]
+         [--label-studio-tokens T2 T3 ...] [--label-studio-pid PID]
+         [--label-studio-database ls_bench]]
 
 Both systems get the same synthetic citation-recovery items (``bench/import_speed.py``'s
 ``record()``/``write_file()``). Concord is served by gunicorn (3 sync workers, a fresh server per
@@ -17,15 +20,22 @@ Accounts are created with ``manage.py`` before timing starts; everything measure
   of ``--label-studio-pid`` and its children when given, else not measured: that server is not
   restarted, so its figure is the peak so far, over the whole run); both systems get the same
   untimed 20-item warm-up import into a throwaway project before each timed one;
-- annotator path: next + submit with 1 and with 10 concurrent clients (Concord:
+- annotator path: next + submit with 1, 10 and 20 concurrent clients (``--clients``; Concord:
   ``POST /api/projects/<slug>/next/`` + ``POST /api/assignments/<id>/submit/``; Label Studio:
   ``GET /api/projects/<id>/next`` + ``POST /api/tasks/<id>/annotations/``), requests/s and the
-  client-side p50/p95 per request, rounds alternated between the systems.
+  client-side p50/p95 per request, rounds alternated between the systems, about 200 requests
+  per round at every client count. Concord's annotator-path server is gunicorn with
+  ``--workers`` (3) workers of ``--worker-class`` (sync; gthread with ``--threads`` each); Label
+  Studio runs as it was started (it ships 3 sync workers). The clients are threads of this
+  process, or one process each with ``--client-processes``; each round also prints the CPU
+  milliseconds per request spent by the clients and by the server (its process tree, where its
+  pid is known, and its PostgreSQL backends: Concord's scratch database, Label Studio's
+  ``--label-studio-database``), so a client that eats the machine shows.
 
 With a Label Studio the report prints Concord/Label Studio ratios (items/s, requests/s: above 1
-means Concord is faster; latency: below 1 means Concord is faster). Label Studio's ten clients
-use one account per token given (``--label-studio-tokens``); with only one token they share it,
-which the report says. Without ``--label-studio-url`` it prints Concord's figures and says that no
+means Concord is faster; latency: below 1 means Concord is faster). Label Studio's clients
+use one account per token given (``--label-studio-tokens``); with fewer tokens than clients they
+share them (with one token the report says so). Without ``--label-studio-url`` it prints Concord's figures and says that no
 ratio is printed. The 1-minute load average is printed with each figure (the machine is shared).
 """
 
@@ -51,7 +61,7 @@ from concord_http import (  # noqa: E402  (Concord over HTTP, shared with bench/
 )
 
 DATABASE = "concord_vsls_bench"
-CLIENTS = (1, 10)
+CLIENTS = (1, 10, 20)
 WARM_UP_ITEMS = 20
 LABEL_CONFIG = """<View>
   <Header value="Claim"/>
@@ -85,13 +95,16 @@ LS_RESULT = [
 class LabelStudio:
     """An already running Label Studio, reached with its API tokens."""
 
-    def __init__(self, url: str, tokens: list[str], pid: int | None) -> None:
+    def __init__(
+        self, url: str, tokens: list[str], pid: int | None, database: str | None = None
+    ) -> None:
         import requests
 
         self.requests = requests
         self.url = url.rstrip("/")
         self.tokens = tokens
         self.pid = pid
+        self.database = database  # on this PostgreSQL: its backends' CPU is the server's
         self.kind = f"Label Studio at {self.url}"
         response = self.session(0).get(f"{self.url}/api/projects/")
         if response.status_code != 200:
@@ -201,6 +214,10 @@ def timed_import(system, path: Path, size: int) -> dict:
     }
 
 
+def cpu(ms: float | None) -> str:
+    return "n/a" if ms is None else f"{ms:.1f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -212,6 +229,10 @@ def main() -> None:
         "--label-studio-tokens", nargs="*", default=[], help="more accounts' tokens (clients 2..)"
     )
     parser.add_argument("--label-studio-pid", type=int, help="Label Studio's server process")
+    parser.add_argument(
+        "--label-studio-database",
+        help="Label Studio's database on the same PostgreSQL (its backends' CPU is counted)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument(
         "--imports-only", action="store_true", help="measure the imports, not the annotator path"
@@ -219,10 +240,31 @@ def main() -> None:
     parser.add_argument(
         "--database", default=DATABASE, help=f"Concord's scratch database (default {DATABASE})"
     )
+    parser.add_argument(
+        "--clients", type=int, nargs="+", default=list(CLIENTS), help="concurrent annotators"
+    )
+    parser.add_argument(
+        "--worker-class",
+        choices=["sync", "gthread"],
+        default="sync",
+        help="Concord's gunicorn workers on the annotator path (Label Studio runs as it ships)",
+    )
+    parser.add_argument("--workers", type=int, default=3, help="Concord's gunicorn workers")
+    parser.add_argument("--threads", type=int, default=1, help="threads per gthread worker")
+    parser.add_argument(
+        "--client-processes",
+        action="store_true",
+        help="one client process per annotator (default: threads of this process)",
+    )
     args = parser.parse_args()
+    if args.worker_class == "sync" and args.threads != 1:
+        raise SystemExit("--threads needs --worker-class gthread")
+    clients_list = sorted(set(args.clients))
     sizes = [1_000, 5_000] if args.quick else args.sizes
     rounds = args.rounds or (2 if args.quick else 3)
-    cycles = {1: 20, 10: 4} if args.quick else {1: 40, 10: 10}
+    # About as many requests per round at every client count (at least 4 cycles per client).
+    per_round = 80 if args.quick else 200
+    cycles = {n: max(4, per_round // (2 * n)) for n in clients_list}
     if args.imports_only:
         rounds = 0
     if min(sizes) < rounds * sum(c * n for n, c in cycles.items()):
@@ -233,12 +275,21 @@ def main() -> None:
         if not args.label_studio_token:
             raise SystemExit("--label-studio-url needs --label-studio-token")
         tokens = [args.label_studio_token, *args.label_studio_tokens]
-        label_studio = LabelStudio(args.label_studio_url, tokens, args.label_studio_pid)
+        label_studio = LabelStudio(
+            args.label_studio_url, tokens, args.label_studio_pid, args.label_studio_database
+        )
     database_url = scale_data.scratch_database(args.database)
-    concord = Concord(database_url, annotators=max(CLIENTS), prefix="vsls")
-    concord.kind = (
-        "gunicorn (imports: 1 sync worker; annotator path: 3)" if concord.gunicorn else concord.kind
+    concord = Concord(database_url, annotators=max(clients_list), prefix="vsls")
+    path_shape = f"{args.workers} {args.worker_class} workers" + (
+        f" x {args.threads} threads" if args.worker_class == "gthread" else ""
     )
+    concord.kind = (
+        f"gunicorn (imports: 1 sync worker; annotator path: {path_shape})"
+        if concord.gunicorn
+        else concord.kind
+    )
+    client_kind = "one process per client" if args.client_processes else "threads of one process"
+    print(f"Clients: {client_kind}")
     print(
         f"Concord: {concord.kind}, PostgreSQL database {args.database}; "
         f"machine: {os.cpu_count()} cores"
@@ -286,22 +337,39 @@ def main() -> None:
 
         concord.stop()
         if rounds:
-            concord.start(workers=3)  # the annotator path on 3 sync workers
+            concord.start(
+                workers=args.workers, worker_class=args.worker_class, threads=args.threads
+            )
         path_rounds: dict[tuple[str, int], list[dict]] = {}
         for r in range(rounds):
-            for clients in CLIENTS:
+            for clients in clients_list:
                 systems = [("Concord", concord), ("Label Studio", label_studio)]
                 if r % 2:
                     systems.reverse()
                 for name, system in systems:
                     if system is None:
                         continue
-                    result = annotator_round(system, first_projects[name], clients, cycles[clients])
+                    result = annotator_round(
+                        system,
+                        first_projects[name],
+                        clients,
+                        cycles[clients],
+                        processes=args.client_processes,
+                    )
                     path_rounds.setdefault((name, clients), []).append(result)
+                    served = len(result["latencies"])
+                    server = (
+                        f"{1000 * result['server_cpu'] / served:5.1f} "
+                        f"(database {1000 * result['database_cpu'] / served:4.1f})"
+                        if result["server_cpu"] is not None
+                        else "  n/a"
+                    )
                     print(
                         f"round {r + 1} {name:<12} {clients:>2} client(s): "
-                        f"{len(result['latencies']) / result['wall']:6.1f} req/s "
-                        f"p50 {p50(result['latencies']):6.1f} ms  load {result['load']:.2f}",
+                        f"{served / result['wall']:6.1f} req/s "
+                        f"p50 {p50(result['latencies']):6.1f} ms  CPU ms/request: client "
+                        f"{1000 * result['client_cpu'] / served:5.1f} server {server}  "
+                        f"load {result['load']:.2f}",
                         flush=True,
                     )
     finally:
@@ -324,11 +392,13 @@ def main() -> None:
         print(line + f"  (load ≤ {max(ours['load'], theirs['load'] if theirs else 0):.2f})")
     if rounds:
         print(f"annotator path: next + submit, {rounds} rounds alternated (client-side latency)")
-    for clients in CLIENTS if rounds else ():
+    for clients in clients_list if rounds else ():
         ours = summarise(path_rounds[("Concord", clients)])
         line = (
             f"  {clients:>2} client(s)  Concord {ours['requests_per_s']:6.1f} req/s "
             f"p50 {ours['p50']:6.1f} ms p95 {ours['p95']:6.1f} ms"
+            f" (CPU ms/req server {cpu(ours['server_cpu_ms'])}, of which database "
+            f"{cpu(ours['database_cpu_ms'])}; client {ours['client_cpu_ms']:.1f})"
         )
         if ("Label Studio", clients) in path_rounds:
             theirs = summarise(path_rounds[("Label Studio", clients)])
@@ -337,6 +407,8 @@ def main() -> None:
                 f"p95 {theirs['p95']:6.1f} ms  ratio Concord/LS req/s "
                 f"{ours['requests_per_s'] / theirs['requests_per_s']:.2f}, p95 "
                 f"{ours['p95'] / theirs['p95']:.2f}"
+                f" (LS CPU ms/req server {cpu(theirs['server_cpu_ms'])}, of which database "
+                f"{cpu(theirs['database_cpu_ms'])}; client {theirs['client_cpu_ms']:.1f})"
             )
             ours["load"] = max(ours["load"], theirs["load"])
         print(line + f"  (load ≤ {ours['load']:.2f})")

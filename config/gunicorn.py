@@ -1,5 +1,6 @@
 """gunicorn's settings, from the environment (``gunicorn -c config/gunicorn.py``; README.md,
-"Production shape"). Defaults: three sync workers, as before."""
+"Production shape"). Defaults: three sync workers, as before: three gthread workers of four
+threads were not better on the annotator path at 1, 10 or 20 clients (docs/scale.md, issue 31)."""
 
 import os
 

@@ -41,7 +41,7 @@ from rest_framework.views import APIView
 
 from core.errors import Refusal
 from projects.members import account_username, is_crowd_username
-from projects.tokens import TokenAuthentication
+from projects.tokens import TokenAuthentication, expired_tokens_delete
 
 LOCKED_MESSAGE = "Too many failed attempts. Please wait a few minutes and try again."
 LOCKED_CODE = "too_many_requests"
@@ -188,6 +188,7 @@ class TokenView(APIView):
             raise exceptions.ValidationError(serializer.errors)  # 400 {detail, code, fields}
         user = serializer.validated_data["user"]
         token_login_succeeded(request, user)
+        expired_tokens_delete(user=user)  # not on every request (projects.tokens)
         instance, token = AuthToken.objects.create(user=user, expiry=knox_settings.TOKEN_TTL)
         return Response(TokenSerializer({"token": token, "expiry": instance.expiry}).data)
 

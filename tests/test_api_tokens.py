@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -57,6 +58,38 @@ def test_an_expired_token_is_refused(user):
     response = with_token(token).get("/api/projects/")
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == "Token"
+
+
+def test_a_request_reads_the_presented_token_only_not_the_accounts_others(user):
+    # Knox read every token of the account on each request (to delete expired ones): a query
+    # more on every API call, its rows growing with the tokens an account's logins leave.
+    tokens = [new_token(user)["token"] for _ in range(5)]
+    with CaptureQueriesContext(connection) as queries:
+        assert with_token(tokens[2]).get("/api/projects/").status_code == 200
+    token_reads = [q["sql"] for q in queries.captured_queries if '"knox_authtoken"' in q["sql"]]
+    assert len(token_reads) == 1
+    assert 'WHERE "knox_authtoken"."token_key" =' in token_reads[0]
+
+
+def test_a_new_token_sweeps_the_accounts_expired_tokens_only(user, project):
+    from knox.models import AuthToken
+
+    other = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=other, role="annotator")
+    old, kept = new_token(user)["token"], new_token(user)["token"]
+    others = new_token(other)["token"]
+    expired = timezone.now() - timedelta(seconds=1)
+    AuthToken.objects.filter(token_key=old[:15]).update(expiry=expired)  # knox: a prefix
+    AuthToken.objects.filter(user=other).update(expiry=expired)
+    assert with_token(kept).get("/api/projects/").status_code == 200
+    assert AuthToken.objects.filter(user=user).count() == 2  # a request sweeps nothing
+    new_token(user)
+    assert AuthToken.objects.filter(user=user).count() == 2  # the expired one went
+    assert with_token(old).get("/api/projects/").status_code == 401
+    assert with_token(kept).get("/api/projects/").status_code == 200
+    assert AuthToken.objects.filter(user=other).count() == 1  # another account's: left
+    assert with_token(others).get("/api/projects/").status_code == 401  # refused, then deleted
+    assert not AuthToken.objects.filter(user=other).exists()
 
 
 def test_logout_revokes_the_token_used_and_logout_all_revokes_every_token(user):

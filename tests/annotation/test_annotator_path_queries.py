@@ -1,0 +1,77 @@
+"""The annotator path's requests (next + submit, with an API token as the benchmarks send them)
+cost a fixed number of queries, whatever the annotator's history or the tokens they hold, and a
+submit takes the project's counter row as late as it can (issue 31: throughput under many
+annotators; bench/vs_label_studio.py measures it)."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from knox.models import AuthToken
+from rest_framework.test import APIClient
+
+from annotation.models import Draft
+from tests import factories
+
+ANSWER = {"sentences": [1], "none": False, "helpfulness": 70}
+
+
+def token_client(user, *, tokens: int = 1) -> APIClient:
+    for _ in range(tokens - 1):
+        AuthToken.objects.create(user)
+    _, key = AuthToken.objects.create(user)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    return client
+
+
+def cycle(client, project) -> tuple[list[str], list[str]]:
+    """One next + submit: the SQL of each request."""
+    with CaptureQueriesContext(connection) as dealt:
+        response = client.post(f"/api/projects/{project.slug}/next/", {}, format="json")
+    assert response.status_code == 200, response.content
+    assignment = response.data["id"]
+    Draft.objects.create(assignment_id=assignment, answer=ANSWER, revision=1)
+    with CaptureQueriesContext(connection) as submitted:
+        response = client.post(
+            f"/api/assignments/{assignment}/submit/", {"answer": ANSWER}, format="json"
+        )
+    assert response.status_code == 201, response.content
+    return (
+        [q["sql"] for q in dealt.captured_queries],
+        [q["sql"] for q in submitted.captured_queries],
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_next_and_submit_cost_the_same_queries_every_time(project, annotator):
+    factories.make_items(project, 10)
+    other = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=other, role="annotator")
+    counts = set()
+    for client in (token_client(annotator), token_client(other, tokens=5)):
+        for _ in range(3):
+            dealt, submitted = cycle(client, project)
+            counts.add((len(dealt), len(submitted)))
+            # The token is read once per request; never every token of the account (knox's
+            # sweep of expired ones, now done when a token is made: projects.tokens).
+            for sql in (dealt, submitted):
+                assert sum('"knox_authtoken"' in q for q in sql) == 1
+    assert len(counts) == 1, counts  # the same for every round and whatever tokens are held
+    # next: token, project, role, send-backs, open reservation, membership, the dealing
+    # transaction (9 with BEGIN and COMMIT) and the assignment's view (5); submit: token,
+    # assignment, role, the transaction (9) and the project's webhook subscriptions (2).
+    assert counts == {(20, 14)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submit_takes_the_project_counter_row_last(project, annotator):
+    # The answer's INSERT moves the project's answer counter row (a trigger), which every submit
+    # in the project writes: from there to the commit, other submits wait. Only the assignment's
+    # own UPDATE (which moves that row too) comes after it.
+    factories.make_items(project, 2)
+    _, submitted = cycle(token_client(annotator), project)
+    insert = next(n for n, q in enumerate(submitted) if q.startswith('INSERT INTO "annotation_an'))
+    commit = submitted.index("COMMIT")
+    between = [q.split(" ", 2)[:2] for q in submitted[insert + 1 : commit]]
+    assert between == [["UPDATE", '"annotation_assignment"']]
+    assert any(q.startswith('DELETE FROM "annotation_draft"') for q in submitted[:insert])
