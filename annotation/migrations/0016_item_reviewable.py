@@ -7,7 +7,6 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0015_item_active_sampling'),
-        ('projects', '0014_import_jobs_to_studies'),
     ]
 
     operations = [
