@@ -240,9 +240,14 @@ def _by_kind_group_flags(items: QuerySet[Item], f: ItemFilter) -> QuerySet[Item]
 def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) -> QuerySet[Item]:
     items = Item.objects.filter(project=project)
     if judge is not None:
+        # The project in the join too (the judge's rows are all the project's): a verdict
+        # filter or the judge's sort then walks ``itemjudgefigures_sort_idx`` (project, judge,
+        # share, item) instead of reading every judge figure.
         items = items.annotate(
             judge_figures=FilteredRelation(
-                "browser_judge_figures", condition=Q(browser_judge_figures__judge=judge)
+                "browser_judge_figures",
+                condition=Q(browser_judge_figures__judge=judge)
+                & Q(browser_judge_figures__project=project),
             )
         )
     f = item_filter
@@ -264,6 +269,12 @@ def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) ->
             items = items.filter(**{f"{lookup}__gte": low})
         if high is not None:
             items = items.filter(**{f"{lookup}__lte": high})
+    if any(getattr(f, name) is not None for name in _FIGURE_RANGES):
+        # A range over the item figures keeps only items with figures (an inner join): naming
+        # the figures' project lets PostgreSQL read them by ``itemfigures_agreement_idx`` /
+        # ``itemfigures_gold_idx`` (project, value, item), in the sort's order when the table is
+        # sorted by that figure, instead of every project's figures joined to every item.
+        items = items.filter(browser_figures__project=project)
     # judge_figures is a FilteredRelation (above), which django-stubs cannot see
     if f.verdict == "agrees":
         items = items.filter(judge_figures__humans_agreeing__gt=0.5)  # type: ignore[misc]
@@ -272,6 +283,9 @@ def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) ->
     elif f.verdict == "unjudged":
         items = items.filter(judge_figures__id__isnull=True)  # type: ignore[misc]
     return items
+
+
+_FIGURE_RANGES = ("agreement_min", "agreement_max", "gold_min", "gold_max")
 
 
 def _by_status(items: QuerySet[Item], status: str, *, needed: int) -> QuerySet[Item]:
@@ -355,11 +369,27 @@ def _after(sort: str, descending: bool, value: Any, item_id: int) -> Q:
     return after
 
 
-def _order(sort: str, descending: bool) -> list:
+def _order(sort: str, descending: bool, *, without_empty: bool = False) -> list:
+    """The table's order; ``without_empty``: the filter leaves no empty sort value, so where
+    the empty values would go does not matter, and a descending order is a backward walk of the
+    figure's index (which keeps them last going up: first going down)."""
     key, nullable = _SORT_KEYS[sort]
     if descending:
-        return [F(key).desc(nulls_last=True), "-id"]
+        return [F(key).desc(nulls_last=True if not without_empty else None), "-id"]
     return [F(key).asc(nulls_last=True), "id"]
+
+
+def _sort_value_required(item_filter: ItemFilter) -> bool:
+    """Whether the filter keeps only items with a sort value (a range over the sorted figure,
+    or a verdict on the sorted judge)."""
+    f = item_filter
+    if f.sort == "agreement":
+        return f.agreement_min is not None or f.agreement_max is not None
+    if f.sort == "gold":
+        return f.gold_min is not None or f.gold_max is not None
+    if f.sort == "judge":
+        return f.verdict in ("agrees", "disagrees")
+    return False
 
 
 _ROW_FIELDS = (
@@ -429,7 +459,8 @@ def _rows(
         excluded=Exists(ItemExclusion.objects.filter(item=OuterRef("pk"))),
     )
     fields += ["open_flags", "excluded"]
-    for r in items.order_by(*_order(sort, descending)).values(*fields)[:limit]:
+    order = _order(sort, descending, without_empty=_sort_value_required(item_filter))
+    for r in items.order_by(*order).values(*fields)[:limit]:
         share = r.get("judge_figures__humans_agreeing")
         rows.append(
             ItemRow(
