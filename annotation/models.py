@@ -137,6 +137,14 @@ class Item(models.Model):
             models.Index(
                 fields=["project", "group", "position", "id"], name="item_group_order_idx"
             ),
+            # The item browser's open items (none assigned, none answered) in queue order; a
+            # partial index, so an item leaves it with its first assignment and a write to an
+            # item that is not open never touches it.
+            models.Index(
+                fields=["project", "position", "id"],
+                condition=Q(assigned_count=0, submitted_count=0),
+                name="item_open_status_idx",
+            ),
             # Active sampling: the open items, highest priority first.
             models.Index(
                 "project",
