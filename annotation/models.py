@@ -131,6 +131,20 @@ class Item(models.Model):
             # not sorted with their JSON (a 100k export's sort spilled 69 MB to disk and held
             # back its first row by about a second).
             models.Index(fields=["project", "position", "id"], name="item_export_order_idx"),
+            # Item groups: the judges page's list of groups (a skip scan, one probe per group:
+            # ``annotation.selectors.item_groups``) and the item browser's group filter in queue
+            # order.
+            models.Index(
+                fields=["project", "group", "position", "id"], name="item_group_order_idx"
+            ),
+            # The item browser's open items (none assigned, none answered) in queue order; a
+            # partial index, so an item leaves it with its first assignment and a write to an
+            # item that is not open never touches it.
+            models.Index(
+                fields=["project", "position", "id"],
+                condition=Q(assigned_count=0, submitted_count=0),
+                name="item_open_status_idx",
+            ),
             # Active sampling: the open items, highest priority first.
             models.Index(
                 "project",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
+from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 from django.utils.translation import gettext_lazy
@@ -244,6 +245,28 @@ class ProjectCounts(TypedDict):
     complete_items: int
     annotations: int
     annotations_revision: int
+
+
+def item_groups(*, project: Project) -> list[str]:
+    """The project's item groups (not empty), sorted. A skip scan of ``item_group_order_idx``
+    (project, group, …): one index probe per group, each for the least group above the last
+    one, so the cost follows the number of groups, not of items (``SELECT DISTINCT`` read every
+    item: 0.13 s at 100k)."""
+    table = connection.ops.quote_name(Item._meta.db_table)
+    group = connection.ops.quote_name("group")
+    sql = f"""
+        WITH RECURSIVE found(name) AS (
+            SELECT MIN({group}) FROM {table} WHERE project_id = %s AND {group} > ''
+            UNION ALL
+            SELECT (SELECT MIN(i.{group}) FROM {table} i
+                    WHERE i.project_id = %s AND i.{group} > found.name)
+            FROM found WHERE found.name IS NOT NULL
+        )
+        SELECT name FROM found WHERE name IS NOT NULL
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [project.pk, project.pk])
+        return [name for (name,) in cursor.fetchall()]
 
 
 def project_counts(*, project: Project) -> ProjectCounts:

@@ -13,7 +13,8 @@ untimed visit each (which may refresh cached figures). Prints p50 and p95 at bot
 ratio big / small (flat: ≈ 1; looked into above 3×) and the queries per page at both sizes.
 
 Pages: project (with its import jobs), items list (first page), item browser (second page, by
-cursor; and a filtered page), item page, quality, review (open and all), judges, judge
+cursor; filtered by agreement with a common value, a value no item has, and with a status no item
+of that agreement has; the open items), item page, quality, review (open and all), judges, judge
 validation, members, agreement dashboard, audit log, settings.
 
 ``bench/scale.py`` prints these rows too (``rows``), against its own database.
@@ -54,6 +55,15 @@ def page_urls(project) -> dict[str, str]:
         "item browser (filtered, by agreement)": (
             f"{base}/items/?status=complete&agreement_max=0.5&sort=agreement"
         ),
+        # a value no item has (agreements here are 1/3 and 1): the figures' index finds none
+        "item browser (filtered, rare agreement)": (
+            f"{base}/items/?agreement_min=0.4&agreement_max=0.5&sort=agreement"
+        ),
+        # no open item has an agreement: a page looks at SEARCH_SPAN items and leads on
+        "item browser (filtered, open by agreement)": (
+            f"{base}/items/?status=open&agreement_max=0.5&sort=agreement"
+        ),
+        "item browser (open items)": f"{base}/items/?status=open",
         "item page": f"{base}/items/{item.pk}/",
         "quality": f"{base}/quality/",
         "review (open)": f"{base}/review/",

@@ -54,8 +54,13 @@ def in_current_session(assignments: QuerySet[Assignment], *, user: User) -> Quer
 
 def _control_stats(project) -> dict[int, tuple[int, int]]:
     rows = (
+        # the item's project too: the controls are read by ``item_queue_idx`` (project, kind),
+        # not every project's controls by kind
         Assignment.objects.filter(
-            project=project, item__kind=Item.Kind.CONTROL, correct__isnull=False
+            project=project,
+            item__project=project,
+            item__kind=Item.Kind.CONTROL,
+            correct__isnull=False,
         )
         .values("annotator_id")
         .annotate(answered=Count("id"), right=Count("id", filter=Q(correct=True)))

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from rest_framework import serializers
 
 from annotation.models import Item
-from annotation.selectors import project_counts
+from annotation.selectors import item_groups, project_counts
 from core.errors import Refusal
 from llm_judges import selectors, services
 from llm_judges.forms import (
@@ -33,13 +33,7 @@ from projects.permissions import RESEARCH_ROLES, project_for
 
 
 def _groups(project) -> list[str]:
-    return list(
-        Item.objects.filter(project=project)
-        .exclude(group="")
-        .order_by("group")
-        .values_list("group", flat=True)
-        .distinct()
-    )
+    return item_groups(project=project)
 
 
 @login_required

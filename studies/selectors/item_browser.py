@@ -36,6 +36,13 @@ from django.db.models import (
     Subquery,
     TextField,
 )
+from django.db.models.fields.tuple_lookups import (  # Django's row comparisons (5.2)
+    Tuple,
+    TupleGreaterThan,
+    TupleGreaterThanOrEqual,
+    TupleLessThan,
+    TupleLessThanOrEqual,
+)
 from django.db.models.functions import Cast, Coalesce
 
 from annotation import task_types
@@ -45,6 +52,7 @@ from annotation.selectors import project_counts
 from core.errors import Refusal
 from llm_judges.models import Judge, JudgeResult
 from projects.models import Membership, Project
+from studies.models import ItemFigures, ItemJudgeFigures
 
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -74,7 +82,7 @@ _SORT_KEYS = {
     "answers": ("submitted_count", False),
     "agreement": ("browser_figures__agreement", True),
     "gold": ("browser_figures__gold_score", True),
-    "judge": ("judge_figures__humans_agreeing", True),
+    "judge": ("judge_share", True),
 }
 KINDS = dict(Item.Kind.choices)
 _REFERENCE = re.compile(rf"#[{ALPHABET}]{{{LENGTH}}}|[{ALPHABET}]{{{LENGTH}}}")
@@ -240,10 +248,20 @@ def _by_kind_group_flags(items: QuerySet[Item], f: ItemFilter) -> QuerySet[Item]
 def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) -> QuerySet[Item]:
     items = Item.objects.filter(project=project)
     if judge is not None:
+        # The project in the join too (the judge's rows are all the project's): a verdict
+        # filter or the judge's sort then walks ``itemjudgefigures_sort_idx`` (project, judge,
+        # share, item) instead of reading every judge figure.
         items = items.annotate(
             judge_figures=FilteredRelation(
-                "browser_judge_figures", condition=Q(browser_judge_figures__judge=judge)
+                "browser_judge_figures",
+                condition=Q(browser_judge_figures__judge=judge)
+                & Q(browser_judge_figures__project=project),
             )
+        ).annotate(
+            # every read of the judge's figure through these names: each filter() naming the
+            # relation itself would join the judge's figures once more
+            judge_share=F("judge_figures__humans_agreeing"),
+            judge_item=F("judge_figures__item"),
         )
     f = item_filter
     if f.q:
@@ -264,14 +282,23 @@ def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) ->
             items = items.filter(**{f"{lookup}__gte": low})
         if high is not None:
             items = items.filter(**{f"{lookup}__lte": high})
-    # judge_figures is a FilteredRelation (above), which django-stubs cannot see
+    if any(getattr(f, name) is not None for name in _FIGURE_RANGES):
+        # A range over the item figures keeps only items with figures (an inner join): naming
+        # the figures' project lets PostgreSQL read them by ``itemfigures_agreement_idx`` /
+        # ``itemfigures_gold_idx`` (project, value, item), in the sort's order when the table is
+        # sorted by that figure, instead of every project's figures joined to every item.
+        items = items.filter(browser_figures__project=project)
+    # judge_share and judge_item are annotations (above), which django-stubs cannot see
     if f.verdict == "agrees":
-        items = items.filter(judge_figures__humans_agreeing__gt=0.5)  # type: ignore[misc]
+        items = items.filter(judge_share__gt=0.5)  # type: ignore[misc]
     elif f.verdict == "disagrees":
-        items = items.filter(judge_figures__humans_agreeing__lte=0.5)  # type: ignore[misc]
+        items = items.filter(judge_share__lte=0.5)  # type: ignore[misc]
     elif f.verdict == "unjudged":
-        items = items.filter(judge_figures__id__isnull=True)  # type: ignore[misc]
+        items = items.filter(judge_item__isnull=True)  # type: ignore[misc]
     return items
+
+
+_FIGURE_RANGES = ("agreement_min", "agreement_max", "gold_min", "gold_max")
 
 
 def _by_status(items: QuerySet[Item], status: str, *, needed: int) -> QuerySet[Item]:
@@ -320,6 +347,9 @@ class ItemPage:
     next_after: str | None  # cursor of the next page, None on the last one
     items_in_project: int
     judge: str
+    # The page looked at ``SEARCH_SPAN`` items in the table's order without filling up: the rows
+    # are the matches among them, and the next page looks on from the last one looked at.
+    searched: int = 0
 
 
 def _encode_cursor(value: Any, item_id: int) -> str:
@@ -344,22 +374,58 @@ def _decode_cursor(text: str, sort: str) -> tuple[Any, int]:
     return value, item_id
 
 
+# The item's id as the index of each sort holds it (the figures' own item column for a figure):
+# the keyset's (value, id) comparison is then a condition on that index, which starts the walk
+# at the cursor instead of reading every item with the same value before it.
+_TIE_KEYS = {
+    "agreement": "browser_figures__item",
+    "gold": "browser_figures__item",
+    "judge": "judge_item",
+}
+
+
+def _beyond(sort: str, descending: bool, value: Any, item_id: int, *, inclusive: bool = False):
+    """(sort value, id) after (value, id) in the table's order, as one row comparison; with
+    ``inclusive`` also the row itself. ``value`` is not empty."""
+    key, _ = _SORT_KEYS[sort]
+    pair = Tuple(F(key), F(_TIE_KEYS.get(sort, "id")))
+    if descending:
+        return (TupleLessThanOrEqual if inclusive else TupleLessThan)(pair, (value, item_id))
+    return (TupleGreaterThanOrEqual if inclusive else TupleGreaterThan)(pair, (value, item_id))
+
+
 def _after(sort: str, descending: bool, value: Any, item_id: int) -> Q:
     key, nullable = _SORT_KEYS[sort]
     beyond = "lt" if descending else "gt"
     if value is None:  # already among the empty values, which come last
         return Q(**{f"{key}__isnull": True, f"id__{beyond}": item_id})
-    after = Q(**{f"{key}__{beyond}": value}) | Q(**{key: value, f"id__{beyond}": item_id})
+    after = Q(_beyond(sort, descending, value, item_id))
     if nullable:
         after |= Q(**{f"{key}__isnull": True})
     return after
 
 
-def _order(sort: str, descending: bool) -> list:
+def _order(sort: str, descending: bool, *, without_empty: bool = False) -> list:
+    """The table's order; ``without_empty``: the filter leaves no empty sort value, so where
+    the empty values would go does not matter, and a descending order is a backward walk of the
+    figure's index (which keeps them last going up: first going down)."""
     key, nullable = _SORT_KEYS[sort]
     if descending:
-        return [F(key).desc(nulls_last=True), "-id"]
+        return [F(key).desc(nulls_last=True if not without_empty else None), "-id"]
     return [F(key).asc(nulls_last=True), "id"]
+
+
+def _sort_value_required(item_filter: ItemFilter) -> bool:
+    """Whether the filter keeps only items with a sort value (a range over the sorted figure,
+    or a verdict on the sorted judge)."""
+    f = item_filter
+    if f.sort == "agreement":
+        return f.agreement_min is not None or f.agreement_max is not None
+    if f.sort == "gold":
+        return f.gold_min is not None or f.gold_max is not None
+    if f.sort == "judge":
+        return f.verdict in ("agrees", "disagrees")
+    return False
 
 
 _ROW_FIELDS = (
@@ -394,6 +460,71 @@ def _verdict(share: float | None, judged: bool) -> str:
     return "agrees" if share > 0.5 else "disagrees"
 
 
+# A page whose filter has a condition no index serves in the table's order (status, answers,
+# text, not judged) looks at no more than this many items in that order: a filter that few items
+# match would otherwise read the whole project to fill a page (0.3 s at 100k items for an empty
+# page). The page shows the matches among them and, when it is not full, leads on from the last
+# item it looked at (``ItemPage.searched``). Orders without an index walk (answers, a figure
+# without a range over it) are not bounded.
+SEARCH_SPAN = 5000
+
+
+def _needs_search_span(f: ItemFilter) -> bool:
+    # open items in queue order have their own index (``item_open_status_idx``)
+    status_indexed = f.status == "open" and f.sort == "position"
+    unindexed = (
+        (f.status and not status_indexed)
+        or f.q
+        or f.answers_min is not None
+        or f.answers_max is not None
+        or f.verdict == "unjudged"
+    )
+    walked = f.sort in ("position", "external_id") or _sort_value_required(f)
+    return bool(unindexed) and walked
+
+
+def _search_end(
+    project: Project, item_filter: ItemFilter, judge: Judge | None, after: tuple[Any, int] | None
+) -> tuple[Any, int] | None:
+    """The last of the next ``SEARCH_SPAN`` items in the table's order (sort value, id), or
+    None when fewer are left. One query, on the order's own index alone (the items' queue or
+    external ids, the figures in a range, the judge's verdicts): a walk ``SEARCH_SPAN`` long."""
+    f = item_filter
+    rows: QuerySet[Any]
+    if f.sort in ("agreement", "gold"):
+        column = "agreement" if f.sort == "agreement" else "gold_score"
+        low, high = (
+            (f.agreement_min, f.agreement_max)
+            if f.sort == "agreement"
+            else (f.gold_min, f.gold_max)
+        )
+        rows = ItemFigures.objects.filter(project=project)
+        if low is not None:
+            rows = rows.filter(**{f"{column}__gte": low})
+        if high is not None:
+            rows = rows.filter(**{f"{column}__lte": high})
+        pair = (column, "item_id")
+    elif f.sort == "judge":
+        share = Q(humans_agreeing__gt=0.5) if f.verdict == "agrees" else Q(humans_agreeing__lte=0.5)
+        rows = ItemJudgeFigures.objects.filter(share, project=project, judge=judge)
+        pair = ("humans_agreeing", "item_id")
+    else:
+        rows = Item.objects.filter(project=project)
+        pair = (_SORT_KEYS[f.sort][0], "id")
+    keys = Tuple(F(pair[0]), F(pair[1]))
+    if after is not None:
+        rows = rows.filter((TupleLessThan if f.descending else TupleGreaterThan)(keys, after))
+    order = [F(name).desc() if f.descending else F(name).asc() for name in pair]
+    found = list(rows.order_by(*order).values_list(*pair)[SEARCH_SPAN - 1 : SEARCH_SPAN])
+    return (found[0][0], found[0][1]) if found else None
+
+
+def _up_to(sort: str, descending: bool, value: Any, item_id: int) -> Q:
+    """Items up to (value, id) in the table's order (a non-empty value: the walks that are
+    bounded have one), which ends the index walk there."""
+    return Q(_beyond(sort, not descending, value, item_id, inclusive=True))
+
+
 def _rows(
     project: Project,
     item_filter: ItemFilter,
@@ -402,15 +533,23 @@ def _rows(
     after: tuple[Any, int] | None,
     limit: int,
     headline: bool = True,
-) -> list[ItemRow]:
+) -> tuple[list[ItemRow], tuple[Any, int] | None]:
+    """Up to ``limit`` rows after ``after``, and where the search for more stopped (sort value,
+    id) when it looked at ``SEARCH_SPAN`` items without finding ``limit`` (None: it did not
+    stop short; fewer rows than ``limit`` then mean the last of them)."""
     task_type = task_types.get(project.task_type)
     items = _filtered(project, item_filter, judge)
     sort, descending = item_filter.sort, item_filter.descending
     if after is not None:
         items = items.filter(_after(sort, descending, *after))
+    end = None
+    if _needs_search_span(item_filter):
+        end = _search_end(project, item_filter, judge, after)
+        if end is not None:
+            items = items.filter(_up_to(sort, descending, *end))
     fields = [f for f in _ROW_FIELDS if headline or f != "payload"]
     if judge is not None:
-        fields += ["judge_figures__humans_agreeing", "judge_figures__id"]
+        fields += ["judge_share", "judge_item"]
     key = _SORT_KEYS[sort][0]
     if key not in fields:
         fields.append(key)
@@ -429,8 +568,9 @@ def _rows(
         excluded=Exists(ItemExclusion.objects.filter(item=OuterRef("pk"))),
     )
     fields += ["open_flags", "excluded"]
-    for r in items.order_by(*_order(sort, descending)).values(*fields)[:limit]:
-        share = r.get("judge_figures__humans_agreeing")
+    order = _order(sort, descending, without_empty=_sort_value_required(item_filter))
+    for r in items.order_by(*order).values(*fields)[:limit]:
+        share = r.get("judge_share")
         rows.append(
             ItemRow(
                 id=r["id"],
@@ -444,7 +584,7 @@ def _rows(
                 agreement=r["browser_figures__agreement"],
                 gold_score=r["browser_figures__gold_score"],
                 judge_agreement=share,
-                judge_verdict=_verdict(share, r.get("judge_figures__id") is not None)
+                judge_verdict=_verdict(share, r.get("judge_item") is not None)
                 if judge is not None
                 else "",
                 open_flags=r["open_flags"],
@@ -454,7 +594,7 @@ def _rows(
                 sort_value=r[key],
             )
         )
-    return rows
+    return rows, (end if len(rows) < limit else None)
 
 
 def item_page(
@@ -466,16 +606,19 @@ def item_page(
         raise BrowserRefused(f"page_size must be 1 to {MAX_PAGE_SIZE}.", field="page_size")
     judge = _judge_named(project, item_filter.judge) if item_filter.judge else None
     cursor = _decode_cursor(after, item_filter.sort) if after else None
-    rows = _rows(project, item_filter, judge, after=cursor, limit=page_size + 1)
+    rows, stopped = _rows(project, item_filter, judge, after=cursor, limit=page_size + 1)
     next_after = None
     if len(rows) > page_size:
         rows = rows[:page_size]
         next_after = _encode_cursor(rows[-1].sort_value, rows[-1].id)
+    elif stopped is not None:
+        next_after = _encode_cursor(*stopped)
     return ItemPage(
         rows=rows,
         next_after=next_after,
         items_in_project=project_counts(project=project)["items"],
         judge=judge.name if judge is not None else "",
+        searched=SEARCH_SPAN if stopped is not None else 0,
     )
 
 
@@ -487,11 +630,14 @@ def item_rows_all(
     judge = _judge_named(project, item_filter.judge) if item_filter.judge else None
     cursor = None
     while True:
-        rows = _rows(project, item_filter, judge, after=cursor, limit=chunk)
+        rows, stopped = _rows(project, item_filter, judge, after=cursor, limit=chunk)
         yield from rows
-        if len(rows) < chunk:
+        if len(rows) == chunk:
+            cursor = (rows[-1].sort_value, rows[-1].id)
+        elif stopped is not None:
+            cursor = stopped
+        else:
             return
-        cursor = (rows[-1].sort_value, rows[-1].id)
 
 
 def item_find(*, project: Project, text: str) -> int | None:

@@ -43,6 +43,7 @@ from agreement.reports.gather import data_version, parsed_answers
 from annotation import task_types
 from annotation.models import Annotation, Item
 from annotation.review import excluded_annotators
+from annotation.services import statistics_refresh
 from core.figure_refresh import refresh_queued, refresh_recorded
 from llm_judges.selectors import judge_answers
 from metrics.kappa import pairwise_agreement
@@ -142,6 +143,12 @@ def item_figures_refresh(*, project: Project, version: str | None = None) -> int
                 "error": "",
             },
         )
+    # A whole project's rows replaced: the planner's statistics as after an import, so that a
+    # filter over the figures is planned for the table as it is (by its index when it keeps
+    # few items, along the table's order when it keeps many).
+    statistics_refresh(
+        rows=len(figures) + len(judged), model_classes=(ItemFigures, ItemJudgeFigures)
+    )
     return len(figures)
 
 

@@ -379,6 +379,13 @@ def _page_queries(client, url) -> int:
         "?sort=agreement&descending=1&status=complete",
         "?judge={judge}&verdict=disagrees&sort=judge",
         "?q=claim&kind=regular&agreement_max=0.5",
+        # a range over a figure reads the figures' index (issue 31): the bench's filter, both
+        # directions, gold, and a judge's verdict in the judge's order, going down
+        "?status=complete&agreement_max=0.5&sort=agreement",
+        "?agreement_max=0.5&sort=agreement&descending=1",
+        "?gold_max=0.5&sort=gold&descending=1",
+        "?judge={judge}&verdict=disagrees&sort=judge&descending=1",
+        "?group=g0",
     ],
 )
 def test_queries_per_page_do_not_grow_with_the_items(db, researcher, query):
@@ -389,9 +396,9 @@ def test_queries_per_page_do_not_grow_with_the_items(db, researcher, query):
         client = browser(researcher)
         counts.append(_page_queries(client, url))
         page = client.get(url).context["page"]
-        assert len(page.rows) == min(
-            n_items // (2 if "agreement_max" in query or "verdict" in query else 1), 50
-        )
+        if "group" not in query:
+            halved = "agreement_max" in query or "verdict" in query or "gold_max" in query
+            assert len(page.rows) == min(n_items // (2 if halved else 1), 50), query
         # the next page costs the same
         if page.next_after:
             counts.append(
@@ -583,3 +590,92 @@ def test_the_item_page_names_fields_as_people_read_them():
     assert [label for label, _ in node["fields"]] == ["Masked evidence", "Evidence"]
     (entry,) = node["fields"][1][1]["entries"]
     assert entry["fields"] == [("Id", {"text": "1"}), ("Is target", {"text": "yes"})]
+
+
+# --- a filter no index serves: a bounded search per page (issue 31) ---------------------------
+
+SPAN_QUERIES = [
+    "status=open&sort=external_id&descending=1",
+    "status=complete&agreement_max=0.5&sort=agreement",
+    "status=complete&agreement_max=0.5&sort=agreement&descending=1",
+    "answers_max=1&sort=external_id&descending=1",
+    "q=claim&status=complete",
+    "judge={judge}&verdict=unjudged",
+    "judge={judge}&verdict=disagrees&sort=judge&status=complete",
+    "judge={judge}&verdict=agrees&sort=judge&descending=1&answers_min=2",
+    "status=complete&gold_max=0.5&sort=gold",
+]
+
+
+def _mixed_project(researcher, n_items: int):
+    """``_project_with``'s items (two answers, the second annotator differing on every other
+    item, a judge answer on each) and as many again that nobody answered or judged."""
+    project, judge = _project_with(researcher, n_items)
+    factories.make_items(project, n_items, start=n_items)
+    item_figures_refresh(project=project)
+    return project, judge
+
+
+@pytest.mark.parametrize("query", SPAN_QUERIES)
+def test_a_bounded_search_pages_through_the_same_rows(db, researcher, query, monkeypatch):
+    """With pages that look at only 3 items each (``SEARCH_SPAN``), following the pages gives
+    the rows of the unbounded filter in the same order; a page that did not fill says how far
+    it looked and leads on; the export reads every row too."""
+    from studies.selectors import item_browser
+
+    project, judge = _mixed_project(researcher, 12)
+    params = dict(part.split("=") for part in query.format(judge=judge.name).split("&"))
+    item_filter = item_filter_from_query(params)
+    everything = [r.id for r in walk(project, item_filter, 4)]
+    assert everything  # each filter keeps some of the items
+    monkeypatch.setattr(item_browser, "SEARCH_SPAN", 3)
+    rows, after, short = [], "", 0
+    while True:
+        page = item_page(project=project, item_filter=item_filter, after=after, page_size=4)
+        assert len(page.rows) <= 4
+        rows += [r.id for r in page.rows]
+        short += bool(page.searched)
+        if page.next_after is None:
+            break
+        after = page.next_after
+    assert rows == everything
+    assert short  # some page stopped looking before it was full
+    exported = [r.id for r in item_rows_all(project=project, item_filter=item_filter, chunk=2)]
+    assert exported == everything
+
+
+def test_a_page_that_looked_far_enough_says_so(db, researcher, monkeypatch):
+    from studies.selectors import item_browser
+
+    project, _ = _mixed_project(researcher, 4)
+    monkeypatch.setattr(item_browser, "SEARCH_SPAN", 3)
+    client = browser(researcher)
+    # the open items in queue order have their own index: no bound
+    opened = client.get(reverse("project-items", args=[project.slug]) + "?status=open")
+    assert len(opened.context["page"].rows) == 4 and not opened.context["page"].searched
+    url = reverse("project-items", args=[project.slug]) + "?status=open&sort=external_id"
+    response = client.get(url)  # the first three by external id are answered: none is open
+    assert response.status_code == 200
+    page = response.context["page"]
+    assert page.rows == [] and page.searched == 3 and page.next_after
+    text = response.content.decode()
+    assert "looked at the next 3 items" in text and "None of these items matches" in text
+    following = client.get(response.context["next_url"] and url + "&after=" + page.next_after)
+    assert [r.external_id for r in following.context["page"].rows]  # the open ones, further on
+
+
+@pytest.mark.parametrize("query", ["?answers_max=0", "?judge={judge}&verdict=unjudged"])
+def test_a_bounded_search_costs_the_same_queries_at_any_size(db, researcher, query, monkeypatch):
+    from studies.selectors import item_browser
+
+    monkeypatch.setattr(item_browser, "SEARCH_SPAN", 5)
+    counts = []
+    for n_items in (10, 60):
+        project, judge = _mixed_project(researcher, n_items)
+        url = reverse("project-items", args=[project.slug]) + query.format(judge=judge.name)
+        client = browser(researcher)
+        counts.append(_page_queries(client, url))
+        page = client.get(url).context["page"]
+        assert page.searched and not page.rows  # the first items are all answered and judged
+        counts.append(_page_queries(client, url + f"&after={page.next_after}"))
+    assert len(set(counts)) == 1, counts

@@ -157,3 +157,48 @@ def test_the_judges_page_counts_no_items(db, researcher):
         if "COUNT(" in q["sql"].upper() and 'FROM "annotation_item"' in q["sql"]
     ]
     assert counting == []
+
+
+def test_the_judges_page_lists_the_groups_without_reading_every_item(db, researcher):
+    """The run form's groups: the project's own, not empty, sorted (by the database's
+    collation), each once; read by one probe per group (``item_groups``), not a DISTINCT over
+    the project's items."""
+    from annotation.models import Item
+    from annotation.selectors import item_groups
+
+    study = GrowingStudy(researcher)
+    study.add(N_ITEMS)
+    other = factories.ProjectFactory()
+    factories.make_items(other, 2)
+    Item.objects.filter(project=other).update(group="z-other")
+    assert item_groups(project=study.project) == ["test-gen"]  # every generated item's
+    Item.objects.filter(project=study.project).update(group="")
+    assert item_groups(project=study.project) == []
+    names = ["b", "a", "", "b", "Ünïcode 'quoted'", "a"]
+    for item, name in zip(study.project.items.order_by("id"), names, strict=False):
+        item.group = name
+        item.save(update_fields=["group"])
+    # what the page read before: a DISTINCT over the items, in the database's order
+    expected = list(
+        Item.objects.filter(project=study.project)
+        .exclude(group="")
+        .order_by("group")
+        .values_list("group", flat=True)
+        .distinct()
+    )
+    assert sorted(expected) == sorted({"a", "b", "Ünïcode 'quoted'"})
+    assert item_groups(project=study.project) == expected
+    client = Client()
+    client.force_login(researcher)
+    url = reverse("project-judges", args=[study.project.slug])
+    client.get(url)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+    assert response.status_code == 200
+    assert [c[0] for c in response.context["start_form"].fields["group"].choices][1:] == expected
+    distinct = [
+        q["sql"]
+        for q in queries.captured_queries
+        if "DISTINCT" in q["sql"].upper() and '"annotation_item"' in q["sql"]
+    ]
+    assert distinct == []
