@@ -46,20 +46,8 @@ def p95(values: list[float]) -> float:
 
 def peak_rss_mb(root_pid: int) -> float:
     """Largest VmHWM (peak resident set) among ``root_pid`` and its descendants, in MB."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(parent, []).append(int(entry.name))
-    peak, todo = 0.0, [root_pid]
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, []))
+    peak = 0.0
+    for pid in process_tree(root_pid):
         try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmHWM:"):
