@@ -498,6 +498,21 @@ def _start_batch(
     return first
 
 
+def _may_write_or_landed(
+    assignment: Assignment, submission_id: uuid.UUID | None, answer: dict
+) -> Annotation | None:
+    """None when the annotator may write; else the answer stored for this very request
+    (:func:`_landed_retry`), or the refusal."""
+    try:
+        _check_may_write(assignment)
+    except WorkflowError:
+        landed = _landed_retry(assignment, submission_id, answer)
+        if landed is None:
+            raise
+        return landed
+    return None
+
+
 def _landed_retry(
     assignment: Assignment, submission_id: uuid.UUID | None, answer: dict
 ) -> Annotation | None:
@@ -630,11 +645,10 @@ def annotation_submit(
 
     Idempotent: the same ``submission_id`` (a retried request, even one that a later submit has
     since replaced) or an answer identical to the current one (a resubmit with a new id after the
-    client saw an error) returns the current annotation, and nothing is stored. A different answer on an already submitted
+    client saw an error) returns the current annotation, and nothing is stored (a retry also
+    when the annotator may no longer write). A different answer on an already submitted
     assignment becomes a new version; earlier versions are kept. Answers on control and
-    qualification items are scored against gold, and quality control runs (``quality``) in the
-    same transaction.
-    """
+    qualification items are scored against gold, and quality runs in the same transaction."""
     item = assignment.item
     project = assignment.project
     task_type = task_types.get(project.task_type)
@@ -642,12 +656,8 @@ def annotation_submit(
     if not serializer.is_valid():
         raise AnswerInvalid(serializer.errors)
     clean = serializer.validated_data
-    try:
-        _check_may_write(assignment)
-    except WorkflowError:
-        landed = _landed_retry(assignment, submission_id, clean)
-        if landed is None:
-            raise
+    landed = _may_write_or_landed(assignment, submission_id, clean)
+    if landed is not None:
         return landed, False
     correct = quality.is_correct(task_type, item, clean)
     submission_id = submission_id or uuid.uuid4()
@@ -677,9 +687,8 @@ def annotation_submit(
         if locked.state == Assignment.State.EXPIRED:
             _reactivate_expired(locked, item)
 
-        # Everything that touches no counter row first: from the answer's INSERT on, the triggers
-        # hold the project's answer counter row (one per project) until the commit, so every
-        # other submit in the project waits for this one from there.
+        # What touches no counter row first: from the answer's INSERT to the commit the triggers
+        # hold the project's answer counter row, which every other submit in it waits for.
         Draft.objects.filter(assignment=locked).delete()
         version = 1
         if current is not None:
