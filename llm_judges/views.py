@@ -32,10 +32,6 @@ from llm_judges.forms import (
 from projects.permissions import RESEARCH_ROLES, project_for
 
 
-def _groups(project) -> list[str]:
-    return item_groups(project=project)
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def project_judges(request, slug):
@@ -44,7 +40,7 @@ def project_judges(request, slug):
     judges = selectors.judges_for_project(project=project)
     endpoints = selectors.endpoints_for_project(project=project)
     setup = _JudgeSetup(request, project, judges, endpoints)
-    groups = _groups(project)
+    groups = item_groups(project=project)
     start_form = StartRunForm(judges=judges, groups=groups)
     preview_form = PreviewForm(judges=judges)
     estimate = preview = None

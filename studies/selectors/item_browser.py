@@ -282,7 +282,7 @@ def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) ->
             items = items.filter(**{f"{lookup}__gte": low})
         if high is not None:
             items = items.filter(**{f"{lookup}__lte": high})
-    if any(getattr(f, name) is not None for name in _FIGURE_RANGES):
+    if any(v is not None for figure in ("agreement", "gold") for v in _figure_range(f, figure)):
         # A range over the item figures keeps only items with figures (an inner join): naming
         # the figures' project lets PostgreSQL read them by ``itemfigures_agreement_idx`` /
         # ``itemfigures_gold_idx`` (project, value, item), in the sort's order when the table is
@@ -298,7 +298,14 @@ def _filtered(project: Project, item_filter: ItemFilter, judge: Judge | None) ->
     return items
 
 
-_FIGURE_RANGES = ("agreement_min", "agreement_max", "gold_min", "gold_max")
+def _figure_range(f: ItemFilter, figure: str) -> tuple[Any, Any]:
+    """(low, high) of the filter's range over an item figure (``agreement``, ``gold``); both
+    None for anything else."""
+    if figure == "agreement":
+        return f.agreement_min, f.agreement_max
+    if figure == "gold":
+        return f.gold_min, f.gold_max
+    return None, None
 
 
 def _by_status(items: QuerySet[Item], status: str, *, needed: int) -> QuerySet[Item]:
@@ -419,10 +426,8 @@ def _sort_value_required(item_filter: ItemFilter) -> bool:
     """Whether the filter keeps only items with a sort value (a range over the sorted figure,
     or a verdict on the sorted judge)."""
     f = item_filter
-    if f.sort == "agreement":
-        return f.agreement_min is not None or f.agreement_max is not None
-    if f.sort == "gold":
-        return f.gold_min is not None or f.gold_max is not None
+    if f.sort in ("agreement", "gold"):
+        return any(bound is not None for bound in _figure_range(f, f.sort))
     if f.sort == "judge":
         return f.verdict in ("agrees", "disagrees")
     return False
@@ -493,11 +498,7 @@ def _search_end(
     rows: QuerySet[Any]
     if f.sort in ("agreement", "gold"):
         column = "agreement" if f.sort == "agreement" else "gold_score"
-        low, high = (
-            (f.agreement_min, f.agreement_max)
-            if f.sort == "agreement"
-            else (f.gold_min, f.gold_max)
-        )
+        low, high = _figure_range(f, f.sort)
         rows = ItemFigures.objects.filter(project=project)
         if low is not None:
             rows = rows.filter(**{f"{column}__gte": low})
