@@ -564,6 +564,26 @@ class ExternalAnnotation(models.Model):
         return f"{self.coder} on item {self.item_id}"
 
 
+class ExternalAnswerCounts(models.Model):
+    """How many external coders' answers a project's items have, and a revision that moves with
+    every insert, change or delete of one: what the pages' data version reads instead of counting
+    them (``agreement.reports.gather.data_version``). Kept by database triggers
+    (:mod:`annotation.counter_triggers.external_answers`), whatever path writes (imports,
+    bundles, the admin, cascade deletes); a project without a row has none."""
+
+    project = models.OneToOneField(
+        "projects.Project", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    answers = models.BigIntegerField(default=0)
+    revision = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "external answer counts"
+
+    def __str__(self) -> str:
+        return f"{self.answers} external answers in project {self.project_id} (rev {self.revision})"
+
+
 class ItemFlag(models.Model):
     """An annotator's report that something is wrong with an item (a reason from the project's
     ``flag_reasons`` crowd setting, and words), possibly with a skip: ``skipped`` says the

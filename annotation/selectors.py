@@ -17,6 +17,7 @@ from annotation.models import (
     Assignment,
     Batch,
     Draft,
+    ExternalAnswerCounts,
     Item,
     ItemFlag,
     ProjectAnswerCounts,
@@ -284,6 +285,18 @@ def project_counts(*, project: Project) -> ProjectCounts:
     if row is None:
         return cast(ProjectCounts, dict.fromkeys(COUNTERS + ANSWER_COUNTERS, 0))
     return cast(ProjectCounts, {key: value or 0 for key, value in row.items()})
+
+
+def external_answers_version(*, project: Project) -> tuple[int, int]:
+    """The project's external coders' answers and their revision (moves with every insert,
+    change or delete of one), from the counter row database triggers keep
+    (:mod:`annotation.counter_triggers.external_answers`): one query, never a count."""
+    row = (
+        ExternalAnswerCounts.objects.filter(project_id=project.id)
+        .values_list("answers", "revision")
+        .first()
+    )
+    return (0, 0) if row is None else (row[0], row[1])
 
 
 STOP_MESSAGES = {

@@ -28,6 +28,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotation import hooks, ordering, quality, task_types
+from annotation.counter_triggers import external_answers
 from annotation.models import (
     Annotation,
     AnnotatorAnswerCounts,
@@ -845,7 +846,8 @@ def statistics_refresh(
 
 def counts_rebuild(*, project_ids: list[int] | None = None) -> int:
     """Recompute what the database triggers keep (``Item.is_full``, ``Item.submitted_count``,
-    ``ProjectItemCounts``, ``ProjectAnswerCounts``, ``AnnotatorAnswerCounts``) from the rows, for
+    ``ProjectItemCounts``, ``ProjectAnswerCounts``, ``AnnotatorAnswerCounts``,
+    ``ExternalAnswerCounts``) from the rows, for
     the given projects or all; returns how many projects. The revision numbers move forward (a
     cached report is recomputed once), never back. For repairs (a restore that bypassed the
     triggers) and for checking them."""
@@ -906,6 +908,7 @@ def counts_rebuild(*, project_ids: list[int] | None = None) -> int:
                 annotations_revision=F("annotations_revision") + 1
             )
             _annotator_counts_rebuild(project_id=project_id, submitted=submitted)
+            external_answers.answers_recount(project_id=project_id)
             for rebuild in hooks.counter_rebuilds:  # higher apps' counters (judge results)
                 rebuild(project_id=project_id)
         count += 1

@@ -27,13 +27,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Exists, Max, OuterRef, TextField, Value
+from django.db.models import Exists, OuterRef, TextField, Value
 from django.db.models.functions import Cast
 
 from annotation import task_types
 from annotation.flags import agreement_items
 from annotation.models import Annotation, ExternalAnnotation, Item
-from annotation.selectors import project_counts
+from annotation.selectors import external_answers_version, project_counts
 from annotation.task_types import TaskType
 from projects.crowd import crowd_settings
 from projects.models import Membership, Project
@@ -348,14 +348,13 @@ def data_version(project: Project, options: ReportOptions | None = None) -> dict
 
     Any new, revised or deleted answer moves the project's ``annotations_revision``, any new,
     deleted or re-imported item its ``items_revision`` (both kept by database triggers,
-    :func:`annotation.selectors.project_counts`); a qualification change or a new member changes
+    :func:`annotation.selectors.project_counts`), any new, replaced or deleted external answer
+    its external revision (:func:`annotation.selectors.external_answers_version`); a qualification change or a new member changes
     the membership digest; a config change moves ``project.updated_at``.
     """
     options = options or ReportOptions()
     counts = project_counts(project=project)
-    external = ExternalAnnotation.objects.filter(item__project=project).aggregate(
-        n=Count("id"), changed=Max("updated_at")
-    )
+    external, external_revision = external_answers_version(project=project)
     members = sorted(
         Membership.objects.filter(project=project).values_list("user_id", "qualification", "role")
     )
@@ -364,11 +363,8 @@ def data_version(project: Project, options: ReportOptions | None = None) -> dict
         "annotations": [counts["annotations"], counts["annotations_revision"]],
         # The answers a report reads: each annotator's current one (not every version) and the
         # external coders' ("from N answers" on the pages).
-        "answers": counts["submitted"] + external["n"],
-        "external": [
-            external["n"],
-            external["changed"].isoformat() if external["changed"] else None,
-        ],
+        "answers": counts["submitted"] + external,
+        "external": [external, external_revision],
         "items": [counts["items"], counts["items_revision"]],
         "members": [list(m) for m in members],
         "project": project.updated_at.isoformat() if project.updated_at else None,

@@ -19,6 +19,8 @@ kept                                   by (module: migration that installed it)
 items, annotations, revision
 ``ProjectItemCounts.items_revision``   :mod:`.dashboard` (0009): moves when what a report reads
                                        of an item changes, never with a reservation
+``ExternalAnswerCounts``               :mod:`.external_answers` (0018): external coders' answers
+                                       and a revision, statement-level on PostgreSQL
 =====================================  ==========================================================
 
 :mod:`.statement_level` (0010) replaced the row-level UPDATE triggers of the assignment and item
@@ -30,8 +32,8 @@ new module and a new migration, as 0010 did). ``manage.py recount`` recomputes e
 from the rows (``annotation.services.counts_rebuild``); tests compare counters with counts after
 every kind of write (``tests/annotation/test_counters*.py``, ``test_bulk_counter_triggers.py``).
 
-Adding a column to ``annotation_item``, ``annotation_assignment``, ``annotation_annotation`` or
-``projects_project`` in a migration: SQLite rebuilds the table, which breaks the triggers that
+Adding a column to ``annotation_item``, ``annotation_assignment``, ``annotation_annotation``,
+``annotation_externalannotation`` or ``projects_project`` in a migration: SQLite rebuilds the table, which breaks the triggers that
 name it, so wrap the migration's operations in :func:`around_sqlite_table_rebuild`.
 """
 
@@ -50,10 +52,11 @@ COUNTED_TABLES = (
     "annotation_item",
     "annotation_assignment",
     "annotation_annotation",
+    "annotation_externalannotation",
     "projects_project",
 )
-# Other apps' SQLite triggers that name a counted table (llm_judges' judge result counter reads
-# annotation_item), dropped by sqlite_triggers_drop and created again by sqlite_triggers_create
+# Other SQLite triggers that name a counted table (llm_judges' judge result counter and
+# .external_answers read annotation_item), dropped by sqlite_triggers_drop and created again by sqlite_triggers_create
 # as they were: SQLite refuses to rename a rebuilt table while a trigger names a missing one.
 _set_aside: dict[str, list[tuple[str, str]]] = {}
 
