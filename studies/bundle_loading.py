@@ -3,8 +3,10 @@
 A bundle comes from elsewhere, so it is read as an import is: nothing is written until every
 file has been checked, and then everything is written in one transaction.
 
-* ``manifest.json`` lists every file with its sha256; a file that is missing, unlisted or
-  different is refused (a bundle edited after it was written is not a replication bundle).
+* ``manifest.json`` lists every file with its sha256 (and a JSON Lines file's rows); a listed
+  file that is missing, a link, different or of another length, and a file this loader reads
+  that is not listed, are refused (a bundle edited after it was written is not a replication
+  bundle). A line longer than ``CONCORD_MAX_RECORD_CHARS`` is refused as an import refuses it.
 * ``study.json`` goes through the same serializers as a study file; its ``members`` are ignored
   (a bundle grants no role), and its judges become the new project's own judges without an
   endpoint (a bundle creates no endpoint); an LLM judge gets the prompt record the study file
@@ -35,6 +37,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -86,9 +89,12 @@ class BundleRefused(Refusal):
 
 
 def _checked_files(directory: Path) -> dict[str, Path]:
-    """The bundle's files, each matching the manifest's sha256."""
+    """The bundle's files: every file the manifest lists (those this loader reads and the
+    others: the Parquet twins, the dataset card, the report) a plain file of the folder, not a
+    link, matching its sha256 and, for a JSON Lines file, its row count; the files this loader
+    reads each listed."""
     manifest_path = directory / "manifest.json"
-    if not manifest_path.is_file():
+    if not manifest_path.is_file() or manifest_path.is_symlink():
         raise BundleRefused(f"{directory} is not a Concord bundle: manifest.json is missing.")
     manifest = _json(manifest_path)
     listed = manifest.get("files") if isinstance(manifest, dict) else None
@@ -99,24 +105,44 @@ def _checked_files(directory: Path) -> dict[str, Path]:
     )
     if odd:
         raise BundleRefused(f"manifest.json: {odd[0]!r} is not a file of the bundle's folder.")
-    files = {}
     for name in (*REQUIRED, *OPTIONAL):
-        path = directory / name
-        if not path.is_file():
-            if name in REQUIRED:
-                raise BundleRefused(f"{directory} is not a Concord bundle: {name} is missing.")
-            continue
-        entry = listed.get(name)
-        expected = entry.get("sha256") if isinstance(entry, dict) else None
-        if not isinstance(expected, str):
+        if name in REQUIRED and name not in listed and not (directory / name).exists():
+            raise BundleRefused(f"{directory} is not a Concord bundle: {name} is missing.")
+        if name not in listed and (directory / name).exists():
             raise BundleRefused(f"manifest.json does not list {name}.")
-        if hashlib.sha256(path.read_bytes()).hexdigest() != expected:
-            raise BundleRefused(
-                f"{name} does not match its sha256 in manifest.json (changed after the bundle "
-                "was written)."
-            )
-        files[name] = path
-    return files
+    for name, entry in listed.items():
+        _check_listed(directory / name, entry)
+    return {name: directory / name for name in (*REQUIRED, *OPTIONAL) if name in listed}
+
+
+def _check_listed(path: Path, entry: Any) -> None:
+    """``path`` is what the manifest's ``entry`` says: a plain file (a link is refused: a
+    bundle is a folder of its own files), its sha256, its rows (non-blank lines of a JSON Lines
+    file) where the entry gives them. Read in 1 MiB blocks: memory stays flat."""
+    name = path.name
+    expected = entry.get("sha256") if isinstance(entry, dict) else None
+    if not isinstance(expected, str):
+        raise BundleRefused(f"manifest.json: {name} has no sha256.")
+    if path.is_symlink():
+        raise BundleRefused(f"{name} is a link; a bundle's files must be the folder's own.")
+    if not path.is_file():
+        raise BundleRefused(f"{name} is listed in manifest.json but is not in the folder.")
+    digest, lines, last = hashlib.sha256(), 0, b"\n"
+    with path.open("rb") as data:
+        while block := data.read(2**20):
+            digest.update(block)
+            lines += block.count(b"\n")
+            last = block[-1:]
+    if digest.hexdigest() != expected:
+        raise BundleRefused(
+            f"{name} does not match its sha256 in manifest.json (changed after the bundle was "
+            "written)."
+        )
+    rows = entry.get("rows")
+    if path.suffix == ".jsonl" and rows is not None:
+        found = lines + (last != b"\n")  # a last line without its newline counts
+        if found != rows:
+            raise BundleRefused(f"{name} has {found:,} lines; manifest.json says {rows!r} rows.")
 
 
 def _json(path: Path) -> Any:
@@ -127,14 +153,23 @@ def _json(path: Path) -> Any:
 
 
 def _rows(path: Path | None) -> Iterator[tuple[str, dict]]:
-    """``(location, row)`` of a JSON Lines file; a line that is not a JSON object is refused."""
+    """``(location, row)`` of a JSON Lines file; a line that is not a JSON object, or longer
+    than an import's record may be (``CONCORD_MAX_RECORD_CHARS``), is refused naming it."""
     if path is None:
         return
+    most = settings.CONCORD_MAX_RECORD_CHARS
     with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
+        number = 0
+        while line := lines.readline(most + 2):  # never more than a record's length in memory
+            number += 1
+            where = f"{path.name} line {number}"
+            if len(line.rstrip("\r\n")) > most:
+                raise BundleRefused(
+                    f"{where}: longer than {most:,} characters, the most a record may have "
+                    "(setting CONCORD_MAX_RECORD_CHARS)."
+                )
             if not line.strip():
                 continue
-            where = f"{path.name} line {number}"
             try:
                 row = json.loads(line)
             except (ValueError, RecursionError) as exc:  # JSONDecodeError, 5,000-digit numbers
@@ -503,14 +538,18 @@ def _annotations(loaded: _Loaded, path: Path) -> None:
             raise BundleRefused(f"{where}: a second answer of {row['annotator']} to this item.")
         seen.add((item.pk, row["annotator"]))
         presentation = _object(row, "presentation", where, optional=True) or {}
+        # When it was made, as the bundle says (a bundle written before reserved_at was bundled:
+        # reserved when submitted); the load's time only where the bundle gives none.
+        submitted = _moment(row, "created_at", where) or now
+        reserved = _moment(row, "reserved_at", where) or submitted
         assignment = Assignment(
             project=loaded.project,
             item=item,
             annotator=account,
             state=Assignment.State.SUBMITTED,
-            reserved_at=now,
-            expires_at=now,
-            submitted_at=now,
+            reserved_at=reserved,
+            expires_at=submitted,
+            submitted_at=submitted,
             sequence=_count(row, "sequence", where, minimum=1) or sequence,
             presentation=presentation,
         )
@@ -535,6 +574,9 @@ def _annotations(loaded: _Loaded, path: Path) -> None:
     for assignment, annotation in rows:
         annotation.assignment = assignment
     Annotation.objects.bulk_create([a for _, a in rows], batch_size=2000)
+    for assignment, annotation in rows:  # bulk_create set created_at to now (auto_now_add)
+        annotation.created_at = assignment.submitted_at
+    Annotation.objects.bulk_update([a for _, a in rows], ["created_at"], batch_size=2000)
     counted = [loaded.items_by_pk[pk] for pk in counts]
     for item in counted:
         item.assigned_count = counts[item.pk]

@@ -162,6 +162,7 @@ def _annotations(project: Project, pseudonyms: dict[int, str]) -> list[dict]:
             "version": a.version,
             "time_spent_ms": a.time_spent_ms,
             "created_at": a.created_at.isoformat(),
+            "reserved_at": a.assignment.reserved_at.isoformat(),
             "settings_version": a.settings_version,
             "item_revision": a.item_revision,
             "sequence": a.assignment.sequence,

@@ -14,6 +14,10 @@ serializers the admin and the task types use; every problem is reported with its
 the project and returns the changes (``dry_run`` only reports them); :func:`study_export` writes
 the file back, so applying an exported file changes nothing.
 
+Applied to an existing project, a file changes what it gives: settings it leaves out
+(``status``, ``annotators_per_item``, ``guidelines``, ``config``, ``crowd``) keep their values,
+never reset to the defaults a new project gets.
+
 Members: listed accounts are added or given the listed role; members the file does not list are
 kept (work is never dropped), and crowd-platform accounts are never listed. The task type of a
 project that has items cannot change.
@@ -77,6 +81,7 @@ KEYS = (
 )
 CROWD_ACCOUNT_PREFIXES = ("prolific-", "mturk-")
 RESERVED_SLUGS = frozenset({"new"})  # /p/new/ creates a study
+GUIDELINES_MAX_BYTES = 1024 * 1024  # a guidelines_file; guidelines: as many characters
 
 
 class MemberSerializer(KnownKeysOnly):
@@ -323,7 +328,11 @@ class StudySerializer(KnownKeysOnly):
     task_type = serializers.ChoiceField(choices=[])
     status = serializers.ChoiceField(choices=Project.Status.values, default=Project.Status.ACTIVE)
     annotators_per_item = serializers.IntegerField(min_value=1, max_value=100, default=3)
-    guidelines = serializers.CharField(allow_blank=True, default="", trim_whitespace=False)
+    # As long as a guidelines_file may be (1 MiB): the annotate page carries them to every
+    # annotator, so a request cannot make that page tens of megabytes.
+    guidelines = serializers.CharField(
+        allow_blank=True, default="", trim_whitespace=False, max_length=GUIDELINES_MAX_BYTES
+    )
     config = serializers.DictField(default=dict)
     crowd = serializers.DictField(default=dict)
     members = MemberSerializer(many=True, default=list)
@@ -437,9 +446,6 @@ def read_study_file(path: Path) -> dict:
             raise Refusal("Give guidelines or guidelines_file, not both.", field="guidelines_file")
         data["guidelines"] = _guidelines_file(path, data.pop("guidelines_file"))
     return data
-
-
-GUIDELINES_MAX_BYTES = 1024 * 1024
 
 
 def _guidelines_file(study_file: Path, name: Any) -> str:
@@ -658,6 +664,8 @@ def study_apply(
                 "choose another slug.",
                 field="slug",
             )
+        if project is not None:
+            attrs.update(_settings_left_out(project, data))
         before = study_export(project=project) if project is not None else {}
         if (
             project is not None
@@ -694,6 +702,17 @@ def study_apply(
             )
         _judges_apply(project=project, judges=attrs["judges"], by=user)
     return {"created": created, "changes": changes, "project": project}
+
+
+KEPT_WHEN_LEFT_OUT = ("status", "annotators_per_item", "guidelines", "config", "crowd")
+
+
+def _settings_left_out(project: Project, data: Any) -> dict[str, Any]:
+    """The settings of an existing project that the file leaves out, as they are: a file with
+    only a slug, name and task type changes nothing else (as members and judges it does not
+    list stay), never resetting guidelines, config or N to their defaults."""
+    given = data.keys() if isinstance(data, Mapping) else ()
+    return {key: getattr(project, key) for key in KEPT_WHEN_LEFT_OUT if key not in given}
 
 
 def _project_update(

@@ -323,6 +323,8 @@ def rewrite(directory, name, change):
         path.write_text(json.dumps(change(json.loads(path.read_text()))))
     manifest = json.loads((directory / "manifest.json").read_text())
     manifest["files"][name]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    if name.endswith(".jsonl"):
+        manifest["files"][name]["rows"] = len(rows)
     (directory / "manifest.json").write_text(json.dumps(manifest))
 
 
@@ -421,6 +423,7 @@ def test_a_bundle_with_a_5000_digit_number_is_refused_naming_its_line(bundle):
     path.write_text(first.replace('"version": 1', '"version": ' + "9" * 5000) + "\n")
     manifest = json.loads((directory / "manifest.json").read_text())
     manifest["files"]["annotations.jsonl"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["files"]["annotations.jsonl"]["rows"] = 1
     (directory / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(CommandError, match="annotations.jsonl line 1"):
         call_command("bundle_load", str(directory))
@@ -450,6 +453,88 @@ def test_a_bundle_whose_file_does_not_match_its_manifest_is_refused(bundle):
     path = directory / "items.jsonl"
     path.write_text(path.read_text().replace("claim", "clam", 1))
     with pytest.raises(CommandError, match="sha256"):
+        call_command("bundle_load", str(directory))
+
+
+def _resign(directory, name, *, rows=None):
+    """Re-sign one file's sha256 in the manifest (as an attacker can), its rows left as they
+    were unless given."""
+    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest["files"][name]["sha256"] = hashlib.sha256((directory / name).read_bytes()).hexdigest()
+    if rows is not None:
+        manifest["files"][name]["rows"] = rows
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("name", ["README.md", "items.parquet", "agreement.json"])
+def test_every_listed_file_is_checked_not_only_those_loaded(bundle, name):
+    """Found by the outside probe: a file the loader does not read (the card, a Parquet twin,
+    the report) changed after the bundle was written loaded as if it were the bundle's."""
+    from projects.models import Project
+
+    directory, slug, _ = bundle
+    with (directory / name).open("ab") as changed:
+        changed.write(b" ")
+    with pytest.raises(CommandError, match=f"{name} does not match its sha256"):
+        call_command("bundle_load", str(directory))
+    assert not Project.objects.filter(slug=slug).exists()
+
+
+def test_a_table_with_other_rows_than_its_manifest_says_is_refused(bundle):
+    """Emptied answers re-signed but with the manifest's row count left: refused, not loaded as
+    a project without answers."""
+    directory, _, _ = bundle
+    (directory / "annotations.jsonl").write_text("")
+    _resign(directory, "annotations.jsonl")
+    with pytest.raises(CommandError, match="annotations.jsonl has 0 lines; manifest.json says 3"):
+        call_command("bundle_load", str(directory))
+
+
+def test_a_link_in_a_bundle_is_refused_even_to_a_file_with_the_right_content(bundle, tmp_path):
+    directory, _, _ = bundle
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_bytes((directory / "items.jsonl").read_bytes())
+    (directory / "items.jsonl").unlink()
+    (directory / "items.jsonl").symlink_to(elsewhere)
+    with pytest.raises(CommandError, match="items.jsonl is a link"):
+        call_command("bundle_load", str(directory))
+
+
+def test_a_bundle_line_longer_than_a_record_may_be_is_refused_naming_it(bundle, settings):
+    directory, _, _ = bundle
+    settings.CONCORD_MAX_RECORD_CHARS = 2000
+    rewrite(directory, "items.jsonl", lambda rows: [rows[0], {**rows[1], "pad": "x" * 3000}])
+    with pytest.raises(CommandError, match="items.jsonl line 2: longer than 2,000 characters"):
+        call_command("bundle_load", str(directory))
+
+
+def test_a_bundle_keeps_when_each_answer_was_made(bundle):
+    """Found by the outside probe: answers loaded with the load's time as theirs (the export's
+    submitted_at, a second bundle's created_at). They keep the bundle's."""
+    from annotation.models import Annotation
+
+    directory, slug, _ = bundle
+    made = ["2024-05-01T12:00:00+00:00", "2024-05-02T08:30:00+00:00", "2024-05-03T17:45:10+00:00"]
+    rewrite(
+        directory,
+        "annotations.jsonl",
+        lambda rows: [
+            {**row, "created_at": when, "reserved_at": "2024-05-01T11:59:00+00:00"}
+            for row, when in zip(rows, made, strict=True)
+        ],
+    )
+    call_command("bundle_load", str(directory))
+    loaded = Annotation.objects.filter(item__project__slug=slug).select_related("assignment")
+    assert sorted(a.created_at.isoformat() for a in loaded) == made
+    assert {a.assignment.submitted_at for a in loaded} == {a.created_at for a in loaded}
+    assert {a.assignment.reserved_at.isoformat() for a in loaded} == {"2024-05-01T11:59:00+00:00"}
+
+
+@pytest.mark.parametrize("when", ["99999-12-31T23:59:59+00:00", "0001-01-01T00:00:00+00:00"])
+def test_a_bundle_answer_made_at_an_impossible_time_is_refused(bundle, when):
+    directory, _, _ = bundle
+    rewrite(directory, "annotations.jsonl", lambda rows: [{**rows[0], "created_at": when}])
+    with pytest.raises(CommandError, match="annotations.jsonl line 1: created_at must be"):
         call_command("bundle_load", str(directory))
 
 
@@ -642,3 +727,18 @@ def test_the_endpoint_admin_refuses_ipv4_shorthands_of_private_addresses(db, hos
 
     with pytest.raises(ValidationError, match="loopback"):
         ModelEndpoint(name="e", base_url=f"http://{host}/v1").full_clean()
+
+
+def test_guidelines_beyond_1_mib_through_the_api_are_a_400_naming_the_field(attacker):
+    """Found by the outside probe: 19 MiB of guidelines through PUT made every annotator's page
+    20 MB. Guidelines are bounded as a guidelines_file is (1 MiB)."""
+    user, project = attacker
+    study = {**study_export(project=project), "guidelines": "x" * (2**20 + 1)}
+    response = client_for(user).put(f"/api/projects/{project.slug}/", study, format="json")
+    assert response.status_code == 400
+    assert "guidelines" in str(response.json())
+    project.refresh_from_db()
+    assert len(project.guidelines) <= 2**20
+    study["guidelines"] = "y" * 2**20
+    response = client_for(user).put(f"/api/projects/{project.slug}/", study, format="json")
+    assert response.status_code == 200

@@ -155,6 +155,7 @@ class StartOptions(TypedDict, total=False):
     enqueue: bool
     budget_calls: int | float | str | None
     budget_tokens: int | float | str | None
+    resumes: int | None
 
 
 @dataclass(frozen=True)
@@ -226,9 +227,11 @@ def judge_run_start_pending(
     presentation: str = "",
     budget_calls: int | float | str | None = None,
     budget_tokens: int | float | str | None = None,
+    resumes: int | None = None,
 ) -> StartedRun:
     """Start a run of ``judge`` over the project's items (or the filtered part); returns it with
-    the ids of the items left to judge.
+    the ids of the items left to judge. ``resumes``: the lost run this one takes over
+    automatically (:func:`judge_runs_resume_lost`; its audit entry says so, with no actor).
 
     The run records the prompt template it renders (``template_for``: the judge's own, or the
     task type's shipped record) and its fingerprint; its batches render that template however
@@ -278,7 +281,7 @@ def judge_run_start_pending(
             started_by=started_by,
         )
         pending = _adopt_existing_results(run, selection)
-        _audit_started(run, started_by)
+        _audit_started(run, started_by, resumes=resumes, left=len(pending))
         if not pending:
             _refresh_counts(run.pk)
         elif enqueue:
@@ -293,15 +296,27 @@ def judge_run_start_pending(
     return StartedRun(run=run, pending_item_ids=pending)
 
 
-def _audit_started(run: JudgeRun, started_by: User | None) -> None:
+def _audit_started(
+    run: JudgeRun, started_by: User | None, *, resumes: int | None, left: int
+) -> None:
+    """The audit entry of a start: by its starter; a lost run taken over automatically by no
+    one, saying which run it resumes and how many of its items were left to judge."""
     items = f"{run.total} item{'' if run.total == 1 else 's'}"
     presentation = f" ({run.presentation})" if run.presentation else ""
+    summary = f"Started run {run.pk} of the judge {run.judge.name} over {items}{presentation}."
+    changes = {"run": run.pk, "judge": run.judge.name, "prompt_version": run.prompt_version}
+    if resumes is not None:
+        summary = (
+            f"Resumed the lost run {resumes} automatically as run {run.pk} of the judge "
+            f"{run.judge.name}{presentation}: {left} of its {items} left to judge."
+        )
+        changes["resumes"] = resumes
     audit_record(
         project=run.project,
-        actor=started_by,
+        actor=None if resumes is not None else started_by,
         kind=AuditKind.JUDGE_RUN_STARTED,
-        summary=f"Started run {run.pk} of the judge {run.judge.name} over {items}{presentation}.",
-        changes={"run": run.pk, "judge": run.judge.name, "prompt_version": run.prompt_version},
+        summary=summary,
+        changes=changes,
     )
 
 
@@ -444,6 +459,7 @@ def _resume(lost_id: int) -> ResumedRun | None:
                 presentation=lost.presentation,
                 budget_calls=budget.get("budget_calls"),
                 budget_tokens=budget.get("budget_tokens"),
+                resumes=lost_id,
             )
             run_id, note = run.pk, f"resumed as run {run.pk}."
         except JudgeError as exc:

@@ -90,6 +90,22 @@ def _csv(stream: IO[str]) -> Iterator[tuple[str, dict]]:
         yield location, {**record, "answer": answer}
 
 
+def _jsonl(stream: IO[str]) -> Iterator[tuple[str, dict]]:
+    """The JSON Lines format's records; a key it does not know is refused naming it (a
+    ``created_at`` or ``time_spent_s`` meant as ``annotated_at`` or ``time_spent_ms`` was
+    dropped without a word, and the answers came out without their times)."""
+    known = (*META, "answer")
+    for location, record in jsonl_records(stream):
+        for key in record:
+            if key not in known:
+                raise PayloadError(
+                    f"not a field of an annotation record (fields: {', '.join(known)})",
+                    field=str(key)[:100],
+                    location=location,
+                )
+        yield location, record
+
+
 def _text(stream: IO) -> IO[str]:
     if isinstance(stream, io.TextIOBase):
         return stream
@@ -255,7 +271,7 @@ def import_annotations(
     ``options`` go to a task type's reader as keyword arguments (e.g. ranking's
     ``reprohum-ranks`` takes the ``mapping`` file); a reader that does not take one refuses it."""
     task = task_types.get(project.task_type)
-    readers = {"jsonl": jsonl_records, "csv": _csv, **task.annotation_readers}
+    readers = {"jsonl": _jsonl, "csv": _csv, **task.annotation_readers}
     if fmt not in readers:
         raise ImportFailed(
             f"Unknown format {fmt!r}; use one of {', '.join(readers)}.", field="format"

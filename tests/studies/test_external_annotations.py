@@ -168,6 +168,14 @@ def _file(text, name="annotations.jsonl"):
             "a.jsonl",
             "line 1, field 'answer.none'",
         ),
+        # Found by the outside probe: a time under another name was dropped without a word.
+        (
+            '{"item": "ITEM", "coder": "a", "answer": {"helpfulness": 5}}\n'
+            '{"item": "ITEM", "coder": "b", "answer": {"helpfulness": 5}, "time_spent_s": 3}',
+            "a.jsonl",
+            "line 2, field 'time_spent_s': not a field of an annotation record (fields: item, "
+            "coder, time_spent_ms, annotated_at, source, answer)",
+        ),
     ],
 )
 def test_a_bad_row_is_named_by_line_and_field_and_nothing_is_imported(

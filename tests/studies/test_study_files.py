@@ -164,3 +164,41 @@ def test_a_study_file_cannot_demote_the_last_researcher_and_changes_nothing(acco
     project = Project.objects.get(slug="pilot-citations")
     assert project.name == "Citation recovery pilot"  # the whole apply was undone
     assert Membership.objects.get(project=project, user__username="rita").role == "researcher"
+
+
+def test_settings_a_file_leaves_out_keep_their_values_on_an_existing_project(db):
+    """Found by the outside probe: a file of only slug, name and task type reset the guidelines,
+    the config and N of the project it was applied to. What a file leaves out now stays, as
+    members and judges it does not list do; a new project still gets the defaults."""
+    from studies.study_files import study_apply
+
+    project = study_apply(
+        data={
+            "slug": "kept-settings",
+            "name": "Kept",
+            "task_type": "citation_recovery",
+            "guidelines": "Do it.",
+            "annotators_per_item": 2,
+            "config": {"masking": "sample", "seed": 5},
+        }
+    )["project"]
+    result = study_apply(
+        data={"slug": "kept-settings", "name": "Kept, renamed", "task_type": "citation_recovery"}
+    )
+    project.refresh_from_db()
+    assert project.name == "Kept, renamed"
+    assert (project.guidelines, project.annotators_per_item) == ("Do it.", 2)
+    assert project.config["seed"] == 5
+    changed = str(result["changes"])
+    assert "name" in changed
+    assert not any(key in changed for key in ("guidelines", "config", "annotators_per_item"))
+    study_apply(
+        data={
+            "slug": "kept-settings",
+            "name": "Kept",
+            "task_type": "citation_recovery",
+            "guidelines": "",
+        }
+    )
+    project.refresh_from_db()
+    assert project.guidelines == "" and project.annotators_per_item == 2
