@@ -89,6 +89,8 @@ from llm_judges.selectors import judge_result_rows
 from projects.audit import AuditKind, audit_record
 from projects.models import Membership, Project
 from studies.export_check import trailer
+from studies.models import ReadyExportColumns
+from studies.services.export_columns import Columns, ColumnsBasis, ColumnsWriter
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -310,16 +312,31 @@ def _read_ahead(
         reader.join()
 
 
-AnswerRows = tuple[dict[str, Any], list[dict[str, Any]]]
+class ReadyRows:
+    """An answer's own columns as stored (``studies.models.ReadyExportColumns``), in the
+    export's format: ``text`` is the JSONL lines or the CSV cells of its ``rows`` rows, put
+    after the shared columns as they are. ``columns``: the rows' column names, set on the
+    export's first row only (a CSV's header)."""
+
+    __slots__ = ("columns", "rows", "text")
+
+    def __init__(self, rows: int, text: str, columns: tuple[str, ...] | None = None) -> None:
+        self.rows, self.text, self.columns = rows, text, columns
+
+
+AnswerRows = tuple[dict[str, Any], list[dict[str, Any]] | ReadyRows]
 # ^ one answer's rows: the columns they share (item, coder, times, verdicts), then the task type's
 #   columns of each row (``export_rows``: several for claim review, ranking, questionnaire). A
 #   row is ``{**shared, **part}``; the writers put them together without building that dict
-#   where they can (the shared columns are written once per answer, not once per row).
+#   where they can (the shared columns are written once per answer, not once per row). A human
+#   answer's own columns may come stored instead (:class:`ReadyRows`, ``_ColumnsMaker``).
 
 
 def _answers(
-    project: Project, coders: str = "humans", *, raw: bool = False
+    project: Project, coders: str = "humans", *, raw: bool = False, ready: str | None = None
 ) -> Iterator[AnswerRows]:
+    """Every answer's rows; with ``ready`` (the writer's format, ``jsonl`` or ``csv``), a human
+    answer's own columns may come as :class:`ReadyRows` (stored text) instead of dicts."""
     task_type = task_types.get(project.task_type)
     # The task type's rows for this export: what they read of the project (a questionnaire's
     # config, validated) is prepared once here, not once per row.
@@ -334,6 +351,7 @@ def _answers(
                 with_coder=coders != "humans",
                 with_judges=with_judges,
                 raw=raw,
+                ready=ready,
             )
         if coders in ("external", "all"):
             yield from _external_answers(
@@ -354,14 +372,30 @@ def _item_fields(task_type: TaskType) -> tuple[str, ...]:
     return tuple(sorted(task_type.export_item_fields))
 
 
-def _current_answers(project: Project) -> Iterator[tuple]:
+_READY = 19  # where a _current_answers tuple's stored columns start, when asked for
+
+
+def _current_answers(project: Project, ready: str | None = None) -> Iterator[tuple]:
     """The project's current answers as tuples, in export order, from one server-side cursor:
     item position, item id, external id, kind, group, annotator id, version, time spent,
     reported time, reserved at, submitted at, answer (JSON text), the item's current
     adjudication (JSON text), the judge whose pre-selection was shown, the settings version the
     answer was made under, the assignment's sequence, its presentation (JSON text), the item's
     revision it was made on and the answer's id. The item's own JSON
-    comes from :class:`_ItemsInOrder` (once per item, not once per answer)."""
+    comes from :class:`_ItemsInOrder` (once per item, not once per answer). With ``ready``
+    (``jsonl`` or ``csv``), then the answer's stored columns (``ReadyExportColumns``, joined;
+    empty when none): their key, rows, text in that format, columns' key and agreement key."""
+    stored = (
+        [
+            "ready_export__key",
+            "ready_export__rows",
+            f"ready_export__{ready}",
+            "ready_export__columns_key",
+            "ready_export__agreement",
+        ]
+        if ready
+        else []
+    )
     answers = (
         Annotation.objects.filter(item__project=project, is_current=True)
         .annotate(
@@ -393,6 +427,7 @@ def _current_answers(project: Project) -> Iterator[tuple]:
             "presentation_json",
             "item_revision",
             "id",
+            *stored,
         )
     )
     return _read_ahead(answers.iterator(chunk_size=CHUNK), CHUNK)
@@ -423,6 +458,10 @@ class _ItemsInOrder:
     def values(self, position: int, item_id: int) -> list[Any]:
         """The decoded fields of item ``item_id``, at ``position``; the items before it that
         have no current answer any more are passed over."""
+        return [_json(text) for text in self.texts(position, item_id)]
+
+    def texts(self, position: int, item_id: int) -> list[str | None]:
+        """The fields of item ``item_id`` as JSON texts (as :meth:`values`, not decoded)."""
         if not self.fields:
             return []
         while True:
@@ -437,10 +476,10 @@ class _ItemsInOrder:
                     .values_list("position", "id", *self.json)
                     .get()
                 )
-                return [_json(text) for text in row[2:]]
+                return list(row[2:])
             self.current = None
             if row[1] == item_id:
-                return [_json(text) for text in row[2:]]
+                return list(row[2:])
 
 
 def _agreement_text(task_type: TaskType) -> Callable[[Any], str]:
@@ -527,15 +566,20 @@ def _human_answers(
     with_coder: bool,
     with_judges: bool,
     raw: bool,
+    ready: str | None = None,
 ) -> Iterator[AnswerRows]:
     members = _Members(project)
     excluded = members.excluded
     fields = _item_fields(task_type)
     template = _human_template(project, with_coder=with_coder, with_judges=with_judges, raw=raw)
+    if ready is not None and task_type.export_columns_stored:
+        yield from _stored_human_answers(
+            project, task_type, export_rows, template, members, with_coder=with_coder, fmt=ready
+        )
+        return
     answer_key = _agreement_text(task_type)
     answered = _answered_items(project, _ItemsInOrder(project, fields), fields)
     for item, answers, decoded in _prepared_in_batches(answered, export_rows):
-        first = answers[0]
         # The item's columns, its majority (by the task type's agreement key) and final answer.
         key = majority_key(
             [
@@ -544,13 +588,227 @@ def _human_answers(
                 if a[5] not in excluded
             ]
         )
-        of_item = template.copy()
-        of_item["item_id"], of_item["item_kind"], of_item["group"] = first[2], first[3], first[4]
-        of_item["majority"], of_item["adjudicated"] = _json(key), _json(first[12])
+        of_item = _item_columns(template, answers[0], key)
         for a, answer in zip(answers, decoded, strict=True):
             parts = export_rows(item, answer)  # several: claims…
             if parts:  # none: no row (claim review: no claim)
                 yield _human_columns(of_item, a, members, with_coder=with_coder), parts
+
+
+def _item_columns(template: dict[str, Any], first: tuple, majority: str | None) -> dict[str, Any]:
+    """The columns of an item's answers' rows that are the item's (its first answer ``first``):
+    its ids, its ``majority`` (an agreement key's text) and its adjudicated answer."""
+    of_item = template.copy()
+    of_item["item_id"], of_item["item_kind"], of_item["group"] = first[2], first[3], first[4]
+    of_item["majority"], of_item["adjudicated"] = _json(majority), _json(first[12])
+    return of_item
+
+
+def _stored_human_answers(
+    project: Project,
+    task_type: TaskType,
+    export_rows: ExportRows,
+    template: dict[str, Any],
+    members: _Members,
+    *,
+    with_coder: bool,
+    fmt: str,
+) -> Iterator[AnswerRows]:
+    """:func:`_human_answers` of a task type that stores its answers' columns: a batch of
+    ``BATCH_ITEMS`` items at a time, each answer's own columns and agreement key served as
+    stored where current, made (and stored) where not (``_ColumnsMaker``). An item whose
+    answers are all current has no JSON decoded (but its adjudicated answer and majority)."""
+    fields = _item_fields(task_type)
+    maker = _ColumnsMaker(project, task_type, export_rows, fields, fmt)
+    items = _ItemsInOrder(project, fields)
+    answered = (
+        (answers, items.texts(answers[0][0], answers[0][1]))
+        for answers in (
+            list(group)
+            for _, group in groupby(_current_answers(project, ready=fmt), key=itemgetter(1))
+        )
+    )
+    excluded = members.excluded
+    while True:  # a cursor's failure mid-batch: the batch's items before it, then the error
+        batch, error = _take(answered, BATCH_ITEMS)
+        for answers, agreements, rows in maker.batch(batch):
+            key = majority_key(
+                [k for a, k in zip(answers, agreements, strict=True) if a[5] not in excluded]
+            )
+            of_item = _item_columns(template, answers[0], key)
+            for a, parts in zip(answers, rows, strict=True):
+                if parts:  # none: no row
+                    yield _human_columns(of_item, a, members, with_coder=with_coder), parts
+        if error is not None:
+            raise error
+        if len(batch) < BATCH_ITEMS:
+            return
+
+
+_Made = tuple[list[tuple], list[str], list[list[dict[str, Any]] | ReadyRows]]
+# ^ an item's answers (``_current_answers`` tuples), their agreement keys' texts, their rows
+
+
+class _ColumnsMaker:
+    """The stored columns of an export's human answers, a batch of items at a time: served
+    where their key is current, made by the task type's rows and stored where not
+    (``studies.services.export_columns``). A row is served stored only where the export would
+    have written the same bytes: its columns share no name with any shared column, it is not
+    empty, an answer's rows have the same columns, and (CSV) they are the header's own."""
+
+    def __init__(
+        self,
+        project: Project,
+        task_type: TaskType,
+        export_rows: ExportRows,
+        fields: tuple[str, ...],
+        fmt: str,
+    ) -> None:
+        self.project, self.export_rows, self.fields, self.fmt = project, export_rows, fields, fmt
+        self.basis = ColumnsBasis(project=project, task_type=task_type, fields=fields)
+        self.answer_key = _agreement_text(task_type)
+        self.writer = ColumnsWriter(project)
+        self.encode = _json_encoder()
+        self.shared = frozenset(  # every column the rows' shared part may have
+            _human_template(project, with_coder=True, with_judges=True, raw=True)
+        )
+        self.columns_key: str | None = None  # the first row's own columns (CSV's header)
+
+    def batch(self, batch: list[tuple[list[tuple], list[str | None]]]) -> list[_Made]:
+        """Each item's answers (with their item's fields' texts) as ``_Made``."""
+        made: list[_Made] = []
+        todo: list[tuple[_Made, list[str | None], list[tuple[int, str, bool]]]] = []
+        for answers, texts in batch:
+            digest = self.basis.item(texts)
+            agreements: list[Any] = []
+            rows: list[Any] = []
+            missing = []  # (the answer's place, its key, whether to store it)
+            for n, a in enumerate(answers):
+                key = self.basis.answer(digest, a[11])
+                current = a[_READY] == key
+                agreements.append(a[_READY + 4] if current else None)
+                stored = a[_READY + 1]
+                if current and stored is not None and self._fits(stored, a[_READY + 3]):
+                    rows.append(ReadyRows(stored, a[_READY + 2]) if stored else [])
+                else:
+                    rows.append(None)
+                    missing.append((n, key, not current))
+            made.append((answers, agreements, rows))
+            if missing:
+                todo.append((made[-1], texts, missing))
+        if todo:
+            self._make(todo)
+        if self.columns_key is None and self.fmt == "csv":
+            self._first_columns(made, [texts for _, texts in batch])
+        return made
+
+    def _fits(self, rows: int, columns_key: str) -> bool:
+        """Whether stored rows (current) can be passed through: in a CSV, rows with the header's
+        own columns (before the first row, any: :meth:`_first_columns` checks them)."""
+        return self.fmt != "csv" or self.columns_key in (None, columns_key) or not rows
+
+    def _make(
+        self, todo: list[tuple[_Made, list[str | None], list[tuple[int, str, bool]]]]
+    ) -> None:
+        """Make the rows and agreement keys of the answers ``todo`` names (an item's made
+        answers, its fields' texts, and which answers: place, key, whether to store), the
+        task type's ``prepare_rows`` called once for them all; store those to store."""
+        prepared = []
+        for (answers, _, _), texts, missing in todo:
+            item = ExportItem(self.project, self.fields, [_json(text) for text in texts])
+            decoded = [
+                SimpleNamespace(id=answers[n][18], answer=_json(answers[n][11]))
+                for n, _, _ in missing
+            ]
+            prepared.append((item, decoded))
+        prepare = getattr(self.export_rows, "prepare_rows", None)
+        if prepare is not None:
+            prepare(prepared)
+        new: list[Columns] = []
+        for ((_, agreements, rows), _, missing), (item, decoded) in zip(
+            todo, prepared, strict=True
+        ):
+            for (n, key, store), answer in zip(missing, decoded, strict=True):
+                rows[n] = parts = self.export_rows(item, answer)
+                agreements[n] = agreement = self.answer_key(answer.answer)
+                if store:
+                    new.append(self._columns(answer.id, key, parts, agreement))
+        self.writer.write(new)
+
+    def _columns(
+        self, annotation_id: int, key: str, parts: list[dict[str, Any]], agreement: str
+    ) -> Columns:
+        """What is stored of an answer's rows ``parts``: ``rows`` empty where they cannot be
+        served as stored (see the class)."""
+        names = list(parts[0]) if parts else []
+        rows: int | None = None if parts else 0
+        jsonl = csv = ""
+        if parts and self.shared.isdisjoint(names) and all(p and list(p) == names for p in parts):
+            try:
+                jsonl = b"".join(orjson.dumps(p, option=_JSONL) for p in parts).decode()
+                cells = [_csv_cells(p.values(), self.encode) for p in parts]
+            except (TypeError, ValueError):  # what the export would refuse or write otherwise
+                jsonl = ""
+            else:
+                csv = cells[0] if len(cells) == 1 else orjson.dumps(cells).decode()
+                if "\x00" in csv:  # a text column holds no NUL
+                    jsonl = csv = ""
+                else:
+                    rows = len(parts)
+        columns = orjson.dumps(names).decode()
+        return Columns(
+            annotation_id=annotation_id,
+            key=key,
+            rows=rows,
+            jsonl=jsonl,
+            csv=csv,
+            columns=columns,
+            columns_key=hashlib.sha256(columns.encode()).hexdigest(),
+            agreement=agreement,
+        )
+
+    def _first_columns(self, made: list[_Made], texts: list[list[str | None]]) -> None:
+        """A CSV's first row's own columns (its header's): a stored row's names read once (for
+        the header); then the batch's stored rows with other columns are made as dicts."""
+        first = next(
+            (
+                (m, n)
+                for m, (_, _, rows) in enumerate(made)
+                for n, parts in enumerate(rows)
+                if parts
+            ),
+            None,
+        )
+        if first is None:  # no row yet
+            return
+        m, n = first
+        answers, _, rows = made[m]
+        ready = rows[n]
+        if type(ready) is ReadyRows:
+            names = (
+                ReadyExportColumns.objects.filter(pk=answers[n][18])
+                .values_list("columns", flat=True)
+                .first()
+            )
+            if names is None:  # gone since this export's cursor read it: made instead
+                self._make([(made[m], texts[m], [(n, "", False)])])
+            else:
+                ready.columns = tuple(orjson.loads(names))
+                self.columns_key = answers[n][_READY + 3]
+        if self.columns_key is None:
+            names = orjson.dumps(list(rows[n][0])).decode()  # type: ignore[index]
+            self.columns_key = hashlib.sha256(names.encode()).hexdigest()
+        others = []
+        for entry, item_texts in zip(made, texts, strict=True):
+            other = [
+                (k, "", False)
+                for k, (a, parts) in enumerate(zip(entry[0], entry[2], strict=True))
+                if type(parts) is ReadyRows and parts.rows and a[_READY + 3] != self.columns_key
+            ]
+            if other:
+                others.append((entry, item_texts, other))
+        if others:
+            self._make(others)
 
 
 def _human_columns(
@@ -803,12 +1061,28 @@ def _jsonl_lines(shared: dict[str, Any], parts: list[dict[str, Any]]) -> list[by
     ]
 
 
+def _ready_jsonl_lines(shared: dict[str, Any], ready: ReadyRows) -> list[bytes]:
+    """The lines of an answer whose own columns are stored (:class:`ReadyRows`): the shared
+    columns written once and each stored row joined to them, as :func:`_jsonl_lines` joins
+    disjoint rows (stored rows are: ``_ColumnsMaker``)."""
+    start = orjson.dumps(shared, option=_JSONL)[:-2] + b","
+    data = ready.text.encode()
+    if ready.rows == 1:
+        return [start + data[1:]]
+    return [start + line[1:] for line in data.splitlines(keepends=True)]
+
+
 def _jsonl_bytes(project: Project, coders: str, *, rows: int, tally: _Tally) -> Iterator[bytes]:
     """:func:`_jsonl_text`'s chunks as the UTF-8 bytes orjson writes (a download sends them as
     they are: no decoding to text and encoding back of every byte)."""
     batch: list[bytes] = []
-    for shared, parts in _answers(project, coders, raw=True):
-        for line in _jsonl_lines(shared, parts):
+    for shared, parts in _answers(project, coders, raw=True, ready="jsonl"):
+        lines = (
+            _ready_jsonl_lines(shared, parts)
+            if isinstance(parts, ReadyRows)
+            else _jsonl_lines(shared, parts)
+        )
+        for line in lines:
             batch.append(line)
             if len(batch) == rows:
                 tally.rows += rows
@@ -929,7 +1203,12 @@ class _CsvRows:
             self.shared = tuple(shared)
         return _csv_header(self.header)
 
-    def lines(self, shared: dict[str, Any], parts: list[dict[str, Any]]) -> list[str]:
+    def lines(self, shared: dict[str, Any], parts: list[dict[str, Any]] | ReadyRows) -> list[str]:
+        if isinstance(parts, ReadyRows):  # its columns are the header's own (``_ColumnsMaker``)
+            start = _csv_cells(shared.values(), self.encode) + ","
+            if parts.rows == 1:
+                return [start + parts.text + "\r\n"]
+            return [start + cells + "\r\n" for cells in orjson.loads(parts.text)]
         if len(parts) == 1:
             shared.update(parts[0])
             return [self.line(shared)]
@@ -961,9 +1240,10 @@ def _csv_text(
     writer = _CsvRows()
     lines: list[str] = []  # the chunk's (the header too in the first)
     count = 0  # the chunk's rows
-    for shared, parts in _answers(project, coders, raw=False):
+    for shared, parts in _answers(project, coders, raw=False, ready="csv"):
         if not writer.header:
-            lines.append(writer.start(shared, parts[0]))
+            first = dict.fromkeys(parts.columns or ()) if isinstance(parts, ReadyRows) else parts[0]
+            lines.append(writer.start(shared, first))
         for line in writer.lines(shared, parts):
             lines.append(line)
             count += 1
