@@ -24,7 +24,7 @@ next export stores it). Readers never wait: PostgreSQL's reads take no row locks
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -54,17 +54,17 @@ class ColumnsBasis:
             option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
         )
 
-    def item(self, texts: Iterable[str | None]) -> bytes:
-        """What an item gives its answers' keys: its exported fields' JSON texts (each with its
-        length first, so that no two lists of texts run together alike)."""
+    def item(self, texts: list[str | None]) -> bytes:
+        """What an item gives its answers' keys: its exported fields' JSON texts, their
+        lengths first (so that no two lists of texts run together alike; ``-1``: none)."""
         digest = hashlib.sha256(self.start)
-        for text in texts:
-            if text is None:
-                digest.update(b"-;")
-            else:
-                data = text.encode()
-                digest.update(b"%d:" % len(data))
-                digest.update(data)
+        digest.update(
+            (
+                ",".join(["-1" if text is None else str(len(text)) for text in texts])
+                + ":"
+                + "".join([text for text in texts if text is not None])
+            ).encode()
+        )
         return digest.digest()
 
     def answer(self, item: bytes, answer_text: str) -> str:

@@ -82,7 +82,7 @@ from annotation.review import majority_key
 from annotation.task_types import ExtraExport, TaskType
 from core import liveness
 from core.errors import Refusal
-from core.heap import older_objects_set_aside
+from core.heap import collections_spaced, older_objects_set_aside
 from core.spreadsheet import FORMULA_START
 from llm_judges.models import Judge, JudgeResult
 from llm_judges.selectors import judge_result_rows
@@ -342,7 +342,7 @@ def _answers(
     # config, validated) is prepared once here, not once per row.
     export_rows = task_type.exporter(project)
     with_judges = coders == "all"
-    with _one_snapshot(), older_objects_set_aside():
+    with _one_snapshot(), older_objects_set_aside(), collections_spaced():
         if coders in ("humans", "all"):
             yield from _human_answers(
                 project,
@@ -1103,11 +1103,21 @@ def _json_encoder() -> Callable[[Any], str]:
     of list and dict cells): the C encoder ``json.dumps`` itself makes, with the same settings
     (ASCII, ``", "`` and ``": "``, circular check, NaN allowed), made once per export. Its
     circular check keeps the containers it is inside of, so one encoder serves one export (one
-    thread) at a time."""
+    thread) at a time. The last value's text is kept: an item's majority (a dict or list for
+    many task types) is the same object in each of its answers' rows, written once."""
     if _C_ENCODER is None:
         return json.dumps
     encoder = _C_ENCODER({}, _DEFAULT, _ASCII, None, ": ", ", ", False, False, True)
-    return lambda value: "".join(encoder(value, 0))
+    last: list[Any] = [None, ""]  # the last value (held: its identity stays its own) and text
+
+    def encode(value: Any) -> str:
+        if value is last[0]:
+            return last[1]
+        text = "".join(encoder(value, 0))
+        last[0], last[1] = value, text
+        return text
+
+    return encode
 
 
 def _json_cell(value: list | dict, encode: Callable[[Any], str] | None = None) -> str:

@@ -15,6 +15,7 @@ from metrics.argument_structure import edge_sentences, scorer_name
 
 from .formats import decode_csv_row, read_checkwhy
 from .graph import structure_metrics, to_compact
+from .models import METRICS_VERSION
 from .scoring import answer_texts, edge_scorer, evidence_texts, fresh_edge_scorer
 from .serializers import (
     CRITERIA,
@@ -23,7 +24,6 @@ from .serializers import (
     ArgumentStructureConfigSerializer,
     ArgumentStructurePayloadSerializer,
 )
-from .models import METRICS_VERSION
 from .stored import Metrics, item_basis, metrics_key, read_metrics, write_metrics
 
 

@@ -11,9 +11,9 @@ import pytest
 
 import task_types.argument_structure.task as structure_task
 from annotation import services
+from studies.models import ReadyExportColumns
 from studies.services import exports
 from studies.services.exports import export_jsonl
-from studies.models import ReadyExportColumns
 from studies.services.imports import import_items
 from task_types.argument_structure import scoring
 from task_types.argument_structure.models import StoredMetrics
