@@ -90,7 +90,13 @@ from projects.audit import AuditKind, audit_record
 from projects.models import Membership, Project
 from studies.export_check import trailer
 from studies.models import ReadyExportColumns
-from studies.services.export_columns import Columns, ColumnsBasis, ColumnsWriter
+from studies.services.export_columns import (
+    Columns,
+    ColumnsBasis,
+    ColumnsWriter,
+    StoredColumns,
+    read_columns,
+)
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -318,10 +324,11 @@ class ReadyRows:
     after the shared columns as they are. ``columns``: the rows' column names, set on the
     export's first row only (a CSV's header)."""
 
-    __slots__ = ("columns", "rows", "text")
+    __slots__ = ("columns", "columns_key", "rows", "text")
 
-    def __init__(self, rows: int, text: str, columns: tuple[str, ...] | None = None) -> None:
-        self.rows, self.text, self.columns = rows, text, columns
+    def __init__(self, rows: int, text: str, columns_key: str) -> None:
+        self.rows, self.text, self.columns_key = rows, text, columns_key
+        self.columns: tuple[str, ...] | None = None
 
 
 AnswerRows = tuple[dict[str, Any], list[dict[str, Any]] | ReadyRows]
@@ -372,30 +379,14 @@ def _item_fields(task_type: TaskType) -> tuple[str, ...]:
     return tuple(sorted(task_type.export_item_fields))
 
 
-_READY = 19  # where a _current_answers tuple's stored columns start, when asked for
-
-
-def _current_answers(project: Project, ready: str | None = None) -> Iterator[tuple]:
+def _current_answers(project: Project) -> Iterator[tuple]:
     """The project's current answers as tuples, in export order, from one server-side cursor:
     item position, item id, external id, kind, group, annotator id, version, time spent,
     reported time, reserved at, submitted at, answer (JSON text), the item's current
     adjudication (JSON text), the judge whose pre-selection was shown, the settings version the
     answer was made under, the assignment's sequence, its presentation (JSON text), the item's
     revision it was made on and the answer's id. The item's own JSON
-    comes from :class:`_ItemsInOrder` (once per item, not once per answer). With ``ready``
-    (``jsonl`` or ``csv``), then the answer's stored columns (``ReadyExportColumns``, joined;
-    empty when none): their key, rows, text in that format, columns' key and agreement key."""
-    stored = (
-        [
-            "ready_export__key",
-            "ready_export__rows",
-            f"ready_export__{ready}",
-            "ready_export__columns_key",
-            "ready_export__agreement",
-        ]
-        if ready
-        else []
-    )
+    comes from :class:`_ItemsInOrder` (once per item, not once per answer)."""
     answers = (
         Annotation.objects.filter(item__project=project, is_current=True)
         .annotate(
@@ -427,7 +418,6 @@ def _current_answers(project: Project, ready: str | None = None) -> Iterator[tup
             "presentation_json",
             "item_revision",
             "id",
-            *stored,
         )
     )
     return _read_ahead(answers.iterator(chunk_size=CHUNK), CHUNK)
@@ -624,8 +614,7 @@ def _stored_human_answers(
     answered = (
         (answers, items.texts(answers[0][0], answers[0][1]))
         for answers in (
-            list(group)
-            for _, group in groupby(_current_answers(project, ready=fmt), key=itemgetter(1))
+            list(group) for _, group in groupby(_current_answers(project), key=itemgetter(1))
         )
     )
     excluded = members.excluded
@@ -678,6 +667,7 @@ class _ColumnsMaker:
         """Each item's answers (with their item's fields' texts) as ``_Made``."""
         made: list[_Made] = []
         todo: list[tuple[_Made, list[str | None], list[tuple[int, str, bool]]]] = []
+        stored = read_columns([a[18] for answers, _ in batch for a in answers], fmt=self.fmt)
         for answers, texts in batch:
             digest = self.basis.item(texts)
             agreements: list[Any] = []
@@ -685,14 +675,20 @@ class _ColumnsMaker:
             missing = []  # (the answer's place, its key, whether to store it)
             for n, a in enumerate(answers):
                 key = self.basis.answer(digest, a[11])
-                current = a[_READY] == key
-                agreements.append(a[_READY + 4] if current else None)
-                stored = a[_READY + 1]
-                if current and stored is not None and self._fits(stored, a[_READY + 3]):
-                    rows.append(ReadyRows(stored, a[_READY + 2]) if stored else [])
-                else:
+                found = stored.get(a[18])
+                if found is None or found.key != key:  # missing or stale: made and stored
+                    agreements.append(None)
                     rows.append(None)
-                    missing.append((n, key, not current))
+                    missing.append((n, key, True))
+                    continue
+                agreements.append(found.agreement)
+                if found.rows is not None and self._fits(found):
+                    rows.append(
+                        ReadyRows(found.rows, found.text, found.columns_key) if found.rows else []
+                    )
+                else:  # current, but not to be passed through: made, not stored again
+                    rows.append(None)
+                    missing.append((n, key, False))
             made.append((answers, agreements, rows))
             if missing:
                 todo.append((made[-1], texts, missing))
@@ -702,10 +698,10 @@ class _ColumnsMaker:
             self._first_columns(made, [texts for _, texts in batch])
         return made
 
-    def _fits(self, rows: int, columns_key: str) -> bool:
+    def _fits(self, found: StoredColumns) -> bool:
         """Whether stored rows (current) can be passed through: in a CSV, rows with the header's
         own columns (before the first row, any: :meth:`_first_columns` checks them)."""
-        return self.fmt != "csv" or self.columns_key in (None, columns_key) or not rows
+        return self.fmt != "csv" or self.columns_key in (None, found.columns_key) or not found.rows
 
     def _make(
         self, todo: list[tuple[_Made, list[str | None], list[tuple[int, str, bool]]]]
@@ -770,40 +766,41 @@ class _ColumnsMaker:
     def _first_columns(self, made: list[_Made], texts: list[list[str | None]]) -> None:
         """A CSV's first row's own columns (its header's): a stored row's names read once (for
         the header); then the batch's stored rows with other columns are made as dicts."""
-        first = next(
-            (
-                (m, n)
-                for m, (_, _, rows) in enumerate(made)
-                for n, parts in enumerate(rows)
-                if parts
-            ),
-            None,
-        )
-        if first is None:  # no row yet
-            return
-        m, n = first
-        answers, _, rows = made[m]
-        ready = rows[n]
-        if type(ready) is ReadyRows:
-            names = (
+        while self.columns_key is None:
+            first = next(
+                (
+                    (m, n)
+                    for m, (_, _, rows) in enumerate(made)
+                    for n, parts in enumerate(rows)
+                    if parts
+                ),
+                None,
+            )
+            if first is None:  # no row yet
+                return
+            m, n = first
+            answers, _, rows = made[m]
+            ready = rows[n]
+            if not isinstance(ready, ReadyRows):
+                names = orjson.dumps(list(ready[0])).decode()
+                self.columns_key = hashlib.sha256(names.encode()).hexdigest()
+                break
+            stored = (
                 ReadyExportColumns.objects.filter(pk=answers[n][18])
                 .values_list("columns", flat=True)
                 .first()
             )
-            if names is None:  # gone since this export's cursor read it: made instead
+            if stored is None:  # gone since this export's cursor read it: made instead
                 self._make([(made[m], texts[m], [(n, "", False)])])
             else:
-                ready.columns = tuple(orjson.loads(names))
-                self.columns_key = answers[n][_READY + 3]
-        if self.columns_key is None:
-            names = orjson.dumps(list(rows[n][0])).decode()  # type: ignore[index]
-            self.columns_key = hashlib.sha256(names.encode()).hexdigest()
+                ready.columns = tuple(orjson.loads(stored))
+                self.columns_key = ready.columns_key
         others = []
         for entry, item_texts in zip(made, texts, strict=True):
             other = [
                 (k, "", False)
-                for k, (a, parts) in enumerate(zip(entry[0], entry[2], strict=True))
-                if type(parts) is ReadyRows and parts.rows and a[_READY + 3] != self.columns_key
+                for k, parts in enumerate(entry[2])
+                if isinstance(parts, ReadyRows) and parts.columns_key != self.columns_key
             ]
             if other:
                 others.append((entry, item_texts, other))
