@@ -85,7 +85,7 @@ class StoredColumns(NamedTuple):
     agreement: str
 
 
-def read_columns(annotation_ids: list[int], *, fmt: str) -> dict[int, StoredColumns]:
+def read_columns(*, annotation_ids: list[int], fmt: str) -> dict[int, StoredColumns]:
     """The stored columns of these answers (those stored), their text in ``fmt`` (``jsonl`` or
     ``csv``): one query per batch of an export. Read apart from the answers' cursor, by primary
     key: joined into it, PostgreSQL planned a nested loop over the table while it was empty

@@ -667,7 +667,9 @@ class _ColumnsMaker:
         """Each item's answers (with their item's fields' texts) as ``_Made``."""
         made: list[_Made] = []
         todo: list[tuple[_Made, list[str | None], list[tuple[int, str, bool]]]] = []
-        stored = read_columns([a[18] for answers, _ in batch for a in answers], fmt=self.fmt)
+        stored = read_columns(
+            annotation_ids=[a[18] for answers, _ in batch for a in answers], fmt=self.fmt
+        )
         for answers, texts in batch:
             digest = self.basis.item(texts)
             agreements: list[Any] = []
