@@ -55,6 +55,12 @@ the command take text in chunks of many rows (``export_chunks``); ``export_strea
 ``export_jsonl`` and ``export_csv`` hand out one row per chunk. What downloads and the command
 write (``export_download``) ends with a trailer line, row count and sha256 of the bytes before
 it, that ``studies.export_check`` checks (issue 34: a cut-off download looked complete).
+
+A task type whose rows cost far more to make than to write (``export_columns_stored``: argument
+structure) has each human answer's own columns stored as this export writes them, JSONL and
+CSV text with the answer's agreement key (``studies.models.ReadyExportColumns``, keyed by what
+they depend on: ``studies.services.export_columns``), read a batch at a time and passed through
+undecoded while current (:func:`_stored_human_answers`); the same bytes as making them.
 """
 
 from __future__ import annotations
