@@ -161,3 +161,46 @@ class ImportJobPart(models.Model):
 
     def __str__(self) -> str:
         return f"part {self.index} of import job {self.job_id}"
+
+
+class ReadyExportColumns(models.Model):
+    """A human answer's own export columns, stored ready to write (issue 34: argument
+    structure's 100k export spent ~80 µs of Python per row decoding the item's and the answer's
+    JSON and building and writing the task type's 70-odd columns). Only for task types that
+    set ``TaskType.export_columns_stored``. Written by the export the first time it makes an
+    answer's rows (``studies.services.export_columns``), read by every export after that and
+    passed through undecoded while ``key`` still matches what the columns were made from (the
+    item's exported JSON, the answer, the project's config, the task type and its
+    ``export_columns_version``); a stale row is made anew and replaced, never served."""
+
+    annotation = models.OneToOneField(
+        "annotation.Annotation",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="ready_export",
+    )
+    key = models.CharField(max_length=64, help_text="sha256 of what the columns depend on.")
+    rows = models.PositiveSmallIntegerField(
+        null=True,
+        help_text="The answer's export rows; empty where they cannot be passed through (a row "
+        "whose columns repeat a shared column's name, an empty row, rows with different "
+        "columns): then only ``agreement`` is served and the rows are made as before.",
+    )
+    jsonl = models.TextField(
+        help_text="Each row's own columns as orjson writes them, one line each (``\\n``)."
+    )
+    csv = models.TextField(
+        help_text="The rows' own CSV cells as the export writes them, joined by ``,``: one row's "
+        "text, or a JSON list of texts for several rows."
+    )
+    columns = models.TextField(help_text="The rows' column names, a JSON list.")
+    columns_key = models.CharField(
+        max_length=64, help_text="sha256 of ``columns`` (what an export compares, not the names)."
+    )
+    agreement = models.TextField(help_text="The answer's agreement key, as the majority counts it.")
+
+    class Meta:
+        verbose_name_plural = "ready export columns"
+
+    def __str__(self) -> str:
+        return f"export columns of answer {self.annotation_id}"

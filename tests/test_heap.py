@@ -8,7 +8,7 @@ import weakref
 
 import pytest
 
-from core.heap import older_objects_set_aside
+from core.heap import collections_spaced, older_objects_set_aside
 from tests import factories
 
 
@@ -73,3 +73,60 @@ def test_an_import_runs_with_the_older_objects_set_aside(project):
     )
     assert frozen and all(count > 0 for count in frozen)
     assert gc.get_freeze_count() == 0
+
+
+# --- the young generation's threshold while an export runs ---------------------------------------
+
+
+def test_the_young_threshold_is_raised_for_the_block_and_put_back_afterwards():
+    before = gc.get_threshold()
+    with collections_spaced(threshold=before[0] + 5000):
+        assert gc.get_threshold() == (before[0] + 5000, *before[1:])
+    assert gc.get_threshold() == before
+
+
+def test_a_higher_threshold_set_by_someone_else_is_kept():
+    before = gc.get_threshold()
+    gc.set_threshold(before[0] + 90_000, *before[1:])
+    try:
+        with collections_spaced(threshold=before[0] + 10):
+            assert gc.get_threshold()[0] == before[0] + 90_000
+        assert gc.get_threshold()[0] == before[0] + 90_000
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_the_threshold_is_put_back_once_the_last_block_leaves_even_after_an_error():
+    before = gc.get_threshold()
+    entered, leave = threading.Event(), threading.Event()
+
+    def other():
+        with collections_spaced():
+            entered.set()
+            leave.wait(5)
+
+    thread = threading.Thread(target=other)
+    with pytest.raises(RuntimeError), collections_spaced():
+        thread.start()
+        assert entered.wait(5)
+        raise RuntimeError("boom")
+    assert gc.get_threshold()[0] > before[0]  # the other thread is still inside
+    leave.set()
+    thread.join()
+    assert gc.get_threshold() == before
+
+
+def test_an_export_runs_with_the_threshold_raised_and_puts_it_back(project):
+    from studies.services.exports import export_jsonl
+    from tests.projects.test_export_rows import answer_all, member
+
+    factories.make_items(project, 2)
+    answer_all(project, member(project), lambda item: {"sentences": [0], "helpfulness": 50})
+    before = gc.get_threshold()
+    rows = export_jsonl(project=project)
+    next(rows)
+    assert gc.get_threshold()[0] > before[0]
+    rows.close()  # stopped early
+    assert gc.get_threshold() == before
+    assert list(export_jsonl(project=project))
+    assert gc.get_threshold() == before

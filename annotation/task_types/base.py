@@ -116,6 +116,15 @@ class TaskType:
     export_item_fields: ClassVar[frozenset[str]] = frozenset({"payload", "prepared", "gold"})
     # ^ the item's JSON fields :meth:`export_row`/:meth:`export_rows` read; exports load only
     #   these (and ``item.project``), so a task type that reads less exports faster
+    export_columns_stored: ClassVar[bool] = False
+    # ^ whether the export stores each human answer's own columns (its :meth:`export_rows`, as
+    #   JSONL and CSV text) and agreement key, and passes them through undecoded while current
+    #   (``studies.models.ReadyExportColumns``): worth it where making the rows costs far more
+    #   than writing them (argument structure). Only for rows that depend on nothing but the
+    #   item's ``export_item_fields``, the answer and the project's config.
+    export_columns_version: ClassVar[str] = "1"
+    # ^ raise it whenever :meth:`export_rows` would write other columns or values for the same
+    #   item, answer and config: every stored row is then made anew
 
     @property
     def template_name(self) -> str:

@@ -55,6 +55,12 @@ the command take text in chunks of many rows (``export_chunks``); ``export_strea
 ``export_jsonl`` and ``export_csv`` hand out one row per chunk. What downloads and the command
 write (``export_download``) ends with a trailer line, row count and sha256 of the bytes before
 it, that ``studies.export_check`` checks (issue 34: a cut-off download looked complete).
+
+A task type whose rows cost far more to make than to write (``export_columns_stored``: argument
+structure) has each human answer's own columns stored as this export writes them, JSONL and
+CSV text with the answer's agreement key (``studies.models.ReadyExportColumns``, keyed by what
+they depend on: ``studies.services.export_columns``), read a batch at a time and passed through
+undecoded while current (:func:`_stored_human_answers`); the same bytes as making them.
 """
 
 from __future__ import annotations
@@ -82,13 +88,21 @@ from annotation.review import majority_key
 from annotation.task_types import ExtraExport, TaskType
 from core import liveness
 from core.errors import Refusal
-from core.heap import older_objects_set_aside
+from core.heap import collections_spaced, older_objects_set_aside
 from core.spreadsheet import FORMULA_START
 from llm_judges.models import Judge, JudgeResult
 from llm_judges.selectors import judge_result_rows
 from projects.audit import AuditKind, audit_record
 from projects.models import Membership, Project
 from studies.export_check import trailer
+from studies.models import ReadyExportColumns
+from studies.services.export_columns import (
+    Columns,
+    ColumnsBasis,
+    ColumnsWriter,
+    StoredColumns,
+    read_columns,
+)
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -310,22 +324,38 @@ def _read_ahead(
         reader.join()
 
 
-AnswerRows = tuple[dict[str, Any], list[dict[str, Any]]]
+class ReadyRows:
+    """An answer's own columns as stored (``studies.models.ReadyExportColumns``), in the
+    export's format: ``text`` is the JSONL lines or the CSV cells of its ``rows`` rows, put
+    after the shared columns as they are. ``columns``: the rows' column names, set on the
+    export's first row only (a CSV's header)."""
+
+    __slots__ = ("columns", "columns_key", "rows", "text")
+
+    def __init__(self, rows: int, text: str, columns_key: str) -> None:
+        self.rows, self.text, self.columns_key = rows, text, columns_key
+        self.columns: tuple[str, ...] | None = None
+
+
+AnswerRows = tuple[dict[str, Any], list[dict[str, Any]] | ReadyRows]
 # ^ one answer's rows: the columns they share (item, coder, times, verdicts), then the task type's
 #   columns of each row (``export_rows``: several for claim review, ranking, questionnaire). A
 #   row is ``{**shared, **part}``; the writers put them together without building that dict
-#   where they can (the shared columns are written once per answer, not once per row).
+#   where they can (the shared columns are written once per answer, not once per row). A human
+#   answer's own columns may come stored instead (:class:`ReadyRows`, ``_ColumnsMaker``).
 
 
 def _answers(
-    project: Project, coders: str = "humans", *, raw: bool = False
+    project: Project, coders: str = "humans", *, raw: bool = False, ready: str | None = None
 ) -> Iterator[AnswerRows]:
+    """Every answer's rows; with ``ready`` (the writer's format, ``jsonl`` or ``csv``), a human
+    answer's own columns may come as :class:`ReadyRows` (stored text) instead of dicts."""
     task_type = task_types.get(project.task_type)
     # The task type's rows for this export: what they read of the project (a questionnaire's
     # config, validated) is prepared once here, not once per row.
     export_rows = task_type.exporter(project)
     with_judges = coders == "all"
-    with _one_snapshot(), older_objects_set_aside():
+    with _one_snapshot(), older_objects_set_aside(), collections_spaced():
         if coders in ("humans", "all"):
             yield from _human_answers(
                 project,
@@ -334,6 +364,7 @@ def _answers(
                 with_coder=coders != "humans",
                 with_judges=with_judges,
                 raw=raw,
+                ready=ready,
             )
         if coders in ("external", "all"):
             yield from _external_answers(
@@ -423,6 +454,10 @@ class _ItemsInOrder:
     def values(self, position: int, item_id: int) -> list[Any]:
         """The decoded fields of item ``item_id``, at ``position``; the items before it that
         have no current answer any more are passed over."""
+        return [_json(text) for text in self.texts(position, item_id)]
+
+    def texts(self, position: int, item_id: int) -> list[str | None]:
+        """The fields of item ``item_id`` as JSON texts (as :meth:`values`, not decoded)."""
         if not self.fields:
             return []
         while True:
@@ -437,10 +472,10 @@ class _ItemsInOrder:
                     .values_list("position", "id", *self.json)
                     .get()
                 )
-                return [_json(text) for text in row[2:]]
+                return list(row[2:])
             self.current = None
             if row[1] == item_id:
-                return [_json(text) for text in row[2:]]
+                return list(row[2:])
 
 
 def _agreement_text(task_type: TaskType) -> Callable[[Any], str]:
@@ -527,15 +562,20 @@ def _human_answers(
     with_coder: bool,
     with_judges: bool,
     raw: bool,
+    ready: str | None = None,
 ) -> Iterator[AnswerRows]:
     members = _Members(project)
     excluded = members.excluded
     fields = _item_fields(task_type)
     template = _human_template(project, with_coder=with_coder, with_judges=with_judges, raw=raw)
+    if ready is not None and task_type.export_columns_stored:
+        yield from _stored_human_answers(
+            project, task_type, export_rows, template, members, with_coder=with_coder, fmt=ready
+        )
+        return
     answer_key = _agreement_text(task_type)
     answered = _answered_items(project, _ItemsInOrder(project, fields), fields)
     for item, answers, decoded in _prepared_in_batches(answered, export_rows):
-        first = answers[0]
         # The item's columns, its majority (by the task type's agreement key) and final answer.
         key = majority_key(
             [
@@ -544,13 +584,236 @@ def _human_answers(
                 if a[5] not in excluded
             ]
         )
-        of_item = template.copy()
-        of_item["item_id"], of_item["item_kind"], of_item["group"] = first[2], first[3], first[4]
-        of_item["majority"], of_item["adjudicated"] = _json(key), _json(first[12])
+        of_item = _item_columns(template, answers[0], key)
         for a, answer in zip(answers, decoded, strict=True):
             parts = export_rows(item, answer)  # several: claims…
             if parts:  # none: no row (claim review: no claim)
                 yield _human_columns(of_item, a, members, with_coder=with_coder), parts
+
+
+def _item_columns(template: dict[str, Any], first: tuple, majority: str | None) -> dict[str, Any]:
+    """The columns of an item's answers' rows that are the item's (its first answer ``first``):
+    its ids, its ``majority`` (an agreement key's text) and its adjudicated answer."""
+    of_item = template.copy()
+    of_item["item_id"], of_item["item_kind"], of_item["group"] = first[2], first[3], first[4]
+    of_item["majority"], of_item["adjudicated"] = _json(majority), _json(first[12])
+    return of_item
+
+
+def _stored_human_answers(
+    project: Project,
+    task_type: TaskType,
+    export_rows: ExportRows,
+    template: dict[str, Any],
+    members: _Members,
+    *,
+    with_coder: bool,
+    fmt: str,
+) -> Iterator[AnswerRows]:
+    """:func:`_human_answers` of a task type that stores its answers' columns: a batch of
+    ``BATCH_ITEMS`` items at a time, each answer's own columns and agreement key served as
+    stored where current, made (and stored) where not (``_ColumnsMaker``). An item whose
+    answers are all current has no JSON decoded (but its adjudicated answer and majority)."""
+    fields = _item_fields(task_type)
+    maker = _ColumnsMaker(project, task_type, export_rows, fields, fmt)
+    items = _ItemsInOrder(project, fields)
+    answered = (
+        (answers, items.texts(answers[0][0], answers[0][1]))
+        for answers in (
+            list(group) for _, group in groupby(_current_answers(project), key=itemgetter(1))
+        )
+    )
+    excluded = members.excluded
+    while True:  # a cursor's failure mid-batch: the batch's items before it, then the error
+        batch, error = _take(answered, BATCH_ITEMS)
+        for answers, agreements, rows in maker.batch(batch):
+            key = majority_key(
+                [k for a, k in zip(answers, agreements, strict=True) if a[5] not in excluded]
+            )
+            of_item = _item_columns(template, answers[0], key)
+            for a, parts in zip(answers, rows, strict=True):
+                if parts:  # none: no row
+                    yield _human_columns(of_item, a, members, with_coder=with_coder), parts
+        if error is not None:
+            raise error
+        if len(batch) < BATCH_ITEMS:
+            return
+
+
+_Made = tuple[list[tuple], list[str], list[list[dict[str, Any]] | ReadyRows]]
+# ^ an item's answers (``_current_answers`` tuples), their agreement keys' texts, their rows
+
+
+class _ColumnsMaker:
+    """The stored columns of an export's human answers, a batch of items at a time: served
+    where their key is current, made by the task type's rows and stored where not
+    (``studies.services.export_columns``). A row is served stored only where the export would
+    have written the same bytes: its columns share no name with any shared column, it is not
+    empty, an answer's rows have the same columns, and (CSV) they are the header's own."""
+
+    def __init__(
+        self,
+        project: Project,
+        task_type: TaskType,
+        export_rows: ExportRows,
+        fields: tuple[str, ...],
+        fmt: str,
+    ) -> None:
+        self.project, self.export_rows, self.fields, self.fmt = project, export_rows, fields, fmt
+        self.basis = ColumnsBasis(project=project, task_type=task_type, fields=fields)
+        self.answer_key = _agreement_text(task_type)
+        self.writer = ColumnsWriter(project)
+        self.encode = _json_encoder()
+        self.shared = frozenset(  # every column the rows' shared part may have
+            _human_template(project, with_coder=True, with_judges=True, raw=True)
+        )
+        self.columns_key: str | None = None  # the first row's own columns (CSV's header)
+
+    def batch(self, batch: list[tuple[list[tuple], list[str | None]]]) -> list[_Made]:
+        """Each item's answers (with their item's fields' texts) as ``_Made``."""
+        made: list[_Made] = []
+        todo: list[tuple[_Made, list[str | None], list[tuple[int, str, bool]]]] = []
+        stored = read_columns(
+            annotation_ids=[a[18] for answers, _ in batch for a in answers], fmt=self.fmt
+        )
+        for answers, texts in batch:
+            digest = self.basis.item(texts)
+            agreements: list[Any] = []
+            rows: list[Any] = []
+            missing = []  # (the answer's place, its key, whether to store it)
+            for n, a in enumerate(answers):
+                key = self.basis.answer(digest, a[11])
+                found = stored.get(a[18])
+                if found is None or found.key != key:  # missing or stale: made and stored
+                    agreements.append(None)
+                    rows.append(None)
+                    missing.append((n, key, True))
+                    continue
+                agreements.append(found.agreement)
+                if found.rows is not None and self._fits(found):
+                    rows.append(
+                        ReadyRows(found.rows, found.text, found.columns_key) if found.rows else []
+                    )
+                else:  # current, but not to be passed through: made, not stored again
+                    rows.append(None)
+                    missing.append((n, key, False))
+            made.append((answers, agreements, rows))
+            if missing:
+                todo.append((made[-1], texts, missing))
+        if todo:
+            self._make(todo)
+        if self.columns_key is None and self.fmt == "csv":
+            self._first_columns(made, [texts for _, texts in batch])
+        return made
+
+    def _fits(self, found: StoredColumns) -> bool:
+        """Whether stored rows (current) can be passed through: in a CSV, rows with the header's
+        own columns (before the first row, any: :meth:`_first_columns` checks them)."""
+        return self.fmt != "csv" or self.columns_key in (None, found.columns_key) or not found.rows
+
+    def _make(
+        self, todo: list[tuple[_Made, list[str | None], list[tuple[int, str, bool]]]]
+    ) -> None:
+        """Make the rows and agreement keys of the answers ``todo`` names (an item's made
+        answers, its fields' texts, and which answers: place, key, whether to store), the
+        task type's ``prepare_rows`` called once for them all; store those to store."""
+        prepared = []
+        for (answers, _, _), texts, missing in todo:
+            item = ExportItem(self.project, self.fields, [_json(text) for text in texts])
+            decoded = [
+                SimpleNamespace(id=answers[n][18], answer=_json(answers[n][11]))
+                for n, _, _ in missing
+            ]
+            prepared.append((item, decoded))
+        prepare = getattr(self.export_rows, "prepare_rows", None)
+        if prepare is not None:
+            prepare(prepared)
+        new: list[Columns] = []
+        for ((_, agreements, rows), _, missing), (item, decoded) in zip(
+            todo, prepared, strict=True
+        ):
+            for (n, key, store), answer in zip(missing, decoded, strict=True):
+                rows[n] = parts = self.export_rows(item, answer)
+                agreements[n] = agreement = self.answer_key(answer.answer)
+                if store:
+                    new.append(self._columns(answer.id, key, parts, agreement))
+        self.writer.write(new)
+
+    def _columns(
+        self, annotation_id: int, key: str, parts: list[dict[str, Any]], agreement: str
+    ) -> Columns:
+        """What is stored of an answer's rows ``parts``: ``rows`` empty where they cannot be
+        served as stored (see the class)."""
+        names = list(parts[0]) if parts else []
+        rows: int | None = None if parts else 0
+        jsonl = csv = ""
+        if parts and self.shared.isdisjoint(names) and all(p and list(p) == names for p in parts):
+            try:
+                jsonl = b"".join(orjson.dumps(p, option=_JSONL) for p in parts).decode()
+                cells = [_csv_cells(p.values(), self.encode) for p in parts]
+            except (TypeError, ValueError):  # what the export would refuse or write otherwise
+                jsonl = ""
+            else:
+                csv = cells[0] if len(cells) == 1 else orjson.dumps(cells).decode()
+                if "\x00" in csv:  # a text column holds no NUL
+                    jsonl = csv = ""
+                else:
+                    rows = len(parts)
+        columns = orjson.dumps(names).decode()
+        return Columns(
+            annotation_id=annotation_id,
+            key=key,
+            rows=rows,
+            jsonl=jsonl,
+            csv=csv,
+            columns=columns,
+            columns_key=hashlib.sha256(columns.encode()).hexdigest(),
+            agreement=agreement,
+        )
+
+    def _first_columns(self, made: list[_Made], texts: list[list[str | None]]) -> None:
+        """A CSV's first row's own columns (its header's): a stored row's names read once (for
+        the header); then the batch's stored rows with other columns are made as dicts."""
+        while self.columns_key is None:
+            first = next(
+                (
+                    (m, n)
+                    for m, (_, _, rows) in enumerate(made)
+                    for n, parts in enumerate(rows)
+                    if parts
+                ),
+                None,
+            )
+            if first is None:  # no row yet
+                return
+            m, n = first
+            answers, _, rows = made[m]
+            ready = rows[n]
+            if not isinstance(ready, ReadyRows):
+                names = orjson.dumps(list(ready[0])).decode()
+                self.columns_key = hashlib.sha256(names.encode()).hexdigest()
+                break
+            stored = (
+                ReadyExportColumns.objects.filter(pk=answers[n][18])
+                .values_list("columns", flat=True)
+                .first()
+            )
+            if stored is None:  # gone since this export's cursor read it: made instead
+                self._make([(made[m], texts[m], [(n, "", False)])])
+            else:
+                ready.columns = tuple(orjson.loads(stored))
+                self.columns_key = ready.columns_key
+        others = []
+        for entry, item_texts in zip(made, texts, strict=True):
+            other = [
+                (k, "", False)
+                for k, parts in enumerate(entry[2])
+                if isinstance(parts, ReadyRows) and parts.columns_key != self.columns_key
+            ]
+            if other:
+                others.append((entry, item_texts, other))
+        if others:
+            self._make(others)
 
 
 def _human_columns(
@@ -803,12 +1066,28 @@ def _jsonl_lines(shared: dict[str, Any], parts: list[dict[str, Any]]) -> list[by
     ]
 
 
+def _ready_jsonl_lines(shared: dict[str, Any], ready: ReadyRows) -> list[bytes]:
+    """The lines of an answer whose own columns are stored (:class:`ReadyRows`): the shared
+    columns written once and each stored row joined to them, as :func:`_jsonl_lines` joins
+    disjoint rows (stored rows are: ``_ColumnsMaker``)."""
+    start = orjson.dumps(shared, option=_JSONL)[:-2] + b","
+    data = ready.text.encode()
+    if ready.rows == 1:
+        return [start + data[1:]]
+    return [start + line[1:] for line in data.splitlines(keepends=True)]
+
+
 def _jsonl_bytes(project: Project, coders: str, *, rows: int, tally: _Tally) -> Iterator[bytes]:
     """:func:`_jsonl_text`'s chunks as the UTF-8 bytes orjson writes (a download sends them as
     they are: no decoding to text and encoding back of every byte)."""
     batch: list[bytes] = []
-    for shared, parts in _answers(project, coders, raw=True):
-        for line in _jsonl_lines(shared, parts):
+    for shared, parts in _answers(project, coders, raw=True, ready="jsonl"):
+        lines = (
+            _ready_jsonl_lines(shared, parts)
+            if isinstance(parts, ReadyRows)
+            else _jsonl_lines(shared, parts)
+        )
+        for line in lines:
             batch.append(line)
             if len(batch) == rows:
                 tally.rows += rows
@@ -829,11 +1108,21 @@ def _json_encoder() -> Callable[[Any], str]:
     of list and dict cells): the C encoder ``json.dumps`` itself makes, with the same settings
     (ASCII, ``", "`` and ``": "``, circular check, NaN allowed), made once per export. Its
     circular check keeps the containers it is inside of, so one encoder serves one export (one
-    thread) at a time."""
+    thread) at a time. The last value's text is kept: an item's majority (a dict or list for
+    many task types) is the same object in each of its answers' rows, written once."""
     if _C_ENCODER is None:
         return json.dumps
     encoder = _C_ENCODER({}, _DEFAULT, _ASCII, None, ": ", ", ", False, False, True)
-    return lambda value: "".join(encoder(value, 0))
+    last: list[Any] = [None, ""]  # the last value (held: its identity stays its own) and text
+
+    def encode(value: Any) -> str:
+        if value is last[0]:
+            return last[1]
+        text = "".join(encoder(value, 0))
+        last[0], last[1] = value, text
+        return text
+
+    return encode
 
 
 def _json_cell(value: list | dict, encode: Callable[[Any], str] | None = None) -> str:
@@ -929,7 +1218,12 @@ class _CsvRows:
             self.shared = tuple(shared)
         return _csv_header(self.header)
 
-    def lines(self, shared: dict[str, Any], parts: list[dict[str, Any]]) -> list[str]:
+    def lines(self, shared: dict[str, Any], parts: list[dict[str, Any]] | ReadyRows) -> list[str]:
+        if isinstance(parts, ReadyRows):  # its columns are the header's own (``_ColumnsMaker``)
+            start = _csv_cells(shared.values(), self.encode) + ","
+            if parts.rows == 1:
+                return [start + parts.text + "\r\n"]
+            return [start + cells + "\r\n" for cells in orjson.loads(parts.text)]
         if len(parts) == 1:
             shared.update(parts[0])
             return [self.line(shared)]
@@ -961,9 +1255,10 @@ def _csv_text(
     writer = _CsvRows()
     lines: list[str] = []  # the chunk's (the header too in the first)
     count = 0  # the chunk's rows
-    for shared, parts in _answers(project, coders, raw=False):
+    for shared, parts in _answers(project, coders, raw=False, ready="csv"):
         if not writer.header:
-            lines.append(writer.start(shared, parts[0]))
+            first = dict.fromkeys(parts.columns or ()) if isinstance(parts, ReadyRows) else parts[0]
+            lines.append(writer.start(shared, first))
         for line in writer.lines(shared, parts):
             lines.append(line)
             count += 1

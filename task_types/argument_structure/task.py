@@ -15,6 +15,7 @@ from metrics.argument_structure import edge_sentences, scorer_name
 
 from .formats import decode_csv_row, read_checkwhy
 from .graph import structure_metrics, to_compact
+from .models import METRICS_VERSION
 from .scoring import answer_texts, edge_scorer, evidence_texts, fresh_edge_scorer
 from .serializers import (
     CRITERIA,
@@ -45,6 +46,11 @@ class ArgumentStructure(TaskType):
     # The A/B order of compared structures is drawn from the seed: an annotator who knew it could
     # tell which structure is the reference. The page's config omits it (``annotator_config``).
     private_config = frozenset({"seed"})
+    # A human answer's columns (its structure, texts and CheckWhy metrics: ~80 µs of Python a
+    # row) are stored as the export writes them and passed through while current (issue 34).
+    # Their version moves with the stored metrics' (a new METRICS_VERSION makes them stale too).
+    export_columns_stored = True
+    export_columns_version = f"1+metrics{METRICS_VERSION}"
 
     def measures_for(self, config: Mapping[str, Any]) -> Mapping[str, str]:
         """Edit projects answer structures (edges); review projects answer decisions,

@@ -11,6 +11,7 @@ import pytest
 
 import task_types.argument_structure.task as structure_task
 from annotation import services
+from studies.models import ReadyExportColumns
 from studies.services import exports
 from studies.services.exports import export_jsonl
 from studies.services.imports import import_items
@@ -123,6 +124,7 @@ def test_a_batch_boundary_changes_no_value_and_memory_keeps_one_batch(embedder, 
     project = answered_project(5)
     whole = list(export_jsonl(project=project))
     StoredMetrics.objects.all().delete()  # computed again, in smaller batches
+    ReadyExportColumns.objects.all().delete()  # the rows stored from them too
     monkeypatch.setattr(exports, "BATCH_ITEMS", 2)
     assert list(export_jsonl(project=project)) == whole
     assert len(embedder.calls) == 1 + 3  # the first export's batch, then batches of 2, 2, 1
@@ -150,6 +152,7 @@ def test_stale_stored_metrics_are_computed_again(embedder, monkeypatch):
     stored = StoredMetrics.objects.order_by("pk").first()
     # Values stored under another key (an item fixed since, another scorer): not served.
     StoredMetrics.objects.update(key="0" * 64, values=[[0.5] * len(METRIC_KEYS), None])
+    ReadyExportColumns.objects.all().delete()  # the rows made from the metrics, read no more
     metrics = count_metrics(monkeypatch)
     again = [json.loads(line) for line in export_jsonl(project=project)]
     assert again == first
@@ -159,6 +162,7 @@ def test_stale_stored_metrics_are_computed_again(embedder, monkeypatch):
     StoredMetrics.objects.filter(pk=stored.pk).update(
         values=[[0.25] * len(METRIC_KEYS), stored.values[1]]
     )
+    ReadyExportColumns.objects.all().delete()
     served = [json.loads(line) for line in export_jsonl(project=project)]
     changed = [row for row in served if row["exact_match_similarity"] == 0.25]
     assert len(changed) == 1 and changed[0]["leaf_f1"] == 0.25
