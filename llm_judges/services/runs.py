@@ -155,7 +155,6 @@ class StartOptions(TypedDict, total=False):
     enqueue: bool
     budget_calls: int | float | str | None
     budget_tokens: int | float | str | None
-    resumes: int | None
 
 
 @dataclass(frozen=True)
@@ -451,7 +450,7 @@ def _resume(lost_id: int) -> ResumedRun | None:
         try:
             if template_for(judge=lost.judge, project=lost.project).key != lost.prompt_version:
                 raise JudgeError("its judge's prompt has changed since; start it again.")
-            run = judge_run_start(
+            run = judge_run_start_pending(
                 judge=lost.judge,
                 project=lost.project,
                 started_by=lost.started_by,
@@ -460,7 +459,7 @@ def _resume(lost_id: int) -> ResumedRun | None:
                 budget_calls=budget.get("budget_calls"),
                 budget_tokens=budget.get("budget_tokens"),
                 resumes=lost_id,
-            )
+            ).run
             run_id, note = run.pk, f"resumed as run {run.pk}."
         except JudgeError as exc:
             note = f"not resumed: {exc}"
