@@ -73,7 +73,7 @@ class NextItemView(APIView):
             if stop is not None:
                 return Response({"stop": stop})
             return Response(status=status.HTTP_204_NO_CONTENT)
-        data = selectors.assignment_view(assignment=assignment)
+        data = selectors.assignment_view(assignment=assignment, dealt_now=assignment.dealt_now)
         data["counts"] = selectors.annotator_counts(project=self.project, user=request.user)
         return Response(data)
 

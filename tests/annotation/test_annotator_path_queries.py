@@ -58,9 +58,31 @@ def test_next_and_submit_cost_the_same_queries_every_time(project, annotator):
                 assert sum('"knox_authtoken"' in q for q in sql) == 1
     assert len(counts) == 1, counts  # the same for every round and whatever tokens are held
     # next: token, project, role, send-backs, open reservation, membership, the dealing
-    # transaction (9 with BEGIN and COMMIT) and the assignment's view (5); submit: token,
-    # assignment, role, the transaction (9) and the project's webhook subscriptions (2).
-    assert counts == {(20, 14)}
+    # transaction (9 with BEGIN and COMMIT) and the assignment's view (2: the annotator's counts;
+    # a reservation made by this request has no draft, answer or flag to read); submit: token,
+    # assignment, role, the transaction (8: the current answer and a retry's in one read) and
+    # the project's webhook subscriptions (1, for both of a submit's events).
+    assert counts == {(17, 12)}
+    dealt, submitted = cycle(token_client(annotator), project)
+    for table in ("annotation_draft", "annotation_annotation", "annotation_itemflag"):
+        assert not any(f'FROM "{table}"' in q for q in dealt), table
+    assert sum('FROM "webhooks_subscription"' in q for q in submitted) == 1
+    assert sum(q.startswith('SELECT "annotation_annotation"."id"') for q in submitted) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_open_reservation_dealt_again_shows_its_draft(project, annotator):
+    # Only the request that made a reservation skips the reads of its draft and answer: the
+    # same reservation returned by a later next (a reload) shows what was saved on it.
+    factories.make_items(project, 2)
+    client = token_client(annotator)
+    first = client.post(f"/api/projects/{project.slug}/next/", {}, format="json")
+    assert first.data["draft"] is None and first.data["answer"] is None
+    Draft.objects.create(assignment_id=first.data["id"], answer=ANSWER, revision=3)
+    again = client.post(f"/api/projects/{project.slug}/next/", {}, format="json")
+    assert again.data["id"] == first.data["id"]
+    assert again.data["draft"]["revision"] == 3
+    assert again.data["draft"]["answer"] == ANSWER
 
 
 @pytest.mark.django_db(transaction=True)
