@@ -67,6 +67,7 @@ class NextItemView(APIView):
             annotator=request.user,
             batch_ref=ref,
             start_batch=body.validated_data["start_batch"],
+            membership=self.membership,
         )
         if assignment is None:
             stop = selectors.annotator_stop(project=self.project, user=request.user, batch_ref=ref)

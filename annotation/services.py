@@ -98,14 +98,25 @@ DEADLOCK_DETECTED = "40P01"  # PostgreSQL's SQLSTATE
 
 
 def assignment_next(
-    *, project: Project, annotator: User, batch_ref: str = "", start_batch: bool = False
+    *,
+    project: Project,
+    annotator: User,
+    batch_ref: str = "",
+    start_batch: bool = False,
+    membership: Membership | None = None,
 ) -> Assignment | None:
     """:func:`_assignment_next`, started again when PostgreSQL broke a deadlock by rolling back
-    this request's transaction (only outside an enclosing transaction, which the rollback ends)."""
+    this request's transaction (only outside an enclosing transaction, which the rollback ends).
+    ``membership``: the annotator's current membership of ``project`` as the caller just read it
+    (the API's permission check did), else it is read here when needed."""
     for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
         try:
             return _assignment_next(
-                project=project, annotator=annotator, batch_ref=batch_ref, start_batch=start_batch
+                project=project,
+                annotator=annotator,
+                batch_ref=batch_ref,
+                start_batch=start_batch,
+                membership=membership,
             )
         except OperationalError as exc:
             deadlock = getattr(exc.__cause__, "pgcode", None) == DEADLOCK_DETECTED
@@ -121,7 +132,12 @@ def assignment_next(
 
 
 def _assignment_next(
-    *, project: Project, annotator: User, batch_ref: str, start_batch: bool
+    *,
+    project: Project,
+    annotator: User,
+    batch_ref: str,
+    start_batch: bool,
+    membership: Membership | None,
 ) -> Assignment | None:
     """The annotator's open reservation in this project, or a newly reserved item, or None when
     there is nothing for them (``selectors.annotator_stop`` says why). An item is offered only
@@ -168,7 +184,8 @@ def _assignment_next(
         return None  # paused, archived or draft: open reservations can be finished, nothing new
 
     crowd = crowd_settings(project)
-    membership = Membership.objects.current().filter(project=project, user=annotator).first()
+    if membership is None:
+        membership = Membership.objects.current().filter(project=project, user=annotator).first()
     if membership is None or membership.qualification == Membership.Qualification.DISQUALIFIED:
         return None
     seed = membership.order_seed
