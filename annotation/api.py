@@ -67,13 +67,14 @@ class NextItemView(APIView):
             annotator=request.user,
             batch_ref=ref,
             start_batch=body.validated_data["start_batch"],
+            membership=self.membership,
         )
         if assignment is None:
             stop = selectors.annotator_stop(project=self.project, user=request.user, batch_ref=ref)
             if stop is not None:
                 return Response({"stop": stop})
             return Response(status=status.HTTP_204_NO_CONTENT)
-        data = selectors.assignment_view(assignment=assignment)
+        data = selectors.assignment_view(assignment=assignment, dealt_now=assignment.dealt_now)
         data["counts"] = selectors.annotator_counts(project=self.project, user=request.user)
         return Response(data)
 

@@ -362,6 +362,12 @@ class Assignment(models.Model):
         "reserved, copied to every answer.",
     )
 
+    # Not a column: True on the instance that the request which reserved it holds
+    # (``annotation.services``). Nobody has seen its id yet, so nothing (a draft, an answer, a
+    # flag) can name it: the next request's view passes it to ``selectors.assignment_view``,
+    # which then reads none of them.
+    dealt_now: bool = False
+
     class Meta:
         constraints = [
             models.UniqueConstraint(

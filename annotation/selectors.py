@@ -31,6 +31,8 @@ from projects.models import Membership, Project
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
+    from annotation.task_types import TaskType
+
 
 class DraftView(TypedDict):
     answer: Any
@@ -110,17 +112,38 @@ def own_assignment(*, user: User, assignment_id: int) -> Assignment:
     return assignment
 
 
-def assignment_view(*, assignment: Assignment) -> AssignmentView:
+def assignment_view(*, assignment: Assignment, dealt_now: bool = False) -> AssignmentView:
     """Everything the annotation page needs for one assignment, from a fixed number of queries:
     the item as the task type displays it (no gold), the saved draft and the current answer.
+    ``dealt_now``: the caller's own request reserved it a moment ago (``Assignment.dealt_now``)
+    and wrote nothing on it since, so there is no draft, answer or flag to read (every next
+    of every annotator saves those reads).
 
     Control items must be indistinguishable from regular ones: nothing here depends on the item's
     kind, and the batch block (null outside batches) is the same for every item of a batch."""
-    item: Item = assignment.item
-    project = assignment.project
-    task_type = task_types.get(project.task_type)
+    task_type = task_types.get(assignment.project.task_type)
+    if dealt_now:
+        return _assignment_view(assignment, task_type, draft=None, current=None, raised=[])
     draft = Draft.objects.filter(assignment=assignment).first()
     current = Annotation.objects.filter(assignment=assignment, is_current=True).first()
+    raised = list(
+        ItemFlag.objects.filter(assignment=assignment)
+        .order_by("id")
+        .values_list("reason", "response", "state", "skipped")
+    )
+    return _assignment_view(assignment, task_type, draft=draft, current=current, raised=raised)
+
+
+def _assignment_view(
+    assignment: Assignment,
+    task_type: TaskType,
+    *,
+    draft: Draft | None,
+    current: Annotation | None,
+    raised: list[tuple[str, str, str, bool]],
+) -> AssignmentView:
+    item: Item = assignment.item
+    project = assignment.project
     returned = (
         SendBack.objects.filter(assignment=assignment, answered_at__isnull=True)
         .values("note", "version", "created_at")
@@ -129,11 +152,6 @@ def assignment_view(*, assignment: Assignment) -> AssignmentView:
         else None
     )
     crowd = crowd_settings(project)
-    raised = list(
-        ItemFlag.objects.filter(assignment=assignment)
-        .order_by("id")
-        .values_list("reason", "response", "state", "skipped")
-    )
     answered = [
         FlagAnswer(reason=reason, reason_label=flag_reason_label(reason), response=response)
         for reason, response, _, _ in raised

@@ -45,7 +45,7 @@ from core.errors import Refusal, first_error
 from projects.crowd import CrowdSettings, crowd_settings
 from projects.models import Membership, Project
 from webhooks import events as webhook_events
-from webhooks.services import event_emit
+from webhooks.services import Event, events_emit
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -99,14 +99,25 @@ DEADLOCK_DETECTED = "40P01"  # PostgreSQL's SQLSTATE
 
 
 def assignment_next(
-    *, project: Project, annotator: User, batch_ref: str = "", start_batch: bool = False
+    *,
+    project: Project,
+    annotator: User,
+    batch_ref: str = "",
+    start_batch: bool = False,
+    membership: Membership | None = None,
 ) -> Assignment | None:
     """:func:`_assignment_next`, started again when PostgreSQL broke a deadlock by rolling back
-    this request's transaction (only outside an enclosing transaction, which the rollback ends)."""
+    this request's transaction (only outside an enclosing transaction, which the rollback ends).
+    ``membership``: the annotator's current membership of ``project`` as the caller just read it
+    (the API's permission check did), else it is read here when needed."""
     for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
         try:
             return _assignment_next(
-                project=project, annotator=annotator, batch_ref=batch_ref, start_batch=start_batch
+                project=project,
+                annotator=annotator,
+                batch_ref=batch_ref,
+                start_batch=start_batch,
+                membership=membership,
             )
         except OperationalError as exc:
             deadlock = getattr(exc.__cause__, "pgcode", None) == DEADLOCK_DETECTED
@@ -122,7 +133,12 @@ def assignment_next(
 
 
 def _assignment_next(
-    *, project: Project, annotator: User, batch_ref: str, start_batch: bool
+    *,
+    project: Project,
+    annotator: User,
+    batch_ref: str,
+    start_batch: bool,
+    membership: Membership | None,
 ) -> Assignment | None:
     """The annotator's open reservation in this project, or a newly reserved item, or None when
     there is nothing for them (``selectors.annotator_stop`` says why). An item is offered only
@@ -169,7 +185,8 @@ def _assignment_next(
         return None  # paused, archived or draft: open reservations can be finished, nothing new
 
     crowd = crowd_settings(project)
-    membership = Membership.objects.current().filter(project=project, user=annotator).first()
+    if membership is None:
+        membership = Membership.objects.current().filter(project=project, user=annotator).first()
     if membership is None or membership.qualification == Membership.Qualification.DISQUALIFIED:
         return None
     seed = membership.order_seed
@@ -330,6 +347,7 @@ def _reserve(project, annotator, item: Item, now, *, sequence: int, seed: int) -
     )
     assignment.item = item
     assignment.project = project
+    assignment.dealt_now = True
     return assignment
 
 
@@ -588,19 +606,20 @@ ITEM_COMPLETE_IDS = uuid.UUID("6f1c3e52-2d7e-4d0e-9a3e-3a4c2f0b7c11")  # uuid5 n
 def _announce_submit(*, project: Project, annotation_id: int, item: Item, version: int) -> None:
     """Webhook events of a stored answer, sent after the commit to the project's subscribers
     (``webhooks``): ``answer.submitted``, and ``item.complete`` when this first answer of an
-    assignment gave a regular item its last required one (a fixed id per item: sent once)."""
-    event_emit(
-        project_id=project.id,
-        event=webhook_events.ANSWER_SUBMITTED,
-        data=lambda: _answer_event(annotation_id),
-    )
+    assignment gave a regular item its last required one (a fixed id per item: sent once). One
+    emit for both, so the subscriptions are read once per submit."""
+    events = [
+        Event(event=webhook_events.ANSWER_SUBMITTED, data=lambda: _answer_event(annotation_id))
+    ]
     if version == 1 and item.kind == Item.Kind.REGULAR:
-        event_emit(
-            project_id=project.id,
-            event=webhook_events.ITEM_COMPLETE,
-            data=lambda: _item_complete_event(item.pk, project.annotators_per_item),
-            event_id=uuid.uuid5(ITEM_COMPLETE_IDS, f"{project.id}:{item.pk}"),
+        events.append(
+            Event(
+                event=webhook_events.ITEM_COMPLETE,
+                data=lambda: _item_complete_event(item.pk, project.annotators_per_item),
+                event_id=uuid.uuid5(ITEM_COMPLETE_IDS, f"{project.id}:{item.pk}"),
+            )
         )
+    events_emit(project_id=project.id, events=events)
 
 
 def _pseudonym(project_id: int, user_id: int) -> str:
@@ -668,14 +687,13 @@ def annotation_submit(
     with transaction.atomic():
         locked = _locked_for_submit(assignment)
         locked.project = project
-        current = Annotation.objects.filter(assignment=locked, is_current=True).first()
+        current, retried = _current_and_retried(locked, submission_id)
         if current is not None and (
             current.submission_id == submission_id or current.answer == clean
         ):
             if current.submission_id != submission_id:  # the annotator confirmed it unchanged
                 _settle_send_back(locked, current.version, now)
             return current, False
-        retried = Annotation.objects.filter(assignment=locked, submission_id=submission_id).first()
         if retried is not None:
             # A retry of a submit that a later one (another tab) has since replaced: what is
             # stored now is the answer, as for any other retry.
@@ -713,6 +731,23 @@ def annotation_submit(
     assignment.state = Assignment.State.SUBMITTED
     assignment.correct = correct
     return annotation, True
+
+
+def _current_and_retried(
+    locked: Assignment, submission_id: uuid.UUID
+) -> tuple[Annotation | None, Annotation | None]:
+    """The assignment's current answer version and the version stored under ``submission_id``
+    (a retried request), from one query: at most two rows (one current version, one per
+    submission id: ``annotation_unique_submission``); every submit reads them."""
+    current = retried = None
+    for row in Annotation.objects.filter(assignment=locked).filter(
+        Q(is_current=True) | Q(submission_id=submission_id)
+    ):
+        if row.is_current:
+            current = row
+        if row.submission_id == submission_id:
+            retried = row
+    return current, retried
 
 
 def _settle_send_back(locked: Assignment, version: int, now) -> None:

@@ -18,6 +18,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -153,42 +154,77 @@ def subscription_delete(*, subscription: Subscription) -> None:
 EventData = dict[str, Any] | Callable[[], dict[str, Any] | None]
 
 
+@dataclass(frozen=True)
+class Event:
+    """One event to announce: its name, its ``data`` (or a function that builds it, called only
+    when a subscription wants the event; returning None sends nothing) and, optionally, a fixed
+    payload id (``item.complete`` uses one per item, so it is sent once whoever submits)."""
+
+    event: str
+    data: EventData
+    event_id: uuid.UUID | None = None
+
+
 def event_emit(
     *, project_id: int, event: str, data: EventData, event_id: uuid.UUID | None = None
 ) -> None:
     """Announce ``event`` in the project once the current transaction commits (at once outside
-    one). ``data`` is the payload's ``data``, or a function that builds it (called only when a
-    subscription wants the event; returning None sends nothing). ``event_id`` fixes the
-    payload's id (``item.complete`` uses one per item, so it is sent once whoever submits)."""
-    if event not in event_names.EVENTS:
-        raise ValueError(f"unknown webhook event {event!r}")
-    transaction.on_commit(
-        functools.partial(_record_and_send, project_id, event, data, event_id or uuid.uuid4())
-    )
+    one): :func:`events_emit` with one event."""
+    events_emit(project_id=project_id, events=[Event(event=event, data=data, event_id=event_id)])
 
 
-def _record_and_send(project_id: int, event: str, data: EventData, event_id: uuid.UUID) -> None:
+def events_emit(*, project_id: int, events: list[Event]) -> None:
+    """Announce ``events`` of one project once the current transaction commits (at once outside
+    one), in their order. One query after the commit reads the project's active subscriptions
+    for all of them: a submit announces two events, and every submit of every annotator pays
+    for that read (issue 31)."""
+    for event in events:
+        if event.event not in event_names.EVENTS:
+            raise ValueError(f"unknown webhook event {event.event!r}")
+    pending = [(e.event, e.data, e.event_id or uuid.uuid4()) for e in events]
+    transaction.on_commit(functools.partial(_record_and_send, project_id, pending))
+
+
+def _record_and_send(project_id: int, events: list[tuple[str, EventData, uuid.UUID]]) -> None:
     # Runs after the caller's commit: whatever happens here, the caller's request is done and
     # must not fail (its work is stored), so every error is logged and swallowed.
     try:
-        subscriptions = [
-            s
-            for s in Subscription.objects.filter(project_id=project_id, is_active=True).only(
-                "id", "events"
-            )
-            if event in s.events
-        ]
-        if not subscriptions:
-            return
+        subscriptions = list(
+            Subscription.objects.filter(project_id=project_id, is_active=True).only("id", "events")
+        )
+    except Exception:
+        log.exception("webhook events of project %s were not recorded", project_id)
+        return
+    slug: list[str | None] = []  # read once, by the first event that is sent
+    for event, data, event_id in events:
+        wanted = [s for s in subscriptions if event in s.events]
+        if wanted:
+            _record_event(project_id, wanted, event, data, event_id, slug=slug)
+
+
+def _record_event(
+    project_id: int,
+    subscriptions: list[Subscription],
+    event: str,
+    data: EventData,
+    event_id: uuid.UUID,
+    *,
+    slug: list[str | None],
+) -> None:
+    """A ``Delivery`` of ``event`` per subscription that wants it, each handed to a worker."""
+    try:
         body = data() if callable(data) else data
         if body is None:
             return
-        slug = Project.objects.filter(pk=project_id).values_list("slug", flat=True).first()
+        if not slug:
+            slug.append(
+                Project.objects.filter(pk=project_id).values_list("slug", flat=True).first()
+            )
         payload = {
             "id": str(event_id),
             "event": event,
             "created_at": timezone.now().isoformat(),
-            "project": slug,
+            "project": slug[0],
             "data": body,
         }
         created = []
