@@ -9,9 +9,11 @@ replies. Query parameters are untrusted: a bad value is a 400 naming the paramet
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 from collections.abc import Iterator
+from itertools import chain
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -26,6 +28,7 @@ from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
 from core.wording import counted
 from projects.permissions import RESEARCH_ROLES, REVIEW_ROLES, has_role, project_for
+from studies.export_check import trailer
 from studies.selectors.item_browser import (
     FLAGGED,
     KINDS,
@@ -277,6 +280,18 @@ def _csv_lines(rows: Iterator[ItemRow], judge: str) -> Iterator[str]:
     yield buffer.getvalue()
 
 
+def _with_end_line(chunks: Iterator[str], fmt: str, counted: list[int]) -> Iterator[bytes]:
+    """The download's bytes, then the end line every export ends with (rows and the sha256 of
+    the bytes before it, ``studies.export_check``): a download cut off is told from a complete
+    one. ``counted`` holds the rows written, filled in as they are."""
+    digest = hashlib.sha256()
+    for text in chunks:
+        data = text.encode()
+        digest.update(data)
+        yield data
+    yield trailer(fmt=fmt, rows=counted[0], sha256=digest.hexdigest()).encode()
+
+
 def _jsonl_lines(rows: Iterator[ItemRow], judge: str) -> Iterator[str]:
     batch = []
     for row in rows:
@@ -290,7 +305,8 @@ def _jsonl_lines(rows: Iterator[ItemRow], judge: str) -> Iterator[str]:
 @login_required
 @require_GET
 def items_export(request, slug, fmt):
-    """The rows of the current filter, in its order, every page of it (streamed)."""
+    """The rows of the current filter, in its order, every page of it (streamed), then the end
+    line of every export (``python -m studies.export_check FILE`` says whether it is whole)."""
     project = project_for(request.user, slug, RESEARCH_ROLES)
     if fmt not in EXPORT_FORMATS:
         raise Http404(f"Unknown export format {fmt[:20]!r}; use csv or jsonl.")
@@ -308,14 +324,17 @@ def items_export(request, slug, fmt):
             status=refusal.status,
         )
 
+    counted = [0]
+
     def all_rows() -> Iterator[ItemRow]:
         if first is not None:
-            yield first
-            yield from rows
+            for row in chain([first], rows):
+                counted[0] += 1
+                yield row
 
     lines = _csv_lines if fmt == "csv" else _jsonl_lines
     response = StreamingHttpResponse(
-        lines(all_rows(), item_filter.judge),
+        _with_end_line(lines(all_rows(), item_filter.judge), fmt, counted),
         content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson",
     )
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-items.{fmt}"'

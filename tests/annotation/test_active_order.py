@@ -12,6 +12,7 @@ from annotation.models import Assignment, Item
 from core.errors import Refusal
 from llm_judges.models import Judge, JudgeResult
 from llm_judges.services import item_uncertainties, sampling_weights_compute
+from studies.export_check import export_body
 from tests import factories
 from tests.annotation.test_concurrency import at_once
 from tests.annotation.test_item_order_and_sides import annotator, work_through
@@ -192,7 +193,8 @@ def test_the_recorded_weights_and_priorities_are_exported(db):
     client = Client()
     client.force_login(researcher)
     url = reverse("project-items-export", args=[project.slug, "csv"])
-    rows = list(csv.DictReader(io.StringIO(b"".join(client.get(url).streaming_content).decode())))
+    body = export_body(b"".join(client.get(url).streaming_content))
+    rows = list(csv.DictReader(io.StringIO(body.decode())))
     stored = {
         i.external_id: (i.sampling_weight, i.sampling_priority)
         for i in Item.objects.filter(project=project)

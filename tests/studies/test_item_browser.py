@@ -23,6 +23,7 @@ from annotation.references import item_reference
 from llm_judges import prompts
 from llm_judges.models import Judge, JudgeResult
 from projects.models import Membership
+from studies.export_check import check_export, export_body
 from studies.selectors.item_browser import (
     ItemFilter,
     item_filter_from_query,
@@ -547,18 +548,24 @@ def test_the_export_holds_the_filters_rows_in_its_order(db, researcher):
     url = reverse("project-items-export", args=[project.slug, "jsonl"])
     response = client.get(url, query)
     assert response.status_code == 200 and response.streaming
-    lines = [json.loads(x) for x in b"".join(response.streaming_content).decode().splitlines()]
+    data = b"".join(response.streaming_content)
+    check = check_export(data)  # ends with the exports' end line: a cut-off one is told apart
+    assert check.complete and check.rows == len(expected), check
+    assert not check_export(data[:-40]).complete
+    lines = [json.loads(x) for x in export_body(data).decode().splitlines()]
     assert [x["external_id"] for x in lines] == [r.external_id for r in expected]
     assert {x["judge_verdict"] for x in lines} == {"disagrees"}
     assert {x["judge_humans_agreeing"] for x in lines} == {0.5}
     response = client.get(url.replace("jsonl", "csv"), query)
-    table = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    data = b"".join(response.streaming_content)
+    assert check_export(data).complete and check_export(data).rows == len(expected)
+    table = list(csv.DictReader(io.StringIO(export_body(data).decode())))
     assert [r["external_id"] for r in table] == [r.external_id for r in expected]
     groups = {r["group"] for r in table}
     assert "'=HYPERLINK(1)" in groups and "=HYPERLINK(1)" not in groups
     # the whole project, unfiltered, is every item once
     everything = client.get(url)
-    assert len(b"".join(everything.streaming_content).splitlines()) == 30
+    assert len(export_body(b"".join(everything.streaming_content)).splitlines()) == 30
 
 
 def test_pages_cross_from_figures_to_items_without_any(db, researcher):
