@@ -33,8 +33,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection as default_connection
 from django.db import migrations
+
+from annotation.counter_triggers.trigger_set import CounterTriggers
 
 TABLE = "llm_judges_judgeresult"
 TRIGGERS = (
@@ -93,11 +94,6 @@ CREATE TRIGGER llm_judges_judgeresult_counts_update AFTER UPDATE ON llm_judges_j
     FOR EACH STATEMENT EXECUTE FUNCTION llm_judges_judgeresult_counts_update();
 """
 
-POSTGRESQL_DROP = "\n".join(
-    [f"DROP TRIGGER IF EXISTS {name} ON {TABLE};" for name in TRIGGERS]
-    + [f"DROP FUNCTION IF EXISTS {name}();" for name in TRIGGERS]
-)
-
 _ITEM_PROJECT = "(SELECT project_id FROM annotation_item WHERE id = {row}.item_id)"
 _JUDGE_PROJECT = "(SELECT project_id FROM llm_judges_judge WHERE id = {row}.judge_id)"
 
@@ -139,50 +135,25 @@ REBUILD = [
 ]
 
 
-def _create(connection: Any) -> None:
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(POSTGRESQL)
-        elif connection.vendor == "sqlite":
-            for statement in SQLITE:
-                cursor.execute(statement)
-        else:  # pragma: no cover - Concord runs on PostgreSQL, SQLite for development
-            raise RuntimeError(f"No judge result counter triggers for {connection.vendor}.")
-
-
-def _drop(connection: Any) -> None:
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(POSTGRESQL_DROP)
-        else:
-            for name in TRIGGERS:
-                cursor.execute(f"DROP TRIGGER IF EXISTS {name}")
-
-
-def install(apps: Any, schema_editor: Any) -> None:
-    _create(schema_editor.connection)
-    counts_rebuild(connection=schema_editor.connection)
-
-
-def uninstall(apps: Any, schema_editor: Any) -> None:
-    _drop(schema_editor.connection)
-
-
-def counts_rebuild(*, connection: Any = default_connection) -> None:
-    """Recompute every project's judge result count from the rows, moving the revision."""
-    with connection.cursor() as cursor:
-        for statement in REBUILD:
-            cursor.execute(statement)
+COUNTER = CounterTriggers(
+    counter="judge result counter",
+    table=TABLE,
+    triggers=TRIGGERS,
+    postgresql=POSTGRESQL,
+    sqlite=tuple(SQLITE),
+    rebuild=tuple(REBUILD),
+)
+install, uninstall, counts_rebuild = COUNTER.install, COUNTER.uninstall, COUNTER.counts_rebuild
 
 
 def _sqlite_drop(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "sqlite":
-        _drop(schema_editor.connection)
+        COUNTER.drop(schema_editor.connection)
 
 
 def _sqlite_create(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "sqlite":
-        _create(schema_editor.connection)
+        COUNTER.create(schema_editor.connection)
 
 
 def around_sqlite_table_rebuild(operations: list[Any]) -> list[Any]:

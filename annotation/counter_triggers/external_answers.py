@@ -28,9 +28,7 @@ backfill); ``manage.py recount`` calls :func:`answers_recount` for each project 
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.db import connection as default_connection
+from annotation.counter_triggers.trigger_set import CounterTriggers
 
 TABLE = "annotation_externalannotation"
 TRIGGERS = (
@@ -92,11 +90,6 @@ CREATE TRIGGER annotation_externalannotation_counts_update
     FOR EACH STATEMENT EXECUTE FUNCTION annotation_externalannotation_counts_update();
 """
 
-POSTGRESQL_DROP = "\n".join(
-    [f"DROP TRIGGER IF EXISTS {name} ON {TABLE};" for name in TRIGGERS]
-    + [f"DROP FUNCTION IF EXISTS {name}();" for name in TRIGGERS]
-)
-
 _ITEM_PROJECT = "(SELECT project_id FROM annotation_item WHERE id = {row}.item_id)"
 _CODER_PROJECT = "(SELECT project_id FROM annotation_externalcoder WHERE id = {row}.coder_id)"
 
@@ -139,40 +132,15 @@ REBUILD = [
 ]
 
 
-def _create(connection: Any) -> None:
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(POSTGRESQL)
-        elif connection.vendor == "sqlite":
-            for statement in SQLITE:
-                cursor.execute(statement)
-        else:  # pragma: no cover - Concord runs on PostgreSQL, SQLite for development
-            raise RuntimeError(f"No external answer counter triggers for {connection.vendor}.")
-
-
-def _drop(connection: Any) -> None:
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(POSTGRESQL_DROP)
-        else:
-            for name in TRIGGERS:
-                cursor.execute(f"DROP TRIGGER IF EXISTS {name}")
-
-
-def install(apps: Any, schema_editor: Any) -> None:
-    _create(schema_editor.connection)
-    counts_rebuild(connection=schema_editor.connection)
-
-
-def uninstall(apps: Any, schema_editor: Any) -> None:
-    _drop(schema_editor.connection)
-
-
-def counts_rebuild(*, connection: Any = default_connection) -> None:
-    """Recompute every project's external answer count from the rows, moving the revision."""
-    with connection.cursor() as cursor:
-        for statement in REBUILD:
-            cursor.execute(statement)
+COUNTER = CounterTriggers(
+    counter="external answer counter",
+    table=TABLE,
+    triggers=TRIGGERS,
+    postgresql=POSTGRESQL,
+    sqlite=tuple(SQLITE),
+    rebuild=tuple(REBUILD),
+)
+install, uninstall, counts_rebuild = COUNTER.install, COUNTER.uninstall, COUNTER.counts_rebuild
 
 
 def answers_recount(*, project_id: int) -> None:
