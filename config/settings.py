@@ -126,9 +126,7 @@ REDIS_URL = env.str("REDIS_URL", default="")
 # Where people reach this server; used in links made outside a request (the demo's crowd link).
 CONCORD_BASE_URL = env.str("CONCORD_BASE_URL", default="http://127.0.0.1:8000/")
 if REDIS_URL:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
-    }
+    CACHES = {"default": {"BACKEND": "core.redis_cache.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
