@@ -39,7 +39,13 @@ def in_current_session(assignments: QuerySet[Assignment], *, user: User) -> Quer
 
     The scope is the account's open session, not the browser's: opening a new session closes
     the others and logs their browsers out (``crowd.services.worker_enter``), so every browser
-    still logged in to the account is in the open session."""
+    still logged in to the account is in the open session.
+
+    An account with a usable password is never entered from a link (``crowd.services`` refuses
+    it), so it has no session to be narrowed to and its reads get no subqueries (most requests:
+    every researcher's and every password annotator's)."""
+    if user.has_usable_password():
+        return assignments
     entries = CrowdEntry.objects.filter(user=user, project=OuterRef("project_id"))
     current = entries.filter(closed_at__isnull=True)
     own_batch = current.annotate(

@@ -306,3 +306,28 @@ def test_the_migration_keeps_only_the_latest_session_of_an_account_open(db):
     closed = dict(CrowdEntry.objects.values_list("session_id", "closed_at"))
     assert closed["A1"] is not None and closed["A2"] is None and closed["B1"] is None
     assert CrowdEntry.objects.count() == 3  # nothing deleted
+
+
+def test_only_link_entered_accounts_have_their_reads_narrowed_to_the_session(db):
+    """An account with a usable password is never entered from a link, so its reads of its own
+    assignments carry no crowd-session subqueries (the annotator path's most common case); a
+    crowd account's do. Once such an account has a password, links refuse it."""
+    from crowd.selectors import in_current_session
+
+    study = crowd_project(crowd=CROWD, regular=6, controls=3)
+    client = Client()
+    assert client.get(prolific_url(study, pid="PWD1", session="S1")).status_code == 302
+    answer_one(client, study)
+    worker = Membership.objects.get(project=study, user__username__startswith="prolific-").user
+    narrowed = str(in_current_session(Assignment.objects.all(), user=worker).query)
+    assert "crowd_crowdentry" in narrowed
+    password_user = get_user_model().objects.create_user("annotator-with-password", password="x")
+    plain = str(in_current_session(Assignment.objects.all(), user=password_user).query)
+    assert "crowd_crowdentry" not in plain
+    worker.set_password("now-a-regular-account")
+    worker.save()
+    assert "crowd_crowdentry" not in str(
+        in_current_session(Assignment.objects.all(), user=worker).query
+    )
+    refused = Client().get(prolific_url(study, pid="PWD1", session="S2"))
+    assert refused.status_code == 403
