@@ -331,6 +331,46 @@ def baseline(url: str, project_id: int) -> None:
     )
 
 
+def columns_prepared(url: str, project_id: int) -> None:
+    """What a worker does after answers arrive for a task type that stores its export columns
+    (``studies.prepare_export_columns``): the project's stored columns (and argument
+    structure's stored metrics) emptied first, as after a bulk arrival, then
+    ``export_columns_prepare`` timed, in this fresh process (its peak memory: the scorer's
+    model is loaded here, not in the process that exports)."""
+    setup_django(url)
+    from django.apps import apps
+
+    from annotation import task_types
+    from projects.models import Project
+    from studies.models import ReadyExportColumns
+    from studies.services.exports import export_columns_prepare
+
+    project = Project.objects.get(pk=project_id)
+    if not task_types.get(project.task_type).export_columns_stored:
+        print(json.dumps({"stored_columns": False}))
+        return
+    ReadyExportColumns.objects.filter(annotation__item__project=project).delete()
+    if apps.is_installed("task_types.argument_structure"):
+        metrics = apps.get_model("argument_structure", "StoredMetrics")
+        metrics.objects.filter(annotation__item__project=project).delete()
+    cpu = time.process_time()
+    started = time.perf_counter()
+    done = export_columns_prepare(project=project)
+    seconds = time.perf_counter() - started
+    print(
+        json.dumps(
+            {
+                "stored_columns": True,
+                "seconds": seconds,
+                "cpu_seconds": time.process_time() - cpu,
+                "answers": done.answers,
+                "stored": done.stored,
+                "peak_mb": peak_mb(),
+            }
+        )
+    )
+
+
 def prepare(url: str, slugs: list[str], answers: int) -> dict[str, int]:
     setup_django(url)
     from django.core.management import call_command
@@ -777,6 +817,20 @@ def _figures(run: dict, copy: dict, copy_rate: float) -> dict:
     }
 
 
+def _columns_prepared(results: dict, slug: str, url: str, project_id: int) -> None:
+    """A task type that stores its export columns: their preparation on a worker, timed."""
+    done = child(__file__, "--columns-prepared", url, str(project_id))
+    if not done["stored_columns"]:
+        return
+    results[f"{slug}/prepared"] = done
+    print(
+        f"{slug:<20} {'(a worker prepares the columns first)':<28} {done['answers']:>9,} answers "
+        f"{done['answers'] / done['seconds']:>7,.0f}/s "
+        f"{done['answers'] / done['cpu_seconds']:>7,.0f}/cpu-s, {done['stored']:,} stored, "
+        f"peak RSS {done['peak_mb']:.0f} MB"
+    )
+
+
 def _print_run(slug: str, fmt: str, label: str, run: dict, figures: dict) -> None:
     rows_per_s = figures["rows_per_s"]
     flag = "" if rows_per_s >= TARGET_ROWS_PER_S else "  < 30k rows/s"
@@ -792,6 +846,10 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         _, _, url, project_id, fmt, *code = sys.argv
         worker(url, int(project_id), fmt, *code)
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--columns-prepared":
+        _, _, url, project_id = sys.argv
+        columns_prepared(url, int(project_id))
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--baseline":
         _, _, url, project_id = sys.argv
@@ -840,6 +898,12 @@ def main() -> None:
         help="exports of each kind (the best rows/s and the least CPU of them are kept: on a "
         "shared machine one export's wall time moves with the load)",
     )
+    parser.add_argument(
+        "--unprepared",
+        action="store_true",
+        help="leave a task type's stored export columns as they are (its first export then "
+        "makes and stores what is missing) instead of having them prepared as a worker does",
+    )
     args = parser.parse_args()
     url = args.database_url or answered_project.default_database_url("concord_bench_export_types")
     ensure_database(url)
@@ -870,6 +934,8 @@ def main() -> None:
             f"{copy_rate:>10,.0f} {1:>7.2f}× {'':>10} {copy['bytes'] / 1e6:>7.1f} "
             f"{copy['peak_mb']:>6.0f} MB"
         )
+        if not args.unprepared:
+            _columns_prepared(results, slug, url, project_id)
         for fmt in ("jsonl", "csv"):
             codes = [("before", before), ("after", None)] if before else [("", None)]
             runs: dict[str, list[dict]] = {label: [] for label, _ in codes}

@@ -281,6 +281,9 @@ CELERY_BEAT_SCHEDULE = {
     # Webhook deliveries that are due and were not taken (a lost task, a broker that was away).
     "webhooks-send-due": {"task": "webhooks.send_due", "schedule": 60},
 }
+# Answers whose export columns a task type stores (argument structure: its rows' metrics need
+# the scorer's model) have them made on a worker this often, so that exports only read them.
+
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 # `make run`: eager judge runs go on a thread of the dev server, so starting one never blocks the
 # page (core/background.py). Tests leave it off and run eager tasks inline.
@@ -372,6 +375,18 @@ CONCORD_TORCH_THREADS = env.int("CONCORD_TORCH_THREADS", default=0)
 # keeps (each encoded once per task): CONCORD_EMBEDDING_CACHE_TEXTS.
 CONCORD_EMBEDDING_PRELOAD = env.bool("CONCORD_EMBEDDING_PRELOAD", default=False)
 CONCORD_EMBEDDING_CACHE_TEXTS = env.int("CONCORD_EMBEDDING_CACHE_TEXTS", default=20_000)
+# Answers whose export columns a task type stores (argument structure: its rows' metrics need
+# the scorer's embedding model) have them made this often on the judges' workers, so that
+# exports only read them (studies.prepare_export_columns).
+CONCORD_EXPORT_PREPARE_EVERY_SECONDS = env.int("CONCORD_EXPORT_PREPARE_EVERY_SECONDS", default=60)
+CELERY_BEAT_SCHEDULE["prepare-export-columns"] = {
+    "task": "studies.prepare_export_columns",
+    "schedule": CONCORD_EXPORT_PREPARE_EVERY_SECONDS,
+    "options": {
+        "expires": CONCORD_EXPORT_PREPARE_EVERY_SECONDS,  # no pile-up while no worker listens
+        **({"queue": CONCORD_JUDGE_QUEUE} if CONCORD_JUDGE_QUEUE else {}),
+    },
+}
 CELERY_BEAT_SCHEDULE["resume-lost-judge-runs"] = {
     "task": "llm_judges.resume_lost_runs",
     "schedule": CONCORD_JUDGE_RESUME_EVERY_SECONDS,

@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import orjson
 from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from annotation.task_types import TaskType
 from projects.models import Project
@@ -85,17 +86,22 @@ class StoredColumns(NamedTuple):
     agreement: str
 
 
-def read_columns(*, annotation_ids: list[int], fmt: str) -> dict[int, StoredColumns]:
+def read_columns(
+    *, annotation_ids: list[int], fmt: str, on: BaseDatabaseWrapper | None = None
+) -> dict[int, StoredColumns]:
     """The stored columns of these answers (those stored), their text in ``fmt`` (``jsonl`` or
     ``csv``): one query per batch of an export. Read apart from the answers' cursor, by primary
     key: joined into it, PostgreSQL planned a nested loop over the table while it was empty
-    (new) and then rescanned every row the same export was storing, once per answer."""
+    (new) and then rescanned every row the same export was storing, once per answer. ``on``:
+    on PostgreSQL, the connection to read on (an export's reading thread reads on its
+    request's connection, shared with it, in its transaction: Django's connections are one
+    per thread)."""
     if fmt not in ("jsonl", "csv"):
         raise ValueError(f"Unknown export format {fmt!r}")
     if not annotation_ids:
         return {}
     if connection.vendor == "postgresql":  # one array parameter, not one per id
-        with connection.cursor() as cursor:
+        with (on or connection).cursor() as cursor:
             cursor.execute(
                 f"SELECT annotation_id, key, rows, {fmt}, columns_key, agreement "  # noqa: S608
                 f"FROM {ReadyExportColumns._meta.db_table} WHERE annotation_id = ANY(%s)",
@@ -131,12 +137,15 @@ class ColumnsWriter:
         self.writes: bool | None = None  # not decided yet
         self.stored = 0  # rows stored by this export (for tests and the command's figures)
 
-    def write(self, columns: Sequence[Columns]) -> None:
-        if not columns:
-            return
+    def claim(self) -> bool:
+        """Decide now, not at the first batch with something to store, whether this export
+        writes the project's columns (a preparation does nothing when it may not)."""
         if self.writes is None:
             self.writes = self._writer_lock()
-        if not self.writes:
+        return self.writes
+
+    def write(self, columns: Sequence[Columns]) -> None:
+        if not columns or not self.claim():
             return
         ReadyExportColumns.objects.bulk_create(
             [

@@ -71,14 +71,16 @@ import json.encoder
 import queue
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from itertools import groupby, islice
 from operator import itemgetter
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import FilteredRelation, Q, TextField
 from django.db.models.functions import Cast
 
@@ -346,10 +348,16 @@ AnswerRows = tuple[dict[str, Any], list[dict[str, Any]] | ReadyRows]
 
 
 def _answers(
-    project: Project, coders: str = "humans", *, raw: bool = False, ready: str | None = None
+    project: Project,
+    coders: str = "humans",
+    *,
+    raw: bool = False,
+    ready: str | None = None,
+    writer: ColumnsWriter | None = None,
 ) -> Iterator[AnswerRows]:
     """Every answer's rows; with ``ready`` (the writer's format, ``jsonl`` or ``csv``), a human
-    answer's own columns may come as :class:`ReadyRows` (stored text) instead of dicts."""
+    answer's own columns may come as :class:`ReadyRows` (stored text) instead of dicts, and
+    those made are stored by ``writer`` (default: a new one)."""
     task_type = task_types.get(project.task_type)
     # The task type's rows for this export: what they read of the project (a questionnaire's
     # config, validated) is prepared once here, not once per row.
@@ -365,6 +373,7 @@ def _answers(
                 with_judges=with_judges,
                 raw=raw,
                 ready=ready,
+                writer=writer,
             )
         if coders in ("external", "all"):
             yield from _external_answers(
@@ -563,6 +572,7 @@ def _human_answers(
     with_judges: bool,
     raw: bool,
     ready: str | None = None,
+    writer: ColumnsWriter | None = None,
 ) -> Iterator[AnswerRows]:
     members = _Members(project)
     excluded = members.excluded
@@ -570,7 +580,14 @@ def _human_answers(
     template = _human_template(project, with_coder=with_coder, with_judges=with_judges, raw=raw)
     if ready is not None and task_type.export_columns_stored:
         yield from _stored_human_answers(
-            project, task_type, export_rows, template, members, with_coder=with_coder, fmt=ready
+            project,
+            task_type,
+            export_rows,
+            template,
+            members,
+            with_coder=with_coder,
+            fmt=ready,
+            writer=writer or ColumnsWriter(project),
         )
         return
     answer_key = _agreement_text(task_type)
@@ -609,13 +626,14 @@ def _stored_human_answers(
     *,
     with_coder: bool,
     fmt: str,
+    writer: ColumnsWriter,
 ) -> Iterator[AnswerRows]:
     """:func:`_human_answers` of a task type that stores its answers' columns: a batch of
     ``BATCH_ITEMS`` items at a time, each answer's own columns and agreement key served as
     stored where current, made (and stored) where not (``_ColumnsMaker``). An item whose
     answers are all current has no JSON decoded (but its adjudicated answer and majority)."""
     fields = _item_fields(task_type)
-    maker = _ColumnsMaker(project, task_type, export_rows, fields, fmt)
+    maker = _ColumnsMaker(project, task_type, export_rows, fields, fmt, writer)
     items = _ItemsInOrder(project, fields)
     answered = (
         (answers, items.texts(answers[0][0], answers[0][1]))
@@ -624,9 +642,9 @@ def _stored_human_answers(
         )
     )
     excluded = members.excluded
-    while True:  # a cursor's failure mid-batch: the batch's items before it, then the error
-        batch, error = _take(answered, BATCH_ITEMS)
-        for answers, agreements, rows in maker.batch(batch):
+    # a cursor's failure mid-batch: the batch's items before it, then the error
+    for batch, stored, error in _batches_with_columns(answered, fmt):
+        for answers, agreements, rows in maker.batch(batch, stored):
             key = majority_key(
                 [k for a, k in zip(answers, agreements, strict=True) if a[5] not in excluded]
             )
@@ -636,8 +654,50 @@ def _stored_human_answers(
                     yield _human_columns(of_item, a, members, with_coder=with_coder), parts
         if error is not None:
             raise error
-        if len(batch) < BATCH_ITEMS:
-            return
+
+
+_Batch = list[tuple[list[tuple], list[str | None]]]  # items: their answers, their fields' texts
+
+
+def _batches_with_columns(
+    answered: Iterator[tuple[list[tuple], list[str | None]]], fmt: str
+) -> Iterator[tuple[_Batch, dict[int, StoredColumns], BaseException | None]]:
+    """The answered items in batches of ``BATCH_ITEMS``, each with its answers' stored columns
+    and the error that ended the cursors within it (if any: the last batch). On PostgreSQL a
+    thread reads the next batch's columns, on this request's connection and transaction,
+    while this one is written (the read is ~1/3 of a stored export's wall time, spent waiting
+    on the 2-3 kB rows); when the reader stops early, it waits for that read to end."""
+
+    def ids(batch: _Batch) -> list[int]:
+        return [a[18] for answers, _ in batch for a in answers]
+
+    batch, error = _take(answered, BATCH_ITEMS)
+    if connection.vendor != "postgresql":
+        while True:
+            yield batch, read_columns(annotation_ids=ids(batch), fmt=fmt), error
+            if error is not None or len(batch) < BATCH_ITEMS:
+                return
+            batch, error = _take(answered, BATCH_ITEMS)
+    shared = connections[DEFAULT_DB_ALIAS]  # this thread's connection: the reader shares it
+    shared.inc_thread_sharing()
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="export-columns") as reader:
+
+            def read(batch: _Batch) -> Future[dict[int, StoredColumns]]:
+                return reader.submit(read_columns, annotation_ids=ids(batch), fmt=fmt, on=shared)
+
+            pending = read(batch)
+            while True:
+                last = error is not None or len(batch) < BATCH_ITEMS
+                if not last:
+                    after, after_error = _take(answered, BATCH_ITEMS)
+                    following = read(after)
+                yield batch, pending.result(), error
+                if last:
+                    return
+                batch, error, pending = after, after_error, following
+    finally:
+        shared.dec_thread_sharing()
 
 
 _Made = tuple[list[tuple], list[str], list[list[dict[str, Any]] | ReadyRows]]
@@ -658,24 +718,23 @@ class _ColumnsMaker:
         export_rows: ExportRows,
         fields: tuple[str, ...],
         fmt: str,
+        writer: ColumnsWriter,
     ) -> None:
         self.project, self.export_rows, self.fields, self.fmt = project, export_rows, fields, fmt
         self.basis = ColumnsBasis(project=project, task_type=task_type, fields=fields)
         self.answer_key = _agreement_text(task_type)
-        self.writer = ColumnsWriter(project)
+        self.writer = writer
         self.encode = _json_encoder()
         self.shared = frozenset(  # every column the rows' shared part may have
             _human_template(project, with_coder=True, with_judges=True, raw=True)
         )
         self.columns_key: str | None = None  # the first row's own columns (CSV's header)
 
-    def batch(self, batch: list[tuple[list[tuple], list[str | None]]]) -> list[_Made]:
-        """Each item's answers (with their item's fields' texts) as ``_Made``."""
+    def batch(self, batch: _Batch, stored: dict[int, StoredColumns]) -> list[_Made]:
+        """Each item's answers (with their item's fields' texts) as ``_Made``, given their
+        ``stored`` columns (``read_columns``)."""
         made: list[_Made] = []
         todo: list[tuple[_Made, list[str | None], list[tuple[int, str, bool]]]] = []
-        stored = read_columns(
-            annotation_ids=[a[18] for answers, _ in batch for a in answers], fmt=self.fmt
-        )
         for answers, texts in batch:
             digest = self.basis.item(texts)
             agreements: list[Any] = []
@@ -1348,3 +1407,34 @@ def _download(project: Project, fmt: str, coders: str) -> Iterator[bytes]:
         liveness.alive()
         yield data
     yield trailer(fmt=fmt, rows=tally.rows, sha256=digest.hexdigest()).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnsPrepared:
+    """What :func:`export_columns_prepare` did for one project."""
+
+    answers: int  # current human answers walked (0: the task type stores no columns)
+    stored: int  # of them, those whose columns were missing or stale, now stored
+    busy: bool  # another export or preparation was writing the project's columns: nothing done
+
+
+def export_columns_prepare(*, project: Project) -> ColumnsPrepared:
+    """Store every current human answer's export columns that are missing or stale (and what
+    the task type's rows store of their own: argument structure's metrics), exactly as an
+    export stores them and in one transaction like one, so that the next export only reads
+    them (issue 34: argument structure's first export of 100k answers ran at ~3k rows/s and
+    loaded the scorer's model into the web process). The beat task
+    ``studies.prepare_export_columns`` runs it on a worker for each project with answers not
+    stored yet (``studies.selectors.export_columns``). Nothing is done for a task type that
+    stores no columns, or while another export or preparation writes the project's columns
+    (this one does not wait for it)."""
+    if not task_types.get(project.task_type).export_columns_stored:
+        return ColumnsPrepared(answers=0, stored=0, busy=False)
+    writer = ColumnsWriter(project)
+    answers = 0
+    with _one_snapshot():
+        if not writer.claim():
+            return ColumnsPrepared(answers=0, stored=0, busy=True)
+        for _ in _answers(project, ready="jsonl", writer=writer):
+            answers += 1
+    return ColumnsPrepared(answers=answers, stored=writer.stored, busy=False)
