@@ -13,6 +13,13 @@ and the CSV download as the API streams it (``export_download``: rows, then the 
 claim, ranking one per criterion and system); rows/s and answers/s are both printed, with the
 peak RSS (VmHWM) of the exporting process. Nothing asserts a timing.
 
+A task type that stores its export columns (``export_columns_stored``: argument structure) has
+them made first as a worker makes them after answers arrive (``export_columns_prepare``, the
+beat task ``studies.prepare_export_columns``): the stored columns and metrics emptied, then the
+preparation timed in a fresh process (answers/s, peak RSS: the scorer's model is loaded there)
+and printed above the exports, which then only read them. ``--unprepared`` leaves them as they
+are instead (an export then makes and stores what is missing, as without a worker).
+
 The baseline, in the same run and the same way (a fresh process, to /dev/null): PostgreSQL's own
 ``COPY (…) TO STDOUT`` of each project's current answers with their item's JSON, in export order
 (the data an export reads, as the database itself writes it fastest). Each export is printed as

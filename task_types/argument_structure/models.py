@@ -3,9 +3,10 @@
 An export's rows carry the metrics of the answer's structure and of the item's draft against the
 reference (:func:`metrics.argument_structure.structure_metrics`, Structure Similarity with the
 project's scorer, MiniLM by default). Computed on every export they kept it at ~1k rows/s; they
-are now stored per answer the first time an export (or ``manage.py argument_structure_metrics``)
-computes them, in bulk, and read after that. Nothing is computed on an annotator's submit: no
-model call on that path.
+are now stored per answer the first time an export, a worker's preparation of the export columns
+(``studies.prepare_export_columns``, Celery beat, minutes after answers arrive) or ``manage.py
+argument_structure_metrics`` computes them, in bulk, and read after that. Nothing is computed on
+an annotator's submit: no model call on that path.
 
 ``key`` is the sha256 of everything the values depend on (the answer's steps and evidence, the
 item's evidence, draft and reference, the scorer's name, :data:`METRICS_VERSION`): a fixed item,
