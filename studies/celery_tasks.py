@@ -37,7 +37,7 @@ def refresh_item_figures(project_id: int) -> str:
 @shared_task(name="studies.prepare_export_columns")
 def prepare_export_columns() -> int:
     """Periodic (``CELERY_BEAT_SCHEDULE``): queue the preparation of the stored export columns
-    of every project with current answers whose columns are not stored yet; how many."""
+    of every project whose answers, items or config changed since its last one; how many."""
     from studies.selectors.export_columns import projects_with_unprepared_columns
 
     projects = projects_with_unprepared_columns()

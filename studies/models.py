@@ -94,6 +94,22 @@ class ItemFiguresState(models.Model):
         return f"item figures of project {self.project_id}"
 
 
+class ExportColumnsState(models.Model):
+    """The data version a project's stored export columns (:class:`ReadyExportColumns`) were
+    last prepared at by a worker (``studies.prepare_export_columns``): the project's answers
+    revision and items revision (kept by triggers) and its ``updated_at`` (its config). Beat
+    queues a preparation only for a project whose version has moved since."""
+
+    project = models.OneToOneField(
+        "projects.Project", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    version = models.CharField(max_length=200, help_text="answers:items:project updated_at")
+    prepared_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"export columns of project {self.project_id} prepared at {self.version}"
+
+
 class ImportJob(models.Model):
     """An uploaded file waiting to be imported by a Celery worker.
 

@@ -18,7 +18,11 @@ uncommitted insert even with ``ON CONFLICT DO NOTHING``), and two exports each h
 other wants would deadlock. So one export at a time writes a project's columns: it takes the
 project's transaction-level advisory lock without waiting (``pg_try_advisory_xact_lock``); an
 export that does not get it computes what is missing and writes it out without storing it (the
-next export stores it). Readers never wait: PostgreSQL's reads take no row locks.
+next export stores it). The same lock decides whether a task type's rows may store what they
+store of their own (argument structure's metrics: ``export_writer_lock``), which would make
+another export wait the same way. A worker's preparation of the columns
+(``exports.export_columns_prepare``) takes it first and returns at once without it. Readers
+never wait: PostgreSQL's reads take no row locks.
 """
 
 from __future__ import annotations
@@ -170,13 +174,19 @@ class ColumnsWriter:
         self.stored += len(columns)
 
     def _writer_lock(self) -> bool:
-        """Whether this export may write the project's columns: on PostgreSQL, whether it got
-        the project's advisory lock (held to the end of its transaction) without waiting;
-        elsewhere always (SQLite writes one transaction at a time anyway)."""
-        if connection.vendor != "postgresql":
-            return True
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_try_advisory_xact_lock(%s, %s)", [WRITER_LOCK, self.project.pk % 2**31]
-            )
-            return bool(cursor.fetchone()[0])
+        return export_writer_lock(project_id=self.project.pk)
+
+
+def export_writer_lock(*, project_id: int) -> bool:
+    """Whether this export may write what exports store of the project: its columns, and what a
+    task type's rows store of their own (argument structure's metrics), which would make
+    another export wait the same way. On PostgreSQL, whether this transaction got the project's
+    advisory lock (held to its end) without waiting: again true for the transaction that holds
+    it; elsewhere always (SQLite writes one transaction at a time anyway)."""
+    if connection.vendor != "postgresql":
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_try_advisory_xact_lock(%s, %s)", [WRITER_LOCK, project_id % 2**31]
+        )
+        return bool(cursor.fetchone()[0])

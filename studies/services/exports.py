@@ -83,6 +83,7 @@ import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import FilteredRelation, Q, TextField
 from django.db.models.functions import Cast
+from django.utils import timezone
 
 from annotation import task_types
 from annotation.models import Annotation, ExternalAnnotation, Item, readable_isoformat
@@ -97,7 +98,8 @@ from llm_judges.selectors import judge_result_rows
 from projects.audit import AuditKind, audit_record
 from projects.models import Membership, Project
 from studies.export_check import trailer
-from studies.models import ReadyExportColumns
+from studies.models import ExportColumnsState, ReadyExportColumns
+from studies.selectors.export_columns import project_columns_version
 from studies.services.export_columns import (
     Columns,
     ColumnsBasis,
@@ -1424,10 +1426,11 @@ def export_columns_prepare(*, project: Project) -> ColumnsPrepared:
     export stores them and in one transaction like one, so that the next export only reads
     them (issue 34: argument structure's first export of 100k answers ran at ~3k rows/s and
     loaded the scorer's model into the web process). The beat task
-    ``studies.prepare_export_columns`` runs it on a worker for each project with answers not
-    stored yet (``studies.selectors.export_columns``). Nothing is done for a task type that
-    stores no columns, or while another export or preparation writes the project's columns
-    (this one does not wait for it)."""
+    ``studies.prepare_export_columns`` runs it on a worker for each project whose answers,
+    items or config changed since its last preparation (``studies.selectors.export_columns``;
+    the version this one started from is recorded in
+    ``ExportColumnsState``). Nothing is done for a task type that stores no columns, or while
+    another export or preparation writes the project's columns (this one does not wait)."""
     if not task_types.get(project.task_type).export_columns_stored:
         return ColumnsPrepared(answers=0, stored=0, busy=False)
     writer = ColumnsWriter(project)
@@ -1435,6 +1438,12 @@ def export_columns_prepare(*, project: Project) -> ColumnsPrepared:
     with _one_snapshot():
         if not writer.claim():
             return ColumnsPrepared(answers=0, stored=0, busy=True)
+        # Read before the walk: what changes after it moves the version past the recorded one.
+        version = project_columns_version(project_id=project.pk)
+        project.refresh_from_db(fields=["config"])
         for _ in _answers(project, ready="jsonl", writer=writer):
             answers += 1
+        ExportColumnsState.objects.update_or_create(
+            project_id=project.pk, defaults={"version": version, "prepared_at": timezone.now()}
+        )
     return ColumnsPrepared(answers=answers, stored=writer.stored, busy=False)

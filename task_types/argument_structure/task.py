@@ -12,6 +12,7 @@ from django.utils.translation import gettext_noop
 
 from annotation.task_types import PayloadError, PreparedItem, TaskType, register
 from metrics.argument_structure import edge_sentences, scorer_name
+from studies.services.export_columns import export_writer_lock
 
 from .formats import decode_csv_row, read_checkwhy
 from .graph import structure_metrics, to_compact
@@ -174,7 +175,9 @@ class ArgumentStructure(TaskType):
         so a Structure Similarity may differ from one computed row by row (or by an export
         before issue 34) by ~1e-7; once stored, every export writes the stored value."""
         config = getattr(project, "config", None) or {}
-        return _StructureExporter(fresh_edge_scorer(config.get("similarity_scorer")))
+        return _StructureExporter(
+            fresh_edge_scorer(config.get("similarity_scorer")), project_id=project.pk
+        )
 
     def demo_payload(self) -> dict:
         return {
@@ -376,7 +379,8 @@ class _StructureExporter:
     batch's rows), the missing ones computed with the scorer's model calls made per batch, and
     stored."""
 
-    def __init__(self, scorer: Any) -> None:
+    def __init__(self, scorer: Any, *, project_id: int) -> None:
+        self.project_id = project_id
         self.metrics = _StructureMetrics(scorer)
         self.scorer_name = "none" if scorer is None else scorer_name(scorer)
         self.stored: dict[int, Metrics] = {}  # this batch's, by answer id
@@ -413,7 +417,10 @@ class _StructureExporter:
             metrics = (self.metrics.of_answer(item, annotation.answer), draft)
             computed[annotation.id] = (keys[annotation.id], metrics)
             self.stored[annotation.id] = metrics
-        write_metrics(computed)
+        # Only the project's writer stores them: another export (or a worker's preparation)
+        # storing the same answers' would hold this one's INSERT until it ends.
+        if export_writer_lock(project_id=self.project_id):
+            write_metrics(computed)
 
     def _warm(self, missing: list[tuple[Any, Any]]) -> None:
         """Embed the edge sentences of the ``(item, answer)`` pairs to measure in one call."""

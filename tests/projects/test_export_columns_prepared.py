@@ -1,8 +1,9 @@
 """Export columns prepared on a worker (issue 34: argument structure's first export of 100k
 answers ran at ~3k rows/s and loaded the scorer's model, ~650 MB, into the web process that
-streamed it). A periodic task finds the projects with current answers whose columns are not
-stored yet and stores them as an export would, so that the export after it only reads them:
-the same bytes, nothing computed or written. A preparation never waits for an export (or
+streamed it). A periodic task finds the projects whose answers, items or config changed since a
+worker last prepared their columns (one query, from the counters triggers keep) and stores what
+is missing or stale as an export would, so that the export after it only reads them: the same
+bytes, nothing computed or written. A preparation never waits for an export (or
 another preparation) writing the same project's columns."""
 
 # ruff: noqa: F811  (the fixtures imported below are the tests' arguments)
@@ -16,7 +17,7 @@ from django.conf import settings
 from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Annotation
+from annotation.models import Annotation, Item
 from projects.models import Project
 from studies import celery_tasks
 from studies.models import ReadyExportColumns
@@ -81,14 +82,16 @@ def test_a_task_type_that_stores_no_columns_is_left_alone(citation_project):
 
 
 @pytest.mark.django_db
-def test_the_periodic_task_prepares_the_projects_with_answers_not_stored(embedder):
+def test_the_periodic_task_prepares_the_projects_changed_since_their_last_preparation(
+    embedder, django_assert_num_queries
+):
     prepared, unprepared = answered_project(2), answered_project(3)
     empty = factories.ProjectFactory(task_type="argument_structure", config={"mode": "edit"})
     export_columns_prepare(project=prepared)
-    assert projects_with_unprepared_columns() == [unprepared.pk]
-    assert empty.pk not in projects_with_unprepared_columns()
-    # Celery runs eagerly in tests (no broker): the queued preparation runs inline.
-    assert celery_tasks.prepare_export_columns() == 1
+    with django_assert_num_queries(1):  # one query, whatever the projects and their answers
+        assert projects_with_unprepared_columns() == [unprepared.pk, empty.pk]
+    # Celery runs eagerly in tests (no broker): the queued preparations run inline.
+    assert celery_tasks.prepare_export_columns() == 2
     assert projects_with_unprepared_columns() == []
     current = Annotation.objects.filter(item__project=unprepared, is_current=True)
     assert ReadyExportColumns.objects.filter(annotation__in=current).count() == 6
@@ -97,6 +100,38 @@ def test_the_periodic_task_prepares_the_projects_with_answers_not_stored(embedde
     assert schedule["task"] == celery_tasks.prepare_export_columns.name
     assert schedule["schedule"] == settings.CONCORD_EXPORT_PREPARE_EVERY_SECONDS
     assert celery_tasks.prepare_project_export_columns(unprepared.pk + 1000) == "gone"
+
+
+@pytest.mark.django_db
+def test_a_new_answer_a_fixed_item_or_a_changed_config_has_the_project_prepared_again(
+    embedder, monkeypatch
+):
+    project = answered_project(2)
+    export_columns_prepare(project=project)
+    assert projects_with_unprepared_columns() == []
+
+    def fix_item() -> None:
+        item = Item.objects.filter(project=project).order_by("pk").first()
+        Item.objects.filter(pk=item.pk).update(payload={**item.payload, "claim": "Fixed."})
+
+    def revise_answer() -> None:
+        answer = Annotation.objects.filter(item__project=project).order_by("pk").first()
+        Annotation.objects.filter(pk=answer.pk).update(time_spent_ms=1)
+
+    changes = {
+        "a changed config": lambda: Project.objects.get(pk=project.pk).save(),
+        "a fixed item": fix_item,
+        "a revised answer": revise_answer,
+    }
+    for what, change in changes.items():
+        change()
+        assert projects_with_unprepared_columns() == [project.pk], what
+        expected = made_anew(project, "jsonl", "humans", monkeypatch)
+        assert celery_tasks.prepare_project_export_columns(project.pk).endswith("answers stored")
+        assert projects_with_unprepared_columns() == [], what
+        with CaptureQueriesContext(connection) as queries:
+            assert exported(project, "jsonl") == expected, what
+        assert not any(q["sql"].startswith("INSERT") for q in queries.captured_queries), what
 
 
 @pytest.mark.django_db(transaction=True)

@@ -236,3 +236,42 @@ def test_two_exports_of_a_project_at_once_do_not_wait_for_each_other(
     assert "".join(head + rest) == expected
     assert ReadyExportColumns.objects.count() == 12  # the first stored every answer's
     assert exported(project, "jsonl") == expected
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_export_does_not_wait_for_the_metrics_another_writer_is_storing(
+    postgres,
+    embedder,
+    monkeypatch,
+):
+    """Nothing stored yet: one export (or a worker's preparation) stops half-way holding the
+    writer lock and its first batch's metrics and columns, uncommitted. Another export computes
+    the same answers' metrics and, not the writer, stores none of them: it never waits on the
+    first one's rows (found by the outside probe: it waited on the metrics' INSERT)."""
+    project = answered_project(6)
+    expected = made_anew(project, "jsonl", "humans", monkeypatch)
+    StoredMetrics.objects.all().delete()
+    monkeypatch.setattr(exports, "BATCH_ITEMS", 2)
+    first = export_chunks(project=Project.objects.get(pk=project.pk), fmt="jsonl", rows=1)
+    head = [next(first) for _ in range(5)]  # past the first batch: stored, not committed
+    done: dict[str, object] = {}
+
+    def other() -> None:
+        try:
+            done["text"] = exported(project, "jsonl")
+        except BaseException as error:  # handed to the test's thread
+            done["error"] = error
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join(60)
+    finished = not thread.is_alive()
+    rest = list(first)
+    thread.join(60)
+    assert finished, "the second export waited for the first one's metrics"
+    assert "error" not in done, done.get("error")
+    assert done["text"] == expected
+    assert "".join(head + rest) == expected
+    assert StoredMetrics.objects.count() == 12
