@@ -10,7 +10,6 @@ another preparation) writing the same project's columns."""
 from __future__ import annotations
 
 import threading
-import uuid
 
 import pytest
 from django.conf import settings
@@ -26,8 +25,8 @@ from studies.services.export_columns import WRITER_LOCK
 from studies.services.exports import ColumnsPrepared, export_columns_prepare
 from task_types.argument_structure.models import StoredMetrics
 from tests import factories
-from tests.conftest import require
-from tests.llm_judges.worker import CeleryWorker, database_url, redis_reachable, wait_for
+from tests.llm_judges.test_worker import broker  # noqa: F401  (a fixture: a real broker)
+from tests.llm_judges.worker import CeleryWorker, database_url, wait_for
 from tests.projects.test_export_rows import citation_project  # noqa: F401  (a fixture)
 from tests.projects.test_export_stored_columns import exported, made_anew
 from tests.task_types.argument_structure.test_export_batches import (  # noqa: F401  (a fixture)
@@ -167,27 +166,13 @@ def test_a_preparation_does_not_wait_for_another_writer_of_the_project(postgres,
     assert Project.objects.filter(pk=project.pk).exists()
 
 
-@pytest.fixture
-def judge_queue(transactional_db, settings):
-    """A real broker and a queue of our own (the judges' queue, where preparations go)."""
-    require(connection.vendor == "postgresql", "needs PostgreSQL (set DATABASE_URL)")
-    require(redis_reachable(), "needs Redis (set REDIS_URL)")
-    queue = f"prepare-test-{uuid.uuid4().hex[:8]}"
-    settings.CONCORD_JUDGE_QUEUE = queue
-    yield queue
-    import redis
-
-    client = redis.Redis.from_url(settings.REDIS_URL)
-    client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
-
-
-def test_a_real_worker_and_its_beat_prepare_the_columns(judge_queue, tmp_path):
+def test_a_real_worker_and_its_beat_prepare_the_columns(broker, tmp_path):
     """A Celery worker with its beat (every second here), the real scorer (MiniLM) loaded in
     the worker's process, and nothing asked of it: the answers' columns and metrics get stored,
     and the export after that stores nothing."""
     project = answered_project(3)
     worker = CeleryWorker(
-        queue=judge_queue,
+        queue=broker,  # the judges' queue, where preparations go
         database_url=database_url(connection.settings_dict),
         redis_url=settings.REDIS_URL,
         env={"CONCORD_EXPORT_PREPARE_EVERY_SECONDS": "1"},

@@ -196,21 +196,11 @@ def test_deleting_an_answer_deletes_its_stored_columns(embedder):
     assert ReadyExportColumns.objects.count() == 3
 
 
-@pytest.mark.django_db(transaction=True)
-def test_two_exports_of_a_project_at_once_do_not_wait_for_each_other(
-    postgres,
-    embedder,
-    monkeypatch,
-):
-    """One export stops half-way, holding what it stored (uncommitted, locked) and the
-    project's writer lock; another export, on its own connection, runs to the end meanwhile
-    (computing what is missing for itself, storing nothing), then the first finishes. Both
-    write what the code writes without stored columns."""
-    project = answered_project(6)
-    exported(project, "jsonl")  # the metrics stored: only the columns are missing below
-    ReadyExportColumns.objects.all().delete()
-    assert StoredMetrics.objects.count() == 12
-    expected = made_anew(project, "jsonl", "humans", monkeypatch)
+def export_beside_a_writer(project: Project, monkeypatch) -> tuple[str, str]:
+    """One export stops half-way (past its first batch of two items: what it stored there is
+    uncommitted and locked, and it holds the project's writer lock); another export of the
+    project, on its own connection, runs meanwhile and must end within a minute. Then the first
+    one ends. Their texts, the first's and the other's."""
     monkeypatch.setattr(exports, "BATCH_ITEMS", 2)
     first = export_chunks(project=Project.objects.get(pk=project.pk), fmt="jsonl", rows=1)
     head = [next(first) for _ in range(5)]  # past the first batch: stored, not committed
@@ -232,8 +222,23 @@ def test_two_exports_of_a_project_at_once_do_not_wait_for_each_other(
     thread.join(60)
     assert finished, "the second export waited for the first"
     assert "error" not in done, done.get("error")
-    assert done["text"] == expected
-    assert "".join(head + rest) == expected
+    return "".join(head + rest), str(done["text"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_exports_of_a_project_at_once_do_not_wait_for_each_other(
+    postgres,
+    embedder,
+    monkeypatch,
+):
+    """The other export computes what is missing for itself and stores nothing; both write
+    what the code writes without stored columns."""
+    project = answered_project(6)
+    exported(project, "jsonl")  # the metrics stored: only the columns are missing below
+    ReadyExportColumns.objects.all().delete()
+    assert StoredMetrics.objects.count() == 12
+    expected = made_anew(project, "jsonl", "humans", monkeypatch)
+    assert export_beside_a_writer(project, monkeypatch) == (expected, expected)
     assert ReadyExportColumns.objects.count() == 12  # the first stored every answer's
     assert exported(project, "jsonl") == expected
 
@@ -244,34 +249,12 @@ def test_an_export_does_not_wait_for_the_metrics_another_writer_is_storing(
     embedder,
     monkeypatch,
 ):
-    """Nothing stored yet: one export (or a worker's preparation) stops half-way holding the
-    writer lock and its first batch's metrics and columns, uncommitted. Another export computes
-    the same answers' metrics and, not the writer, stores none of them: it never waits on the
-    first one's rows (found by the outside probe: it waited on the metrics' INSERT)."""
+    """Nothing stored yet: the writer (an export, or a worker's preparation) holds its first
+    batch's metrics and columns uncommitted. The other export computes the same answers'
+    metrics and, not the writer, stores none of them: it never waits on the writer's rows
+    (found by the outside probe: it waited on the metrics' INSERT)."""
     project = answered_project(6)
     expected = made_anew(project, "jsonl", "humans", monkeypatch)
     StoredMetrics.objects.all().delete()
-    monkeypatch.setattr(exports, "BATCH_ITEMS", 2)
-    first = export_chunks(project=Project.objects.get(pk=project.pk), fmt="jsonl", rows=1)
-    head = [next(first) for _ in range(5)]  # past the first batch: stored, not committed
-    done: dict[str, object] = {}
-
-    def other() -> None:
-        try:
-            done["text"] = exported(project, "jsonl")
-        except BaseException as error:  # handed to the test's thread
-            done["error"] = error
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=other)
-    thread.start()
-    thread.join(60)
-    finished = not thread.is_alive()
-    rest = list(first)
-    thread.join(60)
-    assert finished, "the second export waited for the first one's metrics"
-    assert "error" not in done, done.get("error")
-    assert done["text"] == expected
-    assert "".join(head + rest) == expected
+    assert export_beside_a_writer(project, monkeypatch) == (expected, expected)
     assert StoredMetrics.objects.count() == 12
