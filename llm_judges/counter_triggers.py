@@ -16,7 +16,8 @@ first insert (an upsert); deletes and updates only update it, so a project being
 going first or last) never gets a new row.
 
 PostgreSQL: statement-level triggers with transition tables (one counter update per statement,
-as :mod:`annotation.counter_triggers.statement_level`). SQLite (the embedded development
+as :mod:`annotation.counter_triggers.statement_level`), written once for this counter and the
+external answers' (``annotation.counter_triggers.per_project``). SQLite (the embedded development
 database): row-level triggers, same effect. Their bodies name ``annotation_item``: a migration
 that rebuilds that table on SQLite wraps its operations in
 ``annotation.counter_triggers.around_sqlite_table_rebuild``, which drops and recreates every
@@ -35,114 +36,18 @@ from typing import Any
 
 from django.db import migrations
 
-from annotation.counter_triggers.trigger_set import CounterTriggers
+from annotation.counter_triggers.per_project import per_project_counter, project_recount
 
 TABLE = "llm_judges_judgeresult"
-TRIGGERS = (
-    "llm_judges_judgeresult_counts_insert",
-    "llm_judges_judgeresult_counts_delete",
-    "llm_judges_judgeresult_counts_update",
-)
-
-POSTGRESQL = """
-CREATE OR REPLACE FUNCTION llm_judges_judgeresult_counts_insert() RETURNS trigger AS $$
-BEGIN
-    INSERT INTO llm_judges_judgeresultcounts AS c (project_id, results, revision)
-    SELECT i.project_id, count(*), count(*) FROM new_rows AS r
-    JOIN annotation_item AS i ON i.id = r.item_id GROUP BY i.project_id
-    ON CONFLICT (project_id) DO UPDATE
-    SET results = c.results + EXCLUDED.results, revision = c.revision + EXCLUDED.revision;
-    RETURN NULL;
-END $$ LANGUAGE plpgsql;
-
-CREATE TRIGGER llm_judges_judgeresult_counts_insert AFTER INSERT ON llm_judges_judgeresult
-    REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION llm_judges_judgeresult_counts_insert();
-
-CREATE OR REPLACE FUNCTION llm_judges_judgeresult_counts_delete() RETURNS trigger AS $$
-BEGIN
-    UPDATE llm_judges_judgeresultcounts AS c
-    SET results = c.results - d.n, revision = c.revision + d.n
-    FROM (
-        SELECT COALESCE(i.project_id, j.project_id) AS project_id, count(*) AS n
-        FROM old_rows AS r
-        LEFT JOIN annotation_item AS i ON i.id = r.item_id
-        LEFT JOIN llm_judges_judge AS j ON j.id = r.judge_id
-        GROUP BY 1
-    ) AS d
-    WHERE c.project_id = d.project_id;
-    RETURN NULL;
-END $$ LANGUAGE plpgsql;
-
-CREATE TRIGGER llm_judges_judgeresult_counts_delete AFTER DELETE ON llm_judges_judgeresult
-    REFERENCING OLD TABLE AS old_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION llm_judges_judgeresult_counts_delete();
-
-CREATE OR REPLACE FUNCTION llm_judges_judgeresult_counts_update() RETURNS trigger AS $$
-BEGIN
-    UPDATE llm_judges_judgeresultcounts AS c SET revision = c.revision + d.n
-    FROM (
-        SELECT i.project_id, count(*) AS n FROM new_rows AS r
-        JOIN annotation_item AS i ON i.id = r.item_id GROUP BY i.project_id
-    ) AS d
-    WHERE c.project_id = d.project_id;
-    RETURN NULL;
-END $$ LANGUAGE plpgsql;
-
-CREATE TRIGGER llm_judges_judgeresult_counts_update AFTER UPDATE ON llm_judges_judgeresult
-    REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION llm_judges_judgeresult_counts_update();
-"""
-
-_ITEM_PROJECT = "(SELECT project_id FROM annotation_item WHERE id = {row}.item_id)"
-_JUDGE_PROJECT = "(SELECT project_id FROM llm_judges_judge WHERE id = {row}.judge_id)"
-
-SQLITE = [
-    f"""CREATE TRIGGER llm_judges_judgeresult_counts_insert AFTER INSERT ON {TABLE}
-    BEGIN
-    INSERT INTO llm_judges_judgeresultcounts (project_id, results, revision)
-    VALUES ({_ITEM_PROJECT.format(row="NEW")}, 1, 1)
-    ON CONFLICT (project_id) DO UPDATE SET results = results + 1, revision = revision + 1;
-    END""",
-    f"""CREATE TRIGGER llm_judges_judgeresult_counts_delete AFTER DELETE ON {TABLE}
-    BEGIN
-    UPDATE llm_judges_judgeresultcounts SET results = results - 1, revision = revision + 1
-    WHERE project_id = COALESCE(
-        {_ITEM_PROJECT.format(row="OLD")}, {_JUDGE_PROJECT.format(row="OLD")}
-    );
-    END""",
-    f"""CREATE TRIGGER llm_judges_judgeresult_counts_update AFTER UPDATE ON {TABLE}
-    BEGIN
-    UPDATE llm_judges_judgeresultcounts SET revision = revision + 1
-    WHERE project_id IN ({_ITEM_PROJECT.format(row="OLD")}, {_ITEM_PROJECT.format(row="NEW")});
-    END""",
-]
-
-# The counts computed afresh from the rows (the migration's backfill and ``manage.py recount``);
-# the revision starts at the count and only ever grows.
-REBUILD = [
-    """INSERT INTO llm_judges_judgeresultcounts (project_id, results, revision)
-    SELECT i.project_id, count(*), count(*) FROM llm_judges_judgeresult AS r
-    JOIN annotation_item AS i ON i.id = r.item_id WHERE true GROUP BY i.project_id
-    ON CONFLICT (project_id) DO UPDATE
-    SET results = EXCLUDED.results,
-        revision = llm_judges_judgeresultcounts.revision + EXCLUDED.results + 1""",
-    """UPDATE llm_judges_judgeresultcounts SET results = 0, revision = revision + 1
-    WHERE results <> 0 AND NOT EXISTS (
-        SELECT 1 FROM llm_judges_judgeresult AS r JOIN annotation_item AS i ON i.id = r.item_id
-        WHERE i.project_id = llm_judges_judgeresultcounts.project_id
-    )""",
-]
-
-
-COUNTER = CounterTriggers(
+COUNTER = per_project_counter(
     counter="judge result counter",
     table=TABLE,
-    triggers=TRIGGERS,
-    postgresql=POSTGRESQL,
-    sqlite=tuple(SQLITE),
-    rebuild=tuple(REBUILD),
+    counts_table="llm_judges_judgeresultcounts",
+    counted="results",
+    owner_table="llm_judges_judge",
+    owner_column="judge_id",
 )
+TRIGGERS = COUNTER.triggers
 install, uninstall, counts_rebuild = COUNTER.install, COUNTER.uninstall, COUNTER.counts_rebuild
 
 
@@ -169,13 +74,11 @@ def around_sqlite_table_rebuild(operations: list[Any]) -> list[Any]:
 def results_recount(*, project_id: int) -> None:
     """Recompute one project's judge result count from the rows, moving its revision (a cached
     report is computed again once)."""
-    from django.db.models import F
-
     from llm_judges.models import JudgeResult, JudgeResultCounts
 
-    results = JudgeResult.objects.filter(item__project_id=project_id).count()
-    moved = JudgeResultCounts.objects.filter(project_id=project_id).update(
-        results=results, revision=F("revision") + 1
+    project_recount(
+        rows=JudgeResult.objects.filter(item__project_id=project_id),
+        counts=JudgeResultCounts,
+        counted="results",
+        project_id=project_id,
     )
-    if not moved and results:
-        JudgeResultCounts.objects.create(project_id=project_id, results=results, revision=results)

@@ -31,6 +31,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -58,6 +59,16 @@ def trailer(*, fmt: str, rows: int, sha256: str) -> str:
     if fmt == "jsonl":
         return json.dumps({END_KEY: {"rows": rows, "sha256": sha256}}, separators=(",", ":")) + "\n"
     return f"# {END_KEY} rows={rows} sha256={sha256}\r\n"
+
+
+def with_end_line(chunks: Iterable[bytes], *, fmt: str, rows: Callable[[], int]) -> Iterator[bytes]:
+    """``chunks``, then their end line (:func:`trailer`): the sha256 of every byte before it
+    and ``rows()``, asked once the chunks are out (the rows they held)."""
+    digest = hashlib.sha256()
+    for data in chunks:
+        digest.update(data)
+        yield data
+    yield trailer(fmt=fmt, rows=rows(), sha256=digest.hexdigest()).encode()
 
 
 def _parse_trailer(tail: bytes) -> tuple[str, int, str, int] | None:

@@ -9,7 +9,6 @@ replies. Query parameters are untrusted: a bad value is a 400 naming the paramet
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 from collections.abc import Iterator
@@ -28,7 +27,7 @@ from core.errors import Refusal
 from core.spreadsheet import spreadsheet_safe
 from core.wording import counted
 from projects.permissions import RESEARCH_ROLES, REVIEW_ROLES, has_role, project_for
-from studies.export_check import trailer
+from studies.export_check import with_end_line
 from studies.selectors.item_browser import (
     FLAGGED,
     KINDS,
@@ -280,18 +279,6 @@ def _csv_lines(rows: Iterator[ItemRow], judge: str) -> Iterator[str]:
     yield buffer.getvalue()
 
 
-def _with_end_line(chunks: Iterator[str], fmt: str, counted: list[int]) -> Iterator[bytes]:
-    """The download's bytes, then the end line every export ends with (rows and the sha256 of
-    the bytes before it, ``studies.export_check``): a download cut off is told from a complete
-    one. ``counted`` holds the rows written, filled in as they are."""
-    digest = hashlib.sha256()
-    for text in chunks:
-        data = text.encode()
-        digest.update(data)
-        yield data
-    yield trailer(fmt=fmt, rows=counted[0], sha256=digest.hexdigest()).encode()
-
-
 def _jsonl_lines(rows: Iterator[ItemRow], judge: str) -> Iterator[str]:
     batch = []
     for row in rows:
@@ -334,7 +321,11 @@ def items_export(request, slug, fmt):
 
     lines = _csv_lines if fmt == "csv" else _jsonl_lines
     response = StreamingHttpResponse(
-        _with_end_line(lines(all_rows(), item_filter.judge), fmt, counted),
+        with_end_line(
+            (text.encode() for text in lines(all_rows(), item_filter.judge)),
+            fmt=fmt,
+            rows=lambda: counted[0],
+        ),
         content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson",
     )
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-items.{fmt}"'

@@ -3,7 +3,8 @@ recount`` do with it: create, drop, install (create and fill from the rows), reb
 
 Used by the counters kept row by row on one table with a statement-level PostgreSQL function
 per event and SQLite row triggers (``annotation.counter_triggers.external_answers``,
-``llm_judges.counter_triggers``); each module keeps its SQL, this keeps the plumbing."""
+``llm_judges.counter_triggers``, whose SQL ``annotation.counter_triggers.per_project`` writes);
+this keeps the plumbing."""
 
 from __future__ import annotations
 

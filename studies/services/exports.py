@@ -97,7 +97,7 @@ from llm_judges.models import Judge, JudgeResult
 from llm_judges.selectors import judge_result_rows
 from projects.audit import AuditKind, audit_record
 from projects.models import Membership, Project
-from studies.export_check import trailer
+from studies.export_check import with_end_line
 from studies.models import ExportColumnsState, ReadyExportColumns
 from studies.selectors.export_columns import project_columns_version
 from studies.services.export_columns import (
@@ -1398,17 +1398,20 @@ def export_download(
 
 
 def _download(project: Project, fmt: str, coders: str) -> Iterator[bytes]:
-    tally, digest = _Tally(), hashlib.sha256()
+    tally = _Tally()
     chunks = (
         _jsonl_bytes(project, coders, rows=TEXT_CHUNK, tally=tally)
         if fmt == "jsonl"
         else (text.encode() for text in _csv_text(project, coders, rows=TEXT_CHUNK, tally=tally))
     )
+    return with_end_line(_telling_alive(chunks), fmt=fmt, rows=lambda: tally.rows)
+
+
+def _telling_alive(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """``chunks``, telling the server between them that this worker is alive."""
     for data in chunks:
-        digest.update(data)
         liveness.alive()
         yield data
-    yield trailer(fmt=fmt, rows=tally.rows, sha256=digest.hexdigest()).encode()
 
 
 @dataclass(frozen=True, slots=True)
