@@ -523,7 +523,19 @@ def test_a_bundle_keeps_when_each_answer_was_made(bundle):
             for row, when in zip(rows, made, strict=True)
         ],
     )
+    from annotation import services
+
+    other = factories.ProjectFactory(slug=factories.unique("other"))  # its answers stay as made
+    factories.make_items(other, 1)
+    annotator = factories.UserFactory(username=factories.unique("ann"))
+    factories.MembershipFactory(project=other, user=annotator, role="annotator")
+    assignment = services.assignment_next(project=other, annotator=annotator)
+    answer = {"sentences": [0], "none": False, "helpfulness": 50}
+    services.annotation_submit(assignment=assignment, answer=answer)
+    others = dict(Annotation.objects.values_list("pk", "created_at"))
+    assert others
     call_command("bundle_load", str(directory))
+    assert dict(Annotation.objects.filter(pk__in=others).values_list("pk", "created_at")) == others
     loaded = Annotation.objects.filter(item__project__slug=slug).select_related("assignment")
     assert sorted(a.created_at.isoformat() for a in loaded) == made
     assert {a.assignment.submitted_at for a in loaded} == {a.created_at for a in loaded}
