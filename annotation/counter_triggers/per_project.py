@@ -30,9 +30,34 @@ def per_project_counter(
     owner_column: str,
 ) -> CounterTriggers:
     """The triggers keeping ``counts_table`` for the rows of ``table`` (see the module)."""
-    insert, delete, update = (f"{table}_counts_{event}" for event in ("insert", "delete", "update"))
-    postgresql = f"""
-CREATE OR REPLACE FUNCTION {insert}() RETURNS trigger AS $$
+    names = _Names(table, counts_table, counted, owner_table, owner_column)
+    return CounterTriggers(
+        counter=counter,
+        table=table,
+        triggers=(names.insert, names.delete, names.update),
+        postgresql=_postgresql(names),
+        sqlite=_sqlite(names),
+        rebuild=_rebuild(names),
+    )
+
+
+class _Names:
+    """The tables and columns a counter's SQL names, and its triggers' names."""
+
+    def __init__(
+        self, table: str, counts_table: str, counted: str, owner_table: str, owner_column: str
+    ) -> None:
+        self.table, self.counts_table, self.counted = table, counts_table, counted
+        self.owner_table, self.owner_column = owner_table, owner_column
+        self.insert, self.delete, self.update = (
+            f"{table}_counts_{event}" for event in ("insert", "delete", "update")
+        )
+
+
+def _postgresql(n: _Names) -> str:
+    table, counts_table, counted = n.table, n.counts_table, n.counted
+    return f"""
+CREATE OR REPLACE FUNCTION {n.insert}() RETURNS trigger AS $$
 BEGIN
     INSERT INTO {counts_table} AS c (project_id, {counted}, revision)
     SELECT i.project_id, count(*), count(*) FROM new_rows AS r
@@ -42,12 +67,12 @@ BEGIN
     RETURN NULL;
 END $$ LANGUAGE plpgsql;
 
-CREATE TRIGGER {insert}
+CREATE TRIGGER {n.insert}
     AFTER INSERT ON {table}
     REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION {insert}();
+    FOR EACH STATEMENT EXECUTE FUNCTION {n.insert}();
 
-CREATE OR REPLACE FUNCTION {delete}() RETURNS trigger AS $$
+CREATE OR REPLACE FUNCTION {n.delete}() RETURNS trigger AS $$
 BEGIN
     UPDATE {counts_table} AS c
     SET {counted} = c.{counted} - d.n, revision = c.revision + d.n
@@ -55,19 +80,19 @@ BEGIN
         SELECT COALESCE(i.project_id, k.project_id) AS project_id, count(*) AS n
         FROM old_rows AS r
         LEFT JOIN annotation_item AS i ON i.id = r.item_id
-        LEFT JOIN {owner_table} AS k ON k.id = r.{owner_column}
+        LEFT JOIN {n.owner_table} AS k ON k.id = r.{n.owner_column}
         GROUP BY 1
     ) AS d
     WHERE c.project_id = d.project_id;
     RETURN NULL;
 END $$ LANGUAGE plpgsql;
 
-CREATE TRIGGER {delete}
+CREATE TRIGGER {n.delete}
     AFTER DELETE ON {table}
     REFERENCING OLD TABLE AS old_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION {delete}();
+    FOR EACH STATEMENT EXECUTE FUNCTION {n.delete}();
 
-CREATE OR REPLACE FUNCTION {update}() RETURNS trigger AS $$
+CREATE OR REPLACE FUNCTION {n.update}() RETURNS trigger AS $$
 BEGIN
     UPDATE {counts_table} AS c SET revision = c.revision + d.n
     FROM (
@@ -78,36 +103,44 @@ BEGIN
     RETURN NULL;
 END $$ LANGUAGE plpgsql;
 
-CREATE TRIGGER {update}
+CREATE TRIGGER {n.update}
     AFTER UPDATE ON {table}
     REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION {update}();
+    FOR EACH STATEMENT EXECUTE FUNCTION {n.update}();
 """
+
+
+def _sqlite(n: _Names) -> tuple[str, ...]:
+    table, counts_table, counted = n.table, n.counts_table, n.counted
     item_project = "(SELECT project_id FROM annotation_item WHERE id = {row}.item_id)"
-    owner_project = f"(SELECT project_id FROM {owner_table} WHERE id = {{row}}.{owner_column})"
-    sqlite = (
-        f"""CREATE TRIGGER {insert} AFTER INSERT ON {table}
+    owner_project = f"(SELECT project_id FROM {n.owner_table} WHERE id = {{row}}.{n.owner_column})"
+    return (
+        f"""CREATE TRIGGER {n.insert} AFTER INSERT ON {table}
     BEGIN
     INSERT INTO {counts_table} (project_id, {counted}, revision)
     VALUES ({item_project.format(row="NEW")}, 1, 1)
     ON CONFLICT (project_id) DO UPDATE SET {counted} = {counted} + 1, revision = revision + 1;
     END""",
-        f"""CREATE TRIGGER {delete} AFTER DELETE ON {table}
+        f"""CREATE TRIGGER {n.delete} AFTER DELETE ON {table}
     BEGIN
     UPDATE {counts_table} SET {counted} = {counted} - 1, revision = revision + 1
     WHERE project_id = COALESCE(
         {item_project.format(row="OLD")}, {owner_project.format(row="OLD")}
     );
     END""",
-        f"""CREATE TRIGGER {update} AFTER UPDATE ON {table}
+        f"""CREATE TRIGGER {n.update} AFTER UPDATE ON {table}
     BEGIN
     UPDATE {counts_table} SET revision = revision + 1
     WHERE project_id IN ({item_project.format(row="OLD")}, {item_project.format(row="NEW")});
     END""",
     )
-    # The counts computed afresh from the rows (the migration's backfill); the revision starts
-    # at the count and only ever grows.
-    rebuild = (
+
+
+def _rebuild(n: _Names) -> tuple[str, ...]:
+    """The counts computed afresh from the rows (the migration's backfill); the revision starts
+    at the count and only ever grows."""
+    table, counts_table, counted = n.table, n.counts_table, n.counted
+    return (
         f"""INSERT INTO {counts_table} (project_id, {counted}, revision)
     SELECT i.project_id, count(*), count(*) FROM {table} AS r
     JOIN annotation_item AS i ON i.id = r.item_id WHERE true GROUP BY i.project_id
@@ -120,14 +153,6 @@ CREATE TRIGGER {update}
         JOIN annotation_item AS i ON i.id = r.item_id
         WHERE i.project_id = {counts_table}.project_id
     )""",
-    )
-    return CounterTriggers(
-        counter=counter,
-        table=table,
-        triggers=(insert, delete, update),
-        postgresql=postgresql,
-        sqlite=sqlite,
-        rebuild=rebuild,
     )
 
 
